@@ -1,0 +1,35 @@
+# Two commands after cloning: `make run` and `make test`. Both create or reuse .venv.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export ANONYMIZED_TELEMETRY := False
+
+.PHONY: run test bench lint install
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch is pinned to the CPU build (2.13.0) in requirements.txt
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/streamlit run app.py --browser.gatherUsageStats=false --server.headless=true
+
+# pytest exits 5 when it collects nothing: report it and fail with 1, never 5.
+test: $(STAMP)
+	$(PY) -m pytest -q; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: no tests were collected"; exit 1; fi; exit $$rc
+
+bench: $(STAMP)
+	$(VENV)/bin/chunkscope bench
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check core pages app.py tests

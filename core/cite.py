@@ -1,0 +1,137 @@
+"""Citations: a quoted span of one document version, rendered and verified.
+
+A citation is checkable on its own: it names the document (``doc_id``), the exact bytes it
+was made from (``doc_sha256``) and a half-open character span with the quoted text.
+Verifying never re-points a citation: if the document changed, the citation is ``stale``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from core.types import Chunk, Document
+
+
+class CitationStatus(str, Enum):
+    OK = "ok"
+    MISMATCH = "mismatch"  # same document bytes, but the offsets do not hold the quote
+    STALE = "stale"  # the document with this id now has other bytes
+    MISSING = "missing"  # no document with this id is loaded
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Citation:
+    doc_id: str
+    doc_sha256: str
+    char_start: int
+    char_end: int
+    quote: str
+    pages: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.char_start <= self.char_end:
+            raise ValueError(f"Citation: bad span [{self.char_start}, {self.char_end})")
+        if len(self.quote) != self.char_end - self.char_start:
+            raise ValueError("Citation: quote length differs from its span")
+
+    @classmethod
+    def of_span(cls, doc: Document, char_start: int, char_end: int) -> Citation:
+        """Cite ``doc.text[char_start:char_end]`` exactly."""
+        if not 0 <= char_start <= char_end <= len(doc.text):
+            raise ValueError(f"span [{char_start}, {char_end}) outside {doc.doc_id}")
+        return cls(
+            doc_id=doc.doc_id,
+            doc_sha256=doc.sha256,
+            char_start=char_start,
+            char_end=char_end,
+            quote=doc.text[char_start:char_end],
+            pages=doc.pages_of(char_start, char_end),
+        )
+
+    @classmethod
+    def of_chunk(cls, chunk: Chunk) -> Citation:
+        return cls(
+            doc_id=chunk.doc_id,
+            doc_sha256=chunk.doc_sha256,
+            char_start=chunk.char_start,
+            char_end=chunk.char_end,
+            quote=chunk.text,
+            pages=chunk.pages,
+        )
+
+    def render(self) -> str:
+        """``doc_id, p. N, chars a-b`` (``pp. N-M`` across pages; no page for reflowable)."""
+        parts = [self.doc_id]
+        if len(self.pages) == 1:
+            parts.append(f"p. {self.pages[0]}")
+        elif self.pages:
+            parts.append(f"pp. {self.pages[0]}-{self.pages[-1]}")
+        parts.append(f"chars {self.char_start}-{self.char_end}")
+        return ", ".join(parts)
+
+    def verify(self, doc: Document | None) -> CitationStatus:
+        if doc is None or doc.doc_id != self.doc_id:
+            return CitationStatus.MISSING
+        if doc.sha256 != self.doc_sha256:
+            return CitationStatus.STALE
+        if doc.text[self.char_start : self.char_end] != self.quote:
+            return CitationStatus.MISMATCH
+        return CitationStatus.OK
+
+    def verify_in(self, docs: Mapping[str, Document]) -> CitationStatus:
+        return self.verify(docs.get(self.doc_id))
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "doc_id": self.doc_id,
+            "doc_sha256": self.doc_sha256,
+            "char_start": self.char_start,
+            "char_end": self.char_end,
+            "pages": list(self.pages),
+            "quote": self.quote,
+            "citation": self.render(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> Citation:
+        return cls(
+            doc_id=str(data["doc_id"]),
+            doc_sha256=str(data["doc_sha256"]),
+            char_start=int(data["char_start"]),  # type: ignore[call-overload]
+            char_end=int(data["char_end"]),  # type: ignore[call-overload]
+            quote=str(data["quote"]),
+            pages=tuple(int(p) for p in data.get("pages", ())),  # type: ignore[attr-defined]
+        )
+
+
+def merge_citations(citations: Iterable[Citation]) -> list[Citation]:
+    """Merge overlapping or touching citations of the same document version.
+
+    The merged quote is rebuilt from the parts, so no document is needed; citations of
+    different versions (other ``doc_sha256``) never merge. Output is sorted by
+    (doc_id, doc_sha256, char_start).
+    """
+    ordered = sorted(citations, key=lambda c: (c.doc_id, c.doc_sha256, c.char_start, c.char_end))
+    merged: list[Citation] = []
+    for cit in ordered:
+        last = merged[-1] if merged else None
+        same_doc = last is not None and (last.doc_id, last.doc_sha256) == (
+            cit.doc_id,
+            cit.doc_sha256,
+        )
+        if last is not None and same_doc and cit.char_start <= last.char_end:
+            if cit.char_end > last.char_end:
+                tail = cit.quote[last.char_end - cit.char_start :]
+                merged[-1] = Citation(
+                    doc_id=last.doc_id,
+                    doc_sha256=last.doc_sha256,
+                    char_start=last.char_start,
+                    char_end=cit.char_end,
+                    quote=last.quote + tail,
+                    pages=tuple(sorted(set(last.pages) | set(cit.pages))),
+                )
+            continue
+        merged.append(cit)
+    return merged

@@ -1,0 +1,47 @@
+"""``chunkscope`` command line. Each command lives in its own module with two functions:
+
+``register(subparsers)`` adds its sub-parser and sets ``func``; ``func(args) -> int`` runs it.
+Heavy imports (torch, chromadb) stay inside the command functions so ``--help`` is instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from core.errors import ChunkscopeError
+
+# Order here is the order in `chunkscope --help`.
+COMMAND_MODULES: tuple[str, ...] = (
+    "core.cli.parse_cmd",
+    "core.cli.chunk_cmd",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="chunkscope",
+        description="Inspect chunking, provenance and late chunking on real documents.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ChunkscopeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

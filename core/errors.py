@@ -1,0 +1,49 @@
+"""Errors a user can cause. Each message is one line that says what to do.
+
+The CLI prints ``error: <message>`` and exits 2; the UI shows the message in place.
+Anything that is not a ``ChunkscopeError`` is a bug and keeps its traceback.
+"""
+
+
+class ChunkscopeError(Exception):
+    """Base of every user-facing error."""
+
+
+class EmptyFileError(ChunkscopeError):
+    pass
+
+
+class NotAPdfError(ChunkscopeError):
+    pass
+
+
+class ZeroPagesError(ChunkscopeError):
+    pass
+
+
+class PasswordRequiredError(ChunkscopeError):
+    pass
+
+
+class WrongPasswordError(ChunkscopeError):
+    pass
+
+
+class UnsupportedFileError(ChunkscopeError):
+    pass
+
+
+class ModelError(ChunkscopeError):
+    """The model directory is missing, unreadable, or unfit for the asked method."""
+
+
+class PoolingError(ModelError):
+    """Late chunking was asked of a model that is not mean-pooled."""
+
+
+class StoreError(ChunkscopeError):
+    pass
+
+
+class LabelError(ChunkscopeError):
+    """A labelled query set is malformed or points at a missing document."""

@@ -1,0 +1,252 @@
+"""Provenance records shared by every stage.
+
+Every span is half-open, ``[char_start, char_end)``, in characters (Python ``str``
+indices, i.e. code points) of one document's canonical text ``Document.text``. The
+invariant ``doc.text[char_start:char_end] == text`` holds for every block, chunk and
+citation; records check what they can in ``__post_init__``.
+
+Page numbers are 1-based everywhere. Boxes are ``bbox_pt = (x0, y0, x1, y1)`` in PDF
+points (1/72 inch) with the origin at the top-left corner of the page as rendered
+(PyMuPDF's page coordinates: y grows downwards).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+BBox = tuple[float, float, float, float]
+DocKind = Literal["pdf", "text"]
+BlockKind = Literal[
+    "heading", "paragraph", "list", "table", "code", "caption", "header", "footer"
+]
+BLOCK_KINDS: tuple[str, ...] = (
+    "heading", "paragraph", "list", "table", "code", "caption", "header", "footer"
+)
+PolicyName = Literal["fixed", "sentence", "structure"]
+PolicyUnit = Literal["chars", "tokens", "sentences"]
+
+
+def _check_span(owner: str, char_start: int, char_end: int, text: str) -> None:
+    if not 0 <= char_start <= char_end:
+        raise ValueError(f"{owner}: bad span [{char_start}, {char_end})")
+    if len(text) != char_end - char_start:
+        raise ValueError(
+            f"{owner}: text has {len(text)} chars but span [{char_start}, {char_end}) "
+            f"has {char_end - char_start}"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Page:
+    """One PDF page: its slice of the canonical text and its size in points."""
+
+    number: int
+    char_start: int
+    char_end: int
+    width_pt: float
+    height_pt: float
+    has_text: bool
+    rotation_deg: int = 0
+
+    def __post_init__(self) -> None:
+        if self.number < 1:
+            raise ValueError(f"page numbers are 1-based, got {self.number}")
+        if not 0 <= self.char_start <= self.char_end:
+            raise ValueError(f"page {self.number}: bad span")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextLine:
+    """One laid-out line of the source, in reading order; the raw material of parsers.
+
+    ``source_block`` numbers PyMuPDF's text blocks on the page (reading order), so lines
+    sharing it were one block in the layout. For reflowable text, each physical line of
+    the file is a ``TextLine`` with ``page == 0`` and no box or font.
+    """
+
+    char_start: int
+    char_end: int
+    page: int
+    bbox_pt: BBox | None
+    source_block: int
+    font: str = ""
+    size_pt: float = 0.0
+    bold: bool = False
+    italic: bool = False
+    monospace: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutlineEntry:
+    """A bookmark of the PDF outline (table of contents): level is 1-based."""
+
+    level: int
+    title: str
+    page: int
+    y_pt: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Document:
+    """A source file and its canonical text.
+
+    For PDFs, ``char_page[i]`` is the 1-based page of ``text[i]`` (0 for characters the
+    builder inserted, such as line breaks) and ``char_bbox_pt[i]`` its box (NaN for
+    inserted characters). Reflowable documents (``kind == "text"``) have no pages and
+    both maps are ``None``.
+    """
+
+    doc_id: str
+    sha256: str
+    source: str
+    kind: DocKind
+    text: str
+    title: str
+    pages: tuple[Page, ...] = ()
+    lines: tuple[TextLine, ...] = ()
+    outline: tuple[OutlineEntry, ...] = ()
+    char_page: np.ndarray | None = None
+    char_bbox_pt: np.ndarray | None = None
+    is_markdown: bool = False
+    pdf_bytes: bytes | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.char_page is not None and len(self.char_page) != len(self.text):
+            raise ValueError("char_page must have one entry per character of text")
+        if self.char_bbox_pt is not None and len(self.char_bbox_pt) != len(self.text):
+            raise ValueError("char_bbox_pt must have one row per character of text")
+
+    @property
+    def is_paged(self) -> bool:
+        return self.kind == "pdf"
+
+    @property
+    def pages_without_text(self) -> tuple[int, ...]:
+        return tuple(p.number for p in self.pages if not p.has_text)
+
+    def pages_of(self, char_start: int, char_end: int) -> tuple[int, ...]:
+        """Sorted 1-based pages that hold at least one character of the span."""
+        if self.char_page is None or char_end <= char_start:
+            return ()
+        found = np.unique(self.char_page[char_start:char_end])
+        return tuple(int(p) for p in found if p > 0)
+
+    def slice(self, char_start: int, char_end: int) -> str:
+        return self.text[char_start:char_end]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Block:
+    """A typed region of the document: one contiguous span of the canonical text."""
+
+    doc_id: str
+    doc_sha256: str
+    kind: BlockKind
+    char_start: int
+    char_end: int
+    text: str
+    page: int
+    bbox_pt: BBox | None
+    heading_path: tuple[str, ...] = ()
+    level: int = 0
+
+    def __post_init__(self) -> None:
+        _check_span("Block", self.char_start, self.char_end, self.text)
+        if self.kind not in BLOCK_KINDS:
+            raise ValueError(f"unknown block kind {self.kind!r}")
+        if (self.kind == "heading") != (self.level > 0):
+            raise ValueError("a heading has a level >= 1, other blocks level 0")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChunkPolicy:
+    """A chunking policy as data: hashable, printable, stored with every chunk.
+
+    ``size``/``overlap`` are counted in ``unit``: characters, tokens of the configured
+    tokenizer, or (for ``sentence``) sentences.
+    """
+
+    name: PolicyName
+    size: int
+    overlap: int = 0
+    unit: PolicyUnit = "chars"
+
+    def __post_init__(self) -> None:
+        if self.name not in ("fixed", "sentence", "structure"):
+            raise ValueError(f"unknown policy {self.name!r}")
+        if self.size < 1:
+            raise ValueError("size must be at least 1")
+        if not 0 <= self.overlap < self.size:
+            raise ValueError("overlap must be at least 0 and smaller than size")
+        if (self.name == "sentence") != (self.unit == "sentences"):
+            raise ValueError("the sentence policy counts sentences, and only it does")
+
+    @property
+    def key(self) -> str:
+        """Stable short name, e.g. ``fixed-chars-800-100``."""
+        return f"{self.name}-{self.unit}-{self.size}-{self.overlap}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "size": self.size, "overlap": self.overlap, "unit": self.unit}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> ChunkPolicy:
+        return cls(
+            name=data["name"],  # type: ignore[arg-type]
+            size=int(data["size"]),  # type: ignore[call-overload]
+            overlap=int(data.get("overlap", 0)),  # type: ignore[call-overload]
+            unit=data.get("unit", "chars"),  # type: ignore[arg-type]
+        )
+
+
+def make_chunk_id(doc_id: str, doc_sha256: str, policy: ChunkPolicy, start: int, end: int) -> str:
+    """Stable id: same document bytes, policy and span give the same id in every run."""
+    raw = f"{doc_id}\x1f{doc_sha256}\x1f{policy.key}\x1f{start}\x1f{end}".encode()
+    return "c" + hashlib.blake2b(raw, digest_size=10).hexdigest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Chunk:
+    """A retrievable unit: one contiguous span, identical under every embedding method.
+
+    ``oversize`` is set when a single unit that may not be cut (a sentence, a list item,
+    a table row) alone exceeds the policy size, so the chunk is larger than asked.
+    """
+
+    chunk_id: str
+    doc_id: str
+    doc_sha256: str
+    char_start: int
+    char_end: int
+    text: str
+    pages: tuple[int, ...]
+    heading_path: tuple[str, ...]
+    block_kinds: tuple[str, ...]
+    token_count: int
+    policy: ChunkPolicy
+    oversize: bool = False
+
+    def __post_init__(self) -> None:
+        _check_span("Chunk", self.char_start, self.char_end, self.text)
+
+    def to_dict(self, *, with_text: bool = True) -> dict[str, object]:
+        out: dict[str, object] = {
+            "chunk_id": self.chunk_id,
+            "doc_id": self.doc_id,
+            "doc_sha256": self.doc_sha256,
+            "char_start": self.char_start,
+            "char_end": self.char_end,
+            "pages": list(self.pages),
+            "heading_path": list(self.heading_path),
+            "block_kinds": list(self.block_kinds),
+            "token_count": self.token_count,
+            "policy": self.policy.to_dict(),
+            "oversize": self.oversize,
+        }
+        if with_text:
+            out["text"] = self.text
+        return out

@@ -1,0 +1,80 @@
+"""Shared fixtures. No test may reach the network: any connection to a non-loopback
+address fails the test that made it."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("CHUNKSCOPE_SHARED", ROOT.parent / "shared"))
+CORPUS = SHARED / "corpus"
+PDF_DIR = CORPUS / "pdfs"
+EVAL_DIR = CORPUS / "chunking_evaluation"
+TEXT_CORPORA = EVAL_DIR / "corpora"
+SAMPLE_DOCS = ROOT / "sample_docs"
+
+# Files of the shared corpus that must fail to open, with the error type's name.
+BAD_PDFS = {
+    "plumber_empty.pdf": "EmptyFileError",
+    "ocrmypdf_invalid.pdf": "NotAPdfError",
+    "pypdfsf_unreadablemetadata.pdf": "ZeroPagesError",
+}
+PDF_PASSWORDS = {
+    "crazyones-encrypted-256.pdf": "password",
+    "pypdfsf_lo-writer-password.pdf": "openpassword",
+}
+
+
+def openable_pdfs() -> list[Path]:
+    return sorted(p for p in PDF_DIR.glob("*.pdf") if p.name not in BAD_PDFS)
+
+
+def text_corpora() -> list[Path]:
+    return sorted(TEXT_CORPORA.glob("*.md"))
+
+
+class NetworkAccessError(RuntimeError):
+    pass
+
+
+def _is_loopback(address: object) -> bool:
+    if isinstance(address, tuple) and address:
+        host = str(address[0])
+    elif isinstance(address, (str, bytes)):
+        return True  # AF_UNIX path
+    else:
+        return False
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def guarded_connect(self: socket.socket, address: object) -> object:
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address):
+            raise NetworkAccessError(f"test tried to reach the network: {address!r}")
+        return real_connect(self, address)
+
+    def guarded_connect_ex(self: socket.socket, address: object) -> object:
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address):
+            raise NetworkAccessError(f"test tried to reach the network: {address!r}")
+        return real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
