@@ -16,6 +16,12 @@ from core.errors import ChunkscopeError
 COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.parse_cmd",
     "core.cli.chunk_cmd",
+    "core.cli.embed_cmd",
+    "core.cli.index_cmd",
+    "core.cli.query_cmd",
+    "core.cli.import_cmd",
+    "core.cli.eval_cmd",
+    "core.cli.triage_cmd",
 )
 
 

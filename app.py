@@ -1,0 +1,32 @@
+"""Chunkscope workbench: ``streamlit run app.py`` (or ``make run``).
+
+Navigation is built from ``SECTIONS``: each section is a list of pages under ``pages/``.
+Further pages join by adding an ``st.Page`` to a section (or a new section); shared glue
+(state keys, cached loaders, the citation link) lives in ``pages/_ui.py``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages import _ui
+
+SECTIONS: dict[str, list[st.Page]] = {
+    "Inspect": [
+        st.Page("pages/library.py", title="Library", icon=":material/folder_open:", default=True),
+        st.Page("pages/parse.py", title="Parse", icon=":material/view_quilt:"),
+        st.Page("pages/chunks.py", title="Chunks", icon=":material/segment:"),
+        st.Page("pages/source.py", title="Source", icon=":material/format_quote:"),
+    ],
+    "Retrieve": [
+        st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+        st.Page("pages/evaluate.py", title="Evaluate & triage", icon=":material/fact_check:"),
+    ],
+}
+
+
+st.set_page_config(page_title="Chunkscope", page_icon=":material/biotech:", layout="wide")
+page = st.navigation(SECTIONS)
+_ui.follow_redirect()
+with _ui.framed():
+    page.run()

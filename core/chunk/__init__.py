@@ -1,0 +1,168 @@
+"""Chunking: a document's blocks become chunks under a named policy.
+
+Every chunk is one span of ``doc.text`` with exact provenance:
+
+* ``text == doc.text[char_start:char_end]``; chunks are sorted by ``(char_start,
+  char_end)``; they never start or end with whitespace;
+* the chunks of ``fixed`` and ``sentence`` cover every non-whitespace character; those
+  of ``structure`` cover every non-whitespace character outside page header/footer
+  blocks and hold none of those (see ``structure``);
+* ``chunk_id = make_chunk_id(doc_id, doc_sha256, policy, char_start, char_end)``, so
+  ids are stable across runs and unique within a document and policy;
+* ``pages`` = ``doc.pages_of(span)``; ``block_kinds`` = sorted kinds of the blocks that
+  overlap the span; ``heading_path`` = the ``heading_path`` of the block holding the
+  chunk's first character, or of the last block before it when no block holds it (for
+  ``structure``: of its section's heading, see ``structure``);
+* ``token_count`` = ``tokenizer.count(text)`` (no special tokens);
+* size: ``len(text) <= size`` (chars) or ``token_count <= size`` (tokens) unless
+  ``oversize``, which is set only when one uncuttable unit alone is larger.
+
+Default sizes (``DEFAULT_SIZES``) suit all-MiniLM-L6-v2, whose window is 256 tokens
+including ``[CLS]`` and ``[SEP]``: ``fixed`` 800/100 chars (English prose runs about
+4-5 chars a token) or 200/40 tokens; ``sentence`` 5/1 sentences; ``structure`` 240/24
+tokens or 1000/100 chars. ``fixed`` counts chars unless told otherwise (the usual
+baseline); ``structure`` counts tokens, because chars are a poor proxy outside English
+(1000 chars of the German GeoTopo thesis are about 420 tokens, far over the window).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.chunk.analysis import DocAnalysis, analysis_for
+from core.chunk.annotate import BlockIndex
+from core.chunk.fixed import fixed_pieces
+from core.chunk.sentence import sentence_pieces
+from core.chunk.sentences import sentence_spans
+from core.chunk.spans import Piece
+from core.chunk.stats import ChunkStats, chunk_stats
+from core.chunk.structure import EXCLUDED_KINDS, structure_pieces
+from core.errors import ChunkscopeError
+from core.tokens import Tokenizer, load_tokenizer
+from core.types import Block, Chunk, ChunkPolicy, Document, make_chunk_id
+
+__all__ = [
+    "DEFAULT_POLICIES",
+    "DEFAULT_SIZES",
+    "EXCLUDED_KINDS",
+    "POLICY_NAMES",
+    "ChunkStats",
+    "PolicyError",
+    "chunk_document",
+    "chunk_stats",
+    "policy_from_args",
+    "sentence_spans",
+]
+
+POLICY_NAMES: tuple[str, ...] = ("fixed", "sentence", "structure")
+DEFAULT_UNITS: dict[str, str] = {"fixed": "chars", "sentence": "sentences", "structure": "tokens"}
+# (policy name, unit) -> (size, overlap)
+DEFAULT_SIZES: dict[tuple[str, str], tuple[int, int]] = {
+    ("fixed", "chars"): (800, 100),
+    ("fixed", "tokens"): (200, 40),
+    ("sentence", "sentences"): (5, 1),
+    ("structure", "chars"): (1000, 100),
+    ("structure", "tokens"): (240, 24),
+}
+DEFAULT_POLICIES: dict[str, ChunkPolicy] = {
+    name: ChunkPolicy(
+        name=name,  # type: ignore[arg-type]
+        size=DEFAULT_SIZES[(name, DEFAULT_UNITS[name])][0],
+        overlap=DEFAULT_SIZES[(name, DEFAULT_UNITS[name])][1],
+        unit=DEFAULT_UNITS[name],  # type: ignore[arg-type]
+    )
+    for name in POLICY_NAMES
+}
+
+
+class PolicyError(ChunkscopeError):
+    """A policy that cannot be built from what the user asked for."""
+
+
+def policy_from_args(
+    name: str, size: int | None = None, overlap: int | None = None, unit: str | None = None
+) -> ChunkPolicy:
+    """A policy from user input, filling what is missing from ``DEFAULT_SIZES``.
+
+    ``unit`` defaults to ``DEFAULT_UNITS[name]`` (chars, sentences, tokens). ``size`` defaults to
+    the unit's default size; ``overlap`` to the default overlap when ``size`` is the
+    default, else to the same fraction of ``size`` (rounded down). Raises
+    ``PolicyError`` with a one-line message for impossible combinations.
+    """
+    if name not in POLICY_NAMES:
+        raise PolicyError(f"unknown policy {name!r}: use one of {', '.join(POLICY_NAMES)}")
+    unit = unit or DEFAULT_UNITS[name]
+    if (name, unit) not in DEFAULT_SIZES:
+        allowed = ", ".join(u for n, u in DEFAULT_SIZES if n == name)
+        raise PolicyError(f"the {name} policy counts in {allowed}, not {unit}")
+    default_size, default_overlap = DEFAULT_SIZES[(name, unit)]
+    if size is None:
+        size = default_size
+    if size < 1:
+        raise PolicyError(f"--size must be at least 1, got {size}")
+    if overlap is None:
+        overlap = (
+            default_overlap if size == default_size else size * default_overlap // default_size
+        )
+    if not 0 <= overlap < size:
+        raise PolicyError(f"--overlap must be at least 0 and below --size ({size}), got {overlap}")
+    return ChunkPolicy(name=name, size=size, overlap=overlap, unit=unit)  # type: ignore[arg-type]
+
+
+def chunk_document(
+    doc: Document,
+    blocks: Sequence[Block],
+    policy: ChunkPolicy,
+    tokenizer: Tokenizer | None = None,
+) -> list[Chunk]:
+    """Chunks of ``doc`` under ``policy`` (see the module doc for the guarantees).
+
+    ``blocks`` are the parser's blocks of this document (any order; may be empty, then
+    ``structure`` treats the text as paragraphs). ``tokenizer`` defaults to
+    ``load_tokenizer()``; per-document work is cached, so re-chunking is cheap.
+    """
+    tokenizer = tokenizer if tokenizer is not None else load_tokenizer()
+    analysis = analysis_for(doc, tokenizer)
+    index = analysis.block_index(blocks)
+    if policy.name == "fixed":
+        pieces = fixed_pieces(analysis, policy)
+    elif policy.name == "sentence":
+        pieces = sentence_pieces(analysis, index, policy)
+    else:
+        pieces = structure_pieces(analysis, index, policy)
+    return _chunks(doc, analysis, index, policy, pieces)
+
+
+def _chunks(
+    doc: Document,
+    analysis: DocAnalysis,
+    index: BlockIndex,
+    policy: ChunkPolicy,
+    pieces: list[Piece],
+) -> list[Chunk]:
+    pieces = sorted(pieces, key=lambda p: (p.char_start, p.char_end))
+    counts = analysis.counts([(p.char_start, p.char_end) for p in pieces])
+    chunks: list[Chunk] = []
+    for piece, count in zip(pieces, counts, strict=True):
+        start, end = piece.char_start, piece.char_end
+        if piece.heading_block is not None:
+            path = index.path(piece.heading_block)
+        else:
+            path = index.path_at(start)
+        chunks.append(
+            Chunk(
+                chunk_id=make_chunk_id(doc.doc_id, doc.sha256, policy, start, end),
+                doc_id=doc.doc_id,
+                doc_sha256=doc.sha256,
+                char_start=start,
+                char_end=end,
+                text=doc.text[start:end],
+                pages=analysis.pages_of(doc, start, end),
+                heading_path=path,
+                block_kinds=index.kinds(start, end),
+                token_count=count,
+                policy=policy,
+                oversize=piece.oversize,
+            )
+        )
+    return chunks

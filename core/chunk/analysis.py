@@ -1,0 +1,241 @@
+"""Per-document work shared by every policy: token cells, sentences and token counts.
+
+Re-chunking a document under another policy must not re-tokenize it or re-split its
+sentences, so that work lives in a ``DocAnalysis`` kept in a small LRU cache keyed by
+the document (``doc_id``, ``sha256`` and the text itself) and the tokenizer's name.
+
+Token cells. The tokenizer's spans do not cover the text (whitespace and characters its
+normaliser drops belong to no token), so the text is cut into *cells*: cell ``k`` runs
+from the start of token ``k`` to the start of token ``k + 1`` (the first cell from 0, the
+last to the end of the text). Tokens that share a start (byte-level pieces of one
+character) share a cell. Every character lies in exactly one cell, so windows of whole
+cells cover the text; ``cell_tokens[k]`` is the number of tokens in cells ``0..k-1``.
+
+Token counts. A chunk's ``token_count`` is ``tokenizer.count`` of its text. For
+tokenizers that are ``exact_on_word_edges`` (BERT WordPiece: words tokenize on their
+own), the text between two word edges of the document (positions no pre-tokenizer word
+straddles) holds exactly the document tokens inside it, and a word edge of the document
+is a word edge of every substring. So a span's count is the cells' count between its
+first and last inner word edge plus the counts of the partial words at its two ends,
+which alone are tokenized (in batches, cached). Other tokenizers tokenize whole spans.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from core.chunk.annotate import BlockIndex
+from core.chunk.sentences import sentence_spans
+from core.tokens import Tokenizer, count_many
+from core.types import Block, Document
+
+_CACHE_SIZE = 8
+_MAX_CACHED_COUNTS = 500_000
+_CACHE: OrderedDict[tuple[object, ...], DocAnalysis] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+class DocAnalysis:
+    """Facts about one document's text under one tokenizer.
+
+    The text is tokenized on construction (every chunking needs token counts); the
+    sentences, page runs and block index are computed on first use.
+
+    ``cell_starts``: distinct token starts, ascending (empty when the text has no
+    token). Cell ``k`` is ``[cell_starts[k], cell_starts[k + 1])``, except that the
+    first cell begins at 0 (``cell_start``) so that the cells cover the text.
+    ``cell_tokens``: prefix sums, tokens in cells ``[0, k)``; one longer than
+    ``cell_starts``.
+    """
+
+    def __init__(self, doc: Document, tokenizer: Tokenizer) -> None:
+        self.doc_id = doc.doc_id
+        self.doc_sha256 = doc.sha256
+        self.text = doc.text
+        self.tokenizer = tokenizer
+        self.cell_starts: list[int] = []
+        self.cell_tokens: list[int] = [0]
+        self._word_starts: list[int] = []
+        self._word_ends: list[int] = []
+        self._exact = bool(getattr(tokenizer, "exact_on_word_edges", False))
+        self._run_starts: list[int] | None = None
+        self._run_pages: list[int] = []
+        self._index_entry: tuple[tuple[Block, ...], BlockIndex] | None = None
+        self._counts: dict[tuple[int, int], int] = {}
+        self._tokenize()
+
+    # -- tokens -------------------------------------------------------------------------
+    def _tokenize(self) -> None:
+        token_words = getattr(self.tokenizer, "token_words", None)
+        if token_words is not None:
+            triples = token_words(self.text)
+        else:
+            triples = [(a, b, k) for k, (a, b) in enumerate(self.tokenizer.token_spans(self.text))]
+        starts: list[int] = []
+        totals: list[int] = [0]
+        words: dict[int, tuple[int, int]] = {}
+        for start, end, word in triples:
+            if starts and start <= starts[-1]:
+                totals[-1] += 1
+            else:
+                starts.append(start)
+                totals.append(totals[-1] + 1)
+            low, high = words.get(word, (start, end))
+            words[word] = (min(low, start), max(high, end))
+        spans = sorted(words.values())
+        self._word_starts = [a for a, _ in spans]
+        self._word_ends = [b for _, b in spans]
+        self.cell_starts = starts
+        self.cell_tokens = totals
+
+    def cell_start(self, k: int) -> int:
+        return 0 if k == 0 else self.cell_starts[k]
+
+    def cell_end(self, k: int) -> int:
+        starts = self.cell_starts
+        return starts[k + 1] if k + 1 < len(starts) else len(self.text)
+
+    def tokens_within(self, start: int, end: int) -> int:
+        """Document tokens that start in ``[start, end)``: a fast size estimate.
+
+        Exact (equal to ``count``) when both ends are word edges (no word of the
+        document straddles them) and the tokenizer is ``exact_on_word_edges``.
+        """
+        starts = self.cell_starts
+        first = bisect.bisect_left(starts, start)
+        last = bisect.bisect_left(starts, end)
+        return self.cell_tokens[last] - self.cell_tokens[first]
+
+    def _word_around(self, position: int) -> tuple[int, int] | None:
+        """The document word with characters on both sides of ``position``, if any."""
+        i = bisect.bisect_left(self._word_starts, position) - 1
+        if i >= 0 and self._word_ends[i] > position:
+            return self._word_starts[i], self._word_ends[i]
+        return None
+
+    # -- counts -------------------------------------------------------------------------
+    def _plan(self, start: int, end: int) -> tuple[list[tuple[int, int]], int]:
+        """How to count ``[start, end)``: spans to tokenize, plus tokens read from cells.
+
+        With an ``exact_on_word_edges`` tokenizer the span splits at its first and last
+        inner word edge: the whole words between them are counted from the cells, and
+        only the partial words at either end are tokenized. Otherwise the whole span is.
+        """
+        if not self._exact or start >= end:
+            return ([(start, end)] if start < end else []), 0
+        left = self._word_around(start)
+        right = self._word_around(end)
+        inner_start = left[1] if left else start
+        inner_end = right[0] if right else end
+        if inner_start > inner_end:  # both ends inside one word
+            return [(start, end)], 0
+        parts = [(a, b) for a, b in ((start, inner_start), (inner_end, end)) if a < b]
+        return parts, self.tokens_within(inner_start, inner_end)
+
+    def count(self, start: int, end: int) -> int:
+        """``tokenizer.count(text[start:end])``, exactly (see ``_plan``); cached per part."""
+        parts, from_cells = self._plan(start, end)
+        return from_cells + sum(self._tokenized(a, b) for a, b in parts)
+
+    def _tokenized(self, start: int, end: int) -> int:
+        key = (start, end)
+        found = self._counts.get(key)
+        if found is None:
+            found = self.tokenizer.count(self.text[start:end])
+            self._remember(key, found)
+        return found
+
+    def counts(self, spans: Sequence[tuple[int, int]]) -> list[int]:
+        """``count`` of many spans; the parts that need the tokenizer go in one batch."""
+        plans = [self._plan(s, e) for s, e in spans]
+        missing = sorted({p for parts, _ in plans for p in parts if p not in self._counts})
+        if missing:
+            found = count_many(self.tokenizer, [self.text[a:b] for a, b in missing])
+            for key, value in zip(missing, found, strict=True):
+                self._remember(key, value)
+        return [cells + sum(self._tokenized(a, b) for a, b in parts) for parts, cells in plans]
+
+    def _remember(self, key: tuple[int, int], value: int) -> None:
+        if len(self._counts) >= _MAX_CACHED_COUNTS:
+            self._counts.clear()
+        self._counts[key] = value
+
+    # -- pages --------------------------------------------------------------------------
+    def pages_of(self, doc: Document, start: int, end: int) -> tuple[int, ...]:
+        """``doc.pages_of(start, end)``, from runs of equal ``char_page`` values."""
+        if doc.char_page is None or end <= start:
+            return ()
+        if self._run_starts is None:
+            pages = np.asarray(doc.char_page)
+            starts = np.concatenate(([0], np.flatnonzero(pages[1:] != pages[:-1]) + 1))
+            self._run_starts = starts.tolist()
+            self._run_pages = pages[starts].tolist() if len(pages) else []
+        first = bisect.bisect_right(self._run_starts, start) - 1
+        last = bisect.bisect_left(self._run_starts, end)
+        return tuple(sorted({p for p in self._run_pages[first:last] if p > 0}))
+
+    # -- blocks and sentences ---------------------------------------------------------
+    def block_index(self, blocks: Sequence[Block]) -> BlockIndex:
+        """The index of ``blocks``, reused while the same blocks come back.
+
+        Raises ``ValueError`` when a block belongs to another document.
+        """
+        key = tuple(blocks)
+        entry = self._index_entry  # one read: another thread may replace it meanwhile
+        if entry is not None and entry[0] == key:
+            return entry[1]
+        for block in key:
+            if block.char_end > len(self.text) or (block.doc_id, block.doc_sha256) != (
+                self.doc_id,
+                self.doc_sha256,
+            ):
+                raise ValueError(
+                    f"block [{block.char_start}, {block.char_end}) of {block.doc_id!r} "
+                    f"does not belong to {self.doc_id!r} ({len(self.text)} chars)"
+                )
+        index = BlockIndex(key)
+        self._index_entry = (key, index)
+        return index
+
+    def sentences(self, index: BlockIndex) -> list[tuple[int, int]]:
+        """Sentence spans with every block boundary as a hard break (see ``sentences``)."""
+        if index.sentences is None:
+            breaks = {b.char_start for b in index.blocks} | {b.char_end for b in index.blocks}
+            index.sentences = sentence_spans(self.text, breaks)
+        return index.sentences
+
+
+def analysis_for(doc: Document, tokenizer: Tokenizer) -> DocAnalysis:
+    """The cached analysis of ``doc`` under ``tokenizer`` (built on first use).
+
+    Safe to call from several threads; two threads may both build a missing analysis,
+    and one of the two is kept.
+    """
+    key = (doc.doc_id, doc.sha256, len(doc.text), hash(doc.text), tokenizer.name)
+    with _CACHE_LOCK:
+        found = _CACHE.get(key)
+        if found is not None and found.tokenizer is tokenizer and found.text == doc.text:
+            _CACHE.move_to_end(key)
+            return found
+    built = DocAnalysis(doc, tokenizer)
+    with _CACHE_LOCK:
+        _CACHE[key] = built
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return built
+
+
+def nonspace_mask(text: str) -> np.ndarray:
+    """Boolean array: ``True`` where ``text[i]`` is not whitespace."""
+    if not text:
+        return np.zeros(0, dtype=bool)
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    space = np.zeros(len(codes), dtype=bool)
+    for char in {c for c in set(text) if c.isspace()}:
+        space |= codes == ord(char)
+    return ~space

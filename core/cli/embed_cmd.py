@@ -1,0 +1,207 @@
+"""``chunkscope embed FILE --policy NAME [--method M]``: chunk one file and embed its chunks.
+
+With ``--json`` one object is printed::
+
+    {"document": {...}, "model": {"name", "max_tokens", "pooling", "dim", "device"},
+     "method": "late", "policy": {...},
+     "late": {"window", "stride", "margin", "windows": [...]}          # late only
+     "chunks": [{...Chunk.to_dict()..., "vector": [floats], "windows": [ints],
+                 "context": "full|partial|none", "truncated_tokens": n,
+                 "full_context_tokens": n, "embed_token_count": n}]}
+
+Without ``--json``, a table (one row per chunk) and a summary. A progress bar is drawn on
+stderr while encoding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+_SEPARATOR = " > "
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "embed",
+        help="chunk a file and embed its chunks (naive, late or contextual)",
+        description=(
+            "Chunk FILE under a policy and embed every chunk with one method. The chunk "
+            "spans are the same under every method; only the vectors differ."
+        ),
+    )
+    parser.add_argument("file", metavar="FILE", help="a PDF, .txt or .md file")
+    parser.add_argument("--password", help="password of an encrypted PDF")
+    parser.add_argument(
+        "--policy", required=True, choices=("fixed", "sentence", "structure"), help="policy"
+    )
+    parser.add_argument("--size", type=int, help="chunk size in --unit (default per policy)")
+    parser.add_argument("--overlap", type=int, help="overlap in --unit (default per policy)")
+    parser.add_argument("--unit", choices=("chars", "tokens", "sentences"), help="size unit")
+    parser.add_argument(
+        "--parser", choices=("fast", "layout"), default="fast", help="block parser (fast)"
+    )
+    parser.add_argument(
+        "--method", choices=("naive", "late", "contextual"), default="naive", help="(naive)"
+    )
+    parser.add_argument("--model", metavar="DIR", help="local model folder (default: MiniLM)")
+    parser.add_argument("--pooling", choices=("mean", "cls"), help="override the model's pooling")
+    parser.add_argument(
+        "--max-tokens", type=int, help="sequence limit incl. special tokens (model's own)"
+    )
+    parser.add_argument("--window", type=int, help="late: content tokens per macro-window")
+    parser.add_argument("--stride", type=int, help="late: tokens between window starts")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.chunk import chunk_document, policy_from_args
+    from core.cli.progress import ProgressBar
+    from core.embed import embed_chunks, late_windows, load_encoder, window_policy
+    from core.ingest import document_to_dict, load_document
+    from core.parse import parse_document
+    from core.tokens import load_tokenizer
+
+    policy = policy_from_args(args.policy, args.size, args.overlap, args.unit)
+    encoder = load_encoder(
+        args.model, pooling=args.pooling, device=args.device, max_tokens=args.max_tokens
+    )
+    late_policy = None
+    if args.method == "late":
+        from core.embed.late import check_late_pooling
+
+        check_late_pooling(encoder)
+        late_policy = window_policy(encoder, window_tokens=args.window, stride_tokens=args.stride)
+    doc = load_document(args.file, password=args.password)
+    blocks = parse_document(doc, parser=args.parser).blocks
+    chunks = chunk_document(doc, blocks, policy, load_tokenizer(args.model))
+    bar = ProgressBar(f"embedding {args.method}")
+    started = time.perf_counter()
+    try:
+        vectors = embed_chunks(
+            doc,
+            chunks,
+            args.method,
+            encoder,
+            window_tokens=args.window,
+            stride_tokens=args.stride,
+            progress=bar,
+        )
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - started
+    if args.json:
+        payload: dict[str, Any] = {
+            "document": document_to_dict(doc),
+            "model": model_dict(encoder),
+            "method": args.method,
+            "policy": policy.to_dict(),
+            "chunks": [chunk_record(c, v) for c, v in zip(chunks, vectors, strict=True)],
+        }
+        if late_policy is not None:
+            windows = late_windows(doc, encoder, window_tokens=args.window, stride_tokens=args.stride)
+            payload["late"] = {
+                "window": late_policy.window,
+                "stride": late_policy.stride,
+                "margin": late_policy.margin,
+                "windows": [w.to_dict() for w in windows],
+            }
+        json.dump(payload, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    try:
+        print_table(chunks, vectors, sys.stdout)
+        print_summary(doc.doc_id, encoder, args.method, vectors, elapsed, sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `chunkscope embed ... | head` closed the pipe: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def model_dict(encoder: Any) -> dict[str, object]:
+    return {
+        "name": encoder.name,
+        "max_tokens": encoder.max_tokens,
+        "pooling": encoder.pooling,
+        "dim": encoder.dim,
+        "device": encoder.device,
+    }
+
+
+def chunk_record(chunk: Any, vector: Any) -> dict[str, object]:
+    """``Chunk.to_dict()`` plus the vector and what the encoder saw of the chunk."""
+    record = chunk.to_dict(with_text=True)
+    record.update(
+        {
+            "vector": [float(x) for x in vector.vector.tolist()],
+            "windows": list(vector.windows),
+            "context": vector.context,
+            "truncated_tokens": vector.truncated_tokens,
+            "full_context_tokens": vector.full_context_tokens,
+            "embed_token_count": vector.token_count,
+        }
+    )
+    return record
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "\u2026"
+
+
+def _windows(windows: Sequence[int]) -> str:
+    if not windows:
+        return "-"
+    return str(windows[0]) if len(windows) == 1 else f"{windows[0]}-{windows[-1]}"
+
+
+def print_table(chunks: Sequence[Any], vectors: Sequence[Any], out: TextIO) -> None:
+    print(
+        f"{'#':>4}  {'chars':>13}  {'tokens':>6}  {'cut':>4}  {'win':>5}  {'context':>7}  "
+        f"{'heading path':<24}  text",
+        file=out,
+    )
+    for n, (chunk, vec) in enumerate(zip(chunks, vectors, strict=True), start=1):
+        span = f"{chunk.char_start}-{chunk.char_end}"
+        heading = _one_line(_SEPARATOR.join(chunk.heading_path), 24)
+        print(
+            f"{n:>4}  {span:>13}  {vec.token_count:>6}  {vec.truncated_tokens or '':>4}  "
+            f"{_windows(vec.windows):>5}  {vec.context:>7}  {heading:<24}  "
+            f"{_one_line(chunk.text, 50)}",
+            file=out,
+        )
+
+
+def print_summary(
+    doc_id: str, encoder: Any, method: str, vectors: Sequence[Any], elapsed: float, out: TextIO
+) -> None:
+    print(file=out)
+    print(
+        f"{doc_id}: {len(vectors)} chunks embedded with {method} by {encoder.name} "
+        f"({encoder.pooling} pooling, max {encoder.max_tokens} tokens, {encoder.device}) "
+        f"in {elapsed:.2f} s",
+        file=out,
+    )
+    cut = [v for v in vectors if v.truncated_tokens]
+    if cut:
+        lost = sum(v.truncated_tokens for v in cut)
+        print(
+            f"{len(cut)} chunks truncated (column cut): {lost} tokens never seen by the model",
+            file=out,
+        )
+    if method == "late" and vectors:
+        full = sum(v.full_context_tokens for v in vectors)
+        total = sum(v.token_count for v in vectors) or 1
+        partial = sum(1 for v in vectors if v.context == "partial")
+        print(
+            f"{partial} chunks with partial context; {100 * full / total:.0f}% of tokens had "
+            "full context",
+            file=out,
+        )

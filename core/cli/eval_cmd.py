@@ -1,0 +1,238 @@
+"""``chunkscope eval``: score a labelled query set over a corpus, one column per method.
+
+Every document given to ``--docs`` (files, or folders of .pdf/.md/.txt files) is chunked
+under one policy and embedded once per method; each query is ranked against all chunks
+(``--scope corpus``) or its own document's (``--scope doc``). Without ``--json`` a table:
+metrics as rows, methods as columns, the query count of each row, then the deltas between
+methods with their paired bootstrap 95% intervals. ``--json`` prints the run without the
+per-query hits (``--out RUN.json`` saves the full run, hits included, for triage).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from core.errors import ChunkscopeError, LabelError
+
+DOC_SUFFIXES = (".pdf", ".md", ".markdown", ".txt")
+DEFAULT_METHODS = "naive,late,contextual"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "eval",
+        help="score a labelled query set: hit@k, recall@k, MRR, nDCG per method",
+        description=(
+            "Rank every query of a JSONL query set against the chunks of --docs under each "
+            "method and print separate metrics per method, with query counts and paired "
+            "bootstrap intervals for the differences."
+        ),
+    )
+    parser.add_argument("--queries", required=True, metavar="Q.jsonl", help="query set")
+    parser.add_argument(
+        "--docs",
+        required=True,
+        nargs="+",
+        metavar="PATH",
+        help="documents, or folders of .pdf/.md/.txt files",
+    )
+    parser.add_argument(
+        "--policy",
+        default="fixed",
+        choices=("fixed", "sentence", "structure"),
+        help="chunking policy (fixed: 800/100 chars unless --size/--overlap/--unit)",
+    )
+    parser.add_argument("--size", type=int, help="chunk size in --unit (default per policy)")
+    parser.add_argument("--overlap", type=int, help="overlap in --unit (default per policy)")
+    parser.add_argument("--unit", choices=("chars", "tokens", "sentences"))
+    parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
+    parser.add_argument(
+        "--methods", default=DEFAULT_METHODS, help=f"comma-separated ({DEFAULT_METHODS})"
+    )
+    parser.add_argument("--k", default="1,5,10", help="cut-offs for hit@k and recall@k (1,5,10)")
+    parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM)")
+    parser.add_argument(
+        "--scope",
+        choices=("corpus", "doc"),
+        default="corpus",
+        help="rank all chunks of --docs (corpus) or only the query's document (doc)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=0.95,
+        help="share of evidence words an aligned span must hold (0.95)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    parser.add_argument("--cache", metavar="DIR", help="keep vectors in DIR for the next run")
+    parser.add_argument("--out", metavar="RUN.json", help="save the full run here")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)
+
+
+def parse_list(text: str, what: str) -> list[str]:
+    items = [part.strip() for part in text.split(",") if part.strip()]
+    if not items:
+        raise LabelError(f"give at least one value for {what}")
+    return items
+
+
+def parse_ks(text: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(int(k) for k in parse_list(text, "--k"))
+    except ValueError:
+        raise LabelError(f"--k takes comma-separated positive integers, got {text!r}") from None
+    if min(ks) < 1:
+        raise LabelError("--k values must be at least 1")
+    return ks
+
+
+def expand_docs(paths: Sequence[str]) -> list[Path]:
+    """Files as given; folders become their .pdf/.md/.txt files, sorted."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            inside = sorted(p for p in path.iterdir() if p.suffix.lower() in DOC_SUFFIXES)
+            if not inside:
+                raise LabelError(f"{path} holds no .pdf, .md or .txt file")
+            found.extend(inside)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise LabelError(f"{path} does not exist: check --docs")
+    return found
+
+
+def load_model(args: argparse.Namespace) -> tuple[Any, Callable[..., Any], Any]:
+    """``(encoder, embed_chunks, tokenizer)`` for ``--model``: the seam tests replace."""
+    import torch
+
+    from core.embed import embed_chunks, load_encoder
+    from core.tokens import load_tokenizer
+
+    torch.use_deterministic_algorithms(True)
+    return load_encoder(args.model), embed_chunks, load_tokenizer(args.model)
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.chunk import chunk_document, policy_from_args
+    from core.cli.progress import ProgressBar
+    from core.embed import METHODS
+    from core.evaluate import EvalConfig, read_queries, run_eval, save_run
+    from core.ingest import load_document
+    from core.parse import parse_document
+
+    methods = tuple(parse_list(args.methods, "--methods"))
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise LabelError(f"unknown method {unknown[0]!r}: use {', '.join(METHODS)}")
+    policy = policy_from_args(args.policy, args.size, args.overlap, args.unit)
+    try:
+        config = EvalConfig(
+            policy=policy,
+            methods=methods,
+            ks=parse_ks(args.k),
+            scope=args.scope,
+            threshold=args.threshold,
+            seed=args.seed,
+            resamples=args.resamples,
+        )
+    except ValueError as exc:
+        raise LabelError(f"{exc}") from None
+    queries = read_queries(args.queries)
+    docs = [load_document(path) for path in expand_docs(args.docs)]
+    encoder, embed, tokenizer = load_model(args)
+
+    def chunks_of(doc: Any) -> Any:
+        return chunk_document(
+            doc, parse_document(doc, parser=args.parser).blocks, policy, tokenizer
+        )
+
+    cache = None
+    if args.cache:
+        from core.embed import VectorCache
+
+        cache = VectorCache(args.cache)
+    bar = ProgressBar(f"embedding ({', '.join(methods)})")
+    try:
+        result = run_eval(
+            queries,
+            docs,
+            config,
+            encoder=encoder,
+            embed=embed,
+            chunker=chunks_of,
+            cache=cache,
+            progress=bar,
+        )
+    except ValueError as exc:
+        raise ChunkscopeError(str(exc)) from None
+    finally:
+        getattr(bar, "close", lambda: None)()
+    if args.out:
+        save_run(result, args.out)
+        print(f"saved {result.run_id} to {args.out}", file=sys.stderr)
+    if args.json:
+        json.dump(result.to_dict(with_hits=False), sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print_run(result, sys.stdout)
+    return 0
+
+
+def _cell(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _delta_cell(delta: Any) -> str:
+    if delta is None:
+        return "-"
+    mark = "*" if delta.excludes_zero else " "
+    return f"{delta.delta:+.3f} [{delta.low:+.3f}, {delta.high:+.3f}]{mark}"
+
+
+def print_run(run: Any, out: TextIO) -> None:
+    """The metric table (methods as columns, query count per row) and the deltas table."""
+    policy = run.policy.get("key", "")
+    print(f"{run.run_id}  model {run.model}  policy {policy}  scope {run.scope}", file=out)
+    print(
+        f"queries {run.n_queries} scored, {len(run.unresolved)} unresolved; "
+        f"precision/iou/validity/duplicates at k={run.text_k}; failed = miss@{run.text_k}",
+        file=out,
+    )
+    names = list(run.metrics[run.methods[0]])
+    width = max(len(n) for n in names) + 2
+    print(f"{'metric':<{width}}" + "".join(f"{m:>12}" for m in run.methods) + f"{'n':>8}", file=out)
+    for name in names:
+        counts = sorted({run.n[m][name] for m in run.methods})
+        shown = "/".join(str(c) for c in counts)
+        cells = "".join(f"{_cell(run.metrics[m][name]):>12}" for m in run.methods)
+        print(f"{name:<{width}}{cells}{shown:>8}", file=out)
+    if run.deltas:
+        pairs = list(run.deltas)
+        print(
+            f"\ndeltas with paired bootstrap 95% intervals ({run.resamples} resamples, "
+            f"seed {run.seed}); * = interval excludes 0",
+            file=out,
+        )
+        print(f"{'metric':<{width}}" + "".join(f"{p:>28}" for p in pairs), file=out)
+        for name in names:
+            cells = "".join(f"{_delta_cell(run.deltas[p].get(name)):>28}" for p in pairs)
+            print(f"{name:<{width}}{cells}", file=out)
+    failed = ", ".join(f"{m} {sum(q.failed[m] for q in run.queries)}" for m in run.methods)
+    print(f"\nfailed queries: {failed}", file=out)
+    if run.unresolved:
+        print(f"unresolved ({len(run.unresolved)}):", file=out)
+        for item in run.unresolved[:10]:
+            print(f"  {item.query_id} ({item.doc}): {item.reason}", file=out)
+        if len(run.unresolved) > 10:
+            print(f"  ... and {len(run.unresolved) - 10} more (see --json)", file=out)
+    if run.timings:
+        print("time " + ", ".join(f"{k} {v:.1f}" for k, v in run.timings.items()), file=out)

@@ -1,0 +1,215 @@
+"""``chunkscope index PATH...``: chunk, embed and store files for later queries.
+
+A PATH may be a folder (its PDFs, .txt and .md files, recursively). Each file is parsed
+and chunked once and embedded once per method; versions already stored completely are
+skipped. Progress goes to stderr, one summary line per document to stdout (``--json``:
+one JSON object instead). The first Ctrl-C stops cleanly between batches (a re-run
+finishes the job); a second one aborts at once. Exit status: 0 when every file was
+indexed or skipped, 1 when some failed, 2 when none could be indexed (or on a usage
+error), 130 when stopped by Ctrl-C.
+
+The helpers ``add_store_arguments``, ``add_policy_arguments``, ``add_model_arguments``
+and ``parse_methods`` are shared with ``query``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from core.errors import ChunkscopeError
+
+ALL_METHODS = ("naive", "late", "contextual")
+DEFAULT_POLICY = "structure"
+
+
+def add_store_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store", metavar="DIR", help="store folder (default: $CHUNKSCOPE_STORE or .chunkscope/)"
+    )
+    parser.add_argument(
+        "--chroma-host", metavar="HOST:PORT", help="use a Chroma server (or $CHUNKSCOPE_CHROMA)"
+    )
+
+
+def add_policy_arguments(parser: argparse.ArgumentParser, *, default: str | None) -> None:
+    note = f"default {default}" if default else "default: the policy the index holds"
+    parser.add_argument("--policy", default=default, help=f"fixed, sentence or structure ({note})")
+    parser.add_argument("--size", type=int, help="chunk size in --unit (default per policy)")
+    parser.add_argument("--overlap", type=int, help="overlap in --unit (default per policy)")
+    parser.add_argument("--unit", help="chars, tokens or sentences (default per policy)")
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM-L6)")
+    parser.add_argument("--pooling", help="mean or cls, for a model folder without a config")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
+
+
+def parse_methods(text: str | None) -> tuple[str, ...] | None:
+    """``"naive,late"`` -> ``("naive", "late")``; None stays None (the command's default)."""
+    if text is None:
+        return None
+    methods = tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
+    unknown = [m for m in methods if m not in ALL_METHODS]
+    if unknown or not methods:
+        raise ChunkscopeError(
+            f"unknown method {','.join(unknown) or repr(text)}: use a comma list of "
+            + ", ".join(ALL_METHODS)
+        )
+    return methods
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "index",
+        help="chunk, embed and store files for querying",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
+    add_policy_arguments(parser, default=DEFAULT_POLICY)
+    parser.add_argument(
+        "--methods", default=",".join(ALL_METHODS), help="comma list (default: all three)"
+    )
+    parser.add_argument("--parser", default="fast", help="block parser: fast or layout")
+    add_model_arguments(parser)
+    add_store_arguments(parser)
+    parser.add_argument("--password", help="password of encrypted PDFs")
+    parser.add_argument("--force", action="store_true", help="re-embed stored versions too")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.set_defaults(func=run)
+
+
+class _StopOnFirstInterrupt:
+    """First SIGINT asks the run to stop between batches; the second raises at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+
+    def __enter__(self) -> Callable[[], bool]:
+        self._previous = signal.signal(signal.SIGINT, self._handle)
+        return lambda: self.requested
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print("\nstopping after the current batch (Ctrl-C again to abort)", file=sys.stderr)
+
+
+def _progress_printer() -> Callable[[Any], None]:
+    from core.cli.progress import ProgressBar
+
+    bars: dict[tuple[str, str | None, str], Any] = {}
+
+    def show(event: Any) -> None:
+        if event.stage not in ("embed", "store"):
+            return
+        key = (event.doc_id, event.method, event.stage)
+        if key not in bars:
+            label = f"[{event.doc_index + 1}/{event.n_docs}] {event.doc_id} {event.method}"
+            bars[key] = ProgressBar(f"{label} {event.stage}")
+        bars[key](event.done, event.total)
+
+    return show
+
+
+def summary_line(result: Any) -> str:
+    if result.error:
+        return f"{result.doc_id}: error: {result.error}"
+    parts = [f"{result.doc_id}:"]
+    if result.n_chunks is not None:
+        parts.append(f"{result.n_chunks} chunk{'' if result.n_chunks == 1 else 's'}")
+    if result.indexed:
+        parts.append("indexed " + ",".join(result.indexed))
+    if result.skipped:
+        parts.append("already stored " + ",".join(result.skipped))
+    truncated = {m: n for m, n in result.truncated_chunks.items() if n}
+    if truncated:
+        parts.append(
+            "truncated " + ", ".join(f"{n} chunks under {m}" for m, n in truncated.items())
+        )
+    return " ".join(parts) + f" ({result.elapsed_s:.1f} s)"
+
+
+def report_to_dict(report: Any, store_description: str) -> dict[str, object]:
+    return {
+        "model": report.model,
+        "policy": report.policy.to_dict(),
+        "methods": list(report.methods),
+        "store": store_description,
+        "cancelled": report.cancelled,
+        "elapsed_s": round(report.elapsed_s, 3),
+        "documents": [
+            {
+                "doc_id": d.doc_id,
+                "source": d.source,
+                "sha256": d.sha256,
+                "n_chunks": d.n_chunks,
+                "indexed": list(d.indexed),
+                "skipped": list(d.skipped),
+                "truncated_chunks": dict(d.truncated_chunks),
+                "error": d.error,
+                "elapsed_s": round(d.elapsed_s, 3),
+            }
+            for d in report.documents
+        ],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.chunk import policy_from_args
+    from core.index import DocumentFile, collect_files, index_documents
+    from core.parse import PARSERS
+    from core.store import ChunkStore
+
+    policy = policy_from_args(args.policy, args.size, args.overlap, args.unit)
+    methods = parse_methods(args.methods) or ALL_METHODS
+    if args.parser not in PARSERS:
+        raise ChunkscopeError(f"unknown parser {args.parser!r}: use {' or '.join(PARSERS)}")
+    files = collect_files(args.paths)
+    if not files:
+        raise ChunkscopeError("no PDF, .txt or .md files under the given paths")
+    store = ChunkStore.open(args.store, host=args.chroma_host)
+    from core.embed import load_encoder
+
+    encoder = load_encoder(args.model, pooling=args.pooling, device=args.device)
+    docs = [DocumentFile(path=p, password=args.password) for p in files]
+    with _StopOnFirstInterrupt() as should_cancel:
+        report = index_documents(
+            docs,
+            policy=policy,
+            methods=methods,
+            encoder=encoder,
+            store=store,
+            parser=args.parser,
+            progress=_progress_printer(),
+            should_cancel=should_cancel,
+            force=args.force,
+        )
+    if args.json:
+        json.dump(report_to_dict(report, store.location.describe()), sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        for result in report.documents:
+            print(summary_line(result))
+        state = "stopped early; run again to finish" if report.cancelled else "done"
+        print(
+            f"{state}: {len(report.documents)}/{len(docs)} files, model {report.model}, "
+            f"policy {policy.key}, store {store.location.describe()} ({report.elapsed_s:.1f} s)"
+        )
+    failed = sum(1 for d in report.documents if d.error)
+    if report.cancelled:
+        return 130
+    if failed and failed == len(report.documents):
+        print(f"error: none of the {failed} files could be indexed (see above)", file=sys.stderr)
+        return 2
+    return 1 if failed else 0

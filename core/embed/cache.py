@@ -1,0 +1,150 @@
+"""Vector cache: content-addressed, so moving a slider re-embeds only new spans.
+
+A vector is keyed by what determines it: the model (and its sequence limit), the method,
+the document's ``sha256``, the character span, and the method's variant (late: the
+window policy; contextual: a hash of the prefix that was encoded). The chunk id is *not*
+part of the key: the same span under another chunking policy reuses the vector.
+
+Late chunking also keeps, per (model, document, window policy), the owned token states of
+the last few documents, so a new span of a seen document costs only pooling.
+
+In memory by default; with ``folder`` each vector is also written to
+``<folder>/<key hash>.npz`` (the vector plus its record fields) and read back on a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from core.embed.records import ChunkVector
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheKey:
+    model: str
+    method: str
+    doc_sha256: str
+    char_start: int
+    char_end: int
+    variant: str
+    max_tokens: int
+
+    @property
+    def digest(self) -> str:
+        raw = "\x1f".join(
+            str(x)
+            for x in (
+                self.model,
+                self.method,
+                self.doc_sha256,
+                self.char_start,
+                self.char_end,
+                self.variant,
+                self.max_tokens,
+            )
+        )
+        return hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()
+
+
+class VectorCache:
+    """Thread-safe cache of :class:`ChunkVector` records and late token states."""
+
+    def __init__(self, folder: str | os.PathLike[str] | None = None, *, state_docs: int = 4):
+        self.folder = Path(folder) if folder is not None else None
+        self.state_docs = state_docs
+        self.hits = 0
+        self.misses = 0
+        self._vectors: dict[CacheKey, ChunkVector] = {}
+        self._states: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        if self.folder is not None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def get(self, key: CacheKey, chunk_id: str) -> ChunkVector | None:
+        """The cached record for ``key``, re-labelled with ``chunk_id``; None on a miss."""
+        with self._lock:
+            found = self._vectors.get(key)
+        if found is None and self.folder is not None:
+            found = self._read(key)
+            if found is not None:
+                with self._lock:
+                    self._vectors[key] = found
+        with self._lock:
+            if found is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+        return found if found.chunk_id == chunk_id else replace(found, chunk_id=chunk_id)
+
+    def put(self, key: CacheKey, record: ChunkVector) -> None:
+        with self._lock:
+            self._vectors[key] = record
+        if self.folder is not None:
+            self._write(key, record)
+
+    def get_states(self, model: str, doc_sha256: str, policy_key: str) -> np.ndarray | None:
+        with self._lock:
+            key = (model, doc_sha256, policy_key)
+            if key not in self._states:
+                return None
+            self._states.move_to_end(key)
+            return self._states[key]
+
+    def put_states(
+        self, model: str, doc_sha256: str, policy_key: str, states: np.ndarray
+    ) -> None:
+        if self.state_docs < 1:
+            return
+        with self._lock:
+            self._states[(model, doc_sha256, policy_key)] = states
+            while len(self._states) > self.state_docs:
+                self._states.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+            self._states.clear()
+
+    def _path(self, key: CacheKey) -> Path:
+        assert self.folder is not None
+        return self.folder / f"{key.digest}.npz"
+
+    def _write(self, key: CacheKey, record: ChunkVector) -> None:
+        meta = record.to_dict()
+        del meta["vector"]
+        path = self._path(key)
+        tmp = path.with_name(f".{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp.npz")
+        np.savez(tmp, vector=record.vector, meta=np.array(json.dumps(meta)))
+        os.replace(tmp, path)
+
+    def _read(self, key: CacheKey) -> ChunkVector | None:
+        path = self._path(key)
+        if not path.is_file():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                vector = np.asarray(data["vector"], dtype=np.float32)
+                meta = json.loads(str(data["meta"]))
+        except (OSError, ValueError, KeyError):
+            return None  # a damaged entry is recomputed and rewritten
+        return ChunkVector(
+            chunk_id=meta["chunk_id"],
+            method=meta["method"],
+            vector=vector,
+            token_count=int(meta["token_count"]),
+            truncated_tokens=int(meta["truncated_tokens"]),
+            windows=tuple(int(w) for w in meta["windows"]),
+            context=meta["context"],
+            full_context_tokens=int(meta["full_context_tokens"]),
+        )

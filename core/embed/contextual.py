@@ -1,0 +1,57 @@
+"""Contextual vectors: the chunk text prefixed with where it sits, encoded on its own.
+
+The exact text encoded (see :func:`contextual_text`)::
+
+    <document title>
+    <heading 1> > <heading 2> > ...
+    <blank line>
+    <chunk text>
+
+A line is left out when it would be empty (no title, no heading path); a chunk with
+neither is encoded as its bare text, which makes its vector equal to the naive one.
+The prefix comes first, so when the whole is longer than the model's limit it is the
+chunk's tail that is cut, and ``truncated_tokens`` says how much.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from core.embed.encoder import Encoder
+from core.embed.naive import encode_alone
+from core.embed.records import ChunkVector
+from core.types import Chunk, Document
+
+Progress = Callable[[int, int], None]
+HEADING_SEPARATOR = " > "
+
+
+def contextual_prefix(doc: Document, chunk: Chunk) -> str:
+    """Title and heading path lines, or ``""`` when the chunk has neither."""
+    lines = [" ".join(doc.title.split())]
+    lines.append(HEADING_SEPARATOR.join(" ".join(h.split()) for h in chunk.heading_path))
+    return "\n".join(line for line in lines if line)
+
+
+def contextual_text(doc: Document, chunk: Chunk) -> str:
+    """``title\\nh1 > h2\\n\\nchunk text`` (empty lines omitted; see the module docstring)."""
+    prefix = contextual_prefix(doc, chunk)
+    return f"{prefix}\n\n{chunk.text}" if prefix else chunk.text
+
+
+def contextual_vectors(
+    doc: Document,
+    chunks: Sequence[Chunk],
+    encoder: Encoder,
+    *,
+    progress: Progress | None = None,
+) -> list[ChunkVector]:
+    """Contextual vectors (same order as ``chunks``); token_count counts the chunk alone."""
+    return encode_alone(
+        [c.chunk_id for c in chunks],
+        [contextual_text(doc, c) for c in chunks],
+        [c.text for c in chunks],
+        encoder,
+        method="contextual",
+        progress=progress,
+    )

@@ -1,0 +1,398 @@
+"""The encoder: one local Hugging Face model, its pooling mode, its sequence limit.
+
+Texts are encoded exactly as sentence-transformers encodes them: the fast tokenizer's
+tokens, the model's special tokens around them, truncation of the content to
+``max_tokens`` (which *includes* the special tokens) from the tokenizer's truncation
+side, then pooling as the model was trained (``mean`` over the attention mask, special
+tokens included, or the ``cls`` token's state) and L2 normalisation. Batches are sorted
+by token length so padding stays small.
+
+Models load only from local folders (``HF_HUB_OFFLINE=1``); nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from core.errors import ModelError
+from core.modelpath import default_model_dir, resolve_model_dir
+
+Pooling = Literal["mean", "cls"]
+POOLINGS: tuple[str, ...] = ("mean", "cls")
+DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+ENV_THREADS = "CHUNKSCOPE_TORCH_THREADS"
+# Models whose position ids start after the padding index (two positions are unusable).
+_OFFSET_POSITION_MODELS = frozenset(
+    {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "mpnet", "longformer"}
+)
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpecialTokens:
+    """Special-token ids the tokenizer puts before and after a single sequence."""
+
+    prefix: tuple[int, ...]
+    suffix: tuple[int, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.prefix) + len(self.suffix)
+
+    def wrap(self, content: Sequence[int]) -> list[int]:
+        return [*self.prefix, *content, *self.suffix]
+
+
+class Encoder:
+    """A loaded model: use :func:`load_encoder` to build one.
+
+    ``max_tokens`` is the sequence limit *including* special tokens (the model's
+    ``max_seq_length``; at most ``position_limit``); ``content_tokens`` is what is left
+    for text. ``encode_texts`` returns float32 rows of shape ``(n, dim)``, L2-normalised.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        model_dir: Path,
+        model: Any,
+        tokenizer: Any,
+        pooling: Pooling,
+        max_tokens: int,
+        position_limit: int,
+        device: str,
+        lowercase: bool = False,
+    ) -> None:
+        self.model_dir = model_dir
+        self.name = name
+        self.model = model
+        self.tokenizer = tokenizer
+        self.pooling: Pooling = pooling
+        self.max_tokens = max_tokens
+        self.position_limit = position_limit
+        self.device = device
+        self.lowercase = lowercase
+        self.dim = int(model.config.hidden_size)
+        self.specials = _special_tokens(tokenizer)
+        self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
+        self.uses_token_types = "token_type_ids" in tokenizer.model_input_names
+        self.forward_passes = 0  # sequences run through the model (tests and benchmarks)
+        self.doc_token_cache: OrderedDict[tuple[str, int, int], Any] = OrderedDict()
+
+    def __repr__(self) -> str:
+        return (
+            f"Encoder(name={self.name!r}, pooling={self.pooling!r}, "
+            f"max_tokens={self.max_tokens}, dim={self.dim}, device={self.device!r})"
+        )
+
+    @property
+    def identity(self) -> str:
+        """What makes two encoders give the same vectors: folder and pooling (cache keys)."""
+        return f"{self.name}|{self.model_dir.resolve()}|{self.pooling}"
+
+    @property
+    def content_tokens(self) -> int:
+        """Tokens of text that fit in one sequence next to the special tokens."""
+        return self.max_tokens - self.specials.count
+
+    @property
+    def content_position_limit(self) -> int:
+        """Tokens of text that fit in the model's positions next to the special tokens."""
+        return self.position_limit - self.specials.count
+
+    def prepare(self, text: str) -> str:
+        """The text as the model's library feeds it to the tokenizer (lowercased if asked)."""
+        return text.lower() if self.lowercase else text
+
+    def prepare_offsets(self, text: str) -> str:
+        """Like :meth:`prepare`, but one character out per character in, so offsets hold.
+
+        ``str.lower`` never shortens a character; where it lengthens one (e.g. ``İ``),
+        that character is left as it is.
+        """
+        if not self.lowercase:
+            return text
+        lowered = text.lower()
+        if len(lowered) == len(text):
+            return lowered
+        return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+    def content_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text, without special tokens and without truncation."""
+        if not texts:
+            return []
+        enc = self.tokenizer(
+            [self.prepare(t) for t in texts],
+            add_special_tokens=False,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+            verbose=False,
+        )
+        return [list(ids) for ids in enc["input_ids"]]
+
+    def truncate(self, content: Sequence[int], limit: int | None = None) -> list[int]:
+        """Content ids cut to ``limit`` (default ``content_tokens``) as the tokenizer would."""
+        keep = self.content_tokens if limit is None else limit
+        if len(content) <= keep:
+            return list(content)
+        if self.tokenizer.truncation_side == "left":
+            return list(content[len(content) - keep :])
+        return list(content[:keep])
+
+    def encode_texts(
+        self,
+        texts: Sequence[str],
+        *,
+        progress: Progress | None = None,
+        batch_size: int = 32,
+    ) -> np.ndarray:
+        """Encode each text alone: ``(len(texts), dim)`` float32, L2-normalised."""
+        return self.encode_ids(self.content_ids(texts), progress=progress, batch_size=batch_size)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """One query text: ``(dim,)`` float32, L2-normalised."""
+        return self.encode_texts([text])[0]
+
+    def encode_ids(
+        self,
+        contents: Sequence[Sequence[int]],
+        *,
+        progress: Progress | None = None,
+        batch_size: int = 32,
+    ) -> np.ndarray:
+        """Encode content ids (no specials): truncated, wrapped, pooled, normalised."""
+        import torch
+
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        rows = [self.specials.wrap(self.truncate(c)) for c in contents]
+        out = np.zeros((len(rows), self.dim), dtype=np.float32)
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i]), reverse=True)
+        done = 0
+        if progress is not None:
+            progress(0, len(rows))
+        for lo in range(0, len(order), batch_size):
+            batch = order[lo : lo + batch_size]
+            states, mask = self.forward([rows[i] for i in batch])
+            pooled = self.pool(states, mask)
+            pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+            out[batch] = pooled.float().cpu().numpy()
+            done += len(batch)
+            if progress is not None:
+                progress(done, len(rows))
+        return out
+
+    def forward(self, rows: Sequence[Sequence[int]]) -> tuple[Any, Any]:
+        """Run full id rows (specials included) padded to the longest.
+
+        Returns ``(states, mask)``: last hidden states ``(b, L, dim)`` and the attention
+        mask ``(b, L)``, both on the encoder's device.
+        """
+        import torch
+
+        width = max(len(r) for r in rows)
+        if width > self.position_limit:
+            raise ValueError(f"a row of {width} tokens exceeds {self.position_limit} positions")
+        ids = np.full((len(rows), width), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
+        inputs = {
+            "input_ids": torch.from_numpy(ids).to(self.device),
+            "attention_mask": torch.from_numpy(mask).to(self.device),
+        }
+        if self.uses_token_types:
+            inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
+        with torch.inference_mode():
+            states = self.model(**inputs).last_hidden_state
+        self.forward_passes += len(rows)
+        return states, inputs["attention_mask"]
+
+    def pool(self, states: Any, mask: Any) -> Any:
+        """Pool ``(b, L, dim)`` states as the model was trained; ``(b, dim)`` unnormalised."""
+        import torch
+
+        if self.pooling == "cls":
+            return states[:, 0]
+        weights = mask.unsqueeze(-1).to(states.dtype)
+        summed = (states * weights).sum(dim=1)
+        counts = torch.clamp(weights.sum(dim=1), min=1e-9)
+        return summed / counts
+
+
+def _special_tokens(tokenizer: Any) -> SpecialTokens:
+    """Find the special ids around a single sequence by tokenising a probe both ways."""
+    probe = "hello"
+    bare = list(tokenizer(probe, add_special_tokens=False)["input_ids"])
+    full = list(tokenizer(probe, add_special_tokens=True)["input_ids"])
+    for start in range(len(full) - len(bare) + 1):
+        if full[start : start + len(bare)] == bare:
+            return SpecialTokens(
+                prefix=tuple(full[:start]), suffix=tuple(full[start + len(bare) :])
+            )
+    raise ModelError("the tokenizer changes a text when it adds special tokens: not supported")
+
+
+def read_pooling(model_dir: Path) -> Pooling | None:
+    """Pooling mode from the sentence-transformers config, or None if the folder has none.
+
+    Raises ModelError for a pooling mode other than mean or CLS.
+    """
+    modules_file = model_dir / "modules.json"
+    if not modules_file.is_file():
+        return None
+    try:
+        modules = json.loads(modules_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{modules_file} is unreadable: fix it or pass --pooling") from exc
+    entries = [m for m in modules if str(m.get("type", "")).endswith("Pooling")]
+    if not entries:
+        return None
+    config_file = model_dir / str(entries[0].get("path", "")) / "config.json"
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{config_file} is missing or unreadable: pass --pooling") from exc
+    mode = config.get("pooling_mode")
+    if mode in POOLINGS:
+        return mode
+    if config.get("pooling_mode_cls_token"):
+        return "cls"
+    if config.get("pooling_mode_mean_tokens"):
+        return "mean"
+    active = sorted(k for k, v in config.items() if k.startswith("pooling_mode") and v)
+    raise ModelError(
+        f"pooling {', '.join(active) or 'unknown'} of {model_dir.name} is not supported: "
+        "pass --pooling mean or --pooling cls"
+    )
+
+
+def _sentence_config(model_dir: Path) -> dict[str, Any]:
+    path = model_dir / "sentence_bert_config.json"
+    if not path.is_file():
+        return {}
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{path} is unreadable: fix or remove it") from exc
+
+
+def _position_limit(config: Any, tokenizer: Any) -> int:
+    positions = getattr(config, "max_position_embeddings", None)
+    if positions is None:
+        declared = int(getattr(tokenizer, "model_max_length", 512))
+        return declared if declared < 1_000_000 else 512
+    if config.model_type in _OFFSET_POSITION_MODELS:
+        return int(positions) - int(config.pad_token_id or 0) - 1
+    return int(positions)
+
+
+def _choose_device(device: str) -> str:
+    import torch
+
+    if device not in DEVICES:
+        raise ModelError(f"unknown device {device!r}: use auto, cpu or cuda")
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ModelError("CUDA is not available on this machine: use --device cpu")
+    return device
+
+
+def _configure_threads() -> None:
+    """Use ``$CHUNKSCOPE_TORCH_THREADS`` if set, else never more threads than usable cores."""
+    import torch
+
+    wanted = os.environ.get(ENV_THREADS)
+    if wanted:
+        torch.set_num_threads(max(1, int(wanted)))
+        return
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if usable and torch.get_num_threads() > usable:
+        torch.set_num_threads(usable)
+
+
+def _model_name(path: Path) -> str:
+    """The folder name; the packaged default model lives in a folder called ``model``."""
+    if path.resolve() == default_model_dir().resolve():
+        return DEFAULT_MODEL_NAME
+    return path.name
+
+
+def _load_parts(model_dir: Path) -> tuple[Any, Any]:
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    bar_was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+        model = AutoModel.from_pretrained(model_dir, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot load a model from {model_dir}: {exc}".splitlines()[0]) from exc
+    finally:
+        if bar_was_on:
+            hf_logging.enable_progress_bar()
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelError(f"{model_dir} has no fast tokenizer (tokenizer.json): offsets need one")
+    return model, tokenizer
+
+
+def load_encoder(
+    model_dir: str | os.PathLike[str] | None = None,
+    *,
+    pooling: str | None = None,
+    device: str = "auto",
+    max_tokens: int | None = None,
+) -> Encoder:
+    """Load a local model folder (default: all-MiniLM-L6-v2 from its package).
+
+    ``pooling`` overrides the folder's sentence-transformers config and is required when
+    the folder has none. ``max_tokens`` (special tokens included) defaults to the model's
+    ``max_seq_length`` and may be raised up to the position limit.
+    """
+    if pooling is not None and pooling not in POOLINGS:
+        raise ModelError(f"unknown pooling {pooling!r}: use mean or cls")
+    path = resolve_model_dir(model_dir)
+    chosen = pooling or read_pooling(path)
+    if chosen is None:
+        raise ModelError(
+            f"{path} has no sentence-transformers pooling config (modules.json, "
+            "1_Pooling/config.json): pass --pooling mean or --pooling cls"
+        )
+    chosen_device = _choose_device(device)
+    _configure_threads()
+    model, tokenizer = _load_parts(path)
+    model.eval().to(chosen_device)
+    limit = _position_limit(model.config, tokenizer)
+    st_config = _sentence_config(path)
+    default_max = st_config.get("max_seq_length") or getattr(tokenizer, "model_max_length", limit)
+    seq_limit = int(max_tokens if max_tokens is not None else min(int(default_max), limit))
+    encoder = Encoder(
+        name=_model_name(path),
+        model_dir=path,
+        model=model,
+        tokenizer=tokenizer,
+        pooling=chosen,  # type: ignore[arg-type]
+        max_tokens=seq_limit,
+        position_limit=limit,
+        device=chosen_device,
+        lowercase=bool(st_config.get("do_lower_case", False)),
+    )
+    if not encoder.specials.count < seq_limit <= limit:
+        raise ModelError(
+            f"--max-tokens must be between {encoder.specials.count + 1} and {limit} "
+            f"for {encoder.name}, got {seq_limit}"
+        )
+    return encoder

@@ -1,0 +1,110 @@
+"""Paired bootstrap intervals for the difference between two methods on the same queries.
+
+For per-query values ``a`` and ``b`` (same queries, same order) the delta is
+``mean(b - a)``. Its interval is the percentile bootstrap: ``resamples`` resamples of
+the query indices with replacement, drawn by ``numpy.random.default_rng(seed)``, so the
+same inputs and seed always give the same interval. Resampling queries (not values) keeps
+each query's pair together, which is what makes it *paired*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 0
+DEFAULT_CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeltaInterval:
+    """``delta = mean(b - a)`` over ``n`` paired queries, ``[low, high]`` its interval."""
+
+    delta: float
+    low: float
+    high: float
+    n: int
+    confidence: float = DEFAULT_CONFIDENCE
+
+    @property
+    def excludes_zero(self) -> bool:
+        """True when the interval lies wholly above or below zero."""
+        return self.low > 0 or self.high < 0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "delta": self.delta,
+            "low": self.low,
+            "high": self.high,
+            "n": self.n,
+            "confidence": self.confidence,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> DeltaInterval:
+        return cls(
+            delta=float(data["delta"]),  # type: ignore[arg-type]
+            low=float(data["low"]),  # type: ignore[arg-type]
+            high=float(data["high"]),  # type: ignore[arg-type]
+            n=int(data["n"]),  # type: ignore[call-overload]
+            confidence=float(data.get("confidence", DEFAULT_CONFIDENCE)),  # type: ignore[arg-type]
+        )
+
+
+def paired_bootstrap(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> DeltaInterval | None:
+    """Interval of ``mean(b - a)``; ``None`` when there are no pairs."""
+    first = np.asarray(a, dtype=np.float64)
+    second = np.asarray(b, dtype=np.float64)
+    if first.shape != second.shape or first.ndim != 1:
+        raise ValueError("paired values must be two 1-D sequences of the same length")
+    if not 0 < confidence < 1 or resamples < 1:
+        raise ValueError("confidence must be in (0, 1) and resamples at least 1")
+    n = first.shape[0]
+    if n == 0:
+        return None
+    diff = second - first
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, n, size=(resamples, n))
+    means = diff[picks].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return DeltaInterval(
+        delta=float(diff.mean()), low=float(low), high=float(high), n=n, confidence=confidence
+    )
+
+
+def metric_deltas(
+    rows_a: Sequence[Mapping[str, float | None]],
+    rows_b: Sequence[Mapping[str, float | None]],
+    names: Sequence[str],
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, DeltaInterval | None]:
+    """Per metric, the paired delta ``b - a`` over the queries where both are defined.
+
+    ``rows_a[i]`` and ``rows_b[i]`` are the same query's metrics under the two methods.
+    """
+    if len(rows_a) != len(rows_b):
+        raise ValueError("paired rows must describe the same queries")
+    out: dict[str, DeltaInterval | None] = {}
+    for name in names:
+        pairs = [
+            (x, y)
+            for row_a, row_b in zip(rows_a, rows_b, strict=True)
+            if (x := row_a.get(name)) is not None and (y := row_b.get(name)) is not None
+        ]
+        out[name] = paired_bootstrap(
+            [p[0] for p in pairs], [p[1] for p in pairs], resamples=resamples, seed=seed
+        )
+    return out

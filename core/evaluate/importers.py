@@ -1,0 +1,173 @@
+"""Importers from other labelled sets into the query-set format.
+
+- ``import_chunking_eval(DIR)``: the chunking_evaluation layout (``questions_df.csv`` with
+  ``question``, ``references`` (a JSON list of ``{content, start_index, end_index}``) and
+  ``corpus_id``; texts in ``corpora/<corpus_id>.md``). Each reference becomes a gold span
+  on document ``corpus_id``, checked against the text of the *loaded* document: every
+  span's content must equal its slice, or the import fails and names the spans that differ.
+  Query ids are ``<corpus_id>-<row>`` with ``row`` the 0-based CSV row.
+- ``import_qa(FILE)``: any CSV or JSONL with a question, an evidence text, a page and a
+  document column. Rows with the same document and question become one query with several
+  evidence texts; ids come from ``id_column`` or are ``qa-<first row>``. Evidence is left
+  to resolve against the loaded documents (``resolve_queries``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+from core.errors import LabelError
+from core.evaluate.labels import Evidence, GoldSpan, LabelledQuery
+from core.types import Document
+
+Loader = Callable[[Path], Document]
+_MAX_SHOWN = 5
+
+
+def _default_loader(path: Path) -> Document:
+    from core.ingest import load_document
+
+    return load_document(path)
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    csv.field_size_limit(1 << 28)
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _references(row: Mapping[str, str], number: int) -> list[dict[str, object]]:
+    try:
+        refs = json.loads(row["references"])
+    except (KeyError, ValueError) as exc:
+        raise LabelError(f"questions_df.csv row {number}: unreadable references ({exc})") from exc
+    if not isinstance(refs, list) or not refs:
+        raise LabelError(f"questions_df.csv row {number}: references must be a non-empty list")
+    return refs
+
+
+def import_chunking_eval(
+    folder: str | os.PathLike[str], *, loader: Loader | None = None
+) -> list[LabelledQuery]:
+    """Queries with gold spans from a chunking_evaluation folder, all spans verified."""
+    root = Path(folder)
+    table = root / "questions_df.csv"
+    if not table.is_file():
+        raise LabelError(f"{root} has no questions_df.csv: pass the chunking_evaluation folder")
+    load = loader or _default_loader
+    docs: dict[str, Document] = {}
+    queries: list[LabelledQuery] = []
+    mismatches: list[str] = []
+    for number, row in enumerate(_read_csv(table)):
+        corpus_id = (row.get("corpus_id") or "").strip()
+        if not corpus_id or not (row.get("question") or "").strip():
+            raise LabelError(f"questions_df.csv row {number}: needs question and corpus_id")
+        if corpus_id not in docs:
+            source = root / "corpora" / f"{corpus_id}.md"
+            if not source.is_file():
+                raise LabelError(f"{source} is missing: the folder needs corpora/{corpus_id}.md")
+            docs[corpus_id] = load(source)
+        doc = docs[corpus_id]
+        gold = []
+        for ref in _references(row, number):
+            start, end = int(ref["start_index"]), int(ref["end_index"])  # type: ignore[call-overload]
+            if doc.text[start:end] != ref.get("content"):
+                mismatches.append(f"row {number} [{start}, {end})")
+                continue
+            gold.append(GoldSpan(char_start=start, char_end=end, text=doc.text[start:end]))
+        if gold:
+            queries.append(
+                LabelledQuery(
+                    id=f"{corpus_id}-{number}",
+                    query=row["question"].strip(),
+                    doc=corpus_id,
+                    gold=tuple(gold),
+                    doc_sha256=doc.sha256,
+                )
+            )
+    if mismatches:
+        shown = ", ".join(mismatches[:_MAX_SHOWN])
+        raise LabelError(
+            f"{len(mismatches)} reference spans differ from the loaded text ({shown}"
+            f"{', ...' if len(mismatches) > _MAX_SHOWN else ''}): the corpora changed"
+        )
+    return queries
+
+
+def _rows(path: Path) -> Iterator[dict[str, object]]:
+    if path.suffix.lower() == ".csv":
+        yield from _read_csv(path)
+        return
+    if path.suffix.lower() not in (".jsonl", ".ndjson"):
+        raise LabelError(f"{path.name}: give a .csv or .jsonl file")
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    data = json.loads(line)
+                except ValueError as exc:
+                    raise LabelError(f"{path}:{number}: not JSON ({exc})") from exc
+                if not isinstance(data, dict):
+                    raise LabelError(f"{path}:{number}: a line must be a JSON object")
+                yield data
+
+
+def _page_of(value: object, where: str) -> int | None:
+    if value is None or str(value).strip() == "":
+        return None
+    try:
+        page = int(float(str(value)))
+    except ValueError as exc:
+        raise LabelError(f"{where}: page {value!r} is not a number") from exc
+    if page < 1:
+        raise LabelError(f"{where}: pages are 1-based, got {page}")
+    return page
+
+
+def import_qa(
+    path: str | os.PathLike[str],
+    *,
+    question: str,
+    evidence: str,
+    page: str | None,
+    doc: str,
+    id_column: str | None = None,
+) -> list[LabelledQuery]:
+    """Queries with evidence from a QA table; see the module docstring."""
+    file = Path(path)
+    if not file.is_file():
+        raise LabelError(f"{file} not found: pass a CSV or JSONL file")
+    grouped: dict[tuple[str, str], dict[str, object]] = {}
+    for number, row in enumerate(_rows(file)):
+        where = f"{file.name} row {number}"
+        missing = [c for c in (question, evidence, doc) if c not in row]
+        if missing:
+            raise LabelError(f"{where}: no column {missing[0]!r} (columns: {', '.join(row)})")
+        text = str(row[evidence] or "").strip()
+        asked = str(row[question] or "").strip()
+        if not text or not asked:
+            raise LabelError(f"{where}: empty question or evidence: fill it or drop the row")
+        key = (str(row[doc]), asked)
+        first = {"row": number, "evidence": [], "id": row.get(id_column) if id_column else None}
+        entry = grouped.setdefault(key, first)
+        entry["evidence"].append(  # type: ignore[attr-defined]
+            Evidence(text=text, page=_page_of(row.get(page) if page else None, where))
+        )
+    queries = [
+        LabelledQuery(
+            id=str(entry["id"] or f"qa-{entry['row']}"),
+            query=asked,
+            doc=doc_name,
+            evidence=tuple(entry["evidence"]),  # type: ignore[arg-type]
+        )
+        for (doc_name, asked), entry in grouped.items()
+    ]
+    ids = [q.id for q in queries]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise LabelError(f"{file.name}: query ids repeat ({', '.join(repeated[:_MAX_SHOWN])})")
+    return queries

@@ -1,0 +1,398 @@
+"""Evidence text -> an exact span of the canonical text, or an honest "unresolved".
+
+Two steps, on one page's slice of ``doc.text`` (the whole text when no page is given):
+
+1. **exact**: the evidence with all whitespace removed is searched in a whitespace-free
+   view of the page. The view keeps, for each of its characters, the canonical offset it
+   came from, so the span is read from that map (never from a position in the view).
+2. **aligned**: the evidence's words are matched, as a multiset, against the page's words
+   (so reordered table cells still match). The tightest run of page words holding at least
+   ``threshold`` of the evidence words is taken, then widened over nearby page words that
+   are still-missing evidence words (so a full match is never trimmed to 95%). Below the
+   threshold the label is unresolved, with the best coverage seen; it is never guessed.
+
+Words are runs of letters, digits and combining marks; a hyphen (or soft hyphen) between
+two words, with or without a line break after it, joins them (``docu-\\nment`` ==
+``document``). Words compare after NFKC (ligatures such as ``ﬁ`` become ``fi``),
+casefolding and dropping everything that is not a letter or digit. Word offsets are the
+canonical offsets of the regex match on ``doc.text`` itself.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import PurePath
+
+from core.errors import LabelError
+from core.evaluate.labels import Evidence, GoldSpan, LabelledQuery
+from core.types import Document
+
+DEFAULT_THRESHOLD = 0.95
+_GAP_WORDS = 3  # how far past the tight window a missing evidence word may still be taken
+_RegionKey = tuple[str, int, int]  # (document sha256, char_start, char_end)
+_WHITESPACE_RUN = re.compile(r"\S+")
+_EDGE_MARKS = ".,;:!?)]}\"'\u2019\u201d([{\u2018\u201c"
+
+
+@cache
+def _word_pattern() -> re.Pattern[str]:
+    marks = "".join(
+        re.escape(chr(c))
+        for c in range(0x300, 0x10000)
+        if unicodedata.category(chr(c)).startswith("M")
+    )
+    piece = rf"(?:[^\W_]|[{marks}])+"
+    return re.compile(rf"{piece}(?:[-\u00ad\u2010\u2011]\s*{piece})*")
+
+
+def normalise_word(word: str) -> str:
+    """Comparison form of a word: NFKC, casefolded, letters and digits only."""
+    folded = unicodedata.normalize("NFKC", word).casefold()
+    return "".join(ch for ch in folded if ch.isalnum())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Word:
+    """One word of the canonical text: ``[char_start, char_end)`` and its comparison form."""
+
+    char_start: int
+    char_end: int
+    norm: str
+
+
+def words_of(text: str, start: int = 0, end: int | None = None) -> list[Word]:
+    """The words of ``text[start:end]`` with offsets into ``text`` (empty forms dropped)."""
+    stop = len(text) if end is None else end
+    found = []
+    for match in _word_pattern().finditer(text, start, stop):
+        norm = normalise_word(match.group())
+        if norm:
+            found.append(Word(char_start=match.start(), char_end=match.end(), norm=norm))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """``text`` without whitespace; ``offsets[i]`` is the canonical offset of ``text[i]``."""
+
+    text: str
+    offsets: list[int]
+
+
+def _whitespace_free_view(text: str, start: int, end: int) -> _View:
+    pieces: list[str] = []
+    offsets: list[int] = []
+    for match in _WHITESPACE_RUN.finditer(text, start, end):
+        pieces.append(match.group())
+        offsets.extend(range(match.start(), match.end()))
+    return _View(text="".join(pieces), offsets=offsets)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolution:
+    """Outcome for one evidence text: ``span`` set when resolved, else ``reason``.
+
+    ``coverage`` is the share of evidence words inside the span (or, unresolved, the best
+    share any nearby run of page words reached).
+    """
+
+    span: GoldSpan | None
+    coverage: float
+    reason: str = ""
+
+    @property
+    def resolved(self) -> bool:
+        return self.span is not None
+
+
+def _tight_window(ids: list[int], wanted: Counter[int], need: int) -> tuple[int, int] | None:
+    """Shortest ``[i, j]`` (inclusive, in words) whose multiset overlap with ``wanted``
+    reaches ``need``; ties go to the earliest."""
+    have: Counter[int] = Counter()
+    matched = 0
+    left = 0
+    best: tuple[int, int] | None = None
+    for right, word in enumerate(ids):
+        if word >= 0:
+            if have[word] < wanted[word]:
+                matched += 1
+            have[word] += 1
+        while matched >= need:
+            if best is None or right - left < best[1] - best[0]:
+                best = (left, right)
+            gone = ids[left]
+            if gone >= 0:
+                have[gone] -= 1
+                if have[gone] < wanted[gone]:
+                    matched -= 1
+            left += 1
+    return best
+
+
+def _widen(ids: list[int], wanted: Counter[int], window: tuple[int, int]) -> tuple[int, int, int]:
+    """Grow the window over nearby words still missing; returns (i, j, matched)."""
+    left, right = window
+    inside = Counter(w for w in ids[left : right + 1] if w >= 0)
+    missing = Counter({w: wanted[w] - inside[w] for w in wanted if wanted[w] > inside[w]})
+    grew = True
+    while grew and +missing:
+        grew = False
+        for step in (-1, 1):
+            edge = left if step < 0 else right
+            probes = range(edge + step, edge + step * (_GAP_WORDS + 1), step)
+            hit = next((p for p in probes if 0 <= p < len(ids) and missing[ids[p]] > 0), None)
+            if hit is None:
+                continue
+            added = range(hit, edge) if step < 0 else range(edge + 1, hit + 1)
+            for position in added:
+                if missing[ids[position]] > 0:
+                    missing[ids[position]] -= 1
+            left, right = min(left, hit), max(right, hit)
+            grew = True
+    return left, right, sum(wanted.values()) - sum((+missing).values())
+
+
+def _best_coverage(ids: list[int], wanted: Counter[int]) -> float:
+    """Best multiset coverage of any run of at most twice the evidence's length."""
+    total = sum(wanted.values())
+    size = max(2 * total, total + 10)
+    best = 0
+    have: Counter[int] = Counter()
+    matched = 0
+    for right, word in enumerate(ids):
+        if word >= 0:
+            matched += have[word] < wanted[word]
+            have[word] += 1
+        if right >= size:
+            gone = ids[right - size]
+            if gone >= 0:
+                have[gone] -= 1
+                matched -= have[gone] < wanted[gone]
+        best = max(best, matched)
+    return best / total if total else 0.0
+
+
+def _with_edge_punctuation(text: str, evidence: str, start: int, end: int) -> tuple[int, int]:
+    """Take in punctuation that opens or closes the evidence when the text has it there
+    too (a closing full stop, an opening quote), so an aligned sentence keeps its ends."""
+    stripped = evidence.strip()
+    head = stripped[: len(stripped) - len(stripped.lstrip(_EDGE_MARKS))]
+    tail = stripped[len(stripped.rstrip(_EDGE_MARKS)) :]
+    if head and text[max(0, start - len(head)) : start] == head:
+        start -= len(head)
+    if tail and text[end : end + len(tail)] == tail:
+        end += len(tail)
+    return start, end
+
+
+class Resolver:
+    """Resolves evidence against loaded documents; caches each page's view and words."""
+
+    def __init__(self, *, threshold: float = DEFAULT_THRESHOLD) -> None:
+        if not 0 < threshold <= 1:
+            raise ValueError("the alignment threshold is a share in (0, 1]")
+        self.threshold = threshold
+        self._views: dict[_RegionKey, _View] = {}
+        self._words: dict[_RegionKey, list[Word]] = {}
+
+    def region(self, doc: Document, page: int | None) -> tuple[int, int]:
+        """``[char_start, char_end)`` searched for evidence on ``page`` (1-based)."""
+        if page is None:
+            return 0, len(doc.text)
+        if not doc.is_paged:
+            raise LabelError(f"{doc.doc_id} has no pages: give its evidence with page null")
+        for entry in doc.pages:
+            if entry.number == page:
+                return entry.char_start, entry.char_end
+        raise LabelError(f"{doc.doc_id} has no page {page} (it has {len(doc.pages)})")
+
+    def resolve(self, doc: Document, evidence: Evidence) -> Resolution:
+        """Resolve one evidence text on its page of ``doc``; see the module docstring."""
+        start, end = self.region(doc, evidence.page)
+        key = (doc.sha256, start, end)
+        view = self._views.get(key) or self._views.setdefault(
+            key, _whitespace_free_view(doc.text, start, end)
+        )
+        needle = "".join(evidence.text.split())
+        if not needle:
+            return Resolution(span=None, coverage=0.0, reason="evidence is empty")
+        found = view.text.find(needle)
+        if found >= 0:
+            first, last = view.offsets[found], view.offsets[found + len(needle) - 1] + 1
+            span = GoldSpan(
+                char_start=first,
+                char_end=last,
+                text=doc.text[first:last],
+                method="exact",
+                coverage=1.0,
+                page=evidence.page,
+            )
+            return Resolution(span=span, coverage=1.0)
+        return self._align(doc, evidence, key)
+
+    def _align(self, doc: Document, evidence: Evidence, key: _RegionKey) -> Resolution:
+        page_words = self._words.get(key) or self._words.setdefault(
+            key, words_of(doc.text, key[1], key[2])
+        )
+        wanted_words = Counter(w.norm for w in words_of(evidence.text))
+        if not wanted_words:
+            return Resolution(span=None, coverage=0.0, reason="evidence has no words")
+        vocab = {word: index for index, word in enumerate(wanted_words)}
+        wanted = Counter({vocab[w]: n for w, n in wanted_words.items()})
+        ids = [vocab.get(w.norm, -1) for w in page_words]
+        total = sum(wanted.values())
+        need = max(1, math.ceil(self.threshold * total - 1e-9))
+        window = _tight_window(ids, wanted, need)
+        if window is None:
+            best = _best_coverage(ids, wanted)
+            where = f"page {evidence.page}" if evidence.page else doc.doc_id
+            return Resolution(
+                span=None,
+                coverage=best,
+                reason=f"best word coverage {best:.0%} on {where} is under {self.threshold:.0%}",
+            )
+        left, right, matched = _widen(ids, wanted, window)
+        first, last = _with_edge_punctuation(
+            doc.text, evidence.text, page_words[left].char_start, page_words[right].char_end
+        )
+        coverage = matched / total
+        span = GoldSpan(
+            char_start=first,
+            char_end=last,
+            text=doc.text[first:last],
+            method="aligned",
+            coverage=coverage,
+            page=evidence.page,
+        )
+        return Resolution(span=span, coverage=coverage)
+
+
+class DocumentIndex:
+    """Finds a document by ``doc_id``, source file name, or file name without extension."""
+
+    def __init__(self, docs: Sequence[Document]) -> None:
+        self.docs = list(docs)
+        self._names: dict[str, list[Document]] = {}
+        for doc in self.docs:
+            source = PurePath(doc.source)
+            for name in {doc.doc_id, source.name, source.stem}:
+                if name:
+                    self._names.setdefault(name, []).append(doc)
+
+    def find(self, name: str) -> Document | None:
+        """The one document called ``name``; ``LabelError`` if several share the name."""
+        for key in (name, PurePath(name).name, PurePath(name).stem):
+            found = {id(d): d for d in self._names.get(key, [])}
+            if len(found) > 1:
+                ids = ", ".join(sorted(d.doc_id for d in found.values()))
+                raise LabelError(f"{name!r} names several documents ({ids}): use a doc_id")
+            if found:
+                return next(iter(found.values()))
+        return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolvedQuery:
+    """A query whose gold is exact canonical spans of one loaded document."""
+
+    query: LabelledQuery
+    doc_id: str
+    doc_sha256: str
+    gold: tuple[GoldSpan, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unresolved:
+    """A query left out of the evaluation, and why (``coverage``: best word coverage)."""
+
+    query_id: str
+    doc: str
+    reason: str
+    coverage: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"id": self.query_id, "doc": self.doc, "reason": self.reason}
+        if self.coverage is not None:
+            out["coverage"] = round(self.coverage, 4)
+        return out
+
+
+def _check_given(doc: Document, gold: GoldSpan) -> str:
+    if gold.char_end > len(doc.text):
+        return f"gold span [{gold.char_start}, {gold.char_end}) is past the end of the text"
+    if gold.text is not None and doc.text[gold.char_start : gold.char_end] != gold.text:
+        return f"gold text at [{gold.char_start}, {gold.char_end}) differs from the document"
+    return ""
+
+
+def resolve_query(
+    query: LabelledQuery, index: DocumentIndex, resolver: Resolver
+) -> ResolvedQuery | Unresolved:
+    """Resolve one query. Given gold wins (evidence beside it is only a record); else every
+    evidence text must resolve, or the whole query is unresolved."""
+    doc = index.find(query.doc)
+    if doc is None:
+        return Unresolved(query_id=query.id, doc=query.doc, reason="document not loaded")
+    if query.doc_sha256 and query.doc_sha256 != doc.sha256:
+        return Unresolved(
+            query_id=query.id, doc=query.doc, reason="document changed since labelled"
+        )
+    if query.gold:
+        for gold in query.gold:
+            problem = _check_given(doc, gold)
+            if problem:
+                return Unresolved(query_id=query.id, doc=query.doc, reason=problem)
+        return ResolvedQuery(query=query, doc_id=doc.doc_id, doc_sha256=doc.sha256, gold=query.gold)
+    spans: list[GoldSpan] = []
+    for number, evidence in enumerate(query.evidence, start=1):
+        try:
+            outcome = resolver.resolve(doc, evidence)
+        except LabelError as exc:
+            return Unresolved(query_id=query.id, doc=query.doc, reason=f"evidence {number}: {exc}")
+        if outcome.span is None:
+            reason = f"evidence {number}: {outcome.reason}"
+            return Unresolved(
+                query_id=query.id, doc=query.doc, reason=reason, coverage=outcome.coverage
+            )
+        spans.append(outcome.span)
+    return ResolvedQuery(query=query, doc_id=doc.doc_id, doc_sha256=doc.sha256, gold=tuple(spans))
+
+
+def resolve_queries(
+    queries: Sequence[LabelledQuery],
+    docs: Sequence[Document],
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> tuple[list[ResolvedQuery], list[Unresolved]]:
+    """Resolve a query set against loaded documents, in input order."""
+    index = DocumentIndex(docs)
+    resolver = Resolver(threshold=threshold)
+    resolved: list[ResolvedQuery] = []
+    unresolved: list[Unresolved] = []
+    for query in queries:
+        outcome = resolve_query(query, index, resolver)
+        (resolved if isinstance(outcome, ResolvedQuery) else unresolved).append(outcome)  # type: ignore[arg-type]
+    return resolved, unresolved
+
+
+def pin_labels(resolved: Sequence[ResolvedQuery]) -> list[LabelledQuery]:
+    """Resolved queries as query-set lines with exact gold (method, coverage and text kept),
+    pinned to the document version by ``doc_sha256``; evidence stays as a record."""
+    return [
+        LabelledQuery(
+            id=r.query.id,
+            query=r.query.query,
+            doc=r.query.doc,
+            gold=r.gold,
+            evidence=r.query.evidence,
+            doc_sha256=r.doc_sha256,
+            meta=r.query.meta,
+        )
+        for r in resolved
+    ]

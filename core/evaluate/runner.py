@@ -1,0 +1,395 @@
+"""Run an evaluation: chunk every document once, embed the chunks once per method, rank
+every query against every chunk with one matrix product per method, score.
+
+Ranking is exact cosine in memory (vectors are L2-normalised, so a dot product), not the
+Chroma index: the numbers describe chunking and embedding, not an approximate index.
+Chunks are stacked in a fixed order (documents by ``doc_id``, chunks by offset) and ties
+keep that order (stable sort), so rankings never depend on the order of ``docs``.
+
+``scope="corpus"`` ranks every chunk of every document for each query (gold is identified
+by document and span); ``scope="doc"`` ranks only the query's own document. A query keeps
+the top ``spec.depth`` chunks (the largest k, and at least 10 for nDCG@10): its rank is
+``None`` when no gold-overlapping chunk is that deep.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.cite import Citation, CitationStatus
+from core.errors import LabelError
+from core.evaluate.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, DeltaInterval, metric_deltas
+from core.evaluate.labels import LabelledQuery
+from core.evaluate.metrics import MetricSpec, aggregate, first_relevant_rank, query_metrics
+from core.evaluate.resolve import DEFAULT_THRESHOLD, ResolvedQuery, resolve_queries
+from core.evaluate.runs import EvalRun, QueryRecord, RankedHit, code_version, make_run_id
+from core.types import Chunk, ChunkPolicy, Document
+
+Progress = Callable[[int, int], None]
+ChunkFn = Callable[[Document], Sequence[Chunk]]
+EmbedFn = Callable[..., Sequence[Any]]
+SCOPES: tuple[str, ...] = ("corpus", "doc")
+# Deltas are "more elaborate minus simpler": positive means the later method helped.
+_METHOD_PRECEDENCE: tuple[str, ...] = ("naive", "contextual", "late")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalConfig:
+    """Everything besides the documents, queries and encoder that decides the numbers."""
+
+    policy: ChunkPolicy
+    methods: tuple[str, ...] = ("naive", "late")
+    ks: tuple[int, ...] = (1, 5, 10)
+    scope: str = "corpus"
+    threshold: float = DEFAULT_THRESHOLD
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+
+    def __post_init__(self) -> None:
+        if not self.methods or len(set(self.methods)) != len(self.methods):
+            raise ValueError("methods must be a non-empty list without repeats")
+        if self.scope not in SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
+        MetricSpec.for_ks(self.ks, doc_level=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Corpus:
+    """Chunks of all documents stacked in ranking order, with per-chunk facts."""
+
+    docs: dict[str, Document]
+    chunks_by_doc: list[tuple[Document, list[Chunk]]]
+    chunks: list[Chunk]
+    doc_index: np.ndarray  # (n_chunks,) index of each chunk's document in chunks_by_doc
+    valid: np.ndarray  # (n_chunks,) citation verifies against the loaded document
+
+
+def delta_pairs(methods: Sequence[str]) -> list[tuple[str, str]]:
+    """``(simpler, elaborate)`` pairs, each method against every other, in a fixed order."""
+    rank = {
+        m: (_METHOD_PRECEDENCE.index(m) if m in _METHOD_PRECEDENCE else 99, i)
+        for i, m in enumerate(methods)
+    }
+    ordered = sorted(methods, key=rank.__getitem__)
+    return [(a, b) for i, b in enumerate(ordered) for a in ordered[:i]]
+
+
+def default_chunker(policy: ChunkPolicy, tokenizer: object | None = None) -> ChunkFn:
+    """Parse with the default parser, then chunk with ``policy``."""
+    from core.chunk import chunk_document
+    from core.parse import parse_document
+
+    def chunks_of(doc: Document) -> Sequence[Chunk]:
+        return chunk_document(doc, parse_document(doc).blocks, policy, tokenizer=tokenizer)
+
+    return chunks_of
+
+
+def _build_corpus(docs: Sequence[Document], chunker: ChunkFn) -> _Corpus:
+    by_id: dict[str, Document] = {}
+    for doc in docs:
+        if doc.doc_id in by_id:
+            raise LabelError(f"two documents share the id {doc.doc_id!r}: rename one file")
+        by_id[doc.doc_id] = doc
+    chunks_by_doc = [(by_id[i], list(chunker(by_id[i]))) for i in sorted(by_id)]
+    for _, chunks in chunks_by_doc:
+        chunks.sort(key=lambda c: (c.char_start, c.char_end))
+    flat = [c for _, chunks in chunks_by_doc for c in chunks]
+    doc_index = np.array(
+        [i for i, (_, chunks) in enumerate(chunks_by_doc) for _ in chunks], dtype=np.int64
+    )
+    valid = np.array(
+        [Citation.of_chunk(c).verify(by_id.get(c.doc_id)) is CitationStatus.OK for c in flat],
+        dtype=bool,
+    )
+    return _Corpus(
+        docs=by_id, chunks_by_doc=chunks_by_doc, chunks=flat, doc_index=doc_index, valid=valid
+    )
+
+
+def _embed_method(
+    corpus: _Corpus,
+    method: str,
+    encoder: object,
+    embed: EmbedFn,
+    cache: object,
+    tick: Callable[[int], Progress],
+) -> np.ndarray:
+    """``(n_chunks, dim)`` float32 matrix of one method, rows in corpus order."""
+    rows: list[np.ndarray] = []
+    for doc, chunks in corpus.chunks_by_doc:
+        if not chunks:
+            continue
+        vectors = embed(doc, chunks, method, encoder, progress=tick(len(chunks)), cache=cache)
+        by_id = {v.chunk_id: v.vector for v in vectors}
+        rows.extend(np.asarray(by_id[c.chunk_id], dtype=np.float32) for c in chunks)
+    if not rows:
+        return np.zeros((0, 1), dtype=np.float32)
+    return np.vstack(rows)
+
+
+class _Ticker:
+    """Maps each embed call's own progress onto one bar over all (method, chunk) units."""
+
+    def __init__(self, total: int, progress: Progress | None) -> None:
+        self.total, self.progress, self.offset = total, progress, 0
+
+    def __call__(self, units: int) -> Progress:
+        start = self.offset
+        self.offset += units
+
+        def report(done: int, total: int) -> None:
+            if self.progress is not None and total > 0:
+                self.progress(start + round(units * min(done, total) / total), self.total)
+
+        return report
+
+
+def _rank(scores: np.ndarray, allowed: np.ndarray | None, depth: int) -> list[np.ndarray]:
+    """Per query, chunk indices best first (stable on ties), cut at ``depth``."""
+    if allowed is not None:
+        scores = np.where(allowed, scores, -np.inf)
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :depth]
+    out = []
+    for row, picked in enumerate(order):
+        keep = np.isfinite(scores[row, picked])
+        out.append(picked[keep])
+    return out
+
+
+def _relevant_counts(queries: Sequence[ResolvedQuery], corpus: _Corpus) -> list[int]:
+    """Per query, how many chunks in the whole corpus overlap one of its gold spans."""
+    starts = np.array([c.char_start for c in corpus.chunks], dtype=np.int64)
+    ends = np.array([c.char_end for c in corpus.chunks], dtype=np.int64)
+    doc_ids = np.array([c.doc_id for c in corpus.chunks], dtype=object)
+    counts = []
+    for query in queries:
+        hit = np.zeros(len(corpus.chunks), dtype=bool)
+        for gold in query.gold:
+            hit |= (starts < gold.char_end) & (gold.char_start < ends)
+        counts.append(int((hit & (doc_ids == query.doc_id)).sum()))
+    return counts
+
+
+def _model_fingerprint(encoder: object) -> str:
+    """Name, pooling, sequence limit, and the model folder's file names and sizes."""
+    parts = [str(getattr(encoder, attr, "")) for attr in ("name", "pooling", "max_tokens")]
+    folder = Path(str(getattr(encoder, "model_dir", "")))
+    if folder.is_dir():
+        parts += [
+            f"{p.relative_to(folder)}:{p.stat().st_size}"
+            for p in sorted(folder.rglob("*"))
+            if p.is_file()
+        ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def queries_digest(queries: Sequence[LabelledQuery]) -> str:
+    """sha256 of the query set as canonical JSON lines (what the labels say, not the file)."""
+    lines = [json.dumps(q.to_dict(), sort_keys=True, ensure_ascii=True) for q in queries]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    """One query under one method: its ranked hits, metric values and first gold rank."""
+
+    hits: tuple[RankedHit, ...]
+    values: dict[str, float | None]
+    rank: int | None
+
+
+def _score_method(
+    resolved: Sequence[ResolvedQuery],
+    corpus: _Corpus,
+    query_matrix: np.ndarray,
+    chunk_matrix: np.ndarray,
+    spec: MetricSpec,
+    scope: str,
+) -> list[_Scored]:
+    """Rank every query against one method's chunk matrix and score it."""
+    allowed = None
+    if scope == "doc":
+        position = {doc.doc_id: i for i, (doc, _) in enumerate(corpus.chunks_by_doc)}
+        wanted = np.array([position[q.doc_id] for q in resolved], dtype=np.int64)
+        allowed = corpus.doc_index[None, :] == wanted[:, None]
+    scores = (
+        query_matrix @ chunk_matrix.T
+        if len(corpus.chunks)
+        else (np.zeros((len(resolved), 0), dtype=np.float32))
+    )
+    relevant = _relevant_counts(resolved, corpus)
+    out = []
+    for row, picked in enumerate(_rank(scores, allowed, spec.depth)):
+        query = resolved[row]
+        gold = [(g.char_start, g.char_end) for g in query.gold]
+        ranked = [corpus.chunks[i] for i in picked]
+        values = query_metrics(
+            ranked,
+            gold_doc=query.doc_id,
+            gold=gold,
+            n_relevant=relevant[row],
+            spec=spec,
+            valid=corpus.valid[picked].tolist(),
+        )
+        hits = tuple(
+            RankedHit(chunk_id=corpus.chunks[i].chunk_id, rank=r, cosine=float(scores[row, i]))
+            for r, i in enumerate(picked, start=1)
+        )
+        out.append(_Scored(hits, values, first_relevant_rank(ranked, query.doc_id, gold)))
+    return out
+
+
+def run_eval(
+    queries: Sequence[LabelledQuery],
+    docs: Sequence[Document],
+    config: EvalConfig,
+    *,
+    encoder: Any,
+    embed: EmbedFn | None = None,
+    chunker: ChunkFn | None = None,
+    cache: object = None,
+    progress: Progress | None = None,
+) -> EvalRun:
+    """Evaluate ``queries`` over ``docs``; see the module docstring.
+
+    ``encoder`` needs ``encode_texts(texts) -> (n, dim)`` and ``name``; ``embed`` defaults
+    to ``core.embed.embed_chunks`` and ``chunker`` to the default parser plus
+    ``config.policy`` (both are seams for tests and for other pipelines). ``progress``
+    gets ``(done, total)`` over all chunks times methods while embedding. Queries that do
+    not resolve are listed in ``EvalRun.unresolved``; if none resolves, ``LabelError``.
+    """
+    clock = {"start": time.perf_counter()}
+    resolved, unresolved = resolve_queries(queries, docs, threshold=config.threshold)
+    if not resolved:
+        raise LabelError(
+            "no query could be resolved against the given documents: check that --docs "
+            "holds the documents the queries name"
+        )
+    corpus = _build_corpus(docs, chunker or default_chunker(config.policy))
+    clock["chunked"] = time.perf_counter()
+    spec = MetricSpec.for_ks(config.ks, doc_level=config.scope == "corpus" and len(docs) > 1)
+    if embed is None:
+        from core.embed import embed_chunks as embed
+    ticker = _Ticker(len(corpus.chunks) * len(config.methods), progress)
+    matrices = {m: _embed_method(corpus, m, encoder, embed, cache, ticker) for m in config.methods}
+    clock["embedded"] = time.perf_counter()
+    texts = [q.query.query for q in resolved]
+    query_matrix = np.asarray(encoder.encode_texts(texts), dtype=np.float32)
+    scored = {
+        m: _score_method(resolved, corpus, query_matrix, matrices[m], spec, config.scope)
+        for m in config.methods
+    }
+    clock["ranked"] = time.perf_counter()
+    records = _records(resolved, scored, spec)
+    identity = _identity(config, spec, encoder, corpus, queries)
+    metrics: dict[str, dict[str, float | None]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for method in config.methods:
+        metrics[method], counts[method] = aggregate(
+            [s.values for s in scored[method]], spec.names()
+        )
+    clock["done"] = time.perf_counter()
+    return EvalRun(
+        run_id=make_run_id(identity),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        model=str(encoder.name),
+        policy=config.policy.to_dict() | {"key": config.policy.key},
+        methods=config.methods,
+        ks=spec.ks,
+        text_k=spec.text_k,
+        depth=spec.depth,
+        scope=config.scope,
+        threshold=config.threshold,
+        seed=config.seed,
+        resamples=config.resamples,
+        corpus=identity["corpus"],
+        queries_sha256=identity["queries_sha256"],
+        code_version=code_version(),
+        metrics=metrics,
+        n=counts,
+        deltas=_deltas(scored, spec, config),
+        unresolved=tuple(unresolved),
+        queries=tuple(records),
+        chunks=_shown_chunks(records, corpus),
+        timings=_timings(clock),
+    )
+
+
+def _records(
+    resolved: Sequence[ResolvedQuery], scored: dict[str, list[_Scored]], spec: MetricSpec
+) -> list[QueryRecord]:
+    out = []
+    for i, query in enumerate(resolved):
+        out.append(
+            QueryRecord(
+                id=query.query.id,
+                query=query.query.query,
+                doc_id=query.doc_id,
+                doc_sha256=query.doc_sha256,
+                gold=query.gold,
+                ranks={m: rows[i].rank for m, rows in scored.items()},
+                failed={m: not rows[i].values[f"hit@{spec.text_k}"] for m, rows in scored.items()},
+                metrics={m: rows[i].values for m, rows in scored.items()},
+                top={m: rows[i].hits for m, rows in scored.items()},
+            )
+        )
+    return out
+
+
+def _deltas(
+    scored: dict[str, list[_Scored]], spec: MetricSpec, config: EvalConfig
+) -> dict[str, dict[str, DeltaInterval | None]]:
+    rows = {m: [s.values for s in found] for m, found in scored.items()}
+    return {
+        f"{b}-{a}": metric_deltas(
+            rows[a], rows[b], spec.names(), resamples=config.resamples, seed=config.seed
+        )
+        for a, b in delta_pairs(config.methods)
+    }
+
+
+def _shown_chunks(records: Sequence[QueryRecord], corpus: _Corpus) -> dict[str, Citation]:
+    shown = {h.chunk_id for r in records for hits in r.top.values() for h in hits}
+    return {c.chunk_id: Citation.of_chunk(c) for c in corpus.chunks if c.chunk_id in shown}
+
+
+def _identity(
+    config: EvalConfig,
+    spec: MetricSpec,
+    encoder: Any,
+    corpus: _Corpus,
+    queries: Sequence[LabelledQuery],
+) -> dict[str, Any]:
+    """Everything that decides the numbers; its hash is the run id."""
+    return {
+        "model": str(encoder.name),
+        "model_fingerprint": _model_fingerprint(encoder),
+        "policy": config.policy.to_dict(),
+        "methods": list(config.methods),
+        "ks": list(spec.ks),
+        "scope": config.scope,
+        "threshold": config.threshold,
+        "seed": config.seed,
+        "resamples": config.resamples,
+        "corpus": {doc_id: doc.sha256 for doc_id, doc in sorted(corpus.docs.items())},
+        "queries_sha256": queries_digest(queries),
+    }
+
+
+def _timings(clock: dict[str, float]) -> dict[str, float]:
+    return {
+        "chunk_s": round(clock["chunked"] - clock["start"], 3),
+        "embed_s": round(clock["embedded"] - clock["chunked"], 3),
+        "rank_s": round(clock["ranked"] - clock["embedded"], 3),
+        "total_s": round(clock["done"] - clock["start"], 3),
+    }

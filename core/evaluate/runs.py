@@ -1,0 +1,278 @@
+"""Evaluation runs as records: per-query results, means, deltas, saved as JSON.
+
+A run is identified by ``run_id``: a hash of everything that decides its numbers (model,
+policy, methods, ks, scope, resolution threshold, bootstrap seed and resamples, the query
+set's hash and every document's sha256). The same inputs give the same ``run_id`` and the
+same numbers; ``created_at`` and ``timings`` are the only fields that differ between two
+runs of the same command.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from core.cite import Citation
+from core.errors import LabelError
+from core.evaluate.bootstrap import DeltaInterval
+from core.evaluate.labels import GoldSpan, LabelledQuery
+from core.evaluate.resolve import Unresolved
+
+RUN_FORMAT = 1
+Values = Mapping[str, float | None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RankedHit:
+    """One retrieved chunk: 1-based ``rank`` and ``cosine`` in [-1, 1]; its citation is
+    ``EvalRun.chunks[chunk_id]`` (stored once per run, however often it is retrieved)."""
+
+    chunk_id: str
+    rank: int
+    cosine: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {"chunk_id": self.chunk_id, "rank": self.rank, "cosine": round(self.cosine, 6)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> RankedHit:
+        return cls(
+            chunk_id=str(data["chunk_id"]),
+            rank=int(data["rank"]),  # type: ignore[call-overload]
+            cosine=float(data["cosine"]),  # type: ignore[arg-type]
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryRecord:
+    """One query's outcome under every method.
+
+    ``ranks[m]`` is the 1-based rank of the first gold-overlapping chunk within the run's
+    depth, ``None`` if none was retrieved that deep; ``failed[m]`` is true when no gold
+    chunk is in the top ``text_k``; ``top[m]`` holds the ranked hits up to the depth.
+    """
+
+    id: str
+    query: str
+    doc_id: str
+    doc_sha256: str
+    gold: tuple[GoldSpan, ...]
+    ranks: Mapping[str, int | None]
+    failed: Mapping[str, bool]
+    metrics: Mapping[str, Values]
+    top: Mapping[str, tuple[RankedHit, ...]] = field(default_factory=dict)
+
+    def to_dict(self, *, with_hits: bool = True) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": self.id,
+            "query": self.query,
+            "doc": self.doc_id,
+            "doc_sha256": self.doc_sha256,
+            "gold": [g.to_dict() for g in self.gold],
+            "ranks": dict(self.ranks),
+            "failed": dict(self.failed),
+            "metrics": {m: dict(v) for m, v in self.metrics.items()},
+        }
+        if with_hits:
+            out["top"] = {m: [h.to_dict() for h in hits] for m, hits in self.top.items()}
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> QueryRecord:
+        from core.evaluate.labels import query_from_dict
+
+        label = query_from_dict(
+            {"id": data["id"], "query": data["query"], "doc": data["doc"], "gold": data["gold"]}
+        )
+        top = data.get("top") or {}
+        return cls(
+            id=str(data["id"]),
+            query=str(data["query"]),
+            doc_id=str(data["doc"]),
+            doc_sha256=str(data["doc_sha256"]),
+            gold=label.gold,
+            ranks=dict(data["ranks"]),  # type: ignore[call-overload]
+            failed={m: bool(v) for m, v in dict(data["failed"]).items()},  # type: ignore[call-overload]
+            metrics={m: dict(v) for m, v in dict(data["metrics"]).items()},  # type: ignore[call-overload]
+            top={m: tuple(RankedHit.from_dict(h) for h in hits) for m, hits in top.items()},  # type: ignore[union-attr]
+        )
+
+    def as_label(self, **meta: object) -> LabelledQuery:
+        """This query as a query-set line pinned to the document version it ran on."""
+        return LabelledQuery(
+            id=self.id,
+            query=self.query,
+            doc=self.doc_id,
+            gold=self.gold,
+            doc_sha256=self.doc_sha256,
+            meta=meta,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalRun:
+    """A finished evaluation. ``metrics[m][name]`` is a mean over ``n[m][name]`` queries;
+    ``deltas["b-a"][name]`` is ``b - a`` with its paired bootstrap interval."""
+
+    run_id: str
+    created_at: str
+    model: str
+    policy: Mapping[str, object]
+    methods: tuple[str, ...]
+    ks: tuple[int, ...]
+    text_k: int
+    depth: int
+    scope: str
+    threshold: float
+    seed: int
+    resamples: int
+    corpus: Mapping[str, str]
+    queries_sha256: str
+    code_version: str
+    metrics: Mapping[str, Values]
+    n: Mapping[str, Mapping[str, int]]
+    deltas: Mapping[str, Mapping[str, DeltaInterval | None]]
+    unresolved: tuple[Unresolved, ...]
+    queries: tuple[QueryRecord, ...]
+    chunks: Mapping[str, Citation] = field(default_factory=dict)
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.queries)
+
+    def query(self, query_id: str) -> QueryRecord:
+        for record in self.queries:
+            if record.id == query_id:
+                return record
+        raise LabelError(f"query {query_id!r} is not in run {self.run_id}")
+
+    def hits(self, query_id: str, method: str) -> list[tuple[RankedHit, Citation]]:
+        """The ranked hits of one query under one method, each with its citation."""
+        record = self.query(query_id)
+        if method not in record.top:
+            raise LabelError(f"method {method!r} is not in run {self.run_id}")
+        return [(hit, self.chunks[hit.chunk_id]) for hit in record.top[method]]
+
+    def to_dict(self, *, with_hits: bool = True) -> dict[str, object]:
+        return {
+            "format": RUN_FORMAT,
+            "run_id": self.run_id,
+            "created_at": self.created_at,
+            "model": self.model,
+            "policy": dict(self.policy),
+            "methods": list(self.methods),
+            "ks": list(self.ks),
+            "text_k": self.text_k,
+            "depth": self.depth,
+            "scope": self.scope,
+            "threshold": self.threshold,
+            "seed": self.seed,
+            "resamples": self.resamples,
+            "corpus": dict(self.corpus),
+            "queries_sha256": self.queries_sha256,
+            "code_version": self.code_version,
+            "n_queries": self.n_queries,
+            "metrics": {m: dict(v) for m, v in self.metrics.items()},
+            "n": {m: dict(v) for m, v in self.n.items()},
+            "deltas": {
+                pair: {name: d.to_dict() if d else None for name, d in rows.items()}
+                for pair, rows in self.deltas.items()
+            },
+            "unresolved": [u.to_dict() for u in self.unresolved],
+            "timings": dict(self.timings),
+            "queries": [q.to_dict(with_hits=with_hits) for q in self.queries],
+        } | ({"chunks": {cid: c.to_dict() for cid, c in self.chunks.items()}} if with_hits else {})
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> EvalRun:
+        deltas = {
+            pair: {n: DeltaInterval.from_dict(d) if d else None for n, d in rows.items()}
+            for pair, rows in dict(data["deltas"]).items()  # type: ignore[call-overload]
+        }
+        unresolved = tuple(
+            Unresolved(
+                query_id=str(u["id"]),
+                doc=str(u["doc"]),
+                reason=str(u["reason"]),
+                coverage=u.get("coverage"),
+            )
+            for u in data.get("unresolved", [])  # type: ignore[attr-defined]
+        )
+        return cls(
+            run_id=str(data["run_id"]),
+            created_at=str(data["created_at"]),
+            model=str(data["model"]),
+            policy=dict(data["policy"]),  # type: ignore[call-overload]
+            methods=tuple(data["methods"]),  # type: ignore[arg-type]
+            ks=tuple(int(k) for k in data["ks"]),  # type: ignore[attr-defined]
+            text_k=int(data["text_k"]),  # type: ignore[call-overload]
+            depth=int(data["depth"]),  # type: ignore[call-overload]
+            scope=str(data["scope"]),
+            threshold=float(data["threshold"]),  # type: ignore[arg-type]
+            seed=int(data["seed"]),  # type: ignore[call-overload]
+            resamples=int(data["resamples"]),  # type: ignore[call-overload]
+            corpus=dict(data["corpus"]),  # type: ignore[call-overload]
+            queries_sha256=str(data["queries_sha256"]),
+            code_version=str(data["code_version"]),
+            metrics={m: dict(v) for m, v in dict(data["metrics"]).items()},  # type: ignore[call-overload]
+            n={m: dict(v) for m, v in dict(data["n"]).items()},  # type: ignore[call-overload]
+            deltas=deltas,
+            unresolved=unresolved,
+            queries=tuple(QueryRecord.from_dict(q) for q in data["queries"]),  # type: ignore[attr-defined]
+            chunks={cid: Citation.from_dict(c) for cid, c in dict(data.get("chunks", {})).items()},  # type: ignore[call-overload]
+            timings=dict(data.get("timings", {})),  # type: ignore[call-overload]
+        )
+
+
+def save_run(run: EvalRun, path: str | os.PathLike[str]) -> Path:
+    """Write the run as indented UTF-8 JSON; returns the path."""
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=1) + "\n", "utf-8")
+    return file
+
+
+def load_run(path: str | os.PathLike[str]) -> EvalRun:
+    """Read a run saved by ``save_run``; a missing or foreign file is a ``LabelError``."""
+    file = Path(path)
+    if not file.is_file():
+        raise LabelError(f"run file {file} not found: pass a RUN.json written by `eval --out`")
+    try:
+        data = json.loads(file.read_text("utf-8"))
+        return EvalRun.from_dict(data)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise LabelError(f"{file} is not a Chunkscope run file ({exc}): re-run eval --out") from exc
+
+
+def make_run_id(config: Mapping[str, object]) -> str:
+    """``run-`` + 16 hex digits of the sha256 of the canonical JSON of ``config``."""
+    raw = json.dumps(config, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return "run-" + hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def code_version() -> str:
+    """Package version, plus ``git describe`` when running from a git checkout."""
+    try:
+        version = metadata.version("chunkscope")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    root = Path(__file__).resolve().parents[2]
+    try:
+        described = subprocess.run(
+            ["git", "-C", str(root), "describe", "--always", "--dirty", "--tags"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return version
+    tag = described.stdout.strip()
+    return f"{version}+git.{tag}" if described.returncode == 0 and tag else version

@@ -1,0 +1,346 @@
+"""Failure triage: a reproducible sample of failed queries, cause tags kept in SQLite.
+
+A *failure* under a method is a query with no gold-overlapping chunk in the run's top
+``text_k`` (``QueryRecord.failed``). ``sample_failures`` draws up to ``n`` of them with
+``numpy.random.default_rng(seed)`` from the failures sorted by query id, so the same run,
+method, ``n`` and seed always give the same sample in the same order.
+
+Tags live in a SQLite file beside the index (default ``<store dir>/triage.sqlite``, the
+store dir being ``$CHUNKSCOPE_STORE`` or ``./.chunkscope``), one row per (run id, query
+id, document sha256); tagging again replaces the cause (and the note, when one is given).
+Exports: JSONL lines that are query-set lines again (id, query, doc, doc_sha256, gold with
+text, plus ``tag``, ``note``, ``method``, ``run_id``), usable as the regression set of the
+next run; and CSV for spreadsheets.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from core.cite import Citation
+from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE
+from core.errors import LabelError
+from core.evaluate.labels import GoldSpan, write_queries
+from core.evaluate.runs import EvalRun, QueryRecord, RankedHit
+
+CAUSES: tuple[str, ...] = ("parse", "boundary", "context", "vocabulary", "label", "other")
+CAUSE_HELP = {
+    "parse": "bad extraction: the text of the evidence is wrong or missing",
+    "boundary": "the evidence is split across chunks",
+    "context": "the chunk lacks its subject (what it talks about is elsewhere)",
+    "vocabulary": "the model misses the domain's words",
+    "label": "bad or unanswerable label",
+    "other": "anything else (say what in the note)",
+}
+TRIAGE_FILENAME = "triage.sqlite"
+_SCHEMA_VERSION = 1
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS tags (
+    run_id TEXT NOT NULL,
+    query_id TEXT NOT NULL,
+    doc_sha256 TEXT NOT NULL,
+    cause TEXT NOT NULL CHECK (cause IN ({", ".join(repr(c) for c in CAUSES)})),
+    note TEXT NOT NULL DEFAULT '',
+    method TEXT NOT NULL DEFAULT '',
+    tagged_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, query_id, doc_sha256)
+)
+"""
+
+
+def default_triage_path() -> Path:
+    """``$CHUNKSCOPE_STORE/triage.sqlite``, else ``./.chunkscope/triage.sqlite``."""
+    folder = os.environ.get(ENV_STORE, "").strip()
+    base = Path(folder).expanduser() if folder else Path.cwd() / DEFAULT_STORE_DIRNAME
+    return base / TRIAGE_FILENAME
+
+
+def default_method(run: EvalRun) -> str:
+    """The method triaged when none is named: ``late`` if the run has it, else the first."""
+    return "late" if "late" in run.methods else run.methods[0]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tag:
+    """A cause for one failed query of one run; ``tagged_at`` is ISO 8601 UTC."""
+
+    run_id: str
+    query_id: str
+    doc_sha256: str
+    cause: str
+    note: str = ""
+    method: str = ""
+    tagged_at: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "run_id": self.run_id,
+            "query_id": self.query_id,
+            "doc_sha256": self.doc_sha256,
+            "cause": self.cause,
+            "note": self.note,
+            "method": self.method,
+            "tagged_at": self.tagged_at,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Failure:
+    """One failed query to read: its gold, what was retrieved instead, its tag if any."""
+
+    query_id: str
+    query: str
+    doc_id: str
+    doc_sha256: str
+    method: str
+    rank: int | None
+    gold: tuple[GoldSpan, ...]
+    hits: tuple[tuple[RankedHit, Citation], ...]
+    tag: Tag | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.query_id,
+            "query": self.query,
+            "doc": self.doc_id,
+            "doc_sha256": self.doc_sha256,
+            "method": self.method,
+            "rank": self.rank,
+            "gold": [g.to_dict() for g in self.gold],
+            "top": [hit.to_dict() | citation.to_dict() for hit, citation in self.hits],
+            "tag": self.tag.to_dict() if self.tag else None,
+        }
+
+
+def failed_queries(run: EvalRun, method: str) -> list[QueryRecord]:
+    """Queries that failed under ``method``, sorted by id."""
+    if method not in run.methods:
+        raise LabelError(
+            f"method {method!r} is not in run {run.run_id}: use {', '.join(run.methods)}"
+        )
+    return sorted((q for q in run.queries if q.failed[method]), key=lambda q: q.id)
+
+
+def sample_failures(
+    run: EvalRun,
+    method: str | None = None,
+    *,
+    n: int = 20,
+    seed: int = 0,
+    store: TriageStore | None = None,
+) -> list[Failure]:
+    """Up to ``n`` failures under ``method`` (default: ``default_method``), drawn reproducibly;
+    with a ``store``, each carries its current tag."""
+    if n < 1:
+        raise LabelError("the sample size must be at least 1")
+    chosen = method or default_method(run)
+    pool = failed_queries(run, chosen)
+    order = np.random.default_rng(seed).permutation(len(pool))[:n]
+    tags = {(t.query_id, t.doc_sha256): t for t in store.tags(run.run_id)} if store else {}
+    out = []
+    for index in order:
+        record = pool[int(index)]
+        out.append(
+            Failure(
+                query_id=record.id,
+                query=record.query,
+                doc_id=record.doc_id,
+                doc_sha256=record.doc_sha256,
+                method=chosen,
+                rank=record.ranks[chosen],
+                gold=record.gold,
+                hits=tuple(run.hits(record.id, chosen)[: run.text_k]),
+                tag=tags.get((record.id, record.doc_sha256)),
+            )
+        )
+    return out
+
+
+class TriageStore:
+    """Cause tags in one SQLite file; every call opens and closes its own connection, so
+    several processes (the UI, the CLI) can share the file."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_triage_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as conn:
+            conn.execute(_SCHEMA)
+            conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        try:
+            conn = sqlite3.connect(self.path, timeout=10)
+        except sqlite3.Error as exc:
+            raise LabelError(f"cannot open the triage file {self.path}: {exc}") from exc
+        try:
+            with conn:
+                yield conn
+        finally:
+            conn.close()
+
+    def tag(
+        self,
+        *,
+        run_id: str,
+        query_id: str,
+        doc_sha256: str,
+        cause: str,
+        note: str | None = None,
+        method: str = "",
+    ) -> Tag:
+        """Insert or replace the tag; ``note=None`` keeps the note already stored."""
+        if cause not in CAUSES:
+            raise LabelError(f"unknown cause {cause!r}: use one of {', '.join(CAUSES)}")
+        when = datetime.now(UTC).isoformat(timespec="seconds")
+        with self._connect() as conn:
+            conn.execute(
+                "INSERT INTO tags (run_id, query_id, doc_sha256, cause, note, method, tagged_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (run_id, query_id, doc_sha256) DO UPDATE SET "
+                "cause = excluded.cause, method = excluded.method, "
+                "tagged_at = excluded.tagged_at, "
+                "note = CASE WHEN ? THEN tags.note ELSE excluded.note END",
+                (run_id, query_id, doc_sha256, cause, note or "", method, when, note is None),
+            )
+        found = self.get(run_id=run_id, query_id=query_id, doc_sha256=doc_sha256)
+        assert found is not None
+        return found
+
+    def untag(self, *, run_id: str, query_id: str, doc_sha256: str) -> bool:
+        """Remove a tag; returns whether there was one."""
+        with self._connect() as conn:
+            cursor = conn.execute(
+                "DELETE FROM tags WHERE run_id = ? AND query_id = ? AND doc_sha256 = ?",
+                (run_id, query_id, doc_sha256),
+            )
+        return cursor.rowcount > 0
+
+    def get(self, *, run_id: str, query_id: str, doc_sha256: str) -> Tag | None:
+        with self._connect() as conn:
+            row = conn.execute(
+                "SELECT run_id, query_id, doc_sha256, cause, note, method, tagged_at FROM tags "
+                "WHERE run_id = ? AND query_id = ? AND doc_sha256 = ?",
+                (run_id, query_id, doc_sha256),
+            ).fetchone()
+        return _tag_of(row) if row else None
+
+    def tags(self, run_id: str) -> list[Tag]:
+        """Every tag of a run, ordered by query id."""
+        with self._connect() as conn:
+            rows = conn.execute(
+                "SELECT run_id, query_id, doc_sha256, cause, note, method, tagged_at FROM tags "
+                "WHERE run_id = ? ORDER BY query_id, doc_sha256",
+                (run_id,),
+            ).fetchall()
+        return [_tag_of(row) for row in rows]
+
+    def tag_counts(self, run_id: str) -> dict[str, int]:
+        """Tags per cause for one run, every cause present (0 when unused), in CAUSES order."""
+        with self._connect() as conn:
+            rows = conn.execute(
+                "SELECT cause, COUNT(*) FROM tags WHERE run_id = ? GROUP BY cause", (run_id,)
+            ).fetchall()
+        found = dict(rows)
+        return {cause: int(found.get(cause, 0)) for cause in CAUSES}
+
+
+def _tag_of(row: tuple[object, ...]) -> Tag:
+    run_id, query_id, sha, cause, note, method, when = (str(v) for v in row)
+    return Tag(
+        run_id=run_id,
+        query_id=query_id,
+        doc_sha256=sha,
+        cause=cause,
+        note=note,
+        method=method,
+        tagged_at=when,
+    )
+
+
+def tag_query(
+    store: TriageStore,
+    run: EvalRun,
+    query_id: str,
+    cause: str,
+    *,
+    note: str | None = None,
+    method: str | None = None,
+) -> Tag:
+    """Tag a query of ``run`` (keyed by the run, the query and its document's sha256)."""
+    record = run.query(query_id)
+    chosen = method or default_method(run)
+    if chosen not in run.methods:
+        raise LabelError(f"method {chosen!r} is not in run {run.run_id}")
+    return store.tag(
+        run_id=run.run_id,
+        query_id=record.id,
+        doc_sha256=record.doc_sha256,
+        cause=cause,
+        note=note,
+        method=chosen,
+    )
+
+
+def export_tags(store: TriageStore, run: EvalRun, path: str | os.PathLike[str]) -> int:
+    """Write the run's tagged queries as JSONL (``.jsonl``) or CSV (``.csv``); returns rows."""
+    file = Path(path)
+    tagged = [(t, run.query(t.query_id)) for t in store.tags(run.run_id)]
+    if file.suffix.lower() == ".jsonl":
+        return write_queries(
+            file,
+            (
+                record.as_label(tag=t.cause, note=t.note, method=t.method, run_id=run.run_id)
+                for t, record in tagged
+            ),
+        )
+    if file.suffix.lower() == ".csv":
+        return _write_csv(file, tagged)
+    raise LabelError(f"export to .jsonl or .csv, not {file.name}")
+
+
+def _write_csv(file: Path, tagged: list[tuple[Tag, QueryRecord]]) -> int:
+    file.parent.mkdir(parents=True, exist_ok=True)
+    columns = [
+        "run_id",
+        "query_id",
+        "doc",
+        "doc_sha256",
+        "method",
+        "cause",
+        "note",
+        "tagged_at",
+        "ranks",
+        "query",
+        "gold",
+    ]
+    with file.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for tag, record in tagged:
+            writer.writerow(
+                [
+                    tag.run_id,
+                    record.id,
+                    record.doc_id,
+                    record.doc_sha256,
+                    tag.method,
+                    tag.cause,
+                    tag.note,
+                    tag.tagged_at,
+                    json.dumps(dict(record.ranks)),
+                    record.query,
+                    " | ".join(g.text or f"[{g.char_start}, {g.char_end})" for g in record.gold),
+                ]
+            )
+    return len(tagged)

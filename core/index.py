@@ -1,0 +1,379 @@
+"""The indexing pipeline: document -> blocks -> chunks -> vectors (per method) -> store.
+
+Each document is parsed and chunked once; its chunks are then embedded and stored once
+per method, so every method holds the same spans. A (document version, method) already
+complete in the store is skipped without parsing or embedding.
+
+Cancellation (``should_cancel()`` returning True) is checked between documents, between
+methods, between encoder batches and between store batches; the run then returns a report
+with ``cancelled=True``. Whatever was cut short has no completion marker, so the next run
+redoes exactly those (document, method) pairs, and upserting by stable chunk id means the
+store ends with each chunk once.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from core.errors import ChunkscopeError, UnsupportedFileError
+from core.types import Block, Chunk, ChunkPolicy, Document
+
+if TYPE_CHECKING:
+    from core.embed import ChunkVector, Encoder
+    from core.store import ChunkStore
+
+Stage = Literal["parse", "chunk", "embed", "store", "skip", "done"]
+INDEXABLE_SUFFIXES: tuple[str, ...] = (".pdf", ".txt", ".md", ".markdown")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DocumentFile:
+    """A file to index, loaded only when its version is not already stored.
+
+    ``identity()`` hashes the bytes without parsing, so a re-run over an unchanged folder
+    skips every file at the cost of reading it once.
+    """
+
+    path: Path
+    password: str | None = None
+
+    def identity(self) -> tuple[str, str] | None:
+        """``(doc_id, sha256)`` exactly as ``load_document`` assigns them; None if unreadable."""
+        from core.ingest import doc_id_for, sha256_of
+
+        try:
+            return doc_id_for(self.path.name), sha256_of(self.path.read_bytes())
+        except OSError:
+            return None
+
+    def load(self) -> Document:
+        from core.ingest import load_document
+
+        return load_document(self.path, password=self.password)
+
+
+def collect_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Files named, plus the PDFs/text/Markdown under named folders (recursive, sorted,
+    hidden folders such as ``.chunkscope`` skipped); each file once, in the order given.
+
+    Raises ``UnsupportedFileError`` for a path that does not exist.
+    """
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise UnsupportedFileError(f"{raw} does not exist; check the path")
+        if path.is_dir():
+            found.extend(
+                sorted(
+                    p
+                    for p in path.rglob("*")
+                    if p.is_file()
+                    and p.suffix.lower() in INDEXABLE_SUFFIXES
+                    and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                )
+            )
+        else:
+            found.append(path)
+    return list(dict.fromkeys(found))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexProgress:
+    """One progress event; ``doc_index`` is 0-based among ``n_docs``.
+
+    ``done``/``total`` count the stage's real units: the document for ``parse`` (0/1,
+    then 1/1), chunks for ``chunk`` and ``store``, the encoder's units for ``embed``
+    (chunks, or macro-windows for late), methods for ``skip``, documents for ``done``.
+    """
+
+    stage: Stage
+    doc_id: str
+    method: str | None
+    done: int
+    total: int
+    doc_index: int
+    n_docs: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DocIndexResult:
+    """What happened to one document: methods stored now, methods already complete."""
+
+    doc_id: str
+    source: str
+    sha256: str
+    n_chunks: int | None  # None when every method was skipped (nothing was chunked)
+    indexed: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    truncated_chunks: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexReport:
+    documents: tuple[DocIndexResult, ...]
+    policy: ChunkPolicy
+    methods: tuple[str, ...]
+    model: str
+    cancelled: bool
+    elapsed_s: float
+
+
+class EmbedFn(Protocol):
+    def __call__(
+        self,
+        doc: Document,
+        chunks: Sequence[Chunk],
+        method: str,
+        encoder: Any,
+        *,
+        progress: Callable[[int, int], None] | None = ...,
+        cache: Any = ...,
+    ) -> list[ChunkVector]: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexSteps:
+    """The stage functions the pipeline calls (tests swap ``embed`` for a fake)."""
+
+    parse: Callable[[Document, str], Sequence[Block]]
+    chunk: Callable[[Document, Sequence[Block], ChunkPolicy, Any], list[Chunk]]
+    embed: EmbedFn
+
+
+def _parse(doc: Document, parser: str) -> Sequence[Block]:
+    from core.parse import parse_document
+
+    return parse_document(doc, parser=parser).blocks
+
+
+def _chunk(
+    doc: Document, blocks: Sequence[Block], policy: ChunkPolicy, encoder: Any
+) -> list[Chunk]:
+    """Chunks counted (and, for token policies, sized) with the encoder's own tokenizer."""
+    from core.chunk import chunk_document
+    from core.tokens import load_tokenizer
+
+    return chunk_document(doc, blocks, policy, tokenizer=load_tokenizer(encoder.model_dir))
+
+
+def default_steps(embed: EmbedFn | None = None) -> IndexSteps:
+    if embed is None:
+        from core.embed import embed_chunks as embed
+    return IndexSteps(parse=_parse, chunk=_chunk, embed=embed)
+
+
+@dataclass(slots=True)
+class _DocState:
+    """What one document's run has finished so far (kept when it is cancelled)."""
+
+    doc_id: str
+    source: str
+    sha256: str = ""
+    indexed: list[str] = field(default_factory=list)
+    skipped: tuple[str, ...] = ()
+    n_chunks: int | None = None
+    truncated: dict[str, int] = field(default_factory=dict)
+
+
+def _initial_state(item: Document | DocumentFile) -> _DocState:
+    if isinstance(item, DocumentFile):
+        from core.ingest import doc_id_for
+
+        return _DocState(doc_id=doc_id_for(item.path.name), source=str(item.path))
+    return _DocState(doc_id=item.doc_id, source=item.source, sha256=item.sha256)
+
+
+class IndexCancelled(Exception):
+    """Raised inside the pipeline when ``should_cancel()`` says stop; never escapes."""
+
+
+@dataclass(slots=True)
+class _Run:
+    """The per-call context every step needs."""
+
+    policy: ChunkPolicy
+    methods: tuple[str, ...]
+    encoder: Any
+    store: ChunkStore
+    parser: str
+    steps: IndexSteps
+    progress: Callable[[IndexProgress], None] | None
+    should_cancel: Callable[[], bool] | None
+    cache: Any
+    force: bool
+    n_docs: int
+    doc_index: int = 0
+
+    def emit(self, stage: Stage, doc_id: str, method: str | None, done: int, total: int) -> None:
+        if self.progress is not None:
+            event = IndexProgress(
+                stage=stage,
+                doc_id=doc_id,
+                method=method,
+                done=done,
+                total=total,
+                doc_index=self.doc_index,
+                n_docs=self.n_docs,
+            )
+            self.progress(event)
+
+    def check(self) -> None:
+        if self.should_cancel is not None and self.should_cancel():
+            raise IndexCancelled
+
+    def reporter(self, stage: Stage, doc_id: str, method: str) -> Callable[[int, int], None]:
+        def report(done: int, total: int) -> None:
+            self.emit(stage, doc_id, method, done, total)
+            self.check()
+
+        return report
+
+
+def _pending(run: _Run, identity: tuple[str, str] | None) -> list[str]:
+    if run.force or identity is None:
+        return list(run.methods)
+    doc_id, sha256 = identity
+    return [
+        m
+        for m in run.methods
+        if not run.store.is_version_indexed(
+            doc_id, sha256, model=run.encoder.name, method=m, policy=run.policy
+        )
+    ]
+
+
+def _identity(item: Document | DocumentFile) -> tuple[str, str] | None:
+    return item.identity() if isinstance(item, DocumentFile) else (item.doc_id, item.sha256)
+
+
+def _index_one(run: _Run, item: Document | DocumentFile, state: _DocState) -> None:
+    """Index one document for its pending methods; ``state`` records what finished."""
+    identity = _identity(item)
+    if identity is not None:
+        state.doc_id, state.sha256 = identity
+    pending = _pending(run, identity)
+    state.skipped = tuple(m for m in run.methods if m not in pending)
+    if not pending:
+        run.emit("skip", state.doc_id, None, len(run.methods), len(run.methods))
+        return
+    run.check()
+    doc = item.load() if isinstance(item, DocumentFile) else item
+    state.doc_id, state.sha256, state.source = doc.doc_id, doc.sha256, doc.source
+    run.check()
+    run.emit("parse", doc.doc_id, None, 0, 1)
+    blocks = run.steps.parse(doc, run.parser)
+    run.emit("parse", doc.doc_id, None, 1, 1)
+    chunks = run.steps.chunk(doc, blocks, run.policy, run.encoder)
+    state.n_chunks = len(chunks)
+    run.emit("chunk", doc.doc_id, None, len(chunks), len(chunks))
+    for method in pending:
+        run.check()
+        vectors = run.steps.embed(
+            doc,
+            chunks,
+            method,
+            run.encoder,
+            progress=run.reporter("embed", doc.doc_id, method),
+            cache=run.cache,
+        )
+        run.check()
+        run.store.upsert_document(
+            doc,
+            chunks,
+            vectors,
+            model=run.encoder.name,
+            method=method,
+            policy=run.policy,
+            progress=run.reporter("store", doc.doc_id, method),
+        )
+        state.indexed.append(method)
+        state.truncated[method] = sum(1 for v in vectors if v.truncated_tokens > 0)
+
+
+def index_documents(
+    docs: Sequence[Document | DocumentFile],
+    *,
+    policy: ChunkPolicy,
+    methods: Sequence[str],
+    encoder: Encoder,
+    store: ChunkStore,
+    parser: str = "fast",
+    progress: Callable[[IndexProgress], None] | None = None,
+    should_cancel: Callable[[], bool] | None = None,
+    cache: Any = None,
+    force: bool = False,
+    steps: IndexSteps | None = None,
+) -> IndexReport:
+    """Index every document under every method (see the module docstring).
+
+    ``docs`` may mix loaded documents and ``DocumentFile``s (loaded one at a time, only when
+    needed). A ``ChunkscopeError`` raised for one document (unreadable file, wrong
+    password, parser failure) is recorded in its result and the run goes on. ``force``
+    re-embeds versions that are already complete.
+    """
+    if not methods or len(set(methods)) != len(methods):
+        raise ValueError("methods must be a non-empty list without repeats")
+    if "late" in methods:
+        from core.embed.late import check_late_pooling
+
+        check_late_pooling(encoder)  # refuse before any document is touched
+    started = time.perf_counter()
+    run = _Run(
+        policy=policy,
+        methods=tuple(methods),
+        encoder=encoder,
+        store=store,
+        parser=parser,
+        steps=steps or default_steps(),
+        progress=progress,
+        should_cancel=should_cancel,
+        cache=cache,
+        force=force,
+        n_docs=len(docs),
+    )
+    results: list[DocIndexResult] = []
+    cancelled = False
+    for i, item in enumerate(docs):
+        run.doc_index = i
+        doc_started = time.perf_counter()
+        state = _initial_state(item)
+        error = None
+        try:
+            run.check()
+            _index_one(run, item, state)
+        except IndexCancelled:
+            cancelled = True
+        except ChunkscopeError as exc:
+            error = str(exc)
+        results.append(
+            DocIndexResult(
+                doc_id=state.doc_id,
+                source=state.source,
+                sha256=state.sha256,
+                n_chunks=state.n_chunks,
+                indexed=tuple(state.indexed),
+                skipped=state.skipped,
+                truncated_chunks=state.truncated,
+                error=error,
+                elapsed_s=time.perf_counter() - doc_started,
+            )
+        )
+        if cancelled:
+            break
+        run.emit("done", state.doc_id, None, i + 1, len(docs))
+    return IndexReport(
+        documents=tuple(results),
+        policy=policy,
+        methods=tuple(methods),
+        model=encoder.name,
+        cancelled=cancelled,
+        elapsed_s=time.perf_counter() - started,
+    )

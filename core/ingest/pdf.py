@@ -1,0 +1,178 @@
+"""PDF documents through PyMuPDF: opening, errors, and the canonical text.
+
+Canonical text rules (applied while the text is built, so offsets never disagree with it;
+the builder is ``core.ingest.pdf_text``):
+
+* Source: ``page.get_text("rawdict")`` per character, with ligatures and whitespace
+  preserved (so the rules below decide) and glyphs outside the media box clipped. Image
+  blocks are not extracted. Invisible text (an OCR layer under a scan) is text and kept.
+* Ligatures U+FB00..U+FB06 (ff, fi, fl, ffi, ffl, long-s t, st) expand to their letters;
+  the glyph box is split evenly along x among them, so each letter has its own box.
+* Whitespace inside a line: every Unicode whitespace character becomes a plain space and
+  runs fold to one space (the first one's box is kept); whitespace at a line's edges is
+  dropped. Control characters (C0, DEL, C1) are dropped. Nothing else is normalised.
+* Glyphs whose box centre lies outside the page are dropped; the other boxes are clamped
+  to the page rect.
+* Lines: PyMuPDF lines of one block that sit on one baseline (vertical overlap at least
+  half the smaller height, the second to the right of the first) are one line, joined by
+  an inserted space. Lines of a block are joined by ``"\\n"``.
+* Hyphenation: when a line ends in a hyphen (``-``, soft hyphen, U+2010) right after a
+  letter and the next line of the same block starts with a lowercase letter, the hyphen
+  is dropped and the two lines join with no separator ("exam-" + "ple" -> "example"). A
+  hyphen before an uppercase letter, a digit or a block end is kept, with a ``"\\n"``.
+  A block ending that way, followed in reading order by a block whose first line sits
+  right below it, is joined with it the same way (layout analysis cut a word). The
+  cost: a compound broken at its hyphen ("well-" + "known") loses the hyphen.
+* Blocks are joined by ``"\\n\\n"``, and so are pages (the separator belongs to the page
+  that follows it). Page ``char_start``/``char_end`` therefore tile the text in order; a
+  page without text has an empty range and ``has_text`` False.
+* Reading order: the page's blocks are ordered by a recursive XY-cut that reads columns
+  left to right inside bands separated by full-width blocks (``core.ingest.reading_order``).
+* Tables found by ``find_tables`` (on pages whose drawings form a grid, see
+  ``core.ingest.tables``) are read as one unit, row by row: cells separated by an
+  inserted tab, the lines of one cell by a space, rows by ``"\\n"``. A table's text is
+  therefore one contiguous span.
+
+Maps: ``char_page[i]`` is the 1-based page of ``text[i]``, 0 for characters the builder
+inserted (separators, joining spaces, tabs); ``char_bbox_pt[i]`` is ``(x0, y0, x1, y1)``
+float32 in points in the coordinates of the page as rendered (``page.rect``: origin top
+left, y down, rotation applied through ``page.rotation_matrix``), NaN for inserted ones.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pymupdf
+
+from core.errors import (
+    NotAPdfError,
+    PasswordRequiredError,
+    WrongPasswordError,
+    ZeroPagesError,
+)
+from core.ingest.pdf_text import build_canonical_text
+from core.types import Document, OutlineEntry, TextLine
+
+_JUNK_TITLE = re.compile(
+    r"^(untitled|title|document\d*|microsoft word - .*|.*\.(pdf|docx?|dvi|tex|indd|ps|rtf))$",
+    re.I,
+)
+
+
+def open_pdf(data: bytes, *, name: str, password: str | None) -> tuple[pymupdf.Document, bytes]:
+    """Open and authenticate; return the document and bytes that open without a password."""
+    try:
+        pdf = pymupdf.open(stream=data, filetype="pdf")
+    except Exception as exc:  # PyMuPDF raises FileDataError and friends
+        raise NotAPdfError(
+            f"{name} is not a readable PDF ({type(exc).__name__}); check the file or re-export it"
+        ) from None
+    if pdf.needs_pass:
+        if not password:
+            raise PasswordRequiredError(f"{name} is encrypted; give its password with --password")
+        if not pdf.authenticate(password):
+            raise WrongPasswordError(f"the password for {name} is wrong; give the right one")
+        data = pdf.tobytes(encryption=pymupdf.PDF_ENCRYPT_NONE)
+        pdf = pymupdf.open(stream=data, filetype="pdf")
+    if pdf.page_count == 0:
+        raise ZeroPagesError(f"{name} has no pages (broken page tree); repair or re-export it")
+    return pdf, data
+
+
+def load_pdf(
+    data: bytes, *, name: str, source: str, ids: tuple[str, str, str], password: str | None
+) -> Document:
+    """A ``Document`` of kind ``"pdf"`` (see the module docstring for the text rules).
+
+    ``ids`` is ``(doc_id, sha256, file stem)``; ``name`` is used in error messages.
+    """
+    doc_id, sha256, stem = ids
+    pdf, readable = open_pdf(data, name=name, password=password)
+    try:
+        built = build_canonical_text(pdf, sha256)
+    except (RuntimeError, ValueError) as exc:
+        if isinstance(exc, pymupdf.FileDataError) or "pymupdf" in type(exc).__module__:
+            raise NotAPdfError(f"{name} is damaged ({exc}); repair or re-export it") from None
+        raise
+    title = _metadata_title(pdf) or _first_heading_line(built.text, built.lines) or stem
+    return Document(
+        doc_id=doc_id,
+        sha256=sha256,
+        source=source,
+        kind="pdf",
+        text=built.text,
+        title=title,
+        pages=built.pages,
+        lines=built.lines,
+        outline=_outline(pdf),
+        char_page=built.char_page,
+        char_bbox_pt=built.char_bbox_pt,
+        pdf_bytes=readable,
+    )
+
+
+def _metadata_title(pdf: pymupdf.Document) -> str:
+    raw = (pdf.metadata or {}).get("title") or ""
+    title = " ".join("".join(c for c in raw if c.isprintable() or c.isspace()).split())
+    if len(title) < 3 or not any(c.isalpha() for c in title) or _JUNK_TITLE.match(title):
+        return ""
+    return title
+
+
+def _first_heading_line(text: str, lines: tuple[TextLine, ...]) -> str:
+    """The largest-font line in the upper half of the first page with text, when it is
+    clearly larger than that page's usual text."""
+    if not lines:
+        return ""
+    first_page = lines[0].page
+    page_lines = [ln for ln in lines if ln.page == first_page]
+    sizes = sorted(ln.size_pt for ln in page_lines)
+    median = sizes[len(sizes) // 2]
+    candidates = [
+        ln
+        for ln in page_lines
+        if ln.bbox_pt is not None
+        and ln.size_pt >= 1.15 * median
+        and sum(c.isalpha() for c in text[ln.char_start : ln.char_end]) >= 3
+    ]
+    if not candidates:
+        return ""
+    best = max(candidates, key=lambda ln: ln.size_pt)
+    same = [
+        ln
+        for ln in page_lines
+        if ln.source_block == best.source_block and ln.size_pt == best.size_pt
+    ]
+    title = " ".join(text[ln.char_start : ln.char_end] for ln in same)
+    return title if len(title) <= 200 else ""
+
+
+def _outline(pdf: pymupdf.Document) -> tuple[OutlineEntry, ...]:
+    entries: list[OutlineEntry] = []
+    try:
+        toc = pdf.get_toc(simple=False)
+    except Exception:  # a broken outline must not stop the document from loading
+        return ()
+    for level, title, page, *rest in toc:
+        dest = rest[0] if rest and isinstance(rest[0], dict) else {}
+        if not 1 <= page <= pdf.page_count:
+            continue
+        entries.append(
+            OutlineEntry(
+                level=int(level),
+                title=str(title).strip(),
+                page=int(page),
+                y_pt=_dest_y(pdf, page, dest),
+            )
+        )
+    return tuple(entries)
+
+
+def _dest_y(pdf: pymupdf.Document, page: int, dest: dict) -> float | None:
+    """The destination's y in rendered page space (points from the top), if it has one."""
+    point = dest.get("to")
+    if point is None or dest.get("kind") not in (pymupdf.LINK_GOTO, pymupdf.LINK_NAMED):
+        return None
+    p = pdf[page - 1]
+    return float((pymupdf.Point(point) * p.transformation_matrix).y)

@@ -1,0 +1,190 @@
+"""Line-level rules of the PDF canonical text (see ``core.ingest.pdf``'s docstring).
+
+A ``Line`` is one visual line after clean-up: its text, one box per character (NaN rows
+for characters the builder inserted), its box, and its dominant font. All boxes here are
+in the page's unrotated text space (``rawdict`` coordinates), points, y downwards.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pymupdf
+
+from core.ingest.tables import TableRegion
+from core.types import BBox
+
+NAN_BOX: BBox = (float("nan"),) * 4  # type: ignore[assignment]
+LIGATURES: dict[str, str] = {
+    "\ufb00": "ff",
+    "\ufb01": "fi",
+    "\ufb02": "fl",
+    "\ufb03": "ffi",
+    "\ufb04": "ffl",
+    "\ufb05": "st",
+    "\ufb06": "st",
+}
+HYPHENS = "-\u00ad\u2010"
+# A line needs the slow per-character path when it has edge or repeated whitespace,
+# whitespace other than a plain space, control characters or ligatures.
+_NEEDS_CARE = re.compile(r"^\s|\s$|\s\s|[^\S ]|[\x00-\x1f\x7f-\x9f\ufb00-\ufb06]")
+_EDGE_TOLERANCE_PT = 1.0
+
+
+@dataclass(slots=True)
+class Line:
+    """One visual line after clean-up, in unrotated text space."""
+
+    text: str
+    boxes: list[BBox]
+    bbox: BBox
+    font: str
+    size_pt: float
+    flags: int
+    horizontal: bool = True
+
+
+def block_lines(block: dict, rect: pymupdf.Rect) -> list[Line]:
+    """The cleaned, non-empty lines of one rawdict block."""
+    out: list[Line] = []
+    for raw_line in block["lines"]:
+        line = _clean_line(raw_line, rect)
+        if line is not None:
+            out.append(line)
+    return out
+
+
+def merge_baselines(lines: list[Line]) -> list[Line]:
+    """Consecutive lines on one baseline, left to right, become one line joined by a space."""
+    out: list[Line] = [lines[0]]
+    for line in lines[1:]:
+        prev = out[-1]
+        if line.horizontal and prev.horizontal and _same_row(prev, line):
+            out[-1] = Line(
+                f"{prev.text} {line.text}",
+                [*prev.boxes, NAN_BOX, *line.boxes],
+                union([prev.bbox, line.bbox]),
+                prev.font,
+                prev.size_pt,
+                prev.flags,
+            )
+        else:
+            out.append(line)
+    return out
+
+
+def _same_row(a: Line, b: Line) -> bool:
+    overlap = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
+    height = min(a.bbox[3] - a.bbox[1], b.bbox[3] - b.bbox[1])
+    return height > 0 and overlap >= 0.5 * height and b.bbox[0] >= a.bbox[2] - 1.0
+
+
+def _clean_line(raw_line: dict, rect: pymupdf.Rect) -> Line | None:
+    spans = raw_line["spans"]
+    chars = [ch for span in spans for ch in span["chars"]]
+    if not chars:
+        return None
+    text = "".join([ch["c"] for ch in chars])
+    x0, y0, x1, y1 = raw_line["bbox"]
+    tol = _EDGE_TOLERANCE_PT
+    inside = x0 >= rect.x0 - tol and y0 >= rect.y0 - tol and x1 <= rect.x1 + tol
+    inside = inside and y1 <= rect.y1 + tol
+    if inside and len(text) == len(chars) and not _NEEDS_CARE.search(text):
+        boxes = [ch["bbox"] for ch in chars]
+    else:
+        text, boxes = _clean_chars(chars, None if inside else rect)
+        if not text:
+            return None
+        x0, y0, x1, y1 = union(boxes)
+    main = max(spans, key=lambda span: len(span["chars"]))
+    horizontal = raw_line["dir"] == (1.0, 0.0)
+    bbox = (x0, y0, x1, y1)
+    return Line(text, boxes, bbox, main["font"], main["size"], main["flags"], horizontal)
+
+
+def _clean_chars(chars: list[dict], clip: pymupdf.Rect | None) -> tuple[str, list[BBox]]:
+    """Per-character rules: drop controls and off-page glyphs, expand ligatures, fold
+    whitespace runs to one space, strip the line's edges."""
+    out: list[str] = []
+    boxes: list[BBox] = []
+    for ch in chars:
+        box = ch["bbox"]
+        if clip is not None and not _centre_inside(box, clip):
+            continue
+        for c in ch["c"]:
+            if c.isspace():
+                if out and out[-1] != " ":
+                    out.append(" ")
+                    boxes.append(box)
+            elif c < " " or "\x7f" <= c <= "\x9f":
+                continue
+            elif c in LIGATURES:
+                letters = LIGATURES[c]
+                out.extend(letters)
+                boxes.extend(_split_box(box, len(letters)))
+            else:
+                out.append(c)
+                boxes.append(box)
+    while out and out[-1] == " ":
+        out.pop()
+        boxes.pop()
+    return "".join(out), boxes
+
+
+def _split_box(box: BBox, parts: int) -> list[BBox]:
+    x0, y0, x1, y1 = box
+    step = (x1 - x0) / parts
+    return [(x0 + i * step, y0, x0 + (i + 1) * step, y1) for i in range(parts)]
+
+
+def _centre_inside(box: BBox, rect: pymupdf.Rect) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return rect.x0 <= cx <= rect.x1 and rect.y0 <= cy <= rect.y1
+
+
+def union(boxes: list[BBox]) -> BBox:
+    real = [b for b in boxes if b[0] == b[0]]
+    return (
+        min(b[0] for b in real),
+        min(b[1] for b in real),
+        max(b[2] for b in real),
+        max(b[3] for b in real),
+    )
+
+
+def hyphenated(line: str, following: str) -> bool:
+    """A line-end hyphen after a letter, followed by a lowercase letter: a split word."""
+    return len(line) >= 2 and line[-1] in HYPHENS and line[-2].isalpha() and following[0].islower()
+
+
+def take_table_lines(
+    lines: list[Line], regions: tuple[TableRegion, ...], table_lines: list[list[Line]]
+) -> list[Line]:
+    """Move lines whose centre lies in a table region to that region; return the rest."""
+    rest: list[Line] = []
+    for line in lines:
+        for k, region in enumerate(regions):
+            if region.holds(line.bbox):
+                table_lines[k].append(line)
+                break
+        else:
+            rest.append(line)
+    return rest
+
+
+def table_rows(lines: list[Line]) -> list[list[Line]]:
+    """A table's lines as visual rows, each read left to right.
+
+    A line joins the current row when its vertical centre lies within the row's first
+    line; rows go top to bottom. (``find_tables`` cells are not used for this: where
+    rulings are sparse one of its cells spans several printed rows.)
+    """
+    rows: list[list[Line]] = []
+    for line in sorted(lines, key=lambda ln: (ln.bbox[1] + ln.bbox[3]) / 2):
+        centre = (line.bbox[1] + line.bbox[3]) / 2
+        if rows and rows[-1][0].bbox[1] <= centre <= rows[-1][0].bbox[3]:
+            rows[-1].append(line)
+        else:
+            rows.append([line])
+    return [sorted(row, key=lambda ln: ln.bbox[0]) for row in rows]

@@ -1,0 +1,255 @@
+"""The canonical-text builder for PDFs (the rules are in ``core.ingest.pdf``'s docstring).
+
+Works page by page on ``page.get_text("rawdict")``: cleans each line's characters and
+merges lines that share a baseline (``core.ingest.pdf_lines``), orders the page's blocks
+(``reading_order``), and appends text plus one box row per character to flat lists that
+become numpy arrays once at the end. Box rows are collected in the page's unrotated text space and moved to the
+rendered page's space (``page.rotation_matrix``) and clamped to the page rect per page.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pymupdf
+
+from core.ingest.pdf_lines import (
+    NAN_BOX,
+    Line,
+    block_lines,
+    hyphenated,
+    merge_baselines,
+    table_rows,
+    take_table_lines,
+    union,
+)
+from core.ingest.reading_order import reading_order
+from core.ingest.tables import table_regions
+from core.types import BBox, Page, TextLine
+
+RAWDICT_FLAGS = (
+    pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
+)
+_WORD = re.compile(r"[^\W_]")
+_MONO_FONT = re.compile(r"mono|courier|consol|cmtt|sftt|lmtt|menlo|inconsolata|typewriter", re.I)
+_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|cmbx|sfbx|\.b$|-b$|bx\d", re.I)
+_ITALIC_FONT = re.compile(r"italic|oblique|cmti|sfti|cmsl|-it$|\.i$", re.I)
+
+
+@dataclass(slots=True)
+class CanonicalText:
+    """What the builder produces; ``char_page``/``char_bbox_pt`` align with ``text``."""
+
+    text: str
+    char_page: np.ndarray
+    char_bbox_pt: np.ndarray
+    pages: tuple[Page, ...]
+    lines: tuple[TextLine, ...]
+
+
+@dataclass(slots=True)
+class _Builder:
+    parts: list[str] = field(default_factory=list)
+    boxes: list[BBox] = field(default_factory=list)
+    pos: int = 0
+    # (char_start, char_end, page, source_block, font, size_pt, flags, unrotated bbox)
+    line_records: list[tuple] = field(default_factory=list)
+
+    def add(self, text: str, boxes: list[BBox]) -> None:
+        self.parts.append(text)
+        self.boxes.extend(boxes)
+        self.pos += len(text)
+
+    def insert(self, text: str) -> None:
+        self.parts.append(text)
+        self.boxes.extend([NAN_BOX] * len(text))
+        self.pos += len(text)
+
+
+@dataclass(frozen=True, slots=True)
+class _Geometry:
+    """One page's rendered rect and its unrotated-to-rendered matrix (a, b, c, d, e, f)."""
+
+    rect: BBox
+    matrix: tuple[float, float, float, float, float, float]
+    rotated: bool
+
+    @classmethod
+    def of(cls, page: pymupdf.Page) -> _Geometry:
+        r, m = page.rect, page.rotation_matrix
+        return cls(
+            rect=(r.x0, r.y0, r.x1, r.y1),
+            matrix=(m.a, m.b, m.c, m.d, m.e, m.f),
+            rotated=bool(page.rotation % 360),
+        )
+
+    def box(self, box: BBox) -> BBox:
+        """A box moved to page space and clamped to the page rect."""
+        x0, y0, x1, y1 = box
+        if self.rotated:
+            a, b, c, d, e, f = self.matrix
+            xs = (a * x0 + c * y0 + e, a * x1 + c * y1 + e)
+            ys = (b * x0 + d * y0 + f, b * x1 + d * y1 + f)
+            x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+        rx0, ry0, rx1, ry1 = self.rect
+        return (
+            min(max(x0, rx0), rx1),
+            min(max(y0, ry0), ry1),
+            min(max(x1, rx0), rx1),
+            min(max(y1, ry0), ry1),
+        )
+
+    def boxes(self, boxes: np.ndarray) -> None:
+        """In place, for an ``(n, 4)`` array: like ``box`` for every row."""
+        if self.rotated:
+            a, b, c, d, e, f = self.matrix
+            xs, ys = boxes[:, [0, 2]], boxes[:, [1, 3]]
+            tx = xs * a + ys * c + e
+            ty = xs * b + ys * d + f
+            boxes[:, 0], boxes[:, 2] = tx.min(axis=1), tx.max(axis=1)
+            boxes[:, 1], boxes[:, 3] = ty.min(axis=1), ty.max(axis=1)
+        rx0, ry0, rx1, ry1 = self.rect
+        boxes[:, [0, 2]] = np.clip(boxes[:, [0, 2]], rx0, rx1)
+        boxes[:, [1, 3]] = np.clip(boxes[:, [1, 3]], ry0, ry1)
+
+
+def build_canonical_text(pdf: pymupdf.Document, doc_sha256: str) -> CanonicalText:
+    """Canonical text, per-character maps, pages and lines of an opened, readable PDF.
+
+    Table regions (``core.ingest.tables``, cached under ``doc_sha256``) are read row by
+    row as one unit.
+    """
+    builder = _Builder()
+    pages: list[Page] = []
+    geometry: list[_Geometry] = []
+    for page in pdf:
+        start = builder.pos
+        _add_page(builder, page, doc_sha256)
+        geo = _Geometry.of(page)
+        geometry.append(geo)
+        pages.append(
+            Page(
+                number=page.number + 1,
+                char_start=start,
+                char_end=builder.pos,
+                width_pt=float(geo.rect[2] - geo.rect[0]),
+                height_pt=float(geo.rect[3] - geo.rect[1]),
+                has_text=builder.pos > start,
+                rotation_deg=int(page.rotation),
+            )
+        )
+    text = "".join(builder.parts)
+    char_bbox = np.array(builder.boxes, dtype=np.float32).reshape(-1, 4)
+    char_page = np.zeros(len(text), dtype=np.int32)
+    for page_info, geo in zip(pages, geometry, strict=True):
+        s, e = page_info.char_start, page_info.char_end
+        if e > s:
+            char_page[s:e] = page_info.number
+            geo.boxes(char_bbox[s:e])
+    char_page[np.isnan(char_bbox[:, 0])] = 0
+    lines = tuple(
+        TextLine(
+            char_start=start,
+            char_end=end,
+            page=number,
+            bbox_pt=geometry[number - 1].box(raw),
+            source_block=block,
+            font=font,
+            size_pt=round(float(size), 2),
+            bold=bool(flags & pymupdf.TEXT_FONT_BOLD) or bool(_BOLD_FONT.search(font)),
+            italic=bool(flags & pymupdf.TEXT_FONT_ITALIC) or bool(_ITALIC_FONT.search(font)),
+            monospace=bool(flags & pymupdf.TEXT_FONT_MONOSPACED) or bool(_MONO_FONT.search(font)),
+        )
+        for start, end, number, block, font, size, flags, raw in builder.line_records
+    )
+    return CanonicalText(
+        text=text, char_page=char_page, char_bbox_pt=char_bbox, pages=tuple(pages), lines=lines
+    )
+
+
+def unrotated_rect(page: pymupdf.Page) -> pymupdf.Rect:
+    """The page rect in the unrotated text space ``rawdict`` reports."""
+    box = page.cropbox
+    return pymupdf.Rect(0, 0, box.width, box.height)
+
+
+def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str) -> None:
+    rect = unrotated_rect(page)
+    raw = page.get_text("rawdict", flags=RAWDICT_FLAGS)
+    blocks = [block_lines(block, rect) for block in raw["blocks"] if block.get("type") == 0]
+    blocks = [lines for lines in blocks if lines]
+    worded = [ln.bbox for lines in blocks for ln in lines if _WORD.search(ln.text)]
+    regions = table_regions(page, doc_sha256, worded)
+    table_lines: list[list[Line]] = [[] for _ in regions]
+    units: list[list[Line]] = []
+    for lines in blocks:
+        rest = take_table_lines(lines, regions, table_lines) if regions else lines
+        if rest:
+            units.append(merge_baselines(rest))
+    tables = [rows for rows in map(table_rows, table_lines) if rows]
+    boxes = [union([ln.bbox for ln in unit]) for unit in units]
+    boxes += [union([ln.bbox for row in rows for ln in row]) for rows in tables]
+    number = page.number + 1
+    ordered: list[list[Line] | list[list[Line]]] = []
+    for k in reading_order(boxes):
+        if k >= len(units):
+            ordered.append(tables[k - len(units)])
+        elif ordered and _continues(ordered[-1], units[k]):
+            ordered[-1] = [*ordered[-1], *units[k]]  # type: ignore[list-item]
+        else:
+            ordered.append(units[k])
+    for block_no, unit in enumerate(ordered):
+        if builder.pos:
+            builder.insert("\n\n")
+        if isinstance(unit[0], Line):
+            _emit_block(builder, unit, number, block_no)  # type: ignore[arg-type]
+        else:
+            _emit_table(builder, unit, number, block_no)  # type: ignore[arg-type]
+
+
+def _continues(previous: list, unit: list[Line]) -> bool:
+    """A block that ends in a split word ("Interna-") continued by the next block right
+    below it ("tional ...") is one block: layout analysis cut it mid-word."""
+    if not previous or not isinstance(previous[-1], Line):
+        return False
+    last, first = previous[-1], unit[0]
+    height = last.bbox[3] - last.bbox[1]
+    below = 0 <= first.bbox[1] - last.bbox[3] + 0.5 * height <= 1.5 * height
+    overlap = min(last.bbox[2], first.bbox[2]) - max(last.bbox[0], first.bbox[0])
+    return below and overlap > 0 and hyphenated(last.text, first.text)
+
+
+def _emit_block(builder: _Builder, lines: list[Line], page: int, block_no: int) -> None:
+    """Lines joined by ``\\n``; a hyphenated word is joined without separator."""
+    for i, line in enumerate(lines):
+        text, boxes = line.text, line.boxes
+        following = lines[i + 1].text if i + 1 < len(lines) else ""
+        joined = bool(following) and hyphenated(text, following)
+        if joined:
+            text, boxes = text[:-1], boxes[:-1]
+        start = builder.pos
+        builder.add(text, boxes)
+        builder.line_records.append(
+            (start, builder.pos, page, block_no, line.font, line.size_pt, line.flags, line.bbox)
+        )
+        if following and not joined:
+            builder.insert("\n")
+
+
+def _emit_table(builder: _Builder, rows: list[list[Line]], page: int, block_no: int) -> None:
+    """One line per table row, cells separated by a tab, rows by ``\\n``."""
+    for r, row in enumerate(rows):
+        if r:
+            builder.insert("\n")
+        start = builder.pos
+        for c, cell in enumerate(row):
+            if c:
+                builder.insert("\t")
+            builder.add(cell.text, cell.boxes)
+        main = max(row, key=lambda ln: len(ln.text))
+        bbox = union([ln.bbox for ln in row])
+        builder.line_records.append(
+            (start, builder.pos, page, block_no, main.font, main.size_pt, main.flags, bbox)
+        )

@@ -1,0 +1,205 @@
+"""Table regions of PDF pages, found with ``page.find_tables()`` where cheap signals say so.
+
+``find_tables`` costs tens to hundreds of milliseconds per page, so it only runs where
+cheap signals agree: the page's text lines form rows of three or more fragments whose
+left edges align in columns (``looks_tabular``), the page draws at least three
+horizontal and three vertical rulings (``page.get_cdrawings()``), and the text inside
+the rulings' extent looks tabular too. Found tables whose cells are mostly empty (the
+grid of a plot) are dropped. The regions are cached by (document sha256, page index) because ingest
+(reading order keeps a table's text together, row by row) and parse (the table block)
+both need them.
+
+Coordinates: ``bbox_pt`` and cell boxes are in the page's unrotated text space (the
+space of ``rawdict``), points, y downwards.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import pymupdf
+
+from core.types import BBox
+
+# A grid needs at least this many ruling segments of each orientation.
+MIN_RULES_PER_AXIS = 3
+MIN_GRID_ROWS = 3
+# Share of a table's cells that must hold text.
+MIN_FILLED_SHARE = 0.5
+_RULE_THICKNESS_PT = 3.0
+_MIN_RULE_LENGTH_PT = 8.0
+_CACHE_SIZE = 4096
+_cache: OrderedDict[tuple[str, int], tuple[TableRegion, ...]] = OrderedDict()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableRegion:
+    """One table: its box and, per row, the boxes of its cells (``None`` for merged).
+
+    ``bbox_pt`` and ``rows`` are in unrotated text space; ``page_bbox_pt`` is the same
+    box in the rendered page's space (they differ only on rotated pages).
+    """
+
+    bbox_pt: BBox
+    page_bbox_pt: BBox
+    rows: tuple[tuple[BBox | None, ...], ...]
+
+    def cell_of(self, box: BBox) -> tuple[int, int] | None:
+        """(row, column) of the cell holding the centre of ``box``, else ``None``."""
+        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        for r, row in enumerate(self.rows):
+            for c, cell in enumerate(row):
+                if cell is not None and cell[0] <= cx <= cell[2] and cell[1] <= cy <= cell[3]:
+                    return r, c
+        return None
+
+    def holds(self, box: BBox) -> bool:
+        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        x0, y0, x1, y1 = self.bbox_pt
+        return x0 <= cx <= x1 and y0 <= cy <= y1
+
+
+def rulings(page: pymupdf.Page) -> tuple[list[BBox], list[BBox]]:
+    """The page's (horizontal, vertical) ruling segments: thin axis-aligned lines and the
+    edges of stroked or filled rectangles, as boxes in unrotated space."""
+    horizontal: list[BBox] = []
+    vertical: list[BBox] = []
+    for path in page.get_cdrawings():
+        for item in path.get("items", ()):
+            if item[0] == "l":
+                (x0, y0), (x1, y1) = item[1], item[2]
+                box = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+            elif item[0] == "re":
+                box = tuple(item[1])[:4]
+                if box[2] - box[0] > _RULE_THICKNESS_PT and box[3] - box[1] > _RULE_THICKNESS_PT:
+                    x0, y0, x1, y1 = box
+                    horizontal += [(x0, y0, x1, y0), (x0, y1, x1, y1)]
+                    vertical += [(x0, y0, x0, y1), (x1, y0, x1, y1)]
+                    continue
+            else:
+                continue
+            w, h = box[2] - box[0], box[3] - box[1]
+            if h <= _RULE_THICKNESS_PT and w >= _MIN_RULE_LENGTH_PT:
+                horizontal.append(box)
+            elif w <= _RULE_THICKNESS_PT and h >= _MIN_RULE_LENGTH_PT:
+                vertical.append(box)
+    return horizontal, vertical
+
+
+def looks_tabular(line_boxes: list[BBox]) -> bool:
+    """Cheap text signal: at least ``MIN_GRID_ROWS`` baselines carry three or more line
+    fragments, and fragment left edges line up across such rows in at least three
+    places (columns)."""
+    per_row: dict[int, list[BBox]] = {}
+    for box in line_boxes:
+        per_row.setdefault(int(box[3] // 3.0), []).append(box)
+    rows = [row for row in per_row.values() if len(row) >= 3]
+    if len(rows) < MIN_GRID_ROWS:
+        return False
+    columns: dict[int, int] = {}
+    for row in rows:
+        for x in {int(box[0] // 4.0) for box in row}:
+            columns[x] = columns.get(x, 0) + 1
+    return sum(1 for n in columns.values() if n >= MIN_GRID_ROWS) >= 3
+
+
+def may_hold_table(page: pymupdf.Page, line_boxes: list[BBox]) -> bool:
+    """The text looks tabular, the page draws rulings in both directions, and the text
+    inside the rulings' extent looks tabular too."""
+    if not looks_tabular(line_boxes):
+        return False
+    horizontal, vertical = rulings(page)
+    if len(horizontal) < MIN_RULES_PER_AXIS or len(vertical) < MIN_RULES_PER_AXIS:
+        return False
+    every = horizontal + vertical
+    x0, y0 = min(b[0] for b in every), min(b[1] for b in every)
+    x1, y1 = max(b[2] for b in every), max(b[3] for b in every)
+    inside = [b for b in line_boxes if _centre_in(b, (x0, y0, x1, y1))]
+    return looks_tabular(inside)
+
+
+def cached_table_regions(doc_sha256: str, page_index: int) -> tuple[TableRegion, ...] | None:
+    """The regions found for this page in this process, or ``None`` if not looked for."""
+    return _cache.get((doc_sha256, page_index))
+
+
+def table_regions(
+    page: pymupdf.Page, doc_sha256: str, line_boxes: list[BBox] | None = None
+) -> tuple[TableRegion, ...]:
+    """Tables of one page (cached by document hash and page index).
+
+    ``line_boxes`` (the page's text line boxes, unrotated space) feed the cheap signal;
+    without them the page's own lines are used.
+    """
+    key = (doc_sha256, page.number)
+    if key in _cache:
+        _cache.move_to_end(key)
+        return _cache[key]
+    if line_boxes is None:
+        line_boxes = [
+            tuple(ln["bbox"])
+            for b in page.get_text("dict", flags=0)["blocks"]
+            for ln in b.get("lines", ())
+        ]
+    regions = _find(page, line_boxes) if may_hold_table(page, line_boxes) else ()
+    _cache[key] = regions
+    if len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+    return regions
+
+
+def _find(page: pymupdf.Page, line_boxes: list[BBox]) -> tuple[TableRegion, ...]:
+    """``find_tables`` regions with at least two rows and columns whose cells mostly
+    hold text (a plot's grid has empty cells)."""
+    found: list[TableRegion] = []
+    for table in page.find_tables(use_layout=False).tables:
+        rows = [tuple(_as_box(cell) for cell in row.cells) for row in table.rows]
+        rows = _drop_banner_rows(rows)
+        if len(rows) < 2 or max(len([c for c in row if c]) for row in rows) < 2:
+            continue
+        if _filled_share(rows, line_boxes) < MIN_FILLED_SHARE:
+            continue
+        real = [cell for row in rows for cell in row if cell is not None]
+        bbox = (
+            min(c[0] for c in real),
+            min(c[1] for c in real),
+            max(c[2] for c in real),
+            max(c[3] for c in real),
+        )
+        shown = pymupdf.Rect(bbox) * page.rotation_matrix
+        page_bbox = (float(shown.x0), float(shown.y0), float(shown.x1), float(shown.y1))
+        found.append(TableRegion(bbox_pt=bbox, page_bbox_pt=page_bbox, rows=tuple(rows)))
+    return tuple(found)
+
+
+def _drop_banner_rows(rows: list[tuple[BBox | None, ...]]) -> list[tuple[BBox | None, ...]]:
+    """Drop leading and trailing rows that are one cell across the whole table (a title
+    drawn inside the table's frame, not a row of data)."""
+
+    def banner(row: tuple[BBox | None, ...]) -> bool:
+        return len(row) > 1 and sum(cell is not None for cell in row) == 1
+
+    while rows and banner(rows[0]):
+        rows = rows[1:]
+    while rows and banner(rows[-1]):
+        rows = rows[:-1]
+    return rows
+
+
+def _filled_share(rows: list[tuple[BBox | None, ...]], line_boxes: list[BBox]) -> float:
+    cells = [cell for row in rows for cell in row if cell is not None]
+    filled = sum(1 for cell in cells if any(_centre_in(b, cell) for b in line_boxes))
+    return filled / len(cells) if cells else 0.0
+
+
+def _centre_in(box: BBox, area: BBox) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return area[0] <= cx <= area[2] and area[1] <= cy <= area[3]
+
+
+def _as_box(box: object) -> BBox | None:
+    if box is None:
+        return None
+    x0, y0, x1, y1 = box  # type: ignore[misc]
+    return (float(x0), float(y0), float(x1), float(y1))

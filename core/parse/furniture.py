@@ -1,0 +1,131 @@
+"""Page furniture: running headers and footers of PDFs.
+
+A line is furniture when it sits in the page's top or bottom edge zone
+(``EDGE_SHARE`` of the page height, page space) or wholly in a side margin
+(``SIDE_SHARE`` of the width: stamps printed up the page edge), and either
+
+* its normalised text (lowercase, whitespace folded, every digit run -> ``#``, so
+  "Page 3" and "Page 4" match) occurs in that zone on at least ``repeat_threshold``
+  pages, or
+* it is a bare page number ("12", "iv", "Page 3", "3 of 12", "- 3 -") and the outermost
+  line of its page on that side, or
+* lines at its position (2 pt steps) in its size sit in the zone on at least
+  ``repeat_threshold`` pages, and it is either the outermost line of its page on that
+  side, alone in its layout block and set smaller than the body text or in another
+  font, or it is in the top zone at most ``SMALL_SHARE`` of the body size (running
+  headers and slide navigation whose text changes with the section).
+
+Lines in the top zone are headers; lines in the bottom zone or a side margin, footers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from typing import Literal
+
+from core.parse.headings import body_size
+from core.types import Document, TextLine
+
+FurnitureKind = Literal["header", "footer"]
+EDGE_SHARE = 0.12
+SIDE_SHARE = 0.07
+# Top-zone text at most this share of the body size is navigation or a running head.
+SMALL_SHARE = 0.8
+# Share of the pages with text on which a zone text must repeat (at least twice).
+REPEAT_SHARE = 0.3
+_DIGITS = re.compile(r"\d+")
+_SPACES = re.compile(r"\s+")
+_PAGE_NUMBER = re.compile(
+    r"^(page|seite|p\.)?\s*([#]|[ivxlcdm]+)(\s*(of|/|von)\s*#)?$|^[-–—]\s*#\s*[-–—]$"
+)
+
+
+def normalise(text: str) -> str:
+    return _SPACES.sub(" ", _DIGITS.sub("#", text.lower())).strip()
+
+
+def furniture_lines(doc: Document) -> dict[int, FurnitureKind]:
+    """Indices into ``doc.lines`` of header and footer lines (PDFs only)."""
+    if not doc.is_paged:
+        return {}
+    sizes = {p.number: (p.width_pt, p.height_pt) for p in doc.pages}
+    zoned: list[tuple[int, FurnitureKind, str]] = []
+    for index, line in enumerate(doc.lines):
+        zone = _zone(line, *sizes.get(line.page, (0.0, 0.0)))
+        if zone is not None:
+            zoned.append((index, zone, normalise(doc.text[line.char_start : line.char_end])))
+    pages_by_text: dict[tuple[FurnitureKind, str], set[int]] = defaultdict(set)
+    for index, zone, norm in zoned:
+        pages_by_text[(zone, norm)].add(doc.lines[index].page)
+    with_text = sum(1 for p in doc.pages if p.has_text)
+    threshold = max(2, math.ceil(REPEAT_SHARE * with_text))
+    outermost = _outermost_lines(doc.lines)
+    pages_by_slot: dict[tuple[FurnitureKind, int, float], set[int]] = defaultdict(set)
+    for index, zone, _ in zoned:
+        pages_by_slot[_slot(doc.lines[index], zone)].add(doc.lines[index].page)
+    body_pt = body_size(doc.lines)
+    body_font = _body_font(doc.lines)
+    block_sizes: Counter[tuple[int, int]] = Counter((ln.page, ln.source_block) for ln in doc.lines)
+    found: dict[int, FurnitureKind] = {}
+    for index, zone, norm in zoned:
+        line = doc.lines[index]
+        repeated = len(pages_by_text[(zone, norm)]) >= threshold
+        page_number = bool(_PAGE_NUMBER.match(norm)) and index in outermost
+        alone_outside = (
+            index in outermost
+            and block_sizes[(line.page, line.source_block)] == 1
+            and (line.size_pt <= 0.95 * body_pt or line.font != body_font)
+        )
+        small_on_top = zone == "header" and line.size_pt <= SMALL_SHARE * body_pt
+        running = (
+            (alone_outside or small_on_top)
+            and line.size_pt <= 1.05 * body_pt
+            and len(pages_by_slot[_slot(line, zone)]) >= threshold
+        )
+        if repeated or page_number or running:
+            found[index] = zone
+    return found
+
+
+def _body_font(lines: tuple[TextLine, ...]) -> str:
+    weights: Counter[str] = Counter()
+    for line in lines:
+        weights[line.font] += line.char_end - line.char_start
+    return weights.most_common(1)[0][0] if weights else ""
+
+
+def _slot(line: TextLine, zone: FurnitureKind) -> tuple[FurnitureKind, int, float]:
+    """Where a line sits on its side of the page: edge coordinate in 2 pt steps, size."""
+    assert line.bbox_pt is not None
+    edge = line.bbox_pt[1] if zone == "header" else line.bbox_pt[3]
+    return zone, round(edge / 2), round(line.size_pt * 2) / 2
+
+
+def _zone(line: TextLine, width: float, height: float) -> FurnitureKind | None:
+    if line.bbox_pt is None or height <= 0:
+        return None
+    x0, y0, x1, y1 = line.bbox_pt
+    if y1 <= EDGE_SHARE * height:
+        return "header"
+    if y0 >= (1 - EDGE_SHARE) * height:
+        return "footer"
+    if x1 <= SIDE_SHARE * width or x0 >= (1 - SIDE_SHARE) * width:
+        return "footer"
+    return None
+
+
+def _outermost_lines(lines: tuple[TextLine, ...]) -> set[int]:
+    """Per page, the indices of the topmost and the bottommost line."""
+    top: dict[int, tuple[float, int]] = {}
+    bottom: dict[int, tuple[float, int]] = {}
+    for index, line in enumerate(lines):
+        if line.bbox_pt is None:
+            continue
+        y0, y1 = line.bbox_pt[1], line.bbox_pt[3]
+        if line.page not in top or y0 < top[line.page][0]:
+            top[line.page] = (y0, index)
+        if line.page not in bottom or y1 > bottom[line.page][0]:
+            bottom[line.page] = (y1, index)
+    return {i for _, i in top.values()} | {i for _, i in bottom.values()}

@@ -1,0 +1,254 @@
+"""Geometry of overlays: which rectangles of a rendered page show a span, a block, a chunk.
+
+All boxes are ``(x0, y0, x1, y1)`` in PDF points with the origin at the top-left corner of
+the rendered page (the coordinates of ``Document.char_bbox_pt``). A span lights up as one
+rectangle per laid-out line: consecutive characters of the span that share a page and a
+line (their centres across the line agree and no large gap separates them along it) are
+merged by the union of their boxes. Characters the text builder inserted (line breaks) have no box
+and are skipped, so a highlight covers exactly the cited glyphs, never a whole block.
+
+Colours are defined here once, for every page of the app: ``BLOCK_COLOURS`` per block kind,
+``CHUNK_COLOURS`` alternating between neighbouring chunks, ``OVERLAP_COLOUR`` for
+characters that belong to more than one chunk, ``HIGHLIGHT_COLOUR`` for a citation.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.types import BBox, Block, Document
+
+BLOCK_COLOURS: dict[str, str] = {
+    "heading": "#d1495b",
+    "paragraph": "#2e86ab",
+    "list": "#3bb273",
+    "table": "#7768ae",
+    "code": "#a0522d",
+    "caption": "#e1a100",
+    "header": "#6c757d",
+    "footer": "#d291bc",
+}
+CHUNK_COLOURS: tuple[str, str] = ("#2e86ab", "#f18f01")
+OVERLAP_COLOUR = "#c73e1d"
+HIGHLIGHT_COLOUR = "#ffd400"
+HIGHLIGHT_STROKE = "#d97706"
+
+# Same line when vertical centres differ by at most this share of the taller glyph;
+# new line when the horizontal gap exceeds this many glyph heights (columns, table cells).
+_SAME_LINE_CENTRE_SHARE = 0.5
+_MAX_GAP_HEIGHTS = 1.5
+_MIN_GLYPH_HEIGHT_PT = 1.0
+_MAX_CACHED_LAYOUTS = 8
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LineBox:
+    """The part of a span on one laid-out line: its characters and their merged box.
+
+    ``[char_start, char_end)`` runs from the first to just past the last character on
+    this line that has a box (inserted characters in between are included in the range).
+    """
+
+    page: int
+    char_start: int
+    char_end: int
+    bbox_pt: BBox
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChunkSegment:
+    """A maximal run of characters covered by the same set of chunks (indices, ascending)."""
+
+    char_start: int
+    char_end: int
+    chunk_indices: tuple[int, ...]
+
+    @property
+    def is_overlap(self) -> bool:
+        return len(self.chunk_indices) > 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    positions: np.ndarray  # text indices of characters that have a box, ascending
+    pages: np.ndarray  # 1-based page of each such character
+    boxes: np.ndarray  # (m, 4) float64 boxes in points
+    line_ids: np.ndarray  # non-decreasing; +1 at every new line
+
+
+_layouts: OrderedDict[str, _Layout] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _line_starts(pages: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """True where a character starts a new line (first character always does).
+
+    Two consecutive characters share a line when they run horizontally (vertical centres
+    within half a glyph height, horizontal gap under ``_MAX_GAP_HEIGHTS`` heights) or,
+    for text on rotated pages, vertically (the same test with the axes swapped).
+    """
+    if len(boxes) == 0:
+        return np.zeros(0, dtype=bool)
+    prev, cur = boxes[:-1], boxes[1:]
+    horizontal = _continues(prev, cur, along=0)
+    vertical = _continues(prev, cur, along=1)
+    new_line = (pages[1:] != pages[:-1]) | ~(horizontal | vertical)
+    return np.concatenate([[True], new_line])
+
+
+def _continues(prev: np.ndarray, cur: np.ndarray, *, along: int) -> np.ndarray:
+    """Whether ``cur`` follows ``prev`` on one line running along axis ``along`` (0 = x)."""
+    across = 1 - along
+    a0, a1, c0, c1 = along, along + 2, across, across + 2
+    extent = np.maximum(
+        np.maximum(prev[:, c1] - prev[:, c0], cur[:, c1] - cur[:, c0]), _MIN_GLYPH_HEIGHT_PT
+    )
+    centre_shift = np.abs((cur[:, c0] + cur[:, c1]) - (prev[:, c0] + prev[:, c1])) / 2
+    gap = np.maximum(cur[:, a0] - prev[:, a1], prev[:, a0] - cur[:, a1])
+    return (centre_shift <= _SAME_LINE_CENTRE_SHARE * extent) & (gap <= _MAX_GAP_HEIGHTS * extent)
+
+
+def _layout(doc: Document) -> _Layout | None:
+    if doc.char_bbox_pt is None or doc.char_page is None:
+        return None
+    with _lock:
+        found = _layouts.get(doc.sha256)
+        if found is not None:
+            _layouts.move_to_end(doc.sha256)
+            return found
+    boxes_all = np.asarray(doc.char_bbox_pt, dtype=np.float64)
+    pages_all = np.asarray(doc.char_page)
+    has_box = np.isfinite(boxes_all).all(axis=1) & (pages_all > 0)
+    positions = np.flatnonzero(has_box)
+    boxes = boxes_all[positions]
+    pages = pages_all[positions].astype(np.int64)
+    line_ids = np.cumsum(_line_starts(pages, boxes)) - 1
+    layout = _Layout(positions=positions, pages=pages, boxes=boxes, line_ids=line_ids)
+    with _lock:
+        _layouts[doc.sha256] = layout
+        while len(_layouts) > _MAX_CACHED_LAYOUTS:
+            _layouts.popitem(last=False)
+    return layout
+
+
+def span_line_boxes(
+    doc: Document, char_start: int, char_end: int, *, page: int | None = None
+) -> list[LineBox]:
+    """One merged box per laid-out line of ``doc.text[char_start:char_end]``.
+
+    Restricted to ``page`` when given. Empty for reflowable documents, for spans of only
+    inserted characters, and for pages without a text layer.
+    """
+    layout = _layout(doc)
+    if layout is None or char_end <= char_start:
+        return []
+    lo = int(np.searchsorted(layout.positions, char_start, side="left"))
+    hi = int(np.searchsorted(layout.positions, char_end, side="left"))
+    if hi <= lo:
+        return []
+    positions = layout.positions[lo:hi]
+    pages = layout.pages[lo:hi]
+    boxes = layout.boxes[lo:hi]
+    line_ids = layout.line_ids[lo:hi]
+    if page is not None:
+        keep = pages == page
+        positions, pages, boxes, line_ids = (
+            positions[keep],
+            pages[keep],
+            boxes[keep],
+            line_ids[keep],
+        )
+        if len(positions) == 0:
+            return []
+    starts = np.flatnonzero(np.concatenate([[True], line_ids[1:] != line_ids[:-1]]))
+    ends = np.concatenate([starts[1:], [len(positions)]])
+    x0 = np.minimum.reduceat(boxes[:, 0], starts)
+    y0 = np.minimum.reduceat(boxes[:, 1], starts)
+    x1 = np.maximum.reduceat(boxes[:, 2], starts)
+    y1 = np.maximum.reduceat(boxes[:, 3], starts)
+    return [
+        LineBox(
+            page=int(pages[s]),
+            char_start=int(positions[s]),
+            char_end=int(positions[e - 1]) + 1,
+            bbox_pt=(float(x0[i]), float(y0[i]), float(x1[i]), float(y1[i])),
+        )
+        for i, (s, e) in enumerate(zip(starts, ends, strict=True))
+    ]
+
+
+def union_box(boxes: Sequence[BBox]) -> BBox | None:
+    """Smallest box holding all ``boxes`` (None when there are none)."""
+    if not boxes:
+        return None
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+
+
+def block_box(doc: Document, block: Block) -> BBox | None:
+    """The block's own box if the parser gave one, else the union of its glyph boxes."""
+    if block.bbox_pt is not None:
+        return block.bbox_pt
+    lines = span_line_boxes(doc, block.char_start, block.char_end, page=block.page)
+    return union_box([line.bbox_pt for line in lines])
+
+
+def blocks_on_page(blocks: Sequence[Block], page: int) -> list[Block]:
+    return [b for b in blocks if b.page == page]
+
+
+def page_span(doc: Document, page: int) -> tuple[int, int]:
+    """``[char_start, char_end)`` of a 1-based page in the canonical text."""
+    found = doc.pages[page - 1]
+    return found.char_start, found.char_end
+
+
+def chunk_segments(
+    spans: Sequence[tuple[int, int]], window_start: int, window_end: int
+) -> list[ChunkSegment]:
+    """Cut ``[window_start, window_end)`` into runs covered by the same chunks.
+
+    ``spans`` are the chunks' ``(char_start, char_end)``, sorted by start (the order in
+    which chunkers emit them); indices in the result refer to positions in ``spans``.
+    Characters covered by no chunk produce no segment.
+    """
+    last = bisect.bisect_left([s for s, _ in spans], window_end)
+    candidates = [
+        i
+        for i in range(last)
+        if spans[i][1] > window_start and spans[i][0] < window_end and spans[i][1] > spans[i][0]
+    ]
+    points = {window_start, window_end}
+    for i in candidates:
+        points.update((max(spans[i][0], window_start), min(spans[i][1], window_end)))
+    ordered = sorted(points)
+    segments: list[ChunkSegment] = []
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        covering = tuple(i for i in candidates if spans[i][0] <= a and spans[i][1] >= b)
+        if not covering:
+            continue
+        last_seg = segments[-1] if segments else None
+        if last_seg and last_seg.chunk_indices == covering and last_seg.char_end == a:
+            segments[-1] = ChunkSegment(
+                char_start=last_seg.char_start, char_end=b, chunk_indices=covering
+            )
+        else:
+            segments.append(ChunkSegment(char_start=a, char_end=b, chunk_indices=covering))
+    return segments
+
+
+def segment_colour(segment: ChunkSegment) -> str:
+    """Overlap colour for shared characters, else the owning chunk's alternating colour."""
+    if segment.is_overlap:
+        return OVERLAP_COLOUR
+    return CHUNK_COLOURS[segment.chunk_indices[0] % 2]

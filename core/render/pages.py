@@ -1,0 +1,59 @@
+"""Page images: one PDF page rendered to PNG bytes, cached by (sha256, page, zoom).
+
+The image covers the page as rendered by PyMuPDF (rotation applied), so a box in PDF
+points with the origin at the page's top-left corner maps to pixels by multiplying by
+``zoom`` (1 pt = ``zoom`` px). Rendering happens from ``Document.pdf_bytes``, which ingest
+stores decrypted, so no password is needed here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import pymupdf
+
+from core.types import Document
+
+DEFAULT_ZOOM = 2.0
+_MAX_CACHED_IMAGES = 96
+_cache: OrderedDict[tuple[str, int, float], bytes] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _check_page(doc: Document, page: int) -> None:
+    if not doc.is_paged or doc.pdf_bytes is None:
+        raise ValueError(f"{doc.doc_id} is reflowable text: it has no pages to render")
+    if not 1 <= page <= len(doc.pages):
+        raise ValueError(f"{doc.doc_id} has pages 1-{len(doc.pages)}, not {page}")
+
+
+def render_page_png(doc: Document, page: int, zoom: float = DEFAULT_ZOOM) -> bytes:
+    """PNG of 1-based ``page`` at ``zoom`` pixels per point (2.0 stays sharp on HiDPI)."""
+    _check_page(doc, page)
+    key = (doc.sha256, page, float(zoom))
+    with _lock:
+        cached = _cache.get(key)
+        if cached is not None:
+            _cache.move_to_end(key)
+            return cached
+    assert doc.pdf_bytes is not None
+    with pymupdf.open(stream=doc.pdf_bytes, filetype="pdf") as pdf:
+        pixmap = pdf[page - 1].get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+        png = pixmap.tobytes("png")
+    with _lock:
+        _cache[key] = png
+        while len(_cache) > _MAX_CACHED_IMAGES:
+            _cache.popitem(last=False)
+    return png
+
+
+def clear_page_cache() -> None:
+    with _lock:
+        _cache.clear()
+
+
+def cached_page_count() -> int:
+    """How many page images the cache holds (for tests and the sidebar's cache line)."""
+    with _lock:
+        return len(_cache)

@@ -1,0 +1,287 @@
+"""What the workbench draws: shapes and text marks for blocks, chunks and cited spans.
+
+Functions here turn blocks, chunks and spans into ``Shape`` (page overlays, in PDF points,
+origin top-left) and ``Mark`` (runs of the canonical text) with their hover text. Chunk
+numbers shown to users are 1-based positions in the chunk list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
+
+from core.render.markup import Mark, Shape
+from core.render.overlay import (
+    BLOCK_COLOURS,
+    HIGHLIGHT_COLOUR,
+    HIGHLIGHT_STROKE,
+    ChunkSegment,
+    block_box,
+    chunk_segments,
+    page_span,
+    segment_colour,
+    span_line_boxes,
+    union_box,
+)
+from core.types import BBox, Block, Chunk, Document
+
+if TYPE_CHECKING:
+    from core.chunk import ChunkStats
+    from core.store import IndexedDoc
+
+HEADING_SEPARATOR = " › "
+
+
+def first_words(text: str, n_words: int = 12) -> str:
+    """The first ``n_words`` words of ``text`` on one line, with an ellipsis if cut."""
+    words = text.split()
+    head = " ".join(words[:n_words])
+    return head + (" …" if len(words) > n_words else "")
+
+
+def block_title(block: Block) -> str:
+    kind = f"{block.kind} (level {block.level})" if block.kind == "heading" else block.kind
+    lines = [kind]
+    if block.heading_path:
+        lines.append(HEADING_SEPARATOR.join(block.heading_path))
+    page = f", p. {block.page}" if block.page else ""
+    lines.append(f"chars {block.char_start}-{block.char_end}{page}")
+    lines.append(f"“{first_words(block.text)}”")
+    return "\n".join(lines)
+
+
+def block_shapes(
+    doc: Document, blocks: Sequence[Block], page: int, kinds: Collection[str]
+) -> list[Shape]:
+    """One outlined box per block of ``page`` whose kind is in ``kinds``."""
+    shapes = []
+    for block in blocks:
+        if block.page != page or block.kind not in kinds:
+            continue
+        box = block_box(doc, block)
+        if box is None:
+            continue
+        colour = BLOCK_COLOURS[block.kind]
+        shapes.append(
+            Shape(
+                bbox_pt=box,
+                fill=colour,
+                stroke=colour,
+                fill_opacity=0.16,
+                stroke_width_pt=1.0,
+                title=block_title(block),
+                css_class=f"cs-block cs-kind-{block.kind}",
+                data=(("kind", block.kind), ("span", f"{block.char_start}-{block.char_end}")),
+            )
+        )
+    return shapes
+
+
+def _segment_title(segment: ChunkSegment, chunks: Sequence[Chunk]) -> str:
+    if segment.is_overlap:
+        names = " & ".join(str(i + 1) for i in segment.chunk_indices)
+        size = segment.char_end - segment.char_start
+        return f"overlap of chunks {names} ({size} chars)"
+    chunk = chunks[segment.chunk_indices[0]]
+    lines = [
+        f"chunk {segment.chunk_indices[0] + 1}: chars {chunk.char_start}-{chunk.char_end}, "
+        f"{chunk.token_count} tokens" + (" (oversize)" if chunk.oversize else "")
+    ]
+    if chunk.heading_path:
+        lines.append(HEADING_SEPARATOR.join(chunk.heading_path))
+    lines.append(f"“{first_words(chunk.text)}”")
+    return "\n".join(lines)
+
+
+def page_chunk_segments(doc: Document, chunks: Sequence[Chunk], page: int) -> list[ChunkSegment]:
+    start, end = page_span(doc, page)
+    return chunk_segments([(c.char_start, c.char_end) for c in chunks], start, end)
+
+
+def chunk_shapes(doc: Document, chunks: Sequence[Chunk], page: int) -> list[Shape]:
+    """Chunk boundaries on ``page``: alternating colours per chunk, overlaps hatched.
+
+    Each chunk's number is written above the first line where it starts on this page.
+    """
+    shapes: list[Shape] = []
+    for segment in page_chunk_segments(doc, chunks, page):
+        colour = segment_colour(segment)
+        title = _segment_title(segment, chunks)
+        starters = [i for i in segment.chunk_indices if chunks[i].char_start == segment.char_start]
+        label = str(starters[-1] + 1) if starters else ""
+        lines = span_line_boxes(doc, segment.char_start, segment.char_end, page=page)
+        for n, line in enumerate(lines):
+            shapes.append(
+                Shape(
+                    bbox_pt=line.bbox_pt,
+                    fill=colour,
+                    stroke=colour,
+                    fill_opacity=0.3,
+                    stroke_width_pt=0.4,
+                    title=title,
+                    css_class="cs-overlap" if segment.is_overlap else "cs-chunk",
+                    data=(("chunks", " ".join(str(i + 1) for i in segment.chunk_indices)),),
+                    hatched=segment.is_overlap,
+                    label=label if n == 0 else "",
+                )
+            )
+    return shapes
+
+
+def highlight_shapes(doc: Document, char_start: int, char_end: int, page: int) -> list[Shape]:
+    """The cited characters on ``page``: one box per line, tagged with its characters."""
+    return [
+        Shape(
+            bbox_pt=line.bbox_pt,
+            fill=HIGHLIGHT_COLOUR,
+            stroke=HIGHLIGHT_STROKE,
+            fill_opacity=0.45,
+            stroke_width_pt=0.9,
+            title=f"cited chars {char_start}-{char_end}",
+            css_class="cs-hl",
+            data=(
+                ("chars", f"{line.char_start}-{line.char_end}"),
+                ("text", doc.text[line.char_start : line.char_end]),
+            ),
+        )
+        for line in span_line_boxes(doc, char_start, char_end, page=page)
+    ]
+
+
+def focus_view(
+    doc: Document, char_start: int, char_end: int, page: int, *, pad_pt: float = 48.0
+) -> BBox | None:
+    """A full-width strip of ``page`` around the span, at least 40% of the width tall.
+
+    None when the span has no glyph on that page (show the whole page instead).
+    """
+    lines = span_line_boxes(doc, char_start, char_end, page=page)
+    box = union_box([line.bbox_pt for line in lines])
+    if box is None:
+        return None
+    info = doc.pages[page - 1]
+    height = max(box[3] - box[1] + 2 * pad_pt, 0.4 * info.width_pt)
+    if height >= info.height_pt:
+        return None
+    centre = (box[1] + box[3]) / 2
+    top = min(max(0.0, centre - height / 2), info.height_pt - height)
+    return (0.0, top, info.width_pt, top + height)
+
+
+def chunk_marks(chunks: Sequence[Chunk], window_start: int, window_end: int) -> list[Mark]:
+    """Text marks for chunks in a window; a chunk's first run carries ``data-start``."""
+    spans = [(c.char_start, c.char_end) for c in chunks]
+    marks = []
+    for segment in chunk_segments(spans, window_start, window_end):
+        first = [i for i in segment.chunk_indices if chunks[i].char_start == segment.char_start]
+        data: tuple[tuple[str, str], ...] = (("start", str(first[-1] + 1)),) if first else ()
+        marks.append(
+            Mark(
+                char_start=segment.char_start,
+                char_end=segment.char_end,
+                css_class="cs-overlap" if segment.is_overlap else "cs-chunk",
+                colour=segment_colour(segment),
+                title=_segment_title(segment, chunks),
+                data=data,
+            )
+        )
+    return marks
+
+
+def highlight_mark(char_start: int, char_end: int) -> Mark:
+    return Mark(
+        char_start=char_start,
+        char_end=char_end,
+        css_class="cs-hl",
+        colour=HIGHLIGHT_COLOUR,
+        title=f"cited chars {char_start}-{char_end}",
+        data=(("chars", f"{char_start}-{char_end}"),),
+    )
+
+
+def context_window(
+    doc: Document, char_start: int, char_end: int, chars: int = 600
+) -> tuple[int, int]:
+    """``[start, end)`` around a span with about ``chars`` of context on each side,
+    widened to whitespace so words are not cut."""
+    start = max(0, char_start - chars)
+    end = min(len(doc.text), char_end + chars)
+    while start > 0 and not doc.text[start - 1].isspace() and char_start - start < chars + 40:
+        start -= 1
+    while end < len(doc.text) and not doc.text[end].isspace() and end - char_end < chars + 40:
+        end += 1
+    return start, end
+
+
+def block_marks(
+    blocks: Sequence[Block], window_start: int, window_end: int, kinds: Collection[str]
+) -> list[Mark]:
+    """Text marks for the blocks of ``kinds`` inside a window, coloured by kind.
+
+    Blocks are sorted and clipped so marks never overlap (a parser's overlapping blocks
+    show the earlier one).
+    """
+    marks: list[Mark] = []
+    cursor = window_start
+    for block in sorted(blocks, key=lambda b: (b.char_start, b.char_end)):
+        if block.kind not in kinds or block.char_end <= cursor or block.char_start >= window_end:
+            continue
+        start = max(block.char_start, cursor)
+        end = min(block.char_end, window_end)
+        marks.append(
+            Mark(
+                char_start=start,
+                char_end=end,
+                css_class="cs-block",
+                colour=BLOCK_COLOURS[block.kind],
+                title=block_title(block),
+                data=(("kind", block.kind),),
+            )
+        )
+        cursor = end
+    return marks
+
+
+def document_row(doc: Document, *, tokens: int, indexed: str, origin: str) -> dict[str, object]:
+    """One row of the Library table (``indexed``: yes / older version / no)."""
+    return {
+        "document": doc.doc_id,
+        "kind": "PDF" if doc.is_paged else ("Markdown" if doc.is_markdown else "text"),
+        "pages": str(len(doc.pages)) if doc.is_paged else "none (text)",
+        "chars": len(doc.text),
+        "tokens": tokens,
+        "sha256": doc.sha256[:12],
+        "no text layer": ", ".join(map(str, doc.pages_without_text)) or "-",
+        "indexed": indexed,
+        "source": origin,
+    }
+
+
+def stats_items(stats: ChunkStats) -> list[tuple[str, str, str | None]]:
+    """``(label, value, detail)`` for each number of a chunking worth showing."""
+    n = max(stats.n_chunks, 1)
+
+    def count(value: int) -> tuple[str, str]:
+        return f"{value:,}", f"{value / n:.0%} of chunks"
+
+    return [
+        ("Chunks", f"{stats.n_chunks:,}", None),
+        ("Median tokens", f"{stats.tokens_median:,.0f}", f"max {stats.tokens_max:,}"),
+        ("Over the window", f"{stats.share_over_window:.0%}", f"{stats.n_over_window} chunks"),
+        ("Overlap", f"{stats.overlap_share:.0%}", "of covered chars"),
+        ("Duplicates", f"{stats.duplicate_share:.0%}", "of chunks"),
+        ("Cross a page", *count(stats.n_crossing_page)),
+        ("Cross a heading", *count(stats.n_crossing_heading)),
+        ("Split a sentence", *count(stats.n_splitting_sentence)),
+    ]
+
+
+def stale_note(
+    old_sha: str, new_sha: str, n_stale: int, stale_versions: Sequence[IndexedDoc]
+) -> str:
+    """One line: a re-read document changed, and which stored citations went stale."""
+    head = f"changed (sha256 {old_sha[:10]}… → {new_sha[:10]}…)"
+    if not n_stale:
+        return f"{head}; no stored citation pointed at an old version"
+    where = "; ".join(f"{v.n_chunks} in {v.method}/{v.policy_key}" for v in stale_versions)
+    return f"{head}: {n_stale} stored chunk citations are now stale ({where}); re-index it"

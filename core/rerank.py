@@ -1,0 +1,224 @@
+"""Second stage: rerank a wide candidate set with logged, visible features.
+
+The first stage (``core.retrieve.compare``) ranks chunks by one method's cosine. This stage
+takes a wider set of its candidates (say the top 5,000, or the whole scope) and scores
+each one as a weighted sum of named features, every one of them kept per chunk so a user
+can see why a chunk moved:
+
+- ``score``: the first stage's cosine, in [-1, 1];
+- ``citation``: citation readiness of the chunk's provenance: 1.0 when document id, hash
+  and a non-empty span are present and the quote verifies against the loaded document;
+  0.5 when they are present but the document is not loaded here (cannot be checked);
+  0.0 when the span is missing or the citation is stale or mismatched;
+- ``heading``: 1.0 when the chunk carries a heading path (its section is known), else 0;
+- ``duplicate``: 1.0 when the chunk is a near-duplicate of a chunk ranked above it, else 0
+  (its weight is negative: a repeat adds nothing a reader has not seen). "Near-duplicate"
+  is the evaluation's definition (``core.evaluate.metrics.duplicate_flags``): the same
+  text up to whitespace, or more than half of its characters inside one higher-ranked
+  chunk of the same document version. "Above" means above in the order of every other
+  feature's sum, so the flag does not depend on its own outcome.
+
+A feature's *contribution* is ``weight * value``; the new score is the sum of the
+contributions, and the new rank orders candidates by it (ties keep the first-stage order).
+``rank_change = rank - first_rank``: negative means the chunk moved up, as in
+``core.retrieve.RankChange``. No model is involved, so reranking is deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from core.cite import CitationStatus
+from core.evaluate.metrics import DUPLICATE_SHARE
+from core.store.records import StoredHit
+from core.types import Document
+
+FEATURES: tuple[str, ...] = ("score", "citation", "heading", "duplicate")
+FEATURE_HELP: dict[str, str] = {
+    "score": "the method's cosine",
+    "citation": "1 verified, 0.5 present but its document is not loaded, 0 stale/mismatch",
+    "heading": "1 when the chunk carries a heading path",
+    "duplicate": "1 when it repeats a higher-ranked chunk (the weight is negative)",
+}
+DEFAULT_CANDIDATES = 5000
+UNVERIFIED = "unverified"  # citation present, but its document is not loaded
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RerankWeights:
+    """One weight per feature (same names as ``FEATURES``)."""
+
+    score: float = 1.0
+    citation: float = 0.05
+    heading: float = 0.02
+    duplicate: float = -0.1
+
+    def as_dict(self) -> dict[str, float]:
+        return {f.name: float(getattr(self, f.name)) for f in fields(self)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RerankedChunk:
+    """One candidate after reranking: its features, their contributions, both ranks.
+
+    ``rank`` and ``first_rank`` are 1-based; ``duplicate_of`` names the higher-ranked
+    chunk it repeats (None when it repeats none); ``citation_status`` is a
+    ``CitationStatus`` value or ``"unverified"``.
+    """
+
+    hit: StoredHit
+    first_rank: int
+    rank: int
+    features: Mapping[str, float]
+    contributions: Mapping[str, float]
+    score: float
+    citation_status: str
+    duplicate_of: str | None = None
+
+    @property
+    def chunk_id(self) -> str:
+        return self.hit.chunk_id
+
+    @property
+    def rank_change(self) -> int:
+        """``rank - first_rank``: negative when the second stage moved the chunk up."""
+        return self.rank - self.first_rank
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RerankResult:
+    """All reranked candidates of one method, best first."""
+
+    method: str
+    weights: RerankWeights
+    chunks: tuple[RerankedChunk, ...]
+
+    @property
+    def n_candidates(self) -> int:
+        return len(self.chunks)
+
+    def top(self, k: int) -> list[RerankedChunk]:
+        return list(self.chunks[:k])
+
+    def ranks(self) -> dict[str, int]:
+        """chunk_id -> rank after reranking."""
+        return {c.chunk_id: c.rank for c in self.chunks}
+
+    def moved(self) -> list[RerankedChunk]:
+        """Chunks whose rank changed, biggest move first."""
+        return sorted(
+            (c for c in self.chunks if c.rank_change), key=lambda c: (-abs(c.rank_change), c.rank)
+        )
+
+
+def citation_readiness(hit: StoredHit, docs: Mapping[str, Document]) -> tuple[float, str]:
+    """The ``citation`` feature of one hit and the status behind it (module docstring)."""
+    has_span = 0 <= hit.char_start < hit.char_end and len(hit.text) == hit.char_end - hit.char_start
+    if not (hit.doc_id and hit.doc_sha256 and has_span):
+        return 0.0, CitationStatus.MISMATCH.value
+    doc = docs.get(hit.doc_id)
+    if doc is None:
+        return 0.5, UNVERIFIED
+    status = hit.citation.verify(doc)
+    return (1.0 if status is CitationStatus.OK else 0.0), status.value
+
+
+def near_duplicates(hits: Sequence[StoredHit]) -> list[str | None]:
+    """For each hit (in the given order), the first earlier hit it repeats, or None.
+
+    Same rule as ``core.evaluate.metrics.duplicate_flags`` (vectorised per document
+    version, so thousands of candidates stay fast).
+    """
+    first_with_text: dict[str, int] = {}
+    groups: dict[tuple[str, str], list[int]] = {}
+    starts = np.array([h.char_start for h in hits], dtype=np.int64)
+    ends = np.array([h.char_end for h in hits], dtype=np.int64)
+    out: list[str | None] = []
+    for i, hit in enumerate(hits):
+        earlier: list[int] = []
+        squashed = " ".join(hit.text.split())
+        if squashed and squashed in first_with_text:
+            earlier.append(first_with_text[squashed])
+        size = hit.char_end - hit.char_start
+        members = groups.setdefault((hit.doc_id, hit.doc_sha256), [])
+        if size and members:
+            rows = np.asarray(members, dtype=np.int64)
+            shared = np.minimum(ends[rows], hit.char_end) - np.maximum(starts[rows], hit.char_start)
+            over = np.flatnonzero(shared > DUPLICATE_SHARE * size)
+            if over.size:
+                earlier.append(int(rows[over[0]]))
+        out.append(hits[min(earlier)].chunk_id if earlier else None)
+        members.append(i)
+        if squashed:
+            first_with_text.setdefault(squashed, i)
+    return out
+
+
+def rerank(
+    candidates: Sequence[StoredHit],
+    *,
+    docs: Mapping[str, Document] | None = None,
+    weights: RerankWeights | None = None,
+    method: str = "",
+) -> RerankResult:
+    """Rerank first-stage ``candidates`` (best first) by the weighted features.
+
+    ``docs`` maps doc_id to the loaded documents citations are verified against.
+    """
+    chosen = weights or RerankWeights()
+    w = chosen.as_dict()
+    loaded = docs or {}
+    ordered = sorted(candidates, key=lambda h: h.rank)
+    base: list[dict[str, float]] = []
+    statuses: list[str] = []
+    for hit in ordered:
+        readiness, status = citation_readiness(hit, loaded)
+        statuses.append(status)
+        base.append(
+            {"score": hit.cosine, "citation": readiness, "heading": float(bool(hit.heading_path))}
+        )
+    partial = [sum(w[name] * value for name, value in feats.items()) for feats in base]
+    prelim = sorted(range(len(ordered)), key=lambda i: (-partial[i], i))
+    repeats = near_duplicates([ordered[i] for i in prelim])
+    repeat_of = {i: repeats[pos] for pos, i in enumerate(prelim)}
+    scored = []
+    for i, hit in enumerate(ordered):
+        feats = base[i] | {"duplicate": float(repeat_of[i] is not None)}
+        contrib = {name: w[name] * feats[name] for name in FEATURES}
+        scored.append((sum(contrib.values()), i, feats, contrib))
+    scored.sort(key=lambda row: (-row[0], row[1]))
+    chunks = tuple(
+        RerankedChunk(
+            hit=ordered[i],
+            first_rank=ordered[i].rank,
+            rank=new_rank,
+            features=feats,
+            contributions=contrib,
+            score=total,
+            citation_status=statuses[i],
+            duplicate_of=repeat_of[i],
+        )
+        for new_rank, (total, i, feats, contrib) in enumerate(scored, start=1)
+    )
+    return RerankResult(method=method, weights=chosen, chunks=chunks)
+
+
+def contribution_rows(result: RerankResult, k: int) -> list[dict[str, object]]:
+    """The top ``k`` as table rows: ranks, the change, each feature's contribution, total."""
+    rows = []
+    for chunk in result.top(k):
+        row: dict[str, object] = {
+            "rank": chunk.rank,
+            "was": chunk.first_rank,
+            "moved": -chunk.rank_change,
+        }
+        row.update({name: round(chunk.contributions[name], 4) for name in FEATURES})
+        row["total"] = round(chunk.score, 4)
+        row["citation status"] = chunk.citation_status
+        row["duplicate of"] = chunk.duplicate_of or ""
+        row["chunk_id"] = chunk.chunk_id
+        rows.append(row)
+    return rows

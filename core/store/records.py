@@ -1,0 +1,190 @@
+"""One chunk and its vector as a Chroma record, and back.
+
+A record is ``(id, embedding, metadata, document)`` with ``id == chunk_id`` and
+``document == chunk.text``. Chroma metadata values are scalars and never ``None``, so
+tuples are encoded as strings: ``pages`` and ``windows`` as comma-separated integers
+(``""`` when empty), ``block_kinds`` comma-separated, ``heading_path`` as a JSON list
+(headings may contain commas). Every provenance field of ``Chunk`` is kept, so a hit is a
+checkable citation without reloading the document.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.cite import Citation
+from core.types import Chunk, ChunkPolicy, Document
+
+if TYPE_CHECKING:
+    from core.embed import ChunkVector
+
+SCHEMA_VERSION = 1
+MetaValue = str | int | float | bool
+
+
+def _ints_to_str(values: tuple[int, ...]) -> str:
+    return ",".join(str(int(v)) for v in values)
+
+
+def _str_to_ints(text: object) -> tuple[int, ...]:
+    return tuple(int(p) for p in str(text).split(",") if p.strip())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredHit:
+    """A stored chunk ranked for a query: ``cosine`` in [-1, 1], ``rank`` 1-based.
+
+    ``token_count``/``truncated_tokens`` count the model's tokens for this method's
+    vector (``truncated_tokens > 0``: the vector never saw that many of the chunk's
+    tokens); ``windows`` are the late-chunking macro-windows that gave the token states
+    (empty for naive and contextual) and ``context`` says how much context they had.
+    """
+
+    chunk_id: str
+    rank: int
+    cosine: float
+    method: str
+    model: str
+    policy_key: str
+    doc_id: str
+    doc_sha256: str
+    doc_source: str
+    doc_title: str
+    char_start: int
+    char_end: int
+    pages: tuple[int, ...]
+    heading_path: tuple[str, ...]
+    block_kinds: tuple[str, ...]
+    text: str
+    chunk_index: int
+    token_count: int
+    truncated_tokens: int
+    windows: tuple[int, ...]
+    context: str
+    full_context_tokens: int
+    oversize: bool
+
+    @property
+    def citation(self) -> Citation:
+        return Citation(
+            doc_id=self.doc_id,
+            doc_sha256=self.doc_sha256,
+            char_start=self.char_start,
+            char_end=self.char_end,
+            quote=self.text,
+            pages=self.pages,
+        )
+
+
+def chunk_metadata(
+    doc: Document,
+    chunk: Chunk,
+    vector: ChunkVector,
+    *,
+    chunk_index: int,
+    model: str,
+    method: str,
+    policy: ChunkPolicy,
+) -> dict[str, MetaValue]:
+    """The metadata of one record; raises ``ValueError`` if chunk, vector and doc disagree."""
+    if chunk.doc_id != doc.doc_id or chunk.doc_sha256 != doc.sha256:
+        raise ValueError(f"chunk {chunk.chunk_id} is not from {doc.doc_id}@{doc.sha256[:12]}")
+    if vector.chunk_id != chunk.chunk_id or vector.method != method:
+        raise ValueError(f"vector {vector.chunk_id}/{vector.method} is not for {chunk.chunk_id}")
+    if chunk.policy != policy:
+        raise ValueError(f"chunk {chunk.chunk_id} was made by {chunk.policy.key}, not {policy.key}")
+    meta: dict[str, MetaValue] = {
+        "schema": SCHEMA_VERSION,
+        "doc_id": doc.doc_id,
+        "doc_sha256": doc.sha256,
+        "doc_source": doc.source,
+        "doc_title": doc.title,
+        "doc_kind": doc.kind,
+        "char_start": chunk.char_start,
+        "char_end": chunk.char_end,
+        "pages": _ints_to_str(chunk.pages),
+        "heading_path": json.dumps(list(chunk.heading_path), ensure_ascii=False),
+        "block_kinds": ",".join(chunk.block_kinds),
+        "chunk_index": chunk_index,
+        "chunk_token_count": chunk.token_count,
+        "oversize": bool(chunk.oversize),
+        "policy": policy.key,
+        "policy_json": json.dumps(policy.to_dict(), sort_keys=True),
+        "method": method,
+        "model": model,
+        "token_count": int(vector.token_count),
+        "truncated_tokens": int(vector.truncated_tokens),
+        "windows": _ints_to_str(tuple(vector.windows)),
+        "context": str(vector.context),
+        "full_context_tokens": int(vector.full_context_tokens),
+    }
+    for key, value in meta.items():
+        if value is None or (isinstance(value, float) and not math.isfinite(value)):
+            raise ValueError(f"metadata {key} of {chunk.chunk_id} has no value")
+    return meta
+
+
+def hit_from_record(
+    chunk_id: str, meta: Mapping[str, object], text: str, *, cosine: float, rank: int
+) -> StoredHit:
+    """Rebuild a hit from what Chroma returned; the stored text must fill the stored span."""
+    char_start, char_end = int(meta["char_start"]), int(meta["char_end"])  # type: ignore[call-overload]
+    if len(text) != char_end - char_start:
+        raise ValueError(f"record {chunk_id}: stored text does not fill its span")
+    kinds = str(meta.get("block_kinds", ""))
+    return StoredHit(
+        chunk_id=chunk_id,
+        rank=rank,
+        cosine=float(cosine),
+        method=str(meta["method"]),
+        model=str(meta["model"]),
+        policy_key=str(meta["policy"]),
+        doc_id=str(meta["doc_id"]),
+        doc_sha256=str(meta["doc_sha256"]),
+        doc_source=str(meta.get("doc_source", "")),
+        doc_title=str(meta.get("doc_title", "")),
+        char_start=char_start,
+        char_end=char_end,
+        pages=_str_to_ints(meta.get("pages", "")),
+        heading_path=tuple(json.loads(str(meta.get("heading_path", "[]")))),
+        block_kinds=tuple(k for k in kinds.split(",") if k),
+        text=text,
+        chunk_index=int(meta.get("chunk_index", 0)),  # type: ignore[call-overload]
+        token_count=int(meta.get("token_count", 0)),  # type: ignore[call-overload]
+        truncated_tokens=int(meta.get("truncated_tokens", 0)),  # type: ignore[call-overload]
+        windows=_str_to_ints(meta.get("windows", "")),
+        context=str(meta.get("context", "none")),
+        full_context_tokens=int(meta.get("full_context_tokens", 0)),  # type: ignore[call-overload]
+        oversize=bool(meta.get("oversize", False)),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpsertReport:
+    collection: str
+    doc_id: str
+    upserted: int
+    batches: int
+    deleted_other_sha: int
+    deleted_leftover: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScopeRecords:
+    """All records of a scope in chunk order (doc_id, then position in the document)."""
+
+    ids: tuple[str, ...]
+    matrix: np.ndarray  # (n, dim) float32, as stored
+    metadatas: tuple[dict[str, Any], ...]
+    texts: tuple[str, ...]
+
+    def hit(self, row: int, *, cosine: float, rank: int) -> StoredHit:
+        return hit_from_record(
+            self.ids[row], self.metadatas[row], self.texts[row], cosine=cosine, rank=rank
+        )

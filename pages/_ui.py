@@ -1,0 +1,558 @@
+"""Glue shared by the workbench pages: state keys, cached loaders, the library, citations.
+
+Pages stay thin: layout and widgets only. What several pages need lives here, once:
+
+- ``Key``: every session-state key, initialised by ``init_state`` with ``setdefault``;
+- cached loaders: ``tokenizer``/``store`` (``st.cache_resource``), ``parsed``/``chunked``/
+  ``stats_of`` (``st.cache_data`` keyed by doc id, sha256 and parameters);
+- the library: bundled samples plus documents read in this session;
+- ``citation_link``/``source_url``: any citation opens the Source page at its span;
+- ``show_html``/``page_figure``: document text reaches HTML only through ``core.render``'s
+  escaping builders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from core.chunk import DEFAULT_SIZES, POLICY_NAMES, chunk_document, chunk_stats, policy_from_args
+from core.cite import Citation
+from core.config import DEFAULT_STORE_DIRNAME, ENV_CHROMA, ENV_STORE
+from core.errors import ChunkscopeError, PasswordRequiredError, StoreError
+from core.ingest import load_document
+from core.modelpath import resolve_model_dir
+from core.parse import parse_document
+from core.render.links import link_url, source_params
+from core.render.markup import STYLESHEET, Shape, page_html
+from core.render.pages import DEFAULT_ZOOM, render_page_png
+from core.render.views import document_row, stale_note, stats_items
+from core.tokens import load_tokenizer
+from core.types import Chunk, ChunkPolicy, Document
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_DIR = ROOT / "sample_docs"
+UPLOAD_TYPES = ("pdf", "txt", "md", "markdown")
+SOURCE_PAGE = "pages/source.py"
+LIBRARY_PAGE = "pages/library.py"
+PARSERS = ("fast", "layout")
+BIG_DOCUMENT_PAGES = 20  # parsing shows a status box from this many pages
+
+
+class Key:
+    """Session-state keys (declared once; ``init_state`` gives each its default)."""
+
+    DOCS = "cs_docs"  # dict[doc_id, Document] read in this session
+    NOTES = "cs_notes"  # list[Note] about the latest uploads
+    PENDING = "cs_pending"  # dict[file name, bytes] waiting for a password
+    SEEN_UPLOADS = "cs_seen_uploads"  # set of uploader file ids already read
+    PREVIOUS = "cs_previous"  # dict[doc_id, list[sha256]] replaced versions
+    DOC = "cs_doc"  # selected doc_id (sidebar picker)
+    DOC_VERSION = "cs_doc_version"  # bumped when the app picks a document itself
+    PAGE = "cs_page"  # current 1-based page on Parse/Chunks
+    PARSER = "cs_parser"
+    PARSE_TIMES = "cs_parse_times"  # dict[(doc_id, sha, parser), elapsed_s]
+    STORE_KIND = "cs_store_kind"  # "folder" | "server"
+    STORE_ADDR = "cs_store_addr"
+    REDIRECT = "cs_redirect"  # (page path, query params) to open once app.py has run
+    FRAMED = "cs_framed"  # True while app.py runs a page inside its frame
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Note:
+    """One line about an uploaded file: ``level`` is success, warning or error."""
+
+    name: str
+    level: str
+    text: str
+
+
+def init_state() -> None:
+    chroma = os.environ.get(ENV_CHROMA, "").strip()
+    for key, default in (
+        (Key.DOCS, {}),
+        (Key.NOTES, []),
+        (Key.PENDING, {}),
+        (Key.SEEN_UPLOADS, set()),
+        (Key.PREVIOUS, {}),
+        (Key.DOC, None),
+        (Key.DOC_VERSION, 0),
+        (Key.PAGE, 1),
+        (Key.PARSER, "fast"),
+        (Key.PARSE_TIMES, {}),
+        (Key.STORE_KIND, "server" if chroma else "folder"),
+        (Key.STORE_ADDR, chroma or os.environ.get(ENV_STORE, "") or DEFAULT_STORE_DIRNAME),
+    ):
+        st.session_state.setdefault(key, default)
+
+
+@contextmanager
+def framed():
+    """``app.py`` runs the page inside this: state, stylesheet and sidebar come first."""
+    _draw_frame()
+    st.session_state[Key.FRAMED] = True
+    try:
+        yield
+    finally:
+        st.session_state[Key.FRAMED] = False
+
+
+def entry(page_path: str) -> None:
+    """First call of every page. Streamlit runs a ``pages/`` script on its own, without
+    ``app.py``, while no ``st.navigation`` has run in the process yet (the first request
+    to a fresh server; every ``AppTest`` run). A first visit then hands over to
+    ``app.py``, which builds the navigation and reopens this page with its query; later
+    runs draw the frame (state, stylesheet, sidebar) here."""
+    if Key.DOCS not in st.session_state:
+        st.session_state[Key.REDIRECT] = (page_path, st.query_params.to_dict())
+        st.switch_page("app.py")
+    if not st.session_state.get(Key.FRAMED):
+        _draw_frame()
+
+
+def _draw_frame() -> None:
+    init_state()
+    st.html(f"<style>{STYLESHEET}</style>")
+    with st.sidebar:
+        sidebar()
+
+
+def follow_redirect() -> None:
+    """Called by ``app.py`` after ``st.navigation``: reopen the page ``entry`` asked for."""
+    target = st.session_state.pop(Key.REDIRECT, None)
+    if target is not None:
+        st.switch_page(target[0], query_params=target[1])
+
+
+# -- cached resources --------------------------------------------------------------------
+
+
+@st.cache_resource(show_spinner="Loading the tokenizer…")
+def tokenizer():  # -> core.tokens.HFTokenizer
+    return load_tokenizer()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelInfo:
+    name: str
+    window_tokens: int  # max_seq_length, special tokens included
+    text_tokens: int  # what is left of the window for a text's own tokens
+    pooling: str
+
+
+@st.cache_resource(show_spinner=False)
+def model_info() -> ModelInfo:
+    from core.embed.encoder import read_pooling
+
+    path = resolve_model_dir()
+    config_file = path / "sentence_bert_config.json"
+    config = json.loads(config_file.read_text()) if config_file.is_file() else {}
+    window = int(config.get("max_seq_length", 512))
+    return ModelInfo(
+        name=tokenizer().name,
+        window_tokens=window,
+        text_tokens=window - tokenizer().special_tokens_per_text,
+        pooling=read_pooling(path) or "unknown",
+    )
+
+
+@st.cache_resource(show_spinner="Opening the chunk store…")
+def _open_store(kind: str, address: str):  # -> core.store.ChunkStore
+    from core.store import ChunkStore
+
+    if kind == "server":
+        return ChunkStore.open(host=address)
+    return ChunkStore.open(address)
+
+
+def store():  # -> core.store.ChunkStore | None
+    """The configured store, or None for a folder that does not exist yet (nothing
+    indexed). Raises ``StoreError`` with a one-line message when it cannot be opened."""
+    kind, address = st.session_state[Key.STORE_KIND], st.session_state[Key.STORE_ADDR].strip()
+    if not address:
+        raise StoreError("give a store folder or a Chroma server HOST:PORT in the sidebar")
+    if kind == "folder" and not (Path(address).expanduser() / "chroma.sqlite3").exists():
+        return None
+    return _open_store(kind, address)
+
+
+def indexed_versions() -> dict[str, set[str]]:
+    """doc_id -> sha256 of every version in the store (empty when there is no store)."""
+    try:
+        opened = store()
+    except ChunkscopeError:
+        return {}
+    found: dict[str, set[str]] = {}
+    for entry in opened.indexed_documents() if opened else []:
+        found.setdefault(entry.doc_id, set()).add(entry.sha256)
+    return found
+
+
+# -- library ------------------------------------------------------------------------------
+
+
+@st.cache_resource(show_spinner="Reading the bundled samples…")
+def samples() -> dict[str, Document]:
+    """Bundled demo documents (``sample_docs/``, top level), read once per process;
+    PDFs first, longest first, so the richest sample is the one shown at start."""
+    found = [
+        load_document(path)
+        for path in SAMPLE_DIR.iterdir()
+        if path.suffix.lower().lstrip(".") in UPLOAD_TYPES and path.name != "README.md"
+    ]
+    found.sort(key=lambda d: (not d.is_paged, -len(d.pages), d.doc_id))
+    return {doc.doc_id: doc for doc in found}
+
+
+def library() -> dict[str, Document]:
+    """Every document on hand: samples, overridden by this session's uploads."""
+    return {**samples(), **st.session_state[Key.DOCS]}
+
+
+def add_document(doc: Document) -> Note:
+    """Put ``doc`` in the library; says if it replaced another version of the same name."""
+    known = library().get(doc.doc_id)
+    st.session_state[Key.DOCS][doc.doc_id] = doc
+    select(doc.doc_id)
+    if known is not None and known.sha256 != doc.sha256:
+        st.session_state[Key.PREVIOUS].setdefault(doc.doc_id, []).append(known.sha256)
+        return Note(name=doc.source, level="warning", text=stale_message(doc, known.sha256))
+    pages = f"{len(doc.pages)} pages, " if doc.is_paged else ""
+    return Note(name=doc.source, level="success", text=f"read: {pages}{len(doc.text):,} chars")
+
+
+def stale_message(doc: Document, old_sha: str) -> str:
+    """Which stored citations the new version made stale (by hash, never by name)."""
+    try:
+        opened = store()
+        n_stale = opened.records_with_other_sha(doc.doc_id, doc.sha256) if opened else 0
+        versions = opened.indexed_documents() if opened else []
+    except ChunkscopeError as exc:
+        return f"changed; the store could not be checked: {exc}"
+    old = [v for v in versions if v.doc_id == doc.doc_id and v.sha256 != doc.sha256]
+    return stale_note(old_sha, doc.sha256, n_stale, old)
+
+
+def read_upload(name: str, data: bytes, password: str | None = None) -> Note:
+    """Ingest one file; errors become a one-line note, encrypted files wait for a password."""
+    try:
+        doc = load_document(data, name=name, password=password)
+    except PasswordRequiredError:
+        st.session_state[Key.PENDING][name] = data
+        return Note(name=name, level="warning", text="is encrypted: enter its password below")
+    except ChunkscopeError as exc:
+        if password is not None:
+            st.session_state[Key.PENDING][name] = data
+        return Note(name=name, level="error", text=str(exc))
+    st.session_state[Key.PENDING].pop(name, None)
+    return add_document(doc)
+
+
+def read_uploads(files: list) -> None:
+    """Read uploader files not seen before, with a progress bar counting files."""
+    new = [f for f in files if f.file_id not in st.session_state[Key.SEEN_UPLOADS]]
+    if not new:
+        return
+    notes: list[Note] = []
+    with st.status(f"Reading {len(new)} file(s)…", expanded=True) as status:
+        bar = st.progress(0.0)
+        for i, upload in enumerate(new, start=1):
+            bar.progress((i - 1) / len(new), text=f"{i} of {len(new)}: {upload.name}")
+            notes.append(read_upload(upload.name, upload.getvalue()))
+            st.session_state[Key.SEEN_UPLOADS].add(upload.file_id)
+        bar.progress(1.0, text=f"{len(new)} of {len(new)} read")
+        failed = sum(n.level == "error" for n in notes)
+        status.update(
+            label=f"Read {len(new) - failed} of {len(new)} file(s)",
+            state="error" if failed == len(new) else "complete",
+            expanded=False,
+        )
+    st.session_state[Key.NOTES] = notes
+    st.rerun()  # the sidebar, drawn before this, shows the new documents
+
+
+def select(doc_id: str) -> None:
+    """Make ``doc_id`` the current document (the picker shows it from the next run)."""
+    st.session_state[Key.DOC] = doc_id
+    st.session_state[Key.DOC_VERSION] += 1
+    st.session_state[Key.PAGE] = 1
+
+
+def current_doc() -> Document | None:
+    """The document picked in the sidebar (None when the library is empty)."""
+    docs = library()
+    chosen = st.session_state.get(Key.DOC)
+    if chosen not in docs:
+        chosen = next(iter(docs), None)
+        st.session_state[Key.DOC] = chosen
+    return docs.get(chosen) if chosen else None
+
+
+def require_doc() -> Document:
+    """The current document, or an empty state pointing at the Library (stops the page)."""
+    doc = current_doc()
+    if doc is None:
+        st.info("No document yet: upload one or pick a sample on the Library page.")
+        st.page_link(LIBRARY_PAGE, label="Open the Library", icon=":material/folder_open:")
+        st.stop()
+    return doc
+
+
+def synced(widget_key: str, state_key: str, *, reset_page: bool = False) -> dict:
+    """Widget kwargs that copy its value to ``state_key`` on change. Values live under
+    our own keys, not widget keys, so they survive pages that do not draw the widget."""
+
+    def copy() -> None:
+        st.session_state[state_key] = st.session_state[widget_key]
+        if reset_page:
+            st.session_state[Key.PAGE] = 1
+
+    return {"key": widget_key, "on_change": copy}
+
+
+def page_number_input(doc: Document) -> int:
+    """A 1-based page picker shared by Parse and Chunks (kept in range of ``doc``)."""
+    n_pages = len(doc.pages)
+    page = min(max(1, int(st.session_state[Key.PAGE])), n_pages)
+    st.session_state[Key.PAGE] = page
+    widget = f"cs_w_page_{doc.doc_id}"
+    st.number_input(f"Page (of {n_pages})", 1, n_pages, page, 1, **synced(widget, Key.PAGE))
+    return int(st.session_state[Key.PAGE])
+
+
+# -- parse and chunk, cached by (doc_id, sha256, parameters) ------------------------------
+
+
+@st.cache_data(max_entries=24, show_spinner=False)
+def _parse_cached(doc_id: str, sha256: str, parser: str, _doc: Document):
+    return parse_document(_doc, parser=parser)
+
+
+_parsed_keys: set[tuple[str, str, str]] = set()
+
+
+def parsed(doc: Document, parser: str):  # -> core.parse.ParseResult
+    """Blocks of ``doc`` by ``parser``; the first parse of a version shows its progress."""
+    key = (doc.doc_id, doc.sha256, parser)
+    if key in _parsed_keys or len(doc.pages) < BIG_DOCUMENT_PAGES:
+        result = _parse_cached(*key, doc)
+    else:
+        size = f"{len(doc.pages)} pages"
+        with st.status(f"Parsing {doc.doc_id} ({size}) with the {parser} parser…") as status:
+            started = time.perf_counter()
+            result = _parse_cached(*key, doc)
+            status.update(
+                label=f"Parsed {size} into {len(result.blocks):,} blocks in "
+                f"{time.perf_counter() - started:.1f} s ({parser} parser)",
+                state="complete",
+            )
+        _parsed_keys.add(key)
+    st.session_state[Key.PARSE_TIMES][key] = result.elapsed_s
+    return result
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _chunk_cached(
+    doc_id: str, sha256: str, parser: str, policy_key: str, _doc, _blocks, _policy
+) -> list[Chunk]:
+    return chunk_document(_doc, _blocks, _policy, tokenizer=tokenizer())
+
+
+def chunked(doc: Document, parser: str, policy: ChunkPolicy) -> list[Chunk]:
+    """Chunks of ``doc`` under ``policy`` (its parse comes from the parse cache)."""
+    blocks = parsed(doc, parser).blocks
+    return _chunk_cached(doc.doc_id, doc.sha256, parser, policy.key, doc, blocks, policy)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _stats_cached(
+    doc_id: str, sha256: str, parser: str, policy_key: str, window: int, _doc, _chunks, _blocks
+):
+    return chunk_stats(_doc, _chunks, _blocks, tokenizer(), window)
+
+
+def stats_of(doc: Document, parser: str, policy: ChunkPolicy, window: int):
+    """``core.chunk.chunk_stats`` of the cached chunks, itself cached."""
+    blocks = parsed(doc, parser).blocks
+    chunks = chunked(doc, parser, policy)
+    key = (doc.doc_id, doc.sha256, parser, policy.key, window)
+    return _stats_cached(*key, doc, chunks, blocks)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def doc_token_count(doc_id: str, sha256: str, _doc: Document) -> int:
+    return tokenizer().count(_doc.text)
+
+
+# -- drawing ------------------------------------------------------------------------------
+
+
+def page_figure(doc: Document, page: int, shapes: list[Shape], *, view_pt=None) -> str:
+    """HTML of ``page`` rendered at 2x with ``shapes`` (escaped inside ``core.render.markup``)."""
+    info = doc.pages[page - 1]
+    return page_html(
+        render_page_png(doc, page, DEFAULT_ZOOM),
+        width_pt=info.width_pt,
+        height_pt=info.height_pt,
+        shapes=shapes,
+        view_pt=view_pt,
+        alt=f"page {page} of {doc.doc_id}",
+    )
+
+
+def show_html(markup: str) -> None:
+    """Show markup built by ``core.render`` (already escaped; scripts never run)."""
+    st.html(markup)
+
+
+def no_pages_note(doc: Document) -> None:
+    st.info(
+        f"{doc.doc_id} is reflowable text: it has no pages, so its provenance is character "
+        "offsets only. The text view below shows every span."
+    )
+
+
+# -- citations ----------------------------------------------------------------------------
+
+
+def source_url(citation: Citation) -> str:
+    """Relative deep link to the Source view (``source?doc=…&span=a-b&sha=…&qh=…``)."""
+    return link_url("", source_params(citation))
+
+
+def citation_link(citation: Citation, *, label: str | None = None) -> None:
+    """A link that opens the Source view with ``citation``'s span highlighted."""
+    text = label or citation.render()
+    safe = "".join("\\" + c if c in "\\`*_{}[]()#+-.!<>|~" else c for c in text)
+    st.page_link(
+        SOURCE_PAGE,
+        label=safe,
+        icon=":material/format_quote:",
+        query_params=source_params(citation),
+    )
+
+
+def library_rows() -> list[dict[str, object]]:
+    """One table row per library document (the Library page's table)."""
+    indexed, uploaded = indexed_versions(), st.session_state[Key.DOCS]
+    rows = []
+    for doc in library().values():
+        versions = indexed.get(doc.doc_id, set())
+        state = "yes" if doc.sha256 in versions else ("older version" if versions else "no")
+        tokens = doc_token_count(doc.doc_id, doc.sha256, doc)
+        origin = "uploaded" if doc.doc_id in uploaded else "sample"
+        rows.append(document_row(doc, tokens=tokens, indexed=state, origin=origin))
+    return rows
+
+
+def parse_times_line(doc: Document) -> str:
+    """``fast 0.4 s · layout not run yet``: the time each parser took on this version."""
+    times = st.session_state[Key.PARSE_TIMES]
+    parts = []
+    for name in PARSERS:
+        took = times.get((doc.doc_id, doc.sha256, name))
+        parts.append(f"{name} {took:.2f} s" if took is not None else f"{name} not run yet")
+    return "Parse time: " + " · ".join(parts)
+
+
+def text_window(doc: Document, key: str, size: int = 6000) -> tuple[int, int]:
+    """A ``[start, end)`` slice of a reflowable text to show, picked with a number input."""
+    n_windows = max(1, -(-len(doc.text) // size))
+    part = int(
+        st.number_input(
+            f"Part of the text (of {n_windows}, {size:,} chars each)", 1, n_windows, key=key
+        )
+    )
+    return (part - 1) * size, min(len(doc.text), part * size)
+
+
+# Slider range per unit: (min, max, step).
+UNIT_RANGES: dict[str, tuple[int, int, int]] = {
+    "chars": (50, 4000, 50),
+    "tokens": (16, 1024, 8),
+    "sentences": (1, 30, 1),
+}
+
+
+def policy_controls(slot: str, *, horizontal: bool = False) -> ChunkPolicy:
+    """Policy, unit, size and overlap widgets (in a row when ``horizontal``); each (slot,
+    policy, unit) keeps its own values for the session. Overlap is capped below the size,
+    so this never raises."""
+    cells = st.columns([1.25, 0.85, 1.45, 1.45]) if horizontal else [st.container()] * 4
+    keep = {"persist_state": "session", "required": True}
+    name = cells[0].segmented_control(
+        "Policy", POLICY_NAMES, default="fixed", key=f"cs_policy_{slot}", **keep
+    )
+    units = [u for (n, u) in DEFAULT_SIZES if n == name]
+    unit = cells[1].segmented_control(
+        "Unit", units, default=units[0], key=f"cs_unit_{slot}_{name}", **keep
+    )
+    low, high, step = UNIT_RANGES[unit]
+    size_default, overlap_default = DEFAULT_SIZES[(name, unit)]
+    suffix = f"{slot}_{name}_{unit}"
+    size = cells[2].slider(
+        f"Size ({unit})", low, high, size_default, step, key=f"cs_size_{suffix}",
+        persist_state="session",
+    )  # fmt: skip
+    overlap = cells[3].slider(
+        f"Overlap ({unit})", 0, high // 2, overlap_default, step if unit != "sentences" else 1,
+        key=f"cs_overlap_{suffix}", persist_state="session",
+    )  # fmt: skip
+    if overlap >= size:
+        cells[3].caption(f"Overlap capped at {size - 1} (it must stay below the size).")
+        overlap = size - 1
+    return policy_from_args(name, size, overlap, unit)
+
+
+def stats_metrics(stats, *, columns: int = 2) -> None:
+    """The numbers of a ``core.chunk.ChunkStats`` as a grid of metrics."""
+    grid = st.columns(columns)
+    for i, (label, value, detail) in enumerate(stats_items(stats)):
+        grid[i % columns].metric(label, value, detail, delta_color="off", delta_arrow="off")
+
+
+def sidebar() -> None:
+    """Document picker, store location and model facts, on every page."""
+    docs, state = library(), st.session_state
+    ids = list(docs)
+    current = current_doc()
+    st.selectbox(
+        "Document",
+        ids,
+        index=ids.index(current.doc_id) if current else None,
+        format_func=lambda d: f"{d} ({'PDF' if docs[d].is_paged else 'text'})",
+        placeholder="No documents yet",
+        **synced(f"cs_w_doc_{state[Key.DOC_VERSION]}", Key.DOC, reset_page=True),
+    )
+    with st.expander("Store and model", icon=":material/storage:"):
+        kinds = ("folder", "server")
+        st.radio(
+            "Store",
+            kinds,
+            index=kinds.index(state[Key.STORE_KIND]),
+            horizontal=True,
+            format_func={"folder": "Embedded folder", "server": "Chroma server"}.get,
+            **synced("cs_w_store_kind", Key.STORE_KIND),
+        )
+        st.text_input(
+            "HOST:PORT" if state[Key.STORE_KIND] == "server" else "Folder",
+            value=state[Key.STORE_ADDR],
+            help=f"Defaults come from ${ENV_CHROMA} (server) or ${ENV_STORE} (folder).",
+            **synced("cs_w_store_addr", Key.STORE_ADDR),
+        )
+        try:
+            opened = store()
+            st.caption(opened.location.describe() if opened else "No index in this folder yet.")
+            info = model_info()
+            st.caption(
+                f"Model **{info.name}**: window {info.window_tokens} tokens "
+                f"({info.text_tokens} for text), {info.pooling} pooling"
+            )
+        except ChunkscopeError as exc:
+            st.error(str(exc), icon=":material/error:")

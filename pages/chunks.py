@@ -1,0 +1,113 @@
+"""Chunks: tune a policy by eye; boundaries on the page, sizes against the model window."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from core.cite import Citation
+from core.render.charts import chunk_size_figure
+from core.render.markup import legend_html, marked_text_html
+from core.render.overlay import CHUNK_COLOURS, OVERLAP_COLOUR
+from core.render.views import chunk_marks, chunk_shapes
+from core.types import Chunk, Document
+from pages import _ui
+
+_ui.entry("pages/chunks.py")
+
+doc = _ui.require_doc()
+parser = st.session_state[_ui.Key.PARSER]
+st.title("Chunks")
+st.caption(
+    f"**{doc.doc_id}** cut by a chunking policy (blocks from the {parser} parser; "
+    "change the parser on the Parse page). Moving a slider re-chunks; it never re-parses."
+)
+top = st.columns([1, 1, 2], vertical_alignment="bottom")
+with top[0]:
+    page = _ui.page_number_input(doc) if doc.is_paged else 0
+compare = top[1].toggle("Compare two policies", key="cs_compare", persist_state="session")
+window = _ui.model_info().text_tokens
+_ui.parsed(doc, parser)  # the first parse shows its progress here, outside the fragment
+_ui.show_html(
+    legend_html(
+        [
+            ("chunk", CHUNK_COLOURS[0]),
+            ("next chunk", CHUNK_COLOURS[1]),
+            ("overlap", OVERLAP_COLOUR),
+        ],
+        hatched=["overlap"],
+    )
+)
+
+
+def text_view(doc: Document, chunks: list[Chunk], slot: str) -> None:
+    """The chunks of this page (or part of a text) one after another, boundaries marked."""
+    if doc.is_paged:
+        info = doc.pages[page - 1]
+        here = [c for c in chunks if c.char_end > info.char_start and c.char_start < info.char_end]
+        if not here:
+            st.caption("No chunk holds text of this page.")
+            return
+        start, end = min(c.char_start for c in here), max(c.char_end for c in here)
+    else:
+        start, end = _ui.text_window(doc, key=f"cs_chunks_part_{slot}_{doc.doc_id}")
+    marks = chunk_marks(chunks, start, end)
+    st.caption(f"Chars {start:,}-{end:,}: each chunk starts at its number; overlaps hatched.")
+    _ui.show_html(marked_text_html(doc.text[start:end], start, marks))
+
+
+def cite_picker(chunks: list[Chunk], slot: str, policy_key: str) -> None:
+    """Pick a chunk (first one of this page by default) and open it in the Source view."""
+    if not chunks:
+        st.caption("No chunks: the document has no text.")
+        return
+    here = [i for i, c in enumerate(chunks) if page in c.pages] if doc.is_paged else [0]
+    pick, link = st.columns([1, 3], vertical_alignment="bottom")
+    number = pick.number_input(
+        "Chunk", 1, len(chunks), (here or [0])[0] + 1, key=f"cs_cite_{slot}_{policy_key}_{page}"
+    )
+    with link:
+        chunk = chunks[int(number) - 1]
+        _ui.citation_link(Citation.of_chunk(chunk), label=f"Open chunk {number} in Source")
+
+
+def panel(slot: str, wide: bool) -> None:
+    policy = _ui.policy_controls(slot, horizontal=wide)
+    view, numbers = st.columns([3, 2], gap="medium") if wide else (st.container(), st.container())
+    chunks = _ui.chunked(doc, parser, policy)
+    stats = _ui.stats_of(doc, parser, policy, window)
+    with numbers:
+        st.markdown(f"**{policy.key}**")
+        _ui.stats_metrics(stats, columns=2 if wide else 4)
+        st.plotly_chart(
+            chunk_size_figure(stats.token_counts, window, title="Chunk sizes (tokens)"),
+            key=f"cs_hist_{slot}",
+            config={"displayModeBar": False},
+        )
+    with view:
+        if doc.is_paged:
+            shapes = chunk_shapes(doc, chunks, page)
+            _ui.show_html(_ui.page_figure(doc, page, shapes))
+            on_page = {i for s in shapes for i in s.data[0][1].split()}
+            st.caption(f"Page {page}: {len(on_page)} chunks. Hover a box for its span and size.")
+        else:
+            _ui.no_pages_note(doc)
+        cite_picker(chunks, slot, policy.key)
+    with st.expander("Chunks as text", expanded=not doc.is_paged):
+        text_view(doc, chunks, slot)
+
+
+@st.fragment
+def tuner() -> None:
+    started = time.perf_counter()
+    if compare:
+        for slot, column in zip("ab", st.columns(2, gap="large"), strict=True):
+            with column:
+                panel(slot, wide=False)
+    else:
+        panel("a", wide=True)
+    st.caption(f"Redrawn in {(time.perf_counter() - started) * 1000:.0f} ms.")
+
+
+tuner()

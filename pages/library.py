@@ -1,0 +1,72 @@
+"""Library: upload documents or use the samples; what each one is, and how long."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.render.charts import document_lengths_figure, length_percentiles, overflow_share
+from pages import _ui
+
+_ui.entry("pages/library.py")
+
+st.title("Library")
+st.caption(
+    "Documents to inspect: the bundled samples and whatever you upload in this session. "
+    "PDFs keep a character-exact map to their pages; text and Markdown are reflowable."
+)
+
+limit_mb = st.get_option("server.maxUploadSize")
+files = st.file_uploader(
+    f"Add PDF, text or Markdown files (several at once, up to {limit_mb} MB each)",
+    type=list(_ui.UPLOAD_TYPES),
+    accept_multiple_files=True,
+    key="cs_uploader",
+)
+_ui.read_uploads(files or [])
+
+for note in st.session_state[_ui.Key.NOTES]:
+    show = {"success": st.success, "warning": st.warning, "error": st.error}[note.level]
+    show(f"**{note.name}** {note.text}")
+
+for name in list(st.session_state[_ui.Key.PENDING]):
+    with st.form(f"password-{name}", border=True):
+        password = st.text_input(f"Password for {name}", type="password")
+        if st.form_submit_button("Open", icon=":material/lock_open:"):
+            data = st.session_state[_ui.Key.PENDING][name]
+            st.session_state[_ui.Key.NOTES] = [_ui.read_upload(name, data, password)]
+            st.rerun()
+
+rows = _ui.library_rows()
+if not rows:
+    st.info("The library is empty: upload a PDF, .txt or .md file above.")
+    st.stop()
+
+st.subheader(f"{len(rows)} documents")
+st.dataframe(
+    rows,
+    hide_index=True,
+    column_config={
+        "chars": st.column_config.NumberColumn(format="localized"),
+        "tokens": st.column_config.NumberColumn(format="localized"),
+        "sha256": st.column_config.TextColumn(help="First 12 hex digits of the file's SHA-256"),
+        "no text layer": st.column_config.TextColumn(help="Pages without extractable text"),
+        "indexed": st.column_config.TextColumn(help="Stored in the chunk store (this version?)"),
+    },
+)
+
+window = _ui.model_info().text_tokens
+lengths = [int(r["tokens"]) for r in rows]
+stats = length_percentiles(lengths)
+cols = st.columns(4)
+cols[0].metric("Median length", f"{stats['p50']:,.0f} tokens")
+cols[1].metric("90th percentile", f"{stats['p90']:,.0f} tokens")
+cols[2].metric("Model window", f"{window} tokens")
+cols[3].metric("Overflow the window", f"{overflow_share(lengths, window):.0%}")
+st.plotly_chart(
+    document_lengths_figure([str(r["document"]) for r in rows], lengths, window),
+    config={"displayModeBar": False},
+)
+st.caption(
+    "Late chunking sees a whole document in one pass only when it fits the window; longer "
+    "documents are embedded in overlapping macro-windows."
+)

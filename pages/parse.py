@@ -1,0 +1,91 @@
+"""Parse: every block of a page drawn over it, coloured by kind, and listed beside it."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import streamlit as st
+
+from core.cite import Citation
+from core.render.markup import legend_html, marked_text_html
+from core.render.overlay import BLOCK_COLOURS
+from core.render.views import HEADING_SEPARATOR, block_marks, block_shapes, first_words
+from core.types import BLOCK_KINDS
+from pages import _ui
+
+_ui.entry("pages/parse.py")
+
+doc = _ui.require_doc()
+st.title("Parse")
+st.caption(f"**{doc.doc_id}**: how the parser cut it into typed blocks.")
+
+controls = st.columns([2, 1, 3], vertical_alignment="bottom")
+parser = controls[0].segmented_control(
+    "Parser",
+    _ui.PARSERS,
+    default=st.session_state[_ui.Key.PARSER],
+    required=True,
+    **_ui.synced("cs_w_parser", _ui.Key.PARSER),
+    format_func={"fast": "Fast (heuristic)", "layout": "Layout model"}.get,
+)
+with controls[1]:
+    page = _ui.page_number_input(doc) if doc.is_paged else 0
+result = _ui.parsed(doc, parser)
+controls[2].caption(_ui.parse_times_line(doc))
+
+blocks = result.blocks
+counts = Counter(b.kind for b in blocks)
+present = [k for k in BLOCK_KINDS if counts[k]]
+if not blocks:
+    st.info("The parser found no text blocks (a scan without a text layer?).")
+    st.stop()
+kinds = st.pills(
+    "Block kinds shown",
+    present,
+    selection_mode="multi",
+    default=present,
+    key=f"cs_kinds_{doc.doc_id}_{parser}",
+    format_func=lambda k: f"{k} ({counts[k]})",
+)
+_ui.show_html(legend_html([(k, BLOCK_COLOURS[k]) for k in present]))
+
+shown = [b for b in blocks if b.kind in kinds and (not doc.is_paged or b.page == page)]
+left, right = st.columns([3, 2], gap="medium")
+with left:
+    if doc.is_paged:
+        if page in doc.pages_without_text:
+            st.warning(f"Page {page} has no text layer: nothing to parse on it.")
+        shapes = block_shapes(doc, blocks, page, set(kinds))
+        _ui.show_html(_ui.page_figure(doc, page, shapes))
+        st.caption("Hover a box for its kind, heading path, span and first words.")
+    else:
+        _ui.no_pages_note(doc)
+        start, end = _ui.text_window(doc, key=f"cs_parse_part_{doc.doc_id}")
+        marks = block_marks(blocks, start, end, set(kinds))
+        _ui.show_html(marked_text_html(doc.text[start:end], start, marks))
+        shown = [b for b in shown if b.char_end > start and b.char_start < end]
+with right:
+    where = f"page {page}" if doc.is_paged else "this part"
+    st.markdown(f"**{len(shown)} blocks on {where}**")
+    table = st.dataframe(
+        [
+            {
+                "kind": b.kind,
+                "span": f"{b.char_start}-{b.char_end}",
+                "text": first_words(b.text, 16),
+                "heading path": HEADING_SEPARATOR.join(b.heading_path),
+            }
+            for b in shown
+        ],
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        key=f"cs_parse_table_{doc.doc_id}_{page}",
+        height=min(40 + 35 * len(shown), 560),
+        column_config={"text": st.column_config.TextColumn(width="large")},
+    )
+    if table.selection.rows:
+        chosen = shown[table.selection.rows[0]]
+        _ui.citation_link(Citation.of_span(doc, chosen.char_start, chosen.char_end))
+    else:
+        st.caption("Select a row to open that block in the Source view.")

@@ -1,0 +1,139 @@
+"""Browser fixtures: the real app (``streamlit run app.py``) on a free loopback port,
+driven by Debian's Chromium through Playwright's sync API.
+
+Every test here is marked ``browser``. They skip, with the reason, when
+``/usr/bin/chromium`` or Playwright is missing (CI installs Chromium; no browser is ever
+downloaded). Screenshots go to ``test-artifacts/browser/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+START_TIMEOUT_S = 90
+RUN_TIMEOUT_MS = 120_000
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).is_relative_to(here):
+            item.add_marker(pytest.mark.browser)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_healthy(url: str, process: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited early:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"streamlit did not answer within {START_TIMEOUT_S} s")
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> Path:
+    if not CHROMIUM.is_file():
+        pytest.skip(f"browser tests need Chromium at {CHROMIUM} (CI installs the chromium package)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.skip("browser tests need the playwright package (requirements-dev.txt)")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def app_url(chromium_path, tmp_path_factory) -> Iterator[str]:
+    """``streamlit run app.py`` on a free 127.0.0.1 port with an empty store; stopped after."""
+    port = _free_port()
+    work = tmp_path_factory.mktemp("app")
+    log = work / "streamlit.log"
+    env = {
+        **os.environ,
+        "CHUNKSCOPE_STORE": str(work / "store"),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "ANONYMIZED_TELEMETRY": "False",
+    }
+    env.pop("CHUNKSCOPE_CHROMA", None)
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.port", str(port), "--server.address", "127.0.0.1",
+        "--server.headless", "true", "--browser.gatherUsageStats", "false",
+    ]  # fmt: skip
+    with log.open("w") as sink:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, process, log)
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=str(chromium_path), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh browser tab (a fresh app session); records every JS dialog in ``.dialogs``."""
+    context = browser.new_context(viewport={"width": 1500, "height": 1100})
+    tab = context.new_page()
+    tab.set_default_timeout(RUN_TIMEOUT_MS)
+    dialogs: list[str] = []
+    tab.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    tab.dialogs = dialogs  # type: ignore[attr-defined]
+    yield tab
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS

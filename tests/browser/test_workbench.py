@@ -1,0 +1,178 @@
+"""The workbench in a real browser: upload, tune a slider, follow a citation, deep links,
+and a document made of HTML that must stay text."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+from core.cite import Citation
+from core.ingest import load_document
+from core.render.links import source_params
+from core.render.views import highlight_shapes
+from tests.conftest import PDF_DIR, SAMPLE_DOCS
+from tests.data.injection import INJECTION_LINES, INJECTION_NAME, injection_pdf_bytes
+
+UPLOAD_PDF = PDF_DIR / "pypdfsf_multicolumn.pdf"
+BUSY = "[data-testid=stStatusWidget], [data-testid=stSkeleton]"
+
+
+def wait_idle(page, *, quiet_polls: int = 4) -> None:
+    """Wait for the page title, then until the app has been idle for a few polls."""
+    page.locator("[data-testid=stMain] h1").first.wait_for()
+    quiet = 0
+    while quiet < quiet_polls:
+        quiet = 0 if page.locator(BUSY).count() else quiet + 1
+        time.sleep(0.25)
+
+
+def open_app(page, url: str) -> None:
+    page.goto(url)
+    wait_idle(page)
+
+
+def go_to(page, title: str) -> None:
+    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    page.wait_for_function(
+        "t => document.querySelector('[data-testid=stMain] h1')?.textContent.includes(t)", arg=title
+    )
+    wait_idle(page)
+
+
+def shot(page, artifacts: Path, name: str) -> None:
+    page.screenshot(path=str(artifacts / f"{name}.png"), full_page=True)
+
+
+def upload(page, payload) -> None:
+    page.locator("[data-testid=stFileUploader] input[type=file]").set_input_files(payload)
+    page.get_by_test_id("stAlertContentSuccess").first.wait_for()
+    wait_idle(page)
+
+
+def current_document(page) -> str:
+    picker = page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox")
+    return picker.locator("input").input_value()
+
+
+def metric_value(page, label: str) -> str:
+    box = page.get_by_test_id("stMetric").filter(has_text=label).first
+    return box.get_by_test_id("stMetricValue").inner_text()
+
+
+def chunk_boxes(page) -> list[str]:
+    return page.locator("div.cs-box.cs-chunk, div.cs-box.cs-overlap").evaluate_all(
+        "boxes => boxes.map(b => b.getAttribute('style'))"
+    )
+
+
+def highlighted_lines(page) -> list[str]:
+    return page.locator("div.cs-box.cs-hl").evaluate_all("boxes => boxes.map(b => b.dataset.text)")
+
+
+def assert_no_script_ran(page) -> None:
+    assert page.dialogs == []
+    assert page.locator("[data-testid=stHtml] script, [data-testid=stHtml] img[src=x]").count() == 0
+    assert page.locator("[data-testid=stException]").count() == 0
+
+
+def test_every_page_renders(page, app_url, artifacts):
+    open_app(page, app_url)
+    assert current_document(page) == "sample-sigconf (PDF)"
+    shot(page, artifacts, "library")
+    for title in ("Parse", "Chunks", "Source"):
+        go_to(page, title)
+        assert page.locator("[data-testid=stException]").count() == 0
+        shot(page, artifacts, title.lower())
+    go_to(page, "Parse")
+    assert page.locator("div.cs-page img.cs-page-image").count() == 1
+    assert page.locator("div.cs-box.cs-block").count() > 10
+    assert_no_script_ran(page)
+
+
+def test_upload_tune_the_size_and_follow_a_citation(page, app_url, artifacts):
+    open_app(page, app_url)
+    upload(page, str(UPLOAD_PDF))
+    assert current_document(page) == f"{UPLOAD_PDF.stem} (PDF)"  # the new one is current
+    go_to(page, "Chunks")
+    before_count, before_boxes = metric_value(page, "Chunks"), chunk_boxes(page)
+    assert before_boxes
+    slider = page.get_by_test_id("stSlider").filter(has_text="Size (chars)").get_by_role("slider")
+    slider.focus()
+    for _ in range(8):  # 800 -> 400 characters
+        slider.press("ArrowLeft")
+    page.wait_for_function(
+        "v => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => "
+        "m.textContent.startsWith('Chunks') && !m.textContent.includes(v))",
+        arg=before_count,
+    )
+    wait_idle(page)
+    after_count = int(metric_value(page, "Chunks"))
+    assert after_count > int(before_count)
+    assert chunk_boxes(page) != before_boxes
+    shot(page, artifacts, "chunks-after-slider")
+
+    link = page.get_by_test_id("stPageLink").filter(has_text="in Source").first
+    query = parse_qs(urlparse(link.locator("a").get_attribute("href")).query)
+    start, end = (int(x) for x in query["span"][0].split("-"))
+    link.click()
+    page.locator("div.cs-badge").first.wait_for()
+    wait_idle(page)
+    doc = load_document(UPLOAD_PDF)
+    assert query["sha"][0] == doc.sha256
+    assert "Verified" in page.locator("div.cs-badge").inner_text()
+    page_no = doc.pages_of(start, end)[0]
+    expected = [dict(s.data)["text"] for s in highlight_shapes(doc, start, end, page_no)]
+    assert expected and highlighted_lines(page) == expected
+    assert page.locator("div.cs-text mark.cs-hl").text_content() == doc.text[start:end]
+    shot(page, artifacts, "source-from-chunk")
+    assert_no_script_ran(page)
+
+
+def test_a_deep_link_opens_the_exact_span(page, app_url, artifacts):
+    doc = load_document(SAMPLE_DOCS / "sample-sigconf.pdf")
+    start = doc.text.index("ACM")
+    citation = Citation.of_span(doc, start, start + 160)
+    query = "&".join(f"{k}={v}" for k, v in source_params(citation).items())
+    open_app(page, f"{app_url}/source?{query}")
+    page.locator("div.cs-badge").first.wait_for()
+    assert "Verified" in page.locator("div.cs-badge").inner_text()
+    expected = [dict(s.data)["text"] for s in highlight_shapes(doc, start, start + 160, 1)]
+    assert highlighted_lines(page) == expected
+    assert page.locator("div.cs-text mark.cs-hl").text_content() == citation.quote
+    shot(page, artifacts, "source-deep-link")
+    stale = query.replace(doc.sha256, "0" * 64)
+    open_app(page, f"{app_url}/source?{stale}")
+    assert "Stale" in page.locator("div.cs-badge").inner_text()
+
+
+def test_a_document_of_html_runs_nothing(page, app_url, artifacts):
+    open_app(page, app_url)
+    data = injection_pdf_bytes()
+    upload(page, {"name": INJECTION_NAME, "mimeType": "application/pdf", "buffer": data})
+    go_to(page, "Parse")
+    tips = page.locator("div.cs-box.cs-block span.cs-tip").all_text_contents()
+    assert [t for t in tips if INJECTION_LINES[0] in t]  # the tooltip shows it as text
+    page.locator("div.cs-box.cs-kind-heading").hover()
+    assert page.locator("div.cs-box.cs-kind-heading span.cs-tip").is_visible()
+    shot(page, artifacts, "injection-parse")
+    go_to(page, "Chunks")
+    page.get_by_text("Chunks as text").click()
+    text = page.locator("div.cs-text").first
+    text.wait_for()
+    for line in INJECTION_LINES:
+        assert line in text.text_content()
+    shot(page, artifacts, "injection-chunks")
+    page.get_by_test_id("stPageLink").filter(has_text="in Source").first.click()
+    page.locator("div.cs-badge").first.wait_for()
+    wait_idle(page)
+    doc = load_document(data, name=INJECTION_NAME)
+    quoted = page.locator("div.cs-text mark.cs-hl").text_content()
+    assert INJECTION_LINES[0] in quoted and quoted in doc.text
+    shot(page, artifacts, "injection-source")
+    assert_no_script_ran(page)
+    # a new session (a link opened elsewhere) has no uploads: the page says so, in place
+    page.goto(f"{app_url}/source?doc={doc.doc_id}&span=0-10")
+    wait_idle(page)
+    assert page.get_by_text("is loaded in this session").is_visible()
+    assert_no_script_ran(page)

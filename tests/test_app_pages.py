@@ -1,0 +1,266 @@
+"""The workbench pages under ``streamlit.testing.v1.AppTest`` (no browser).
+
+Every test starts the real ``app.py`` with the bundled samples and an empty store folder,
+then drives one page: it loads, bad input shows a one-line error in place, and changing a
+chunking parameter changes what is drawn and counted.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.chunk import DEFAULT_POLICIES
+from core.cite import Citation
+from core.embed import ChunkVector
+from core.ingest import load_document
+from core.render.links import source_params
+from core.store import ChunkStore
+from core.types import Chunk, make_chunk_id
+from tests.conftest import BAD_PDFS, PDF_DIR, PDF_PASSWORDS, SAMPLE_DOCS
+from tests.data.injection import INJECTION_LINES, INJECTION_NAME, injection_pdf_bytes
+
+TIMEOUT_S = 120
+
+
+@pytest.fixture
+def store_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "store"
+    monkeypatch.setenv("CHUNKSCOPE_STORE", str(folder))
+    monkeypatch.delenv("CHUNKSCOPE_CHROMA", raising=False)
+    return folder
+
+
+@pytest.fixture
+def app(store_dir) -> AppTest:
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def open_page(at: AppTest, name: str, **query: str) -> AppTest:
+    at.query_params.clear()
+    at.query_params.update(query)
+    at.switch_page(f"pages/{name}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def html_of(at: AppTest) -> str:
+    return "\n".join(h.proto.body for h in at.html)
+
+
+def metric(at: AppTest, label: str, index: int = 0) -> str:
+    return [m.value for m in at.metric if m.label == label][index]
+
+
+def upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
+    at.file_uploader(key="cs_uploader").set_value(
+        [(name, data, "application/octet-stream") for name, data in files]
+    ).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def library_names(at: AppTest) -> list[str]:
+    return list(at.dataframe[0].value["document"])
+
+
+# -- library ----------------------------------------------------------------------------
+
+
+def test_library_shows_the_samples_and_their_lengths(app):
+    assert app.title[0].value == "Library"
+    names = library_names(app)
+    assert names[0] == "sample-sigconf"
+    assert {"plumber_nics-background-checks-2015-11", "state_of_the_union"} <= set(names)
+    table = app.dataframe[0].value
+    assert list(table["kind"]) == ["PDF", "PDF", "Markdown"]
+    assert (table["tokens"] > 1000).all() and (table["indexed"] == "no").all()
+    assert metric(app, "Overflow the window") == "100%"
+    assert app.sidebar.selectbox[0].value == "sample-sigconf"
+
+
+def test_bad_files_show_one_line_errors_and_good_files_still_load(app):
+    files = [(name, (PDF_DIR / name).read_bytes()) for name in BAD_PDFS]
+    files.append(("notes.txt", b"Plain notes.\n\nA second paragraph."))
+    upload(app, *files)
+    errors = [e.value for e in app.error]
+    assert len(errors) == len(BAD_PDFS)
+    for name in BAD_PDFS:
+        (line,) = [e for e in errors if name in e]
+        assert "\n" not in line and "Traceback" not in line
+    assert "notes" in library_names(app)
+    assert any("notes.txt" in s.value for s in app.success)
+
+
+def test_encrypted_pdf_asks_for_its_password(app):
+    name = "crazyones-encrypted-256.pdf"
+    upload(app, (name, (PDF_DIR / name).read_bytes()))
+    assert any("encrypted" in w.value for w in app.warning)
+    app.main.text_input[0].set_value("not-the-password")
+    app.main.button[0].click().run()
+    assert any("password" in e.value.lower() for e in app.error)
+    app.main.text_input[0].set_value(PDF_PASSWORDS[name])
+    app.main.button[0].click().run()
+    assert not app.exception
+    assert "crazyones-encrypted-256" in library_names(app)
+    assert not app.main.text_input  # the password form is gone
+
+
+def _index_fake(store_dir, doc) -> int:
+    """Store ``doc`` as two chunks with unit vectors (what an index run leaves behind)."""
+    policy = DEFAULT_POLICIES["fixed"]
+    chunks = [
+        Chunk(
+            chunk_id=make_chunk_id(doc.doc_id, doc.sha256, policy, a, b),
+            doc_id=doc.doc_id,
+            doc_sha256=doc.sha256,
+            char_start=a,
+            char_end=b,
+            text=doc.text[a:b],
+            pages=(),
+            heading_path=(),
+            block_kinds=("paragraph",),
+            token_count=5,
+            policy=policy,
+        )
+        for a, b in ((0, 20), (20, 40))
+    ]
+    vectors = [
+        ChunkVector(chunk_id=c.chunk_id, method="naive", vector=row, token_count=5)
+        for c, row in zip(chunks, np.eye(2, 4, dtype=np.float32), strict=True)
+    ]
+    store = ChunkStore.open(store_dir)
+    store.upsert_document(doc, chunks, vectors, model="fake", method="naive", policy=policy)
+    return len(chunks)
+
+
+def test_changed_reupload_names_the_stale_citations(app, store_dir):
+    old = b"Version one of the notes, long enough for two chunks of twenty characters."
+    new = b"Version TWO of the notes, long enough for two chunks of twenty characters."
+    upload(app, ("notes.txt", old))
+    n_stored = _index_fake(store_dir, load_document(old, name="notes.txt"))
+    app.run()
+    table = app.dataframe[0].value
+    assert table[table["document"] == "notes"]["indexed"].item() == "yes"
+    upload(app, ("notes.txt", new))
+    (warning,) = [w.value for w in app.warning if "notes.txt" in w.value]
+    assert "changed (sha256" in warning
+    assert f"{n_stored} stored chunk citations are now stale" in warning
+    assert "naive/fixed-chars-800-100" in warning
+    table = app.dataframe[0].value
+    assert table[table["document"] == "notes"]["indexed"].item() == "older version"
+
+
+# -- parse ------------------------------------------------------------------------------
+
+
+def test_parse_draws_every_block_of_the_page_and_kinds_toggle(app):
+    open_page(app, "parse")
+    body = html_of(app)
+    n_rows = len(app.dataframe[0].value)
+    assert body.count('class="cs-box cs-block') == n_rows > 10
+    assert "data:image/png;base64," in body
+    kinds = app.pills[0]
+    app.pills[0].set_value([k for k in kinds.value if k != "paragraph"]).run()
+    fewer = html_of(app).count('class="cs-box cs-block')
+    assert 0 < fewer < n_rows and "cs-kind-paragraph" not in html_of(app)
+    app.number_input(key="cs_w_page_sample-sigconf").set_value(2).run()
+    assert not app.exception
+    assert any(m.value.endswith("blocks on page 2**") for m in app.markdown)
+
+
+def test_parse_of_reflowable_text_says_it_has_no_pages(app):
+    app.sidebar.selectbox[0].set_value("state_of_the_union").run()
+    open_page(app, "parse")
+    assert any("no pages" in i.value for i in app.info)
+    assert "data:image/png" not in html_of(app) and "<mark" in html_of(app)
+
+
+# -- chunks -----------------------------------------------------------------------------
+
+
+def test_changing_the_size_changes_the_chunks(app):
+    open_page(app, "chunks")
+    before = int(metric(app, "Chunks").replace(",", ""))
+    boxes_before = html_of(app).count("cs-box cs-chunk")
+    app.slider(key="cs_size_a_fixed_chars").set_value(300).run()
+    assert not app.exception
+    after = int(metric(app, "Chunks").replace(",", ""))
+    assert after > 2 * before
+    assert html_of(app).count("cs-box cs-chunk") != boxes_before
+    app.segmented_control(key="cs_policy_a").set_value("sentence").run()
+    assert not app.exception and int(metric(app, "Chunks").replace(",", "")) != after
+
+
+def test_two_policies_side_by_side(app):
+    open_page(app, "chunks")
+    app.toggle(key="cs_compare").set_value(True).run()
+    assert not app.exception
+    assert len([m for m in app.metric if m.label == "Chunks"]) == 2
+    app.segmented_control(key="cs_policy_b").set_value("structure").run()
+    keys = [m.value for m in app.markdown if re.fullmatch(r"\*\*\S+-\S+-\d+-\d+\*\*", m.value)]
+    assert keys[0] != keys[1] and "structure" in keys[1]
+
+
+def test_chunks_of_reflowable_text_are_shown_as_text(app):
+    app.sidebar.selectbox[0].set_value("state_of_the_union").run()
+    open_page(app, "chunks")
+    body = html_of(app)
+    assert body.count("data-start=") >= 3 and "data:image/png" not in body
+
+
+# -- source -----------------------------------------------------------------------------
+
+
+def test_source_highlights_exactly_the_cited_characters(app):
+    doc = load_document(SAMPLE_DOCS / "sample-sigconf.pdf")
+    start = doc.text.index("ACM")
+    citation = Citation.of_span(doc, start, start + 120)
+    open_page(app, "source", **source_params(citation))
+    body = html_of(app)
+    assert "Verified" in body and "cs-badge-ok" in body
+    marked = re.findall(r'<mark class="cs-hl"[^>]*>(.*?)</mark>', body, flags=re.S)
+    assert marked == [citation.quote.replace("&", "&amp;").replace("<", "&lt;")]
+    assert body.count('class="cs-box cs-hl"') >= 2
+
+
+def test_source_says_stale_and_mismatch_in_red(app):
+    doc = load_document(SAMPLE_DOCS / "state_of_the_union.md")
+    params = source_params(Citation.of_span(doc, 100, 160))
+    open_page(app, "source", **{**params, "sha": "0" * 64})
+    assert "Stale" in html_of(app) and "cs-badge-bad" in html_of(app)
+    open_page(app, "source", **{**params, "span": "101-161"})
+    assert "Mismatch" in html_of(app)
+    open_page(app, "source", **params)
+    assert any("no pages" in i.value for i in app.info)
+
+
+def test_source_link_to_a_missing_document_says_what_to_do(app):
+    open_page(app, "source", doc="not-loaded", span="1-5")
+    (error,) = app.error
+    assert "not-loaded" in error.value and "Library" in error.value
+    open_page(app, "source", doc="sample-sigconf", span="oops")
+    assert app.info and not app.error
+
+
+# -- escaping ---------------------------------------------------------------------------
+
+
+def test_script_injection_document_is_shown_as_text(app):
+    upload(app, (INJECTION_NAME, injection_pdf_bytes()))
+    for name in ("parse", "chunks"):
+        open_page(app, name)
+        body = html_of(app)
+        assert "<script" not in body and "<img src=x" not in body and "<svg" not in body
+        assert "&lt;script&gt;alert(&quot;xss-script&quot;)&lt;/script&gt;" in body
+    doc = load_document(injection_pdf_bytes(), name=INJECTION_NAME)
+    start = doc.text.index(INJECTION_LINES[1])
+    end = start + len(INJECTION_LINES[1])
+    open_page(app, "source", **source_params(Citation.of_span(doc, start, end)))
+    body = html_of(app)
+    assert "<img src=x" not in body and "&lt;img src=x onerror=alert(&#x27;xss-img" in body
