@@ -1,8 +1,9 @@
 """Chunkscope workbench: ``streamlit run app.py`` (or ``make run``).
 
 Navigation is built from ``SECTIONS``: each section is a list of pages under ``pages/``.
-Further pages join by adding an ``st.Page`` to a section (or a new section); shared glue
-(state keys, cached loaders, the citation link) lives in ``pages/_ui.py``.
+Further pages join by adding an ``st.Page`` to a section (or a new section) and starting
+with ``_ui.entry("pages/<name>.py")``; shared glue (state keys, cached loaders, the
+sidebar, the citation link) lives in ``pages/_ui.py``.
 """
 
 from __future__ import annotations

@@ -185,7 +185,7 @@ def rerank(
     repeats = near_duplicates([ordered[i] for i in prelim])
     repeat_of = {i: repeats[pos] for pos, i in enumerate(prelim)}
     scored = []
-    for i, hit in enumerate(ordered):
+    for i in range(len(ordered)):
         feats = base[i] | {"duplicate": float(repeat_of[i] is not None)}
         contrib = {name: w[name] * feats[name] for name in FEATURES}
         scored.append((sum(contrib.values()), i, feats, contrib))

@@ -1,10 +1,15 @@
 """Glue shared by the workbench pages: state keys, cached loaders, the library, citations.
 
-Pages stay thin: layout and widgets only. What several pages need lives here, once:
+Pages stay thin: layout and widgets only. Every page starts with
+``_ui.entry("pages/<name>.py")`` (see ``entry``). What several pages need lives here, once:
 
 - ``Key``: every session-state key, initialised by ``init_state`` with ``setdefault``;
-- cached loaders: ``tokenizer``/``store`` (``st.cache_resource``), ``parsed``/``chunked``/
-  ``stats_of`` (``st.cache_data`` keyed by doc id, sha256 and parameters);
+  widgets write to them through ``synced`` callbacks;
+- cached loaders: ``tokenizer``/``store``, and ``parsed``/``chunked``/``stats_of`` keyed by
+  (doc id, sha256, parameters). Parse and chunk results are immutable (tuples of frozen
+  records), so they are shared with ``st.cache_resource(max_entries=…)``: ``st.cache_data``
+  would unpickle a copy on every access (77 ms for the 3,459 blocks of a 117-page PDF,
+  several times per slider move);
 - the library: bundled samples plus documents read in this session;
 - ``citation_link``/``source_url``: any citation opens the Source page at its span;
 - ``show_html``/``page_figure``: document text reaches HTML only through ``core.render``'s
@@ -42,7 +47,7 @@ UPLOAD_TYPES = ("pdf", "txt", "md", "markdown")
 SOURCE_PAGE = "pages/source.py"
 LIBRARY_PAGE = "pages/library.py"
 PARSERS = ("fast", "layout")
-BIG_DOCUMENT_PAGES = 20  # parsing shows a status box from this many pages
+BIG_DOCUMENT_PAGES = 20  # the fast parser shows a status box from this many pages
 
 
 class Key:
@@ -329,7 +334,7 @@ def page_number_input(doc: Document) -> int:
 # -- parse and chunk, cached by (doc_id, sha256, parameters) ------------------------------
 
 
-@st.cache_data(max_entries=24, show_spinner=False)
+@st.cache_resource(max_entries=24, show_spinner=False)
 def _parse_cached(doc_id: str, sha256: str, parser: str, _doc: Document):
     return parse_document(_doc, parser=parser)
 
@@ -340,10 +345,11 @@ _parsed_keys: set[tuple[str, str, str]] = set()
 def parsed(doc: Document, parser: str):  # -> core.parse.ParseResult
     """Blocks of ``doc`` by ``parser``; the first parse of a version shows its progress."""
     key = (doc.doc_id, doc.sha256, parser)
-    if key in _parsed_keys or len(doc.pages) < BIG_DOCUMENT_PAGES:
+    quick = parser == "fast" and len(doc.pages) < BIG_DOCUMENT_PAGES
+    if key in _parsed_keys or quick:
         result = _parse_cached(*key, doc)
     else:
-        size = f"{len(doc.pages)} pages"
+        size = f"{len(doc.pages)} pages" if doc.is_paged else f"{len(doc.text):,} chars"
         with st.status(f"Parsing {doc.doc_id} ({size}) with the {parser} parser…") as status:
             started = time.perf_counter()
             result = _parse_cached(*key, doc)
@@ -357,20 +363,20 @@ def parsed(doc: Document, parser: str):  # -> core.parse.ParseResult
     return result
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=96, show_spinner=False)
 def _chunk_cached(
     doc_id: str, sha256: str, parser: str, policy_key: str, _doc, _blocks, _policy
-) -> list[Chunk]:
-    return chunk_document(_doc, _blocks, _policy, tokenizer=tokenizer())
+) -> tuple[Chunk, ...]:
+    return tuple(chunk_document(_doc, _blocks, _policy, tokenizer=tokenizer()))
 
 
-def chunked(doc: Document, parser: str, policy: ChunkPolicy) -> list[Chunk]:
+def chunked(doc: Document, parser: str, policy: ChunkPolicy) -> tuple[Chunk, ...]:
     """Chunks of ``doc`` under ``policy`` (its parse comes from the parse cache)."""
     blocks = parsed(doc, parser).blocks
     return _chunk_cached(doc.doc_id, doc.sha256, parser, policy.key, doc, blocks, policy)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=96, show_spinner=False)
 def _stats_cached(
     doc_id: str, sha256: str, parser: str, policy_key: str, window: int, _doc, _chunks, _blocks
 ):
@@ -486,8 +492,9 @@ def policy_controls(slot: str, *, horizontal: bool = False) -> ChunkPolicy:
     so this never raises."""
     cells = st.columns([1.25, 0.85, 1.45, 1.45]) if horizontal else [st.container()] * 4
     keep = {"persist_state": "session", "required": True}
+    first = "structure" if slot == "b" else "fixed"  # the second of a pair starts different
     name = cells[0].segmented_control(
-        "Policy", POLICY_NAMES, default="fixed", key=f"cs_policy_{slot}", **keep
+        "Policy", POLICY_NAMES, default=first, key=f"cs_policy_{slot}", **keep
     )
     units = [u for (n, u) in DEFAULT_SIZES if n == name]
     unit = cells[1].segmented_control(

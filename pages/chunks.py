@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import streamlit as st
 
@@ -41,7 +42,7 @@ _ui.show_html(
 )
 
 
-def text_view(doc: Document, chunks: list[Chunk], slot: str) -> None:
+def text_view(doc: Document, chunks: Sequence[Chunk], slot: str) -> None:
     """The chunks of this page (or part of a text) one after another, boundaries marked."""
     if doc.is_paged:
         info = doc.pages[page - 1]
@@ -57,7 +58,7 @@ def text_view(doc: Document, chunks: list[Chunk], slot: str) -> None:
     _ui.show_html(marked_text_html(doc.text[start:end], start, marks))
 
 
-def cite_picker(chunks: list[Chunk], slot: str, policy_key: str) -> None:
+def cite_picker(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
     """Pick a chunk (first one of this page by default) and open it in the Source view."""
     if not chunks:
         st.caption("No chunks: the document has no text.")
@@ -93,9 +94,11 @@ def panel(slot: str, wide: bool) -> None:
             st.caption(f"Page {page}: {len(on_page)} chunks. Hover a box for its span and size.")
         else:
             _ui.no_pages_note(doc)
+            text_view(doc, chunks, slot)
         cite_picker(chunks, slot, policy.key)
-    with st.expander("Chunks as text", expanded=not doc.is_paged):
-        text_view(doc, chunks, slot)
+    if doc.is_paged:
+        with st.expander("Chunks as text"):
+            text_view(doc, chunks, slot)
 
 
 @st.fragment

@@ -27,6 +27,7 @@ if not doc_id or span is None:
     )
     doc = _ui.require_doc()
     with st.form("cs_pick_span"):
+        st.markdown(f"**Span of `{doc.doc_id}`** ({len(doc.text):,} chars)")
         cols = st.columns(2)
         start = cols[0].number_input("First char", 0, len(doc.text), 0)
         end = cols[1].number_input(

@@ -197,14 +197,20 @@ def test_changing_the_size_changes_the_chunks(app):
     assert not app.exception and int(metric(app, "Chunks").replace(",", "")) != after
 
 
+def keys_of(app: AppTest) -> list[str]:
+    """Policy keys shown above each panel's numbers, e.g. ``**fixed-chars-800-100**``."""
+    return [m.value for m in app.markdown if re.fullmatch(r"\*\*\S+-\S+-\d+-\d+\*\*", m.value)]
+
+
 def test_two_policies_side_by_side(app):
     open_page(app, "chunks")
     app.toggle(key="cs_compare").set_value(True).run()
     assert not app.exception
     assert len([m for m in app.metric if m.label == "Chunks"]) == 2
-    app.segmented_control(key="cs_policy_b").set_value("structure").run()
-    keys = [m.value for m in app.markdown if re.fullmatch(r"\*\*\S+-\S+-\d+-\d+\*\*", m.value)]
-    assert keys[0] != keys[1] and "structure" in keys[1]
+    assert keys_of(app)[1].startswith("**structure")  # the pair starts different
+    app.segmented_control(key="cs_policy_b").set_value("sentence").run()
+    keys = keys_of(app)
+    assert keys[0] != keys[1] and "sentence" in keys[1]
 
 
 def test_chunks_of_reflowable_text_are_shown_as_text(app):

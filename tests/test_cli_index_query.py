@@ -193,7 +193,21 @@ def test_unknown_document_is_a_user_error(fake_model, folder, tmp_path, capsys):
     store = tmp_path / "store"
     cli(capsys, "index", folder, *FIXED, "--store", store)
     rc, out, err = cli(capsys, "query", "x", "--doc", "nope", "--store", store, "--json")
-    assert rc == 2 and out == "" and err.startswith("error: no chunks of 'nope'")
+    assert rc == 2 and out == "" and err.startswith("error: no document 'nope' indexed for")
+    rc, out, err = cli(
+        capsys, "query", "x", "--doc", "nope", "--methods", "late", "--store", store, "--json"
+    )
+    assert rc == 2 and out == "" and err.startswith("error: no chunks of 'nope' indexed")
+
+
+def test_default_methods_are_those_holding_the_document(fake_model, folder, tmp_path, capsys):
+    store = tmp_path / "store"
+    cli(capsys, "index", folder / "pump.md", *FIXED, "--methods", "naive,late", "--store", store)
+    cli(capsys, "index", folder / "sub", *FIXED, "--methods", "naive", "--store", store)
+    rc, out, _ = cli(capsys, "query", "x", "--doc", "ledger", "--store", store, "--json")
+    assert rc == 0 and json.loads(out)["methods"] == ["naive"]
+    rc, out, _ = cli(capsys, "query", "x", "--store", store, "--json")
+    assert rc == 0 and json.loads(out)["methods"] == ["naive", "late"]
 
 
 def test_a_bad_file_among_good_ones_exits_1(fake_model, folder, tmp_path, capsys):

@@ -11,9 +11,7 @@ from test_embed_encoder import make_chunks, make_text_document, make_tiny_model
 from core.embed import VectorCache, embed_chunks, load_encoder
 from core.types import ChunkPolicy
 
-TEXT = " ".join(
-    f"Sentence {i} says the unit keeps working at {i} degrees." for i in range(40)
-)
+TEXT = " ".join(f"Sentence {i} says the unit keeps working at {i} degrees." for i in range(40))
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +115,15 @@ def test_max_tokens_is_part_of_the_key(tiny, tmp_path: Path) -> None:
     b = embed_chunks(doc, chunks, "naive", short, cache=cache)[0]
     assert a.truncated_tokens < b.truncated_tokens
     assert cache.hits == 0 and len(cache) == 2
+
+
+def test_token_states_respect_the_memory_budget() -> None:
+    cache = VectorCache(state_docs=3, state_bytes=1000)
+    cache.put_states("m", "a", "w", np.zeros((10, 10), dtype=np.float32))  # 400 bytes
+    cache.put_states("m", "b", "w", np.zeros((10, 10), dtype=np.float32))
+    cache.put_states("m", "c", "w", np.zeros((10, 10), dtype=np.float32))  # over: drop "a"
+    assert cache.get_states("m", "a", "w") is None
+    assert cache.get_states("m", "b", "w") is not None
+    cache.put_states("m", "huge", "w", np.zeros((100, 10), dtype=np.float32))  # never kept
+    assert cache.get_states("m", "huge", "w") is None
+    assert cache.get_states("m", "c", "w") is not None

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from core.embed import ChunkVector, embed_chunks, load_encoder
-from core.embed.encoder import read_pooling
+from core.embed.modelconfig import read_pooling
 from core.errors import ModelError
 from core.modelpath import default_model_dir
 from core.types import Chunk, ChunkPolicy, Document, make_chunk_id

@@ -263,3 +263,19 @@ def test_layout_parser_on_a_pdf() -> None:
     headings = [b.text for b in result.blocks if b.kind == "heading"]
     assert "1 Foo" in headings and "9 Baz" in headings
     assert {b.level for b in result.blocks if b.text == "5 Bar"} == {1}
+
+
+def test_tables_and_page_numbers_of_small_documents() -> None:
+    tables = [b for b in pdf_blocks("pypdfsf_google-doc-document.pdf").blocks if b.kind == "table"]
+    assert len(tables) == 1
+    rows = tables[0].text.split("\n")
+    assert rows[2].split("\t") == [
+        "Capital",
+        "Jakarta",
+        "Berlin",
+        "Vienna",
+        "Paris",
+        "Vatican City",
+    ]
+    footers = [b for b in pdf_blocks("pypdfsf_multicolumn.pdf").blocks if b.kind == "footer"]
+    assert [(b.text, b.page) for b in footers] == [("1", 1), ("2", 2), ("3", 3)]

@@ -64,12 +64,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from core.chunk import chunk_document, policy_from_args
     from core.cli.progress import ProgressBar
-    from core.embed import embed_chunks, late_windows, load_encoder, window_policy
-    from core.ingest import document_to_dict, load_document
+    from core.embed import embed_chunks, load_encoder, window_policy
+    from core.ingest import load_document
     from core.parse import parse_document
     from core.tokens import load_tokenizer
 
     policy = policy_from_args(args.policy, args.size, args.overlap, args.unit)
+    doc = load_document(args.file, password=args.password)
     encoder = load_encoder(
         args.model, pooling=args.pooling, device=args.device, max_tokens=args.max_tokens
     )
@@ -79,7 +80,6 @@ def run(args: argparse.Namespace) -> int:
 
         check_late_pooling(encoder)
         late_policy = window_policy(encoder, window_tokens=args.window, stride_tokens=args.stride)
-    doc = load_document(args.file, password=args.password)
     blocks = parse_document(doc, parser=args.parser).blocks
     chunks = chunk_document(doc, blocks, policy, load_tokenizer(args.model))
     bar = ProgressBar(f"embedding {args.method}")
@@ -98,21 +98,7 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     elapsed = time.perf_counter() - started
     if args.json:
-        payload: dict[str, Any] = {
-            "document": document_to_dict(doc),
-            "model": model_dict(encoder),
-            "method": args.method,
-            "policy": policy.to_dict(),
-            "chunks": [chunk_record(c, v) for c, v in zip(chunks, vectors, strict=True)],
-        }
-        if late_policy is not None:
-            windows = late_windows(doc, encoder, window_tokens=args.window, stride_tokens=args.stride)
-            payload["late"] = {
-                "window": late_policy.window,
-                "stride": late_policy.stride,
-                "margin": late_policy.margin,
-                "windows": [w.to_dict() for w in windows],
-            }
+        payload = json_payload(doc, encoder, args, policy, chunks, vectors, late_policy)
         json.dump(payload, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
@@ -123,6 +109,36 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `chunkscope embed ... | head` closed the pipe: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def json_payload(
+    doc: Any,
+    encoder: Any,
+    args: argparse.Namespace,
+    policy: Any,
+    chunks: Sequence[Any],
+    vectors: Sequence[Any],
+    late_policy: Any,
+) -> dict[str, Any]:
+    from core.embed import late_windows
+    from core.ingest import document_to_dict
+
+    payload: dict[str, Any] = {
+        "document": document_to_dict(doc),
+        "model": model_dict(encoder),
+        "method": args.method,
+        "policy": policy.to_dict(),
+        "chunks": [chunk_record(c, v) for c, v in zip(chunks, vectors, strict=True)],
+    }
+    if late_policy is not None:
+        windows = late_windows(doc, encoder, window_tokens=args.window, stride_tokens=args.stride)
+        payload["late"] = {
+            "window": late_policy.window,
+            "stride": late_policy.stride,
+            "margin": late_policy.margin,
+            "windows": [w.to_dict() for w in windows],
+        }
+    return payload
 
 
 def model_dict(encoder: Any) -> dict[str, object]:

@@ -63,15 +63,26 @@ def resolve_policy(args: argparse.Namespace, indexed: list[Any], model: str) -> 
     return next(iter(policies.values()))
 
 
-def resolve_methods(args: argparse.Namespace, indexed: list[Any], model: str, key: str) -> tuple:
+def resolve_methods(
+    args: argparse.Namespace, indexed: list[Any], model: str, key: str
+) -> tuple[str, ...]:
+    """The asked methods, or every method that holds the searched scope under ``key``."""
     asked = parse_methods(args.methods)
     if asked:
         return asked
-    held = {d.method for d in indexed if d.model == model and d.policy_key == key and d.complete}
+    held = {
+        d.method
+        for d in indexed
+        if d.model == model
+        and d.policy_key == key
+        and d.complete
+        and (args.doc is None or d.doc_id == args.doc)
+    }
     methods = tuple(m for m in ALL_METHODS if m in held)
     if not methods:
+        what = f"no document {args.doc!r}" if args.doc else "nothing"
         raise StoreError(
-            f"nothing indexed for {model} under policy {key}: run `chunkscope index PATH` "
+            f"{what} indexed for {model} under policy {key}: run `chunkscope index PATH` "
             "with that policy first"
         )
     return methods

@@ -6,7 +6,9 @@ window policy; contextual: a hash of the prefix that was encoded). The chunk id 
 part of the key: the same span under another chunking policy reuses the vector.
 
 Late chunking also keeps, per (model, document, window policy), the owned token states of
-the last few documents, so a new span of a seen document costs only pooling.
+the most recently used documents (float32, ``n_tokens x dim``; at most ``state_docs``
+documents and ``state_bytes`` bytes in all), so a new span of a seen document costs only
+pooling, no forward pass.
 
 In memory by default; with ``folder`` each vector is also written to
 ``<folder>/<key hash>.npz`` (the vector plus its record fields) and read back on a miss.
@@ -57,9 +59,16 @@ class CacheKey:
 class VectorCache:
     """Thread-safe cache of :class:`ChunkVector` records and late token states."""
 
-    def __init__(self, folder: str | os.PathLike[str] | None = None, *, state_docs: int = 4):
+    def __init__(
+        self,
+        folder: str | os.PathLike[str] | None = None,
+        *,
+        state_docs: int = 4,
+        state_bytes: int = 512 * 2**20,
+    ):
         self.folder = Path(folder) if folder is not None else None
         self.state_docs = state_docs
+        self.state_bytes = state_bytes
         self.hits = 0
         self.misses = 0
         self._vectors: dict[CacheKey, ChunkVector] = {}
@@ -101,14 +110,14 @@ class VectorCache:
             self._states.move_to_end(key)
             return self._states[key]
 
-    def put_states(
-        self, model: str, doc_sha256: str, policy_key: str, states: np.ndarray
-    ) -> None:
-        if self.state_docs < 1:
+    def put_states(self, model: str, doc_sha256: str, policy_key: str, states: np.ndarray) -> None:
+        if self.state_docs < 1 or states.nbytes > self.state_bytes:
             return
         with self._lock:
             self._states[(model, doc_sha256, policy_key)] = states
-            while len(self._states) > self.state_docs:
+            while len(self._states) > self.state_docs or (
+                sum(a.nbytes for a in self._states.values()) > self.state_bytes
+            ):
                 self._states.popitem(last=False)
 
     def clear(self) -> None:

@@ -10,7 +10,8 @@ the builder is ``core.ingest.pdf_text``):
   the glyph box is split evenly along x among them, so each letter has its own box.
 * Whitespace inside a line: every Unicode whitespace character becomes a plain space and
   runs fold to one space (the first one's box is kept); whitespace at a line's edges is
-  dropped. Control characters (C0, DEL, C1) are dropped. Nothing else is normalised.
+  dropped. Control characters (C0, DEL, C1) are dropped. Nothing else is normalised
+  (no Unicode normalisation; unmappable glyphs stay U+FFFD).
 * Glyphs whose box centre lies outside the page are dropped; the other boxes are clamped
   to the page rect.
 * Lines: PyMuPDF lines of one block that sit on one baseline (vertical overlap at least
@@ -28,10 +29,11 @@ the builder is ``core.ingest.pdf_text``):
   page without text has an empty range and ``has_text`` False.
 * Reading order: the page's blocks are ordered by a recursive XY-cut that reads columns
   left to right inside bands separated by full-width blocks (``core.ingest.reading_order``).
-* Tables found by ``find_tables`` (on pages whose drawings form a grid, see
-  ``core.ingest.tables``) are read as one unit, row by row: cells separated by an
-  inserted tab, the lines of one cell by a space, rows by ``"\\n"``. A table's text is
-  therefore one contiguous span.
+* Tables found by ``find_tables`` (on pages whose text and drawings form a grid, see
+  ``core.ingest.tables``) are read as one unit, row by row: the lines whose centres lie
+  in the table are grouped into printed rows (top to bottom) and read left to right,
+  fragments separated by an inserted tab and rows by ``"\\n"`` (a wrapped cell's second
+  line lands in the next row). A table's text is therefore one contiguous span.
 
 Maps: ``char_page[i]`` is the 1-based page of ``text[i]``, 0 for characters the builder
 inserted (separators, joining spaces, tabs); ``char_bbox_pt[i]`` is ``(x0, y0, x1, y1)``

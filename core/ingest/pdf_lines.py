@@ -56,18 +56,20 @@ def block_lines(block: dict, rect: pymupdf.Rect) -> list[Line]:
 
 
 def merge_baselines(lines: list[Line]) -> list[Line]:
-    """Consecutive lines on one baseline, left to right, become one line joined by a space."""
+    """Consecutive lines on one baseline, left to right, become one line joined by a space
+    (its font is the one of the longer part)."""
     out: list[Line] = [lines[0]]
     for line in lines[1:]:
         prev = out[-1]
         if line.horizontal and prev.horizontal and _same_row(prev, line):
+            main = prev if len(prev.text) >= len(line.text) else line
             out[-1] = Line(
                 f"{prev.text} {line.text}",
                 [*prev.boxes, NAN_BOX, *line.boxes],
                 union([prev.bbox, line.bbox]),
-                prev.font,
-                prev.size_pt,
-                prev.flags,
+                main.font,
+                main.size_pt,
+                main.flags,
             )
         else:
             out.append(line)

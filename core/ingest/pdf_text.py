@@ -3,8 +3,9 @@
 Works page by page on ``page.get_text("rawdict")``: cleans each line's characters and
 merges lines that share a baseline (``core.ingest.pdf_lines``), orders the page's blocks
 (``reading_order``), and appends text plus one box row per character to flat lists that
-become numpy arrays once at the end. Box rows are collected in the page's unrotated text space and moved to the
-rendered page's space (``page.rotation_matrix``) and clamped to the page rect per page.
+become numpy arrays once at the end. Box rows are collected in the page's unrotated
+text space, then moved to the rendered page's space (``page.rotation_matrix``) and
+clamped to the page rect, page by page.
 """
 
 from __future__ import annotations

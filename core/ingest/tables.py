@@ -15,6 +15,7 @@ space of ``rawdict``), points, y downwards.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -25,11 +26,13 @@ from core.types import BBox
 # A grid needs at least this many ruling segments of each orientation.
 MIN_RULES_PER_AXIS = 3
 MIN_GRID_ROWS = 3
+MIN_ALIGNED_COLUMNS = 2
 # Share of a table's cells that must hold text.
 MIN_FILLED_SHARE = 0.5
 _RULE_THICKNESS_PT = 3.0
 _MIN_RULE_LENGTH_PT = 8.0
 _CACHE_SIZE = 4096
+_lock = threading.Lock()  # the UI parses from several threads
 _cache: OrderedDict[tuple[str, int], tuple[TableRegion, ...]] = OrderedDict()
 
 
@@ -89,19 +92,22 @@ def rulings(page: pymupdf.Page) -> tuple[list[BBox], list[BBox]]:
 
 def looks_tabular(line_boxes: list[BBox]) -> bool:
     """Cheap text signal: at least ``MIN_GRID_ROWS`` baselines carry three or more line
-    fragments, and fragment left edges line up across such rows in at least three
-    places (columns)."""
+    fragments, and fragment left edges, right edges or centres (4 pt steps) line up
+    across such rows in at least ``MIN_ALIGNED_COLUMNS`` places (columns, however
+    aligned)."""
     per_row: dict[int, list[BBox]] = {}
     for box in line_boxes:
         per_row.setdefault(int(box[3] // 3.0), []).append(box)
     rows = [row for row in per_row.values() if len(row) >= 3]
     if len(rows) < MIN_GRID_ROWS:
         return False
-    columns: dict[int, int] = {}
+    columns: dict[tuple[int, int], int] = {}
     for row in rows:
-        for x in {int(box[0] // 4.0) for box in row}:
-            columns[x] = columns.get(x, 0) + 1
-    return sum(1 for n in columns.values() if n >= MIN_GRID_ROWS) >= 3
+        edges = {(0, int(b[0] // 4.0)) for b in row} | {(1, int(b[2] // 4.0)) for b in row}
+        edges |= {(2, int((b[0] + b[2]) // 8.0)) for b in row}
+        for edge in edges:
+            columns[edge] = columns.get(edge, 0) + 1
+    return sum(1 for n in columns.values() if n >= MIN_GRID_ROWS) >= MIN_ALIGNED_COLUMNS
 
 
 def may_hold_table(page: pymupdf.Page, line_boxes: list[BBox]) -> bool:
@@ -121,7 +127,8 @@ def may_hold_table(page: pymupdf.Page, line_boxes: list[BBox]) -> bool:
 
 def cached_table_regions(doc_sha256: str, page_index: int) -> tuple[TableRegion, ...] | None:
     """The regions found for this page in this process, or ``None`` if not looked for."""
-    return _cache.get((doc_sha256, page_index))
+    with _lock:
+        return _cache.get((doc_sha256, page_index))
 
 
 def table_regions(
@@ -133,9 +140,10 @@ def table_regions(
     without them the page's own lines are used.
     """
     key = (doc_sha256, page.number)
-    if key in _cache:
-        _cache.move_to_end(key)
-        return _cache[key]
+    with _lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
     if line_boxes is None:
         line_boxes = [
             tuple(ln["bbox"])
@@ -143,9 +151,10 @@ def table_regions(
             for ln in b.get("lines", ())
         ]
     regions = _find(page, line_boxes) if may_hold_table(page, line_boxes) else ()
-    _cache[key] = regions
-    if len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
+    with _lock:
+        _cache[key] = regions
+        if len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
     return regions
 
 

@@ -8,7 +8,8 @@ A line is furniture when it sits in the page's top or bottom edge zone
   "Page 3" and "Page 4" match) occurs in that zone on at least ``repeat_threshold``
   pages, or
 * it is a bare page number ("12", "iv", "Page 3", "3 of 12", "- 3 -") and the outermost
-  line of its page on that side, or
+  line of its page on that side (for this rule the zone is ``PAGE_NUMBER_SHARE`` deep),
+  or
 * lines at its position (2 pt steps) in its size sit in the zone on at least
   ``repeat_threshold`` pages, and it is either the outermost line of its page on that
   side, alone in its layout block and set smaller than the body text or in another
@@ -31,6 +32,7 @@ from core.types import Document, TextLine
 FurnitureKind = Literal["header", "footer"]
 EDGE_SHARE = 0.12
 SIDE_SHARE = 0.07
+PAGE_NUMBER_SHARE = 0.2
 # Top-zone text at most this share of the body size is navigation or a running head.
 SMALL_SHARE = 0.8
 # Share of the pages with text on which a zone text must repeat (at least twice).
@@ -53,40 +55,65 @@ def furniture_lines(doc: Document) -> dict[int, FurnitureKind]:
     sizes = {p.number: (p.width_pt, p.height_pt) for p in doc.pages}
     zoned: list[tuple[int, FurnitureKind, str]] = []
     for index, line in enumerate(doc.lines):
-        zone = _zone(line, *sizes.get(line.page, (0.0, 0.0)))
+        zone = _zone(line, *sizes.get(line.page, (0.0, 0.0)), EDGE_SHARE)
         if zone is not None:
             zoned.append((index, zone, normalise(doc.text[line.char_start : line.char_end])))
-    pages_by_text: dict[tuple[FurnitureKind, str], set[int]] = defaultdict(set)
-    for index, zone, norm in zoned:
-        pages_by_text[(zone, norm)].add(doc.lines[index].page)
     with_text = sum(1 for p in doc.pages if p.has_text)
     threshold = max(2, math.ceil(REPEAT_SHARE * with_text))
     outermost = _outermost_lines(doc.lines)
-    pages_by_slot: dict[tuple[FurnitureKind, int, float], set[int]] = defaultdict(set)
-    for index, zone, _ in zoned:
-        pages_by_slot[_slot(doc.lines[index], zone)].add(doc.lines[index].page)
-    body_pt = body_size(doc.lines)
-    body_font = _body_font(doc.lines)
-    block_sizes: Counter[tuple[int, int]] = Counter((ln.page, ln.source_block) for ln in doc.lines)
-    found: dict[int, FurnitureKind] = {}
+    found = _page_numbers(doc, outermost, sizes)
+    running = _Running(doc, zoned, outermost)
+    pages_by_text: dict[tuple[FurnitureKind, str], set[int]] = defaultdict(set)
     for index, zone, norm in zoned:
-        line = doc.lines[index]
-        repeated = len(pages_by_text[(zone, norm)]) >= threshold
-        page_number = bool(_PAGE_NUMBER.match(norm)) and index in outermost
-        alone_outside = (
-            index in outermost
-            and block_sizes[(line.page, line.source_block)] == 1
-            and (line.size_pt <= 0.95 * body_pt or line.font != body_font)
-        )
-        small_on_top = zone == "header" and line.size_pt <= SMALL_SHARE * body_pt
-        running = (
-            (alone_outside or small_on_top)
-            and line.size_pt <= 1.05 * body_pt
-            and len(pages_by_slot[_slot(line, zone)]) >= threshold
-        )
-        if repeated or page_number or running:
+        pages_by_text[(zone, norm)].add(doc.lines[index].page)
+    for index, zone, norm in zoned:
+        if len(pages_by_text[(zone, norm)]) >= threshold or running.holds(index, zone, threshold):
             found[index] = zone
     return found
+
+
+def _page_numbers(
+    doc: Document, outermost: set[int], sizes: dict[int, tuple[float, float]]
+) -> dict[int, FurnitureKind]:
+    """Bare page numbers that are the outermost line of their page, within the outer
+    ``PAGE_NUMBER_SHARE`` of the page (wider than the zone: book margins are deep)."""
+    found: dict[int, FurnitureKind] = {}
+    for index in outermost:
+        line = doc.lines[index]
+        zone = _zone(line, *sizes.get(line.page, (0.0, 0.0)), PAGE_NUMBER_SHARE)
+        text = normalise(doc.text[line.char_start : line.char_end])
+        if zone is not None and _PAGE_NUMBER.match(text):
+            found[index] = zone
+    return found
+
+
+class _Running:
+    """The running-header rule (the third rule of the module docstring)."""
+
+    def __init__(
+        self, doc: Document, zoned: list[tuple[int, FurnitureKind, str]], outermost: set[int]
+    ) -> None:
+        self.lines = doc.lines
+        self.outermost = outermost
+        self.body_pt = body_size(doc.lines)
+        self.body_font = _body_font(doc.lines)
+        self.block_sizes = Counter((ln.page, ln.source_block) for ln in doc.lines)
+        self.pages_by_slot: dict[tuple[FurnitureKind, int, float], set[int]] = defaultdict(set)
+        for index, zone, _ in zoned:
+            self.pages_by_slot[_slot(doc.lines[index], zone)].add(doc.lines[index].page)
+
+    def holds(self, index: int, zone: FurnitureKind, threshold: int) -> bool:
+        line = self.lines[index]
+        if line.size_pt > 1.05 * self.body_pt:
+            return False
+        if len(self.pages_by_slot[_slot(line, zone)]) < threshold:
+            return False
+        alone_outside = (
+            index in self.outermost
+            and self.block_sizes[(line.page, line.source_block)] == 1
+            and (line.size_pt <= 0.95 * self.body_pt or line.font != self.body_font)
+        )
+        return alone_outside or (zone == "header" and line.size_pt <= SMALL_SHARE * self.body_pt)
 
 
 def _body_font(lines: tuple[TextLine, ...]) -> str:
@@ -103,13 +130,13 @@ def _slot(line: TextLine, zone: FurnitureKind) -> tuple[FurnitureKind, int, floa
     return zone, round(edge / 2), round(line.size_pt * 2) / 2
 
 
-def _zone(line: TextLine, width: float, height: float) -> FurnitureKind | None:
+def _zone(line: TextLine, width: float, height: float, share: float) -> FurnitureKind | None:
     if line.bbox_pt is None or height <= 0:
         return None
     x0, y0, x1, y1 = line.bbox_pt
-    if y1 <= EDGE_SHARE * height:
+    if y1 <= share * height:
         return "header"
-    if y0 >= (1 - EDGE_SHARE) * height:
+    if y0 >= (1 - share) * height:
         return "footer"
     if x1 <= SIDE_SHARE * width or x0 >= (1 - SIDE_SHARE) * width:
         return "footer"

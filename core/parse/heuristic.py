@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from core.ingest.tables import cached_table_regions, table_regions
 from core.parse.blocks import lines_bbox, make_block
@@ -53,11 +53,12 @@ _MERGING_KINDS = ("list", "code")
 
 @dataclass(slots=True)
 class Run:
+    """Consecutive lines (indices into ``Document.lines``) that become one block."""
+
     kind: str
     lines: list[int]
     candidate: HeadingCandidate | None = None
     level: int = 0
-    pages: set[int] = field(default_factory=set)
 
 
 def parse_pdf(doc: Document) -> list[Block | None]:

@@ -4,6 +4,9 @@ Lengths are in tokens of the configured tokenizer; ``window_tokens`` is the mode
 sequence limit (special tokens included), the most a single forward pass sees. Document
 names are passed to Plotly as data (Plotly renders them as text, never as HTML markup
 beyond its own escaped subset; they are escaped here as well).
+
+Figures are built as plain dicts and wrapped in ``go.Figure`` once: the builder methods
+(``add_vline`` and friends) cost ~60 ms a figure, too slow for a slider.
 """
 
 from __future__ import annotations
@@ -22,20 +25,60 @@ OVERFLOW_COLOUR = OVERLAP_COLOUR
 WINDOW_COLOUR = "#33475b"
 
 
-def _layout(fig: go.Figure, *, title: str, x_title: str, y_title: str, height: int) -> go.Figure:
-    fig.update_layout(
-        title={"text": title, "x": 0, "font": {"size": 15}},
-        xaxis_title=x_title,
-        yaxis_title=y_title,
-        height=height,
-        margin={"l": 10, "r": 10, "t": 48, "b": 10},
-        plot_bgcolor="#ffffff",
-        bargap=0.15,
-        legend={"orientation": "h", "y": -0.2},
+def _line(axis: str, value: float, colour: str, dash: str, width: float) -> dict:
+    """A full-width (``axis="y"``) or full-height (``axis="x"``) line at ``value``."""
+    other = "x" if axis == "y" else "y"
+    return {
+        "type": "line",
+        f"{axis}ref": axis,
+        f"{other}ref": "paper",
+        f"{axis}0": value,
+        f"{axis}1": value,
+        f"{other}0": 0,
+        f"{other}1": 1,
+        "line": {"color": colour, "dash": dash, "width": width},
+    }
+
+
+def _note(axis: str, value: float, text: str, *, at_end: bool) -> dict:
+    other = "x" if axis == "y" else "y"
+    return {
+        "text": text,
+        f"{axis}ref": axis,
+        f"{other}ref": "paper",
+        axis: value,
+        other: 1 if at_end else 0,
+        "showarrow": False,
+        "xanchor": "left" if axis == "x" else ("right" if at_end else "left"),
+        "yanchor": "bottom",
+        "font": {"size": 11, "color": WINDOW_COLOUR},
+    }
+
+
+def _figure(data: list[dict], *, title: str, x_title: str, y_title: str, height: int, **layout):
+    grid = {"gridcolor": "#eef2f5"}
+    return go.Figure(
+        {
+            "data": data,
+            "layout": {
+                "title": {"text": title, "x": 0, "font": {"size": 15}},
+                "xaxis": {**grid, "title": {"text": x_title}, **layout.pop("xaxis", {})},
+                "yaxis": {**grid, "title": {"text": y_title}, **layout.pop("yaxis", {})},
+                "height": height,
+                "margin": {"l": 10, "r": 10, "t": 48, "b": 10},
+                "plot_bgcolor": "#ffffff",
+                "bargap": 0.15,
+                "legend": {"orientation": "h", "y": -0.2},
+                **layout,
+            },
+        }
     )
-    fig.update_xaxes(gridcolor="#eef2f5")
-    fig.update_yaxes(gridcolor="#eef2f5")
-    return fig
+
+
+def _log_range(values: Sequence[float]) -> list[float]:
+    """A log-axis range (log10 units) holding every value with some room around it."""
+    low, high = max(min(values), 1), max(max(values), 1)
+    return [math.log10(low) - 0.3, math.log10(high) + 0.15]
 
 
 def overflow_share(lengths: Sequence[int], window_tokens: int) -> float:
@@ -60,44 +103,45 @@ def document_lengths_figure(
 ) -> go.Figure:
     """One bar per document (sorted, log scale) coloured by whether it fits the window,
     with the window and the p50/p90 lengths drawn as lines."""
-    order = np.argsort(np.asarray(lengths))
+    order = np.argsort(np.asarray(lengths), kind="stable")
     xs = [escape(names[i]) for i in order]
     ys = [int(lengths[i]) for i in order]
-    fits = [y <= window_tokens for y in ys]
-    fig = go.Figure()
-    for flag, label, colour in (
+    bars = []
+    for fits, label, colour in (
         (True, "fits the window", FITS_COLOUR),
         (False, "overflows the window", OVERFLOW_COLOUR),
     ):
-        idx = [i for i, f in enumerate(fits) if f == flag]
-        fig.add_bar(
-            x=[xs[i] for i in idx],
-            y=[ys[i] for i in idx],
-            name=label,
-            marker_color=colour,
-            hovertemplate="%{x}<br>%{y:,} tokens<extra></extra>",
+        idx = [i for i, y in enumerate(ys) if (y <= window_tokens) == fits]
+        bars.append(
+            {
+                "type": "bar",
+                "x": [xs[i] for i in idx],
+                "y": [ys[i] for i in idx],
+                "name": label,
+                "marker": {"color": colour},
+                "hovertemplate": "%{x}<br>%{y:,} tokens<extra></extra>",
+            }
         )
-    # Shapes on a log axis are placed in log10 units.
-    fig.add_hline(
-        y=math.log10(max(window_tokens, 1)),
-        line={"color": WINDOW_COLOUR, "dash": "dash", "width": 2},
-        annotation_text=f"model window {window_tokens} tokens",
-        annotation_position="top left",
+    # On a log axis, shapes take data values but annotations take log10 of them.
+    shapes = [_line("y", window_tokens, WINDOW_COLOUR, "dash", 2)]
+    notes = [
+        _note("y", math.log10(max(window_tokens, 1)), f"model window {window_tokens} tokens",
+              at_end=False)
+    ]  # fmt: skip
+    for name, value in length_percentiles(ys).items():
+        if name in ("p50", "p90"):
+            shapes.append(_line("y", value, "#8a9aa9", "dot", 1))
+            notes.append(_note("y", math.log10(max(value, 1)), f"{name} {value:,.0f}", at_end=True))
+    title = (
+        f"Document length in tokens: {overflow_share(ys, window_tokens):.0%} of {len(ys)} "
+        "overflow the model window"
     )
-    stats = length_percentiles(ys)
-    for name in ("p50", "p90"):
-        if name in stats:
-            fig.add_hline(
-                y=math.log10(max(stats[name], 1)),
-                line={"color": "#8a9aa9", "dash": "dot", "width": 1},
-                annotation_text=f"{name} {stats[name]:,.0f}",
-                annotation_position="bottom right",
-            )
-    share = overflow_share(ys, window_tokens)
-    fig.update_yaxes(type="log")
-    fig.update_xaxes(categoryorder="array", categoryarray=xs)
-    title = f"Document length in tokens: {share:.0%} of {len(ys)} overflow the model window"
-    return _layout(fig, title=title, x_title="", y_title="tokens (log scale)", height=360)
+    return _figure(
+        bars, title=title, x_title="", y_title="tokens (log scale)", height=360,
+        xaxis={"categoryorder": "array", "categoryarray": xs},
+        yaxis={"type": "log", "range": _log_range([*ys, window_tokens])},
+        shapes=shapes, annotations=notes,
+    )  # fmt: skip
 
 
 def chunk_size_figure(
@@ -105,28 +149,20 @@ def chunk_size_figure(
 ) -> go.Figure:
     """Histogram of chunk sizes in tokens with the model window as a dashed line."""
     counts = np.asarray(token_counts, dtype=int)
-    fig = go.Figure()
-    fig.add_histogram(
-        x=counts[counts <= window_tokens],
-        name="fits the window",
-        marker_color=FITS_COLOUR,
-        nbinsx=30,
-        hovertemplate="%{x} tokens: %{y} chunks<extra></extra>",
-    )
     over = counts[counts > window_tokens]
+    hover = "%{x} tokens: %{y} chunks<extra></extra>"
+    data = [
+        {"type": "histogram", "x": counts[counts <= window_tokens].tolist(), "nbinsx": 30,
+         "name": "fits the window", "marker": {"color": FITS_COLOUR}, "hovertemplate": hover},
+    ]  # fmt: skip
     if len(over):
-        fig.add_histogram(
-            x=over,
-            name="over the window",
-            marker_color=OVERFLOW_COLOUR,
-            nbinsx=10,
-            hovertemplate="%{x} tokens: %{y} chunks<extra></extra>",
-        )
-    fig.add_vline(
-        x=window_tokens,
-        line={"color": WINDOW_COLOUR, "dash": "dash", "width": 2},
-        annotation_text=f"window {window_tokens}",
-        annotation_position="top right",
-    )
-    fig.update_layout(barmode="overlay", showlegend=bool(len(over)))
-    return _layout(fig, title=title, x_title="tokens per chunk", y_title="chunks", height=260)
+        data.append(
+            {"type": "histogram", "x": over.tolist(), "nbinsx": 10, "name": "over the window",
+             "marker": {"color": OVERFLOW_COLOUR}, "hovertemplate": hover}
+        )  # fmt: skip
+    return _figure(
+        data, title=title, x_title="tokens per chunk", y_title="chunks", height=260,
+        barmode="overlay", showlegend=bool(len(over)),
+        shapes=[_line("x", window_tokens, WINDOW_COLOUR, "dash", 2)],
+        annotations=[_note("x", window_tokens, f"window {window_tokens}", at_end=True)],
+    )  # fmt: skip

@@ -235,6 +235,9 @@ div.cs-text mark.cs-overlap { background-image: repeating-linear-gradient(45deg,
   rgba(199, 62, 29, .35) 0 3px, rgba(199, 62, 29, .12) 3px 7px); }
 div.cs-text mark.cs-hl { background: #ffd400b3 !important;
   border-bottom: 2px solid #d97706; }
+div.cs-text mark.cs-block[data-kind]::before { content: attr(data-kind); font: 600 .62rem
+  sans-serif; letter-spacing: .03em; text-transform: uppercase; color: #52606d;
+  margin-right: .35em; vertical-align: .1em; }
 div.cs-text mark[data-start]::before { content: attr(data-start); font: 700 .68rem
   sans-serif; color: #fff; background: #33475b; border-radius: 3px; padding: 0 .3em;
   margin-right: .25em; vertical-align: .15em; }

@@ -94,8 +94,28 @@ def biggest_movers(lines: Sequence[SlopeLine], depth: int, n: int = 5) -> list[S
     return moved[:n]
 
 
+def slope_lines(
+    stages: Sequence[str],
+    ranks: Mapping[str, Mapping[str, int | None]],
+    labels: Mapping[str, str],
+    *,
+    extra: Mapping[str, int] | None = None,
+) -> list[SlopeLine]:
+    """Lines of the chunks in ``labels``: ``ranks[chunk_id][stage]`` per stage (a chunk
+    missing there has no rank), then ``extra[chunk_id]`` as one more stage when given."""
+    lines = []
+    for chunk_id, label in labels.items():
+        found = ranks.get(chunk_id, {})
+        values = tuple(found.get(stage) for stage in stages)
+        if extra is not None:
+            values += (extra.get(chunk_id),)
+        lines.append(SlopeLine(chunk_id=chunk_id, label=label, ranks=values))
+    return lines
+
+
 def _plotted(rank: int | None, depth: int) -> int:
-    return depth + 1 if rank is None else rank
+    """Where a rank is drawn: ranks deeper than ``depth`` (or unknown) share one band."""
+    return depth + 1 if rank is None or rank > depth else rank
 
 
 def slope_figure(
@@ -135,7 +155,8 @@ def slope_figure(
             textfont={"size": 11},
             customdata=[line.chunk_id] * len(ys),
             hovertext=[
-                f"{escape(line.label)}<br>{stage}: rank {r}" for stage, r in zip(stages, shown)
+                f"{escape(line.label)}<br>{stage}: rank {r}"
+                for stage, r in zip(stages, shown, strict=True)
             ],
             hoverinfo="text",
             showlegend=False,
@@ -145,7 +166,7 @@ def slope_figure(
     fig.update_yaxes(
         autorange="reversed", tickvals=[t for t, _ in ticks], ticktext=[s for _, s in ticks]
     )
-    fig.update_xaxes(range=[-0.15, len(stages) - 0.35])
+    fig.update_xaxes(range=[-0.2, len(stages) - 0.1])  # room for the movers' labels
     title = f"Rank change {' → '.join(stages)}: green moved up, red moved down"
     return _layout(fig, title=title, height=420, y="rank (1 = best)")
 
@@ -215,14 +236,14 @@ def rank_scatter_figure(
 ) -> go.Figure:
     """Per query ``(query_id, label, x rank, y rank)``: below the diagonal ``y_method`` ranked
     the gold better. Log axes; ``None`` ranks sit at ``depth + 1`` ("not in the top depth")."""
+    far = max(depth + 2, round(depth * 1.8))  # the band of "not in the top depth"
     groups = {"better": ([], UP_COLOUR), "worse": ([], DOWN_COLOUR), "same": ([], SAME_COLOUR)}
     for point in points:
-        x, y = (_plotted(r, depth) for r in point[2:])
+        x, y = (far if r is None else r for r in point[2:])
         groups["better" if y < x else "worse" if y > x else "same"][0].append((point, x, y))
     fig = go.Figure()
-    top = depth + 1
     fig.add_scatter(
-        x=[1, top], y=[1, top], mode="lines", line={"color": "#c5ced6", "dash": "dash"},
+        x=[1, far], y=[1, far], mode="lines", line={"color": "#c5ced6", "dash": "dash"},
         hoverinfo="skip", showlegend=False,
     )  # fmt: skip
     names = {"better": f"{y_method} better", "worse": f"{y_method} worse", "same": "same rank"}
@@ -251,10 +272,13 @@ def rank_scatter_figure(
             ],
             hoverinfo="text",
         )
-    ticks = [v for v in (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000) if v <= depth] + [top]
+    ticks = [v for v in (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000) if v <= depth] + [far]
     labels = [str(v) for v in ticks[:-1]] + [f"> {depth}"]
     for axis in (fig.update_xaxes, fig.update_yaxes):
-        axis(type="log", tickvals=ticks, ticktext=labels, range=[-0.05, math.log10(top) + 0.08])
+        axis(
+            type="log", tickvals=ticks, ticktext=labels, tickangle=0,
+            range=[-0.08, math.log10(far) + 0.08],
+        )  # fmt: skip
     title = f"First gold rank per query: {x_method} against {y_method}"
     return _layout(fig, title=title, height=420, x=f"{x_method} rank", y=f"{y_method} rank")
 
@@ -302,6 +326,31 @@ class ChunkContext:
     def __post_init__(self) -> None:
         if self.level not in CONTEXT_LEVELS:
             raise ValueError(f"unknown context level {self.level!r}")
+
+
+def chunk_contexts(
+    ids: Sequence[str],
+    metadatas: Sequence[Mapping[str, object]],
+    texts: Sequence[str],
+    *,
+    late: bool,
+) -> list[ChunkContext]:
+    """Stored records (``ChunkStore.scope_records``) as ``ChunkContext``; records of another
+    method than late (``late=False``) have no late context: level ``none``."""
+    out = []
+    for chunk_id, meta, text in zip(ids, metadatas, texts, strict=True):
+        out.append(
+            ChunkContext(
+                chunk_id=chunk_id,
+                label=" ".join(text.split()[:8]),
+                char_start=int(meta["char_start"]),  # type: ignore[call-overload]
+                char_end=int(meta["char_end"]),  # type: ignore[call-overload]
+                level=str(meta.get("context", "none")) if late else "none",
+                token_count=int(meta.get("token_count", 0)),  # type: ignore[call-overload]
+                full_context_tokens=int(meta.get("full_context_tokens", 0)),  # type: ignore[call-overload]
+            )
+        )
+    return out
 
 
 def context_counts(chunks: Sequence[ChunkContext]) -> dict[str, int]:

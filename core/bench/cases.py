@@ -1,0 +1,229 @@
+"""The CPU cases that need no model: parse, re-chunk, one slider move, peak memory.
+
+Every function returns one ``CaseResult``. Ours and the baseline run interleaved on the
+same input (``timing.interleaved``); every result of ours is checked for exact provenance
+(``doc.text[span] == span.text``) outside the timed region, so no speed-up can come from
+dropping exactness. Embedding cases live in ``embed_cases``, store cases in
+``store_cases``, the long-context GPU case in ``gpu``.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from core.bench.inputs import ROOT, BenchInputs, check_spans
+from core.bench.report import CaseResult
+from core.bench.timing import interleaved, timed
+from core.types import ChunkPolicy, Document
+
+# Re-chunk policies: (policy, unit, slider step). Each round moves the size one step up.
+RECHUNK_POLICIES: tuple[tuple[str, str, int], ...] = (
+    ("fixed", "chars", 50),
+    ("fixed", "tokens", 8),
+    ("sentence", "sentences", 1),
+    ("structure", "tokens", 8),
+)
+RECHUNK_LIMIT_S = 0.050
+UI_LIMIT_S = 0.100
+UI_OVERLAP_CHARS = 100
+
+
+def _size_at(name: str, unit: str, step_size: int, step: int) -> ChunkPolicy:
+    """The policy after ``step + 1`` slider moves up from the default size."""
+    from core.chunk import DEFAULT_SIZES, policy_from_args
+
+    size = DEFAULT_SIZES[(name, unit)][0] + step_size * (step + 1)
+    return policy_from_args(name, size, None, unit)
+
+
+def parse_case(inputs: BenchInputs, path: Path) -> CaseResult:
+    """Ingest + per-character map + blocks (fast parser) vs raw ``rawdict`` of every page."""
+    import pymupdf
+
+    from core.ingest import load_document
+    from core.parse import parse_document
+
+    parse_only: list[float] = []
+
+    def ours(step: int) -> object:
+        doc = load_document(path)
+        return doc, parse_document(doc, parser="fast")
+
+    def raw(step: int) -> object:
+        with pymupdf.open(path) as pdf:
+            return sum(len(page.get_text("rawdict")["blocks"]) for page in pdf)
+
+    def check(name: str, result: Any) -> None:
+        if name != "ours":
+            return
+        doc, parsed = result
+        if doc.char_page is None or len(doc.char_page) != len(doc.text):
+            raise AssertionError(f"{doc.doc_id}: the per-character page map is incomplete")
+        check_spans(doc, parsed.blocks, "block")
+        parse_only.append(parsed.elapsed_s)
+
+    s = inputs.settings
+    t = interleaved({"ours": ours, "raw": raw}, warmup=s.warmup, repeats=s.repeats, check=check)
+    doc = inputs.document(path)
+    parse_s = statistics.median(parse_only[s.warmup :])
+    return CaseResult(
+        key=f"parse:{doc.doc_id}",
+        case="parse",
+        label=f"parse {doc.doc_id} ({len(doc.pages)} pp)",
+        ours=t["ours"].median_s,
+        baseline=t["raw"].median_s,
+        baseline_label="rawdict",
+        max_ratio=2.0,
+        target="<= 2.0x",
+        notes=(
+            f"ours = load {t['ours'].median_s - parse_s:.2f} s (rawdict + canonical text + "
+            f"char map + tables) + blocks {parse_s:.2f} s; {len(doc.text):,} chars",
+        ),
+        extra={"blocks_s": parse_s, "chars": len(doc.text), "pages": len(doc.pages)},
+        ours_samples=t["ours"].samples_s,
+        baseline_samples=t["raw"].samples_s,
+    )
+
+
+def _chonkie_step(
+    name: str, unit: str, step_size: int, chars_per_sentence: float
+) -> Callable[[str, int], object]:
+    """chonkie's RecursiveChunker at the same size as ours on this step (built per move)."""
+    from chonkie import RecursiveChunker
+
+    if unit == "tokens":
+        from tokenizers import Tokenizer
+
+        from core.modelpath import resolve_model_dir
+
+        tokenizer: Any = Tokenizer.from_file(str(resolve_model_dir() / "tokenizer.json"))
+    else:
+        tokenizer = "character"
+
+    def run(text: str, step: int) -> object:
+        size = _size_at(name, unit, step_size, step).size
+        if unit == "sentences":
+            size = max(1, round(size * chars_per_sentence))
+        return RecursiveChunker(tokenizer=tokenizer, chunk_size=size).chunk(text)
+
+    return run
+
+
+def rechunk_case(
+    inputs: BenchInputs, policy: tuple[str, str, int], paths: tuple[Path, ...], group: str
+) -> CaseResult:
+    """One policy re-run on already parsed documents vs chonkie's RecursiveChunker.
+
+    Every round is a new slider position (the size moves one step up), for both. The
+    first chunking of a document (tokenizing it, splitting sentences) is done before the
+    timed rounds: a slider move never pays it.
+    """
+    name, unit, step_size = policy
+    docs = [(inputs.document(p), inputs.blocks(p)) for p in paths]
+    tokenizer = inputs.tokenizer()
+    first_s = 0.0
+    sentence_chars: list[float] = []
+    for doc, blocks in docs:
+        elapsed, chunks = timed(lambda d=doc, b=blocks: inputs.chunks(d, b, _size_at(name, unit, 0, -1)))
+        first_s += elapsed
+        sentence_chars.append(statistics.fmean(len(c.text) for c in chunks) / chunks[0].policy.size)
+    chars_per_sentence = statistics.fmean(sentence_chars)
+    try:
+        theirs = _chonkie_step(name, unit, step_size, chars_per_sentence)
+    except ImportError:
+        return _skipped_rechunk(name, unit, group, "chonkie is not installed (the bench extra)")
+
+    from core.chunk import chunk_document
+
+    def ours(step: int) -> object:
+        policy = _size_at(name, unit, step_size, step)
+        return [chunk_document(doc, blocks, policy, tokenizer) for doc, blocks in docs]
+
+    def check(who: str, result: Any) -> None:
+        if who == "ours":
+            for (doc, _), chunks in zip(docs, result, strict=True):
+                check_spans(doc, chunks, "chunk")
+
+    s = inputs.settings
+    t = interleaved(
+        {"ours": ours, "chonkie": lambda step: [theirs(d.text, step) for d, _ in docs]},
+        warmup=s.warmup,
+        repeats=s.repeats,
+        check=check,
+    )
+    headline = group == "geotopo"
+    notes = [f"first chunking (tokenize, sentences) {first_s * 1e3:.0f} ms, paid once per doc"]
+    if unit == "sentences":
+        notes.append(f"chonkie sized in chars: {chars_per_sentence:.0f} chars per sentence")
+    return CaseResult(
+        key=f"rechunk:{name}-{unit}:{group}",
+        case="rechunk",
+        label=f"re-chunk {name}/{unit} {group}" + ("" if headline else f" ({len(docs)} docs)"),
+        ours=t["ours"].median_s,
+        baseline=t["chonkie"].median_s,
+        baseline_label="chonkie",
+        max_ratio=1.0,
+        max_ours=RECHUNK_LIMIT_S if headline else None,
+        target="<= 1.0x, <= 50 ms" if headline else "<= 1.0x",
+        notes=tuple(notes),
+        extra={"first_chunking_s": first_s, "documents": [d.doc_id for d, _ in docs]},
+        ours_samples=t["ours"].samples_s,
+        baseline_samples=t["chonkie"].samples_s,
+    )
+
+
+def _skipped_rechunk(name: str, unit: str, group: str, reason: str) -> CaseResult:
+    return CaseResult(
+        key=f"rechunk:{name}-{unit}:{group}",
+        case="rechunk",
+        label=f"re-chunk {name}/{unit} {group}",
+        target="<= 1.0x",
+        skipped=reason,
+    )
+
+
+def _text_window(tokenizer: Any) -> int:
+    """Text tokens of the default model's window (``max_seq_length`` less specials)."""
+    from core.modelpath import resolve_model_dir
+
+    config = resolve_model_dir() / "sentence_bert_config.json"
+    window = json.loads(config.read_text())["max_seq_length"] if config.is_file() else 512
+    return int(window) - int(tokenizer.special_tokens_per_text)
+
+
+def slider_move(doc: Document, blocks: tuple, tokenizer: Any, page: int, step: int) -> list:
+    """What the Chunks page's fragment computes after a size slider move (fixed/chars).
+
+    Chunk, statistics, size histogram (serialised as the chart sends it), chunk boxes on
+    the rendered page (image from the page cache after the first move), and the marked
+    text of the page. Streamlit's own work (widgets, ``st.cache_data`` copies) is not in
+    here; see ``ui_case``.
+    """
+    from core.chunk import chunk_document, chunk_stats, policy_from_args
+    from core.render.charts import chunk_size_figure
+    from core.render.markup import marked_text_html, page_html
+    from core.render.pages import DEFAULT_ZOOM, render_page_png
+    from core.render.views import chunk_marks, chunk_shapes, stats_items
+
+    window = _text_window(tokenizer)
+    policy = policy_from_args("fixed", 800 + 50 * (step + 1), UI_OVERLAP_CHARS, "chars")
+    chunks = chunk_document(doc, blocks, policy, tokenizer)
+    stats = chunk_stats(doc, chunks, blocks, tokenizer, window)
+    chunk_size_figure(stats.token_counts, window, title="Chunk sizes (tokens)").to_json()
+    stats_items(stats)
+    info = doc.pages[page - 1]
+    png = render_page_png(doc, page, DEFAULT_ZOOM)
+    shapes = chunk_shapes(doc, chunks, page)
+    page_html(png, width_pt=info.width_pt, height_pt=info.height_pt, shapes=shapes)
+    here = [c for c in chunks if c.char_end > info.char_start and c.char_start < info.char_end]
+    if here:
+        start, end = min(c.char_start for c in here), max(c.char_end for c in here)
+        marked_text_html(doc.text[start:end], start, chunk_marks(chunks, start, end))
+    return chunks

@@ -1,0 +1,75 @@
+"""What a model folder says about itself: pooling mode, sequence limit, positions.
+
+Read from the sentence-transformers files next to the weights (``modules.json``, the
+pooling module's ``config.json``, ``sentence_bert_config.json``) and from the
+transformers config. Nothing here loads weights.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from core.errors import ModelError
+
+Pooling = Literal["mean", "cls"]
+POOLINGS: tuple[str, ...] = ("mean", "cls")
+# Models whose position ids start after the padding index (two positions are unusable).
+_OFFSET_POSITION_MODELS = frozenset(
+    {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "mpnet", "longformer"}
+)
+
+
+def read_pooling(model_dir: Path) -> Pooling | None:
+    """Pooling mode from the sentence-transformers config, or None if the folder has none.
+
+    Raises ModelError for a pooling mode other than mean or CLS.
+    """
+    modules_file = model_dir / "modules.json"
+    if not modules_file.is_file():
+        return None
+    try:
+        modules = json.loads(modules_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{modules_file} is unreadable: fix it or pass --pooling") from exc
+    entries = [m for m in modules if str(m.get("type", "")).endswith("Pooling")]
+    if not entries:
+        return None
+    config_file = model_dir / str(entries[0].get("path", "")) / "config.json"
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{config_file} is missing or unreadable: pass --pooling") from exc
+    mode = config.get("pooling_mode")
+    if mode in POOLINGS:
+        return mode
+    if config.get("pooling_mode_cls_token"):
+        return "cls"
+    if config.get("pooling_mode_mean_tokens"):
+        return "mean"
+    active = sorted(k for k, v in config.items() if k.startswith("pooling_mode") and v)
+    raise ModelError(
+        f"pooling {', '.join(active) or 'unknown'} of {model_dir.name} is not supported: "
+        "pass --pooling mean or --pooling cls"
+    )
+
+
+def sentence_config(model_dir: Path) -> dict[str, Any]:
+    path = model_dir / "sentence_bert_config.json"
+    if not path.is_file():
+        return {}
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{path} is unreadable: fix or remove it") from exc
+
+
+def position_limit(config: Any, tokenizer: Any) -> int:
+    positions = getattr(config, "max_position_embeddings", None)
+    if positions is None:
+        declared = int(getattr(tokenizer, "model_max_length", 512))
+        return declared if declared < 1_000_000 else 512
+    if config.model_type in _OFFSET_POSITION_MODELS:
+        return int(positions) - int(config.pad_token_id or 0) - 1
+    return int(positions)

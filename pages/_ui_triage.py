@@ -1,0 +1,291 @@
+"""Glue of the Evaluate page: labelled query sets, runs saved beside the index, triage.
+
+- ``TKey``: the page's session-state keys, initialised once by ``init_state``;
+- query sources: the demo datasheets' questions (from their generator), the shared
+  chunking_evaluation set (through ``core.evaluate.import_chunking_eval``), an uploaded JSONL;
+- ``run_evaluation``: ``core.evaluate.run_eval`` with a progress bar, saved as JSON in
+  ``runs/`` beside the index, so a restart finds it again;
+- triage: tags in ``triage.sqlite`` beside the index (``core.evaluate.TriageStore``),
+  button callbacks, exports, and the query card of the failure reader.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+from core.cite import Citation
+from core.evaluate import (
+    DocumentIndex,
+    EvalConfig,
+    EvalRun,
+    Evidence,
+    LabelledQuery,
+    TriageStore,
+    default_triage_path,
+    export_tags,
+    import_chunking_eval,
+    load_run,
+    parse_queries,
+    run_eval,
+    save_run,
+    tag_query,
+)
+from core.ingest import load_document
+from core.render.markup import escape, marked_text_html
+from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
+from core.types import Document
+from pages import _ui
+from pages import _ui_engine as eng
+
+EVAL_DIR = Path(
+    os.environ.get("CHUNKSCOPE_EVAL_DIR", _ui.ROOT.parent / "shared/corpus/chunking_evaluation")
+)
+N_SAMPLE = 20  # failures drawn for the reader
+
+
+class TKey:
+    """Session-state keys of the Evaluate page (defaults in ``init_state``)."""
+
+    RUN = "cs_eval_run"  # run_id shown
+    RUN_DOCS = "cs_eval_docs"  # dict[run_id, dict[doc_id, Document]] of runs made here
+    QUERY_ID = "cs_eval_query"  # query opened from the scatter
+    SOURCE = "cs_eval_source"  # demo | shared | upload
+    CORPORA = "cs_eval_corpora"
+    LIMIT = "cs_eval_limit"
+    UPLOAD = "cs_eval_upload"
+    METHODS = "cs_eval_methods"
+    KS = "cs_eval_ks"
+    SCOPE = "cs_eval_scope"
+    TRIAGE_METHOD = "cs_triage_method"
+    TRIAGE_SEED = "cs_triage_seed"
+    TRIAGE_POS = "cs_triage_pos"  # 0-based position in the sample
+
+
+def init_state() -> None:
+    eng.init_state()
+    for key, default in (
+        (TKey.RUN, None), (TKey.RUN_DOCS, {}), (TKey.QUERY_ID, None),
+        (TKey.TRIAGE_METHOD, None), (TKey.TRIAGE_SEED, 0), (TKey.TRIAGE_POS, 0),
+    ):  # fmt: skip
+        st.session_state.setdefault(key, default)
+
+
+# -- query sets and their documents -----------------------------------------------------
+
+
+def demo_queries() -> list[LabelledQuery]:
+    """Product x section questions of the demo set; evidence is each section's paragraph,
+    taken from the generator of the datasheets (``sample_docs/make_datasheets.py``)."""
+    path = _ui.SAMPLE_DIR / "make_datasheets.py"
+    spec = importlib.util.spec_from_file_location("make_datasheets", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return [
+        LabelledQuery(
+            id=f"{module.slug(product)}-{module.slug(section)}",
+            query=f"{product} {asked}",
+            doc=f"datasheet-{module.slug(product)}",
+            evidence=(Evidence(text=texts[section]),),
+        )
+        for product, texts in module.PRODUCTS.items()
+        for section, asked in module.SECTION_QUERIES.items()
+    ]
+
+
+@st.cache_resource(show_spinner=False)
+def shared_document(name: str) -> Document:
+    return load_document(EVAL_DIR / "corpora" / f"{name}.md")
+
+
+@st.cache_resource(show_spinner="Importing the shared labelled set…")
+def shared_queries() -> list[LabelledQuery]:
+    return import_chunking_eval(EVAL_DIR, loader=lambda path: shared_document(path.stem))
+
+
+def documents_for(corpus: dict[str, str]) -> dict[str, Document]:
+    """The documents a run was made on (by id and sha256) among those this app can load."""
+    pool = {**_ui.library(), **eng.demo_documents()}
+    for name in corpus:
+        if name not in pool and (EVAL_DIR / "corpora" / f"{name}.md").is_file():
+            pool[name] = shared_document(name)
+    return {d: pool[d] for d, sha in corpus.items() if d in pool and pool[d].sha256 == sha}
+
+
+def query_source(kind: str) -> tuple[list[LabelledQuery], list[Document]]:
+    """The labelled queries and the documents they are ranked over, for one source."""
+    if kind == "demo":
+        return demo_queries(), list(eng.demo_documents().values())
+    if kind == "shared":
+        names = sorted(p.stem for p in (EVAL_DIR / "corpora").glob("*.md"))
+        cells = st.columns([3, 1])
+        picked = cells[0].multiselect("Corpora", names, default=names[-1:], key=TKey.CORPORA)
+        limit = int(cells[1].number_input("First N per corpus", 1, 500, 20, key=TKey.LIMIT))
+        kept: list[LabelledQuery] = []
+        for name in picked:
+            kept += [q for q in shared_queries() if q.doc == name][:limit]
+        return kept, [shared_document(n) for n in picked]
+    upload = st.file_uploader("Query set (JSONL, one query a line)", ["jsonl"], key=TKey.UPLOAD)
+    if upload is None:
+        return [], []
+    queries = parse_queries(upload.getvalue().decode("utf-8").splitlines(), source=upload.name)
+    index = DocumentIndex(list({**eng.demo_documents(), **_ui.library()}.values()))
+    found = {d.doc_id: d for q in queries if (d := index.find(q.doc)) is not None}
+    return queries, list(found.values())
+
+
+def run_evaluation(queries, docs, config: EvalConfig) -> EvalRun:
+    """Run with a progress bar over every (method, chunk) vector; save it beside the index."""
+    bar = st.progress(0.0, text="Chunking…")
+
+    def tick(done: int, total: int) -> None:
+        bar.progress(done / total if total else 1.0, text=f"Embedding: {done:,} of {total:,}")
+
+    run = run_eval(
+        queries, docs, config, encoder=eng.encoder(), cache=eng.vector_cache(), progress=tick,
+        chunker=lambda doc: _ui.chunked(doc, "fast", config.policy),
+    )  # fmt: skip
+    bar.progress(1.0, text=f"{run.n_queries} queries in {run.timings.get('total_s', 0):.1f} s")
+    save_run(run, runs_dir() / f"{run.run_id}.json")
+    st.session_state[TKey.RUN] = run.run_id
+    st.session_state[TKey.RUN_DOCS][run.run_id] = {d.doc_id: d for d in docs}
+    st.session_state[TKey.TRIAGE_POS] = 0
+    return run
+
+
+def runs_dir() -> Path:
+    """``runs/`` beside the index: in the store folder, or beside the default triage file."""
+    if st.session_state[_ui.Key.STORE_KIND] == "folder":
+        return Path(st.session_state[_ui.Key.STORE_ADDR].strip()).expanduser().resolve() / "runs"
+    return default_triage_path().parent / "runs"
+
+
+def triage_store() -> TriageStore:
+    """Cause tags in ``triage.sqlite`` beside the index (restarts keep them)."""
+    return TriageStore(runs_dir().parent / "triage.sqlite")
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _load_run(path: str, mtime: float) -> EvalRun:
+    return load_run(path)
+
+
+def saved_runs() -> dict[str, EvalRun]:
+    """Runs saved beside the index, newest first."""
+    files = sorted(runs_dir().glob("run-*.json"), key=lambda p: -p.stat().st_mtime)
+    return {p.stem: _load_run(str(p), p.stat().st_mtime) for p in files}
+
+
+def run_label(run: EvalRun) -> str:
+    when = run.created_at.replace("T", " ")[:16]
+    return (
+        f"{when} · {run.policy.get('key', '')} · {', '.join(run.methods)} · {run.n_queries} queries"
+    )
+
+
+def metric_rows(run: EvalRun) -> list[dict[str, object]]:
+    """One row per metric: each method's mean and its query count."""
+    rows = []
+    for name in run.metrics[run.methods[0]]:
+        row: dict[str, object] = {"metric": name}
+        for m in run.methods:
+            value = run.metrics[m].get(name)
+            row[m] = None if value is None else round(float(value), 3)
+            row[f"{m} n"] = int(run.n[m].get(name, 0))
+        rows.append(row)
+    return rows
+
+
+def delta_rows(run: EvalRun) -> list[dict[str, object]]:
+    """Paired deltas with their bootstrap interval; "clear" when it excludes zero."""
+    return [
+        {
+            "delta": pair, "metric": name, "Δ": round(d.delta, 3),
+            "95% interval": f"[{d.low:+.3f}, {d.high:+.3f}]", "n": d.n,
+            "clear": "yes" if d.excludes_zero else "no: could be noise",
+        }
+        for pair, by_name in run.deltas.items()
+        for name, d in by_name.items()
+        if d is not None
+    ]  # fmt: skip
+
+
+def tag_failure(run: EvalRun, failure, cause: str, note_key: str, size: int) -> None:
+    """Button callback: tag (with the note), then move on to the next failure."""
+    note = st.session_state.get(note_key, "")
+    tag_query(triage_store(), run, failure.query_id, cause, note=note, method=failure.method)
+    step(1, size)
+
+
+def step(by: int, size: int) -> None:
+    st.session_state[TKey.TRIAGE_POS] = max(
+        0, min(st.session_state[TKey.TRIAGE_POS] + by, size - 1)
+    )
+
+
+def reset_triage() -> None:
+    st.session_state[TKey.TRIAGE_POS] = 0
+
+
+def export_bytes(run: EvalRun, suffix: str) -> bytes:
+    """The run's tags as ``core.evaluate.export_tags`` writes them (``.jsonl`` or ``.csv``)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"tags{suffix}"
+        export_tags(triage_store(), run, path)
+        return path.read_bytes()
+
+
+def rank_text(rank: int | None, depth: int) -> str:
+    return f"rank {rank}" if rank is not None else f"not in the top {depth}"
+
+
+def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
+    """A query: gold evidence on its page (or in its text), the top k of each method with
+    gold-overlapping chunks marked, and where gold ranked when it missed the top k."""
+    st.html(f'<div class="cs-query">{escape(record.query)}</div>')
+    where = " · ".join(f"{m}: {rank_text(r, run.depth)}" for m, r in record.ranks.items())
+    st.caption(f"{record.id} · document {record.doc_id} · first gold chunk: {where}")
+    left, right = st.columns([2, 3], gap="medium")
+    with left:
+        gold_view(record, docs.get(record.doc_id))
+    for col, m in zip(right.columns(len(run.methods)), run.methods, strict=True):
+        col.markdown(f"**{m}** top {run.text_k}")
+        with col:
+            for hit, cite in run.hits(record.id, m)[: run.text_k]:
+                gold = cite.doc_id == record.doc_id and any(
+                    cite.char_start < g.char_end and g.char_start < cite.char_end
+                    for g in record.gold
+                )
+                mark = '<span class="cs-up">gold</span> ' if gold else ""
+                eng.card(
+                    hit.rank, hit.cosine, None, cite.quote, doc=cite.doc_id, note=mark, gold=gold
+                )
+                eng.short_link(cite)
+        rank = record.ranks[m]
+        if rank is None or rank > run.text_k:
+            col.caption(f"Gold outside the top {run.text_k}: {rank_text(rank, run.depth)}")
+
+
+def gold_view(record, doc: Document | None) -> None:
+    """The first gold span highlighted on its page, or in its text for reflowable documents."""
+    gold = record.gold[0]
+    if doc is None or doc.sha256 != record.doc_sha256:
+        st.caption("The labelled document is not loaded here; the gold text as labelled:")
+        st.html(f'<div class="cs-text">{escape(gold.text or "")}</div>')
+        return
+    cite = Citation.of_span(doc, gold.char_start, gold.char_end)
+    if doc.is_paged and cite.pages:
+        page = cite.pages[0]
+        view = focus_view(doc, gold.char_start, gold.char_end, page)
+        shapes = highlight_shapes(doc, gold.char_start, gold.char_end, page)
+        _ui.show_html(_ui.page_figure(doc, page, shapes, view_pt=view))
+    else:
+        a, b = context_window(doc, gold.char_start, gold.char_end, chars=300)
+        mark = highlight_mark(gold.char_start, gold.char_end)
+        _ui.show_html(marked_text_html(doc.text[a:b], a, [mark]))
+    more = f" (+{len(record.gold) - 1} more gold spans)" if len(record.gold) > 1 else ""
+    _ui.citation_link(cite, label=f"Gold: {cite.render()}{more}")
