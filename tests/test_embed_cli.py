@@ -150,3 +150,24 @@ def test_embed_default_model(capsys) -> None:
     assert data["model"]["name"] == "all-MiniLM-L6-v2"
     assert (data["model"]["max_tokens"], data["model"]["pooling"]) == (256, "mean")
     assert len(data["chunks"][0]["vector"]) == 384
+
+
+def test_progress_bar_redraws_one_line_and_ends_it() -> None:
+    import io
+
+    from core.cli.progress import ProgressBar
+
+    out = io.StringIO()
+    bar = ProgressBar("work", stream=out, width=10)
+    for done in range(0, 1001):
+        bar(done, 1000)
+    text = out.getvalue()
+    assert text.count("\r") == 101  # one redraw per whole percent
+    assert text.endswith("\rwork [##########] 1000/1000\n") and text.count("\n") == 1
+    bar.close()
+    bar(0, 0)  # nothing to do is shown as done
+    assert out.getvalue().endswith("[##########] 0/0\n")
+    bar(1, 4)
+    bar.close()
+    bar.close()
+    assert out.getvalue().endswith("[##........] 1/4\n")

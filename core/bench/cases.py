@@ -43,6 +43,12 @@ def _size_at(name: str, unit: str, step_size: int, step: int) -> ChunkPolicy:
     return policy_from_args(name, size, None, unit)
 
 
+def _default(name: str, unit: str) -> ChunkPolicy:
+    from core.chunk import policy_from_args
+
+    return policy_from_args(name, None, None, unit)
+
+
 def parse_case(inputs: BenchInputs, path: Path) -> CaseResult:
     """Ingest + per-character map + blocks (fast parser) vs raw ``rawdict`` of every page."""
     import pymupdf
@@ -131,7 +137,7 @@ def rechunk_case(
     first_s = 0.0
     sentence_chars: list[float] = []
     for doc, blocks in docs:
-        elapsed, chunks = timed(lambda d=doc, b=blocks: inputs.chunks(d, b, _size_at(name, unit, 0, -1)))
+        elapsed, chunks = timed(lambda d=doc, b=blocks: inputs.chunks(d, b, _default(name, unit)))
         first_s += elapsed
         sentence_chars.append(statistics.fmean(len(c.text) for c in chunks) / chunks[0].policy.size)
     chars_per_sentence = statistics.fmean(sentence_chars)
@@ -227,3 +233,115 @@ def slider_move(doc: Document, blocks: tuple, tokenizer: Any, page: int, step: i
         start, end = min(c.char_start for c in here), max(c.char_end for c in here)
         marked_text_html(doc.text[start:end], start, chunk_marks(chunks, start, end))
     return chunks
+
+
+def ui_case(inputs: BenchInputs) -> CaseResult:
+    """One size-slider move on the Chunks page, GeoTopo, parse cached (no baseline).
+
+    ``AppTest`` reruns the whole page script on a widget change (it cannot rerun just the
+    ``st.fragment``), so this times the fragment's core call chain (``slider_move``).
+    What ``st.cache_data`` adds per move (a hit returns an unpickled copy; the fragment
+    reads the parse three times and the chunks once) is measured beside it.
+    """
+    s = inputs.settings
+    doc, blocks = inputs.document(s.pdf), inputs.blocks(s.pdf)
+    tokenizer = inputs.tokenizer()
+    page = min(s.ui_page, len(doc.pages))
+    inputs.chunks(doc, blocks, _default("fixed", "chars"))  # the page's first draw
+
+    def check(name: str, chunks: Any) -> None:
+        check_spans(doc, chunks, "chunk")
+
+    t = interleaved(
+        {"ours": lambda step: slider_move(doc, blocks, tokenizer, page, step)},
+        warmup=s.warmup + 1,
+        repeats=max(s.repeats, 5),
+        check=check,
+    )
+    chunks = slider_move(doc, blocks, tokenizer, page, -1)
+    copies = interleaved(
+        {"copies": lambda step: _cache_copies(blocks, chunks)}, warmup=1, repeats=3
+    )["copies"]
+    return CaseResult(
+        key=f"ui:{doc.doc_id}",
+        case="ui",
+        label=f"slider move {doc.doc_id} p{page}",
+        ours=t["ours"].median_s,
+        max_ours=UI_LIMIT_S,
+        target="<= 100 ms",
+        notes=(
+            "the fragment's core call chain (AppTest cannot rerun a fragment alone)",
+            f"+ st.cache_data copies per move (3 parse + 1 chunks unpickle, 2 pickles): "
+            f"{copies.median_s * 1e3:.0f} ms for {len(blocks):,} blocks, {len(chunks)} chunks",
+        ),
+        extra={"cache_copies_s": copies.median_s, "page": page, "blocks": len(blocks)},
+        ours_samples=t["ours"].samples_s,
+    )
+
+
+def _cache_copies(blocks: tuple, chunks: list) -> object:
+    parse_bytes = pickle.dumps(blocks)
+    for _ in range(3):
+        pickle.loads(parse_bytes)
+    return pickle.loads(pickle.dumps(chunks)), pickle.dumps(chunks)
+
+
+def memory_case(inputs: BenchInputs) -> CaseResult:
+    """Peak RSS of parse + chunk (structure) + late embed of the headline PDF, measured in
+    a fresh Python process (``memory_probe``)."""
+    s = inputs.settings
+    args = [str(s.pdf), str(s.memory_chars or 0), s.device]
+    code = (
+        "import json, sys; from core.bench.cases import memory_probe; "
+        "print(json.dumps(memory_probe(sys.argv[1], int(sys.argv[2]) or None, sys.argv[3])))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"the memory probe failed: {tail}")
+    probe = json.loads(done.stdout.strip().splitlines()[-1])
+    stages = ", ".join(f"{k} {v:,.0f}" for k, v in probe["peak_mib"].items())
+    scope = "whole document" if not s.memory_chars else f"first {s.memory_chars:,} chars"
+    return CaseResult(
+        key="memory:" + Path(s.pdf).stem,
+        case="memory",
+        label=f"peak RSS parse+chunk+late {Path(s.pdf).stem[:24]}",
+        unit="MiB",
+        ours=probe["peak_mib"]["late"],
+        target="reported",
+        notes=(f"peak MiB after each stage: {stages}; late embed on the {scope}",),
+        extra=probe,
+    )
+
+
+def memory_probe(pdf: str, late_chars: int | None, device: str) -> dict[str, Any]:
+    """Run in a fresh process: peak RSS (MiB) after imports, parse, chunk and late embed."""
+    import resource
+
+    from core.bench.inputs import head_document
+    from core.chunk import DEFAULT_POLICIES, chunk_document
+    from core.embed import embed_chunks, load_encoder
+    from core.ingest import load_document
+    from core.parse import parse_document
+    from core.tokens import load_tokenizer
+
+    def peak() -> float:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+    peaks = {"imports": peak()}
+    doc = load_document(pdf)
+    blocks = parse_document(doc).blocks
+    peaks["parse"] = peak()
+    policy = DEFAULT_POLICIES["structure"]
+    chunks = chunk_document(doc, blocks, policy, load_tokenizer())
+    peaks["chunk"] = peak()
+    target = head_document(doc, late_chars)
+    if target is not doc:
+        chunks = chunk_document(target, parse_document(target).blocks, policy, load_tokenizer())
+    elapsed, vectors = timed(
+        lambda: embed_chunks(target, chunks, "late", load_encoder(device=device))
+    )
+    peaks["late"] = peak()
+    return {"peak_mib": peaks, "late_s": elapsed, "chunks": len(chunks), "chars": len(target.text)}

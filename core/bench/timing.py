@@ -84,7 +84,7 @@ def interleaved(
         shift = step % len(names)
         for name in names[shift:] + names[:shift]:
             gc.collect()
-            elapsed, result = timed(lambda name=name: contenders[name](step))
+            elapsed, result = timed(lambda name=name, step=step: contenders[name](step))
             if check is not None:
                 check(name, result)
             if step >= warmup:

@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.import_cmd",
     "core.cli.eval_cmd",
     "core.cli.triage_cmd",
+    "core.cli.bench_cmd",
 )
 
 

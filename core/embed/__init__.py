@@ -65,6 +65,27 @@ def _variant(method: str, doc: Document, chunk: Chunk, policy: WindowPolicy | No
     return ""
 
 
+def _cache_keys(
+    doc: Document,
+    chunks: Sequence[Chunk],
+    method: str,
+    encoder: Encoder,
+    policy: WindowPolicy | None,
+) -> list[CacheKey]:
+    return [
+        CacheKey(
+            model=encoder.identity,
+            method=method,
+            doc_sha256=doc.sha256,
+            char_start=c.char_start,
+            char_end=c.char_end,
+            variant=_variant(method, doc, c, policy),
+            max_tokens=encoder.max_tokens,
+        )
+        for c in chunks
+    ]
+
+
 def _compute(
     doc: Document,
     chunks: Sequence[Chunk],
@@ -121,20 +142,11 @@ def embed_chunks(
     if method == "late":
         check_late_pooling(encoder)
         policy = window_policy(encoder, window_tokens=window_tokens, stride_tokens=stride_tokens)
+    if not chunks:
+        return []
     if cache is None:
         return _compute(doc, chunks, method, encoder, policy, progress, None)
-    keys = [
-        CacheKey(
-            model=encoder.identity,
-            method=method,
-            doc_sha256=doc.sha256,
-            char_start=c.char_start,
-            char_end=c.char_end,
-            variant=_variant(method, doc, c, policy),
-            max_tokens=encoder.max_tokens,
-        )
-        for c in chunks
-    ]
+    keys = _cache_keys(doc, chunks, method, encoder, policy)
     found = [cache.get(k, c.chunk_id) for k, c in zip(keys, chunks, strict=True)]
     missing = [i for i, record in enumerate(found) if record is None]
     if missing:

@@ -2,8 +2,9 @@
 driven by Debian's Chromium through Playwright's sync API.
 
 Every test here is marked ``browser``. They skip, with the reason, when
-``/usr/bin/chromium`` or Playwright is missing (CI installs Chromium; no browser is ever
-downloaded). Screenshots go to ``test-artifacts/browser/`` (git-ignored).
+``/usr/bin/chromium`` (or ``$CHUNKSCOPE_CHROMIUM``) or Playwright is missing (CI installs
+Chromium; no browser is ever downloaded). Screenshots go to ``test-artifacts/browser/``
+(git-ignored).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(os.environ.get("CHUNKSCOPE_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 CHROMIUM_ARGS = [
     "--headless",

@@ -1,0 +1,74 @@
+"""``chunkscope bench``: time our pipeline against raw libraries and peers in one run.
+
+Prints the machine, then one row per measurement: ours, the baseline, their ratio, the
+target and whether it holds, then notes (reasons for skips, what each number covers).
+``--json`` prints ``{"machine", "settings", "cases": {key: row}}`` instead. Progress goes
+to stderr. Exits 0 whether or not targets hold (the table says which); 2 on a user error
+such as a missing corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "bench",
+        help="benchmark parse, chunk, embed, store and UI steps against baselines",
+        description=(
+            "Run each case several times on the shared corpus, interleaved with its "
+            "baseline, and print medians, ratios and targets."
+        ),
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="smaller inputs and fewer repeats (under 2 min)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="where the encoder runs; cuda also runs the long-context case (default cpu)",
+    )
+    parser.add_argument(
+        "--cases",
+        help="comma list of cases (default all): parse, rechunk, naive, late, store, ui, "
+        "memory, gpu",
+    )
+    parser.set_defaults(func=run)
+
+
+def parse_cases(value: str | None) -> tuple[str, ...]:
+    from core.bench import CASE_NAMES
+    from core.errors import ChunkscopeError
+
+    if not value:
+        return CASE_NAMES
+    asked = tuple(dict.fromkeys(c.strip() for c in value.split(",") if c.strip()))
+    unknown = [c for c in asked if c not in CASE_NAMES]
+    if unknown or not asked:
+        raise ChunkscopeError(
+            f"unknown case(s) {', '.join(unknown) or value!r}: use {', '.join(CASE_NAMES)}"
+        )
+    return asked
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.bench import default_settings, format_table, run_bench, settings_dict, to_json
+
+    settings = default_settings(quick=args.quick, device=args.device, cases=parse_cases(args.cases))
+
+    def log(line: str) -> None:
+        print(f"bench: {line}", file=sys.stderr, flush=True)
+
+    results, machine = run_bench(settings, log=log)
+    if args.json:
+        payload = to_json(results, machine, settings_dict(settings))
+        json.dump(payload, sys.stdout, ensure_ascii=False, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(format_table(results, machine))
+    return 0

@@ -1,0 +1,234 @@
+"""Compare and Evaluate & triage under ``streamlit.testing.v1.AppTest`` (no browser).
+
+Most tests swap the encoder for the deterministic ``FakeEncoder`` (fast); the test marked
+``slow`` runs the real model on the bundled datasheet demo and checks that the late column
+ranks the asked product's section above where the naive column has it.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+import threading
+import time
+from urllib.parse import parse_qs
+
+import pytest
+from fakes import FakeEncoder, fake_embed_chunks
+from streamlit.testing.v1 import AppTest
+
+from core.embed.records import LateWindow
+from core.evaluate import TriageStore, export_tags, load_run, run_eval
+from core.index import default_steps, index_documents
+from core.ingest import load_document
+from core.store import ChunkStore
+from pages import _ui_engine as eng
+from pages import _ui_triage as tri
+from tests.data.injection import INJECTION_NAME, injection_pdf_bytes
+
+TIMEOUT_S = 300
+CARD = re.compile(r'<b class="cs-rank">#(\d+)</b>.*?<div class="cs-path">(.*?)</div>', re.S)
+ASKED = "Corvane HX40 › Operating temperature"
+
+
+@pytest.fixture
+def store_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "store"
+    monkeypatch.setenv("CHUNKSCOPE_STORE", str(folder))
+    monkeypatch.delenv("CHUNKSCOPE_CHROMA", raising=False)
+    return folder
+
+
+def one_window(doc) -> list[LateWindow]:
+    n = len(doc.text)
+    return [
+        LateWindow(index=0, token_start=0, token_end=n // 4, owned_token_start=0,
+                   owned_token_end=n // 4, char_start=0, char_end=n, owned_char_start=0,
+                   owned_char_end=n)
+    ]  # fmt: skip
+
+
+@pytest.fixture
+def fake(monkeypatch, store_dir):
+    """The pages' engine on the fake encoder: index, compare and evaluate in milliseconds."""
+    enc = FakeEncoder()
+    monkeypatch.setattr(eng, "encoder", lambda: enc)
+    steps = default_steps(fake_embed_chunks)
+    monkeypatch.setattr(eng, "index_documents", functools.partial(index_documents, steps=steps))
+    monkeypatch.setattr(eng, "windows_of", one_window)
+    monkeypatch.setattr(eng, "late_window_tokens", lambda: 254)
+    monkeypatch.setattr(tri, "run_eval", functools.partial(run_eval, embed=fake_embed_chunks))
+    return enc
+
+
+def index_demo(store_dir, enc, methods=("naive", "late", "contextual"), docs=None, embed=None):
+    store = ChunkStore.open(store_dir)
+    report = index_documents(
+        docs or list(eng.demo_documents().values()), policy=eng.DEMO_POLICY, methods=methods,
+        encoder=enc, store=store, steps=default_steps(embed or fake_embed_chunks),
+        cache=eng.vector_cache(),
+    )  # fmt: skip
+    assert not report.cancelled and not any(d.error for d in report.documents)
+
+
+def open_page(name: str) -> AppTest:
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
+    at.switch_page(f"pages/{name}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def column(at: AppTest, heading: str):
+    found = [c for c in at.main.columns if c.subheader and c.subheader[0].value == heading]
+    assert found, f"no column {heading!r}"
+    return found[0]
+
+
+def ranked(at: AppTest, heading: str) -> list[tuple[int, str]]:
+    """``(rank, heading path)`` of every card in a method's column, in order."""
+    bodies = [h.proto.body for h in column(at, heading).html]
+    return [(int(r), html.unescape(p)) for b in bodies for r, p in CARD.findall(b)]
+
+
+def wait_for_job(at: AppTest, seconds: float = 60) -> AppTest:
+    deadline = time.monotonic() + seconds
+    while at.session_state[eng.EKey.JOB].running and time.monotonic() < deadline:
+        time.sleep(0.2)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+# -- compare ------------------------------------------------------------------------------
+
+
+def test_compare_indexes_the_demo_with_progress_then_shows_three_columns(fake, store_dir):
+    at = open_page("compare")
+    assert any("Nothing is indexed" in i.value for i in at.info)
+    demo = [b for b in at.button if b.label.startswith("Index the demo set")][0]
+    demo.click().run()
+    wait_for_job(at)
+    assert any("5 of 5 document(s) indexed" in s.value for s in at.success)
+    for method in ("naive", "late", "contextual"):
+        cards = ranked(at, method)
+        assert [r for r, _ in cards] == list(range(1, 11))
+        assert column(at, method).caption[0].value == "45 chunks searched"
+    links = at.get("page_link")
+    assert len(links) >= 30
+    params = parse_qs(links[0].proto.query_string)
+    assert links[0].proto.page.endswith("source") or "source" in links[0].proto.page
+    assert set(params) >= {"doc", "span", "sha", "qh"}
+
+
+def test_indexing_can_be_cancelled_from_the_page(fake, store_dir, monkeypatch):
+    started = threading.Event()
+
+    def held(docs, **kwargs):  # waits for the cancel button, then runs (and stops at once)
+        started.set()
+        deadline = time.monotonic() + 30
+        while not kwargs["should_cancel"]() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return index_documents(docs, steps=default_steps(fake_embed_chunks), **kwargs)
+
+    monkeypatch.setattr(eng, "index_documents", held)
+    at = open_page("compare")
+    [b for b in at.button if b.label.startswith("Index the demo set")][0].click().run()
+    assert started.wait(10)
+    bars = at.get("progress")
+    assert bars and "Starting: 5 document(s)" in bars[0].proto.text
+    [b for b in at.button if b.label == "Cancel indexing"][0].click().run()
+    wait_for_job(at)
+    assert any(w.value.startswith("Cancelled: 0 of 5 document(s)") for w in at.warning)
+    assert ChunkStore.open(store_dir).indexed_documents() == [] or all(
+        not d.complete for d in ChunkStore.open(store_dir).indexed_documents()
+    )
+
+
+def test_a_cls_model_disables_the_late_column_and_says_why(fake, store_dir):
+    fake.pooling = "cls"
+    index_demo(store_dir, fake, methods=("naive", "contextual"))
+    at = open_page("compare")
+    info = column(at, "late").info[0].value
+    assert "Late chunking is disabled" in info and "mean-pooled" in info
+    assert len(ranked(at, "naive")) == 10 and len(ranked(at, "contextual")) == 10
+    assert at.multiselect(key=eng.EKey.INDEX_METHODS).options == ["naive", "contextual"]
+
+
+def test_the_rerank_stage_adds_a_column_with_feature_contributions(fake, store_dir):
+    index_demo(store_dir, fake)
+    at = open_page("compare")
+    at.toggle(key=eng.EKey.RERANK).set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    cards = ranked(at, "late + rerank")
+    assert [r for r, _ in cards] == list(range(1, 11))
+    contributions = [d.value for d in at.dataframe if "total" in d.value.columns][0]
+    assert {"score", "citation", "heading", "duplicate", "total", "was"} <= set(
+        contributions.columns
+    )
+    sums = contributions[["score", "citation", "heading", "duplicate"]].sum(axis=1)
+    assert (abs(sums - contributions["total"]) < 1e-3).all()
+
+
+def test_document_text_reaches_the_compare_page_escaped(fake, store_dir):
+    doc = load_document(injection_pdf_bytes(), name=INJECTION_NAME)
+    index_demo(store_dir, fake, methods=("naive", "late"), docs=[doc])
+    at = open_page("compare")
+    at.text_input(key=eng.EKey.QUERY).set_value("alert script").run()
+    bodies = "\n".join(h.proto.body for h in at.html if "cs-hit" in h.proto.body)
+    assert "&lt;script&gt;" in bodies or "&lt;img" in bodies
+    assert "<script" not in bodies and "<img" not in bodies and "<svg" not in bodies
+
+
+# -- evaluate and triage ------------------------------------------------------------------
+
+
+def test_evaluate_runs_the_demo_and_tags_survive_a_restart(fake, store_dir, tmp_path):
+    at = open_page("evaluate")
+    assert any("No run yet" in i.value for i in at.info)
+    [b for b in at.button if b.label == "Run"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = at.dataframe[0].value
+    assert {"naive", "late", "contextual", "naive n"} <= set(metrics.columns)
+    assert set(metrics["naive n"]) == {35}
+    for cause in ("boundary", "context", "context"):
+        at.button(key=f"cs_tag_{cause}").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+    run_id = at.session_state[tri.TKey.RUN]
+    tags = TriageStore(store_dir / "triage.sqlite").tags(run_id)
+    assert sorted(t.cause for t in tags) == ["boundary", "context", "context"]
+
+    again = open_page("evaluate")  # a new session: what a restart leaves
+    assert again.session_state[tri.TKey.RUN] == run_id
+    bar = again.get("progress")[0].proto.text
+    assert re.fullmatch(r"3 of \d+ read", bar)
+    assert len(again.get("download_button")) == 2
+    run = load_run(store_dir / "runs" / f"{run_id}.json")
+    assert export_tags(TriageStore(store_dir / "triage.sqlite"), run, tmp_path / "t.jsonl") == 3
+
+
+def test_opening_a_query_from_the_scatter_shows_its_card(fake, store_dir):
+    at = open_page("evaluate")
+    [b for b in at.button if b.label == "Run"][0].click().run()
+    at.session_state[tri.TKey.QUERY_ID] = "corvane-hx40-warranty"
+    at.run()
+    assert any(s.value == "Query opened from the chart" for s in at.subheader)
+    assert any("Corvane HX40 warranty period" in h.proto.body for h in at.html)
+
+
+# -- the real model -----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_compare_late_ranks_the_asked_products_section_higher(store_dir):
+    from core.embed import embed_chunks
+
+    index_demo(store_dir, eng.encoder(), embed=embed_chunks)
+    at = open_page("compare")
+    assert at.text_input(key=eng.EKey.QUERY).value == eng.DEMO_QUERY
+    assert [s.value for s in at.subheader][:3] == ["naive", "late", "contextual"]
+    k = at.number_input(key=eng.EKey.K).value
+    position = {m: dict((p, r) for r, p in ranked(at, m)) for m in ("naive", "late")}
+    late_rank = position["late"][ASKED]
+    naive_rank = position["naive"].get(ASKED, k + 1)
+    assert late_rank < naive_rank, (late_rank, naive_rank)
