@@ -78,8 +78,9 @@ class EKey:
 
 
 DEFAULTS: dict[str, object] = {
-    EKey.SCOPE: ALL, EKey.POLICY: None, EKey.METHODS: list(METHODS), EKey.QUERY: DEMO_QUERY, EKey.K: 10,
-    EKey.RERANK: False, EKey.RERANK_METHOD: "late", EKey.SELECTED: None, EKey.JOB: None,
+    EKey.SCOPE: ALL, EKey.POLICY: None, EKey.METHODS: list(METHODS), EKey.QUERY: DEMO_QUERY,
+    EKey.K: 10, EKey.RERANK: False, EKey.RERANK_METHOD: "late", EKey.SELECTED: None,
+    EKey.JOB: None,
 }  # fmt: skip
 
 
@@ -256,8 +257,15 @@ class IndexJob:
         step = self.methods.index(e.method) if e.method in self.methods else 0
         part = (step + (e.done / e.total if e.total else 0.0)) / len(self.methods)
         share = min(1.0, (e.doc_index + part) / max(e.n_docs, 1))
-        unit = {"embed": "windows" if e.method == "late" else "chunks", "store": "chunks"}
-        what = f"{e.stage} {e.method or ''} {e.done}/{e.total} {unit.get(e.stage, '')}"
+        unit = "macro-windows" if e.method == "late" else "chunks"
+        what = {
+            "parse": "parsing",
+            "chunk": f"{e.total} chunks",
+            "embed": f"embedding {e.method}: {e.done} of {e.total} {unit}",
+            "store": f"storing {e.method}: {e.done} of {e.total} chunks",
+            "skip": "already indexed",
+            "done": "done",
+        }.get(e.stage, e.stage)
         return share, f"Document {e.doc_index + 1} of {e.n_docs} ({e.doc_id}): {what}"
 
     def run(self, opened, enc, cache) -> None:
@@ -410,9 +418,11 @@ def rerank_column(result, k: int, whole_index: bool) -> None:
 
 
 def chunk_label(hit, whole_index: bool) -> str:
-    """Short name of a chunk for pickers and charts: heading path (and document)."""
+    """Short name of a chunk for pickers and charts: its heading path (which usually starts
+    with the document title), with the document named when the path does not say it."""
     path = " › ".join(hit.heading_path) or first_words(hit.text, 6)
-    return f"{hit.doc_id}: {path}" if whole_index and hit.doc_id not in path else path
+    named = hit.doc_title and hit.doc_title in path
+    return f"{path} ({hit.doc_id})" if whole_index and not named else path
 
 
 def on_select(chart_key: str, state_key: str) -> None:

@@ -206,7 +206,8 @@ def delta_rows(run: EvalRun) -> list[dict[str, object]]:
         {
             "delta": pair, "metric": name, "Δ": round(d.delta, 3),
             "95% interval": f"[{d.low:+.3f}, {d.high:+.3f}]", "n": d.n,
-            "clear": "yes" if d.excludes_zero else "no: could be noise",
+            "clear": "yes" if d.excludes_zero else "no change" if d.low == d.high == 0
+            else "no: could be noise",
         }
         for pair, by_name in run.deltas.items()
         for name, d in by_name.items()

@@ -89,7 +89,8 @@ st.caption(
     f"model {wide.model}"
 )
 
-names = [*chosen, *(["rerank"] if reranked else [])]
+names = [m for m in chosen if m in methods or (m == "late" and refusal)]
+names += ["rerank"] if reranked else []
 for col, name in zip(st.columns(len(names)), names, strict=True):
     with col:
         if name == "late" and refusal:

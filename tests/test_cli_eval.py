@@ -165,6 +165,9 @@ def test_eval_table_shows_methods_counts_and_deltas(workspace: Path, capsys) -> 
     assert "late-naive" in out and "ghost" in out and "scope doc" in out
     mrr = next(line for line in out.splitlines() if line.startswith("mrr"))
     assert mrr.split()[-1] == "4"
+    assert "per document (hit@3 / mrr)" in out
+    notes = next(line for line in out.splitlines() if line.startswith("notes "))
+    assert notes.split()[-1] == "2"
 
 
 def test_triage_commands(workspace: Path, capsys) -> None:
@@ -290,7 +293,7 @@ def test_missing_inputs_are_user_errors(workspace: Path, capsys) -> None:
 
 @pytest.mark.slow
 def test_eval_with_the_real_model(tmp_path: Path, capsys) -> None:
-    text = (TEXT_CORPORA / "chatlogs.md").read_text("utf-8")[:10_000]
+    text = (TEXT_CORPORA / "chatlogs.md").read_text("utf-8")[:8_000]
     (tmp_path / "chatlogs.md").write_text(text, "utf-8")
     shared = tmp_path / "shared.jsonl"
     assert main(["import-chunking-eval", str(EVAL_DIR), "--out", str(shared)]) == 0

@@ -6,7 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_embed_encoder import make_chunks, make_text_document, make_tiny_model
+from test_embed_encoder import (
+    make_chunks,
+    make_text_document,
+    shared_tiny_dir,
+)
 
 from core.embed import VectorCache, embed_chunks, load_encoder
 from core.types import ChunkPolicy
@@ -16,7 +20,7 @@ TEXT = " ".join(f"Sentence {i} says the unit keeps working at {i} degrees." for 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory):
-    return load_encoder(make_tiny_model(tmp_path_factory.mktemp("tiny") / "tiny"), device="cpu")
+    return load_encoder(shared_tiny_dir(tmp_path_factory), device="cpu")
 
 
 def spans_of(size: int) -> list[tuple[int, int]]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_embed_encoder import make_tiny_model
+from test_embed_encoder import make_tiny_model, shared_tiny_dir
 
 from core.cli import main
 from tests.conftest import SAMPLE_DOCS
@@ -17,7 +17,7 @@ DATASHEET = SAMPLE_DOCS / "datasheets" / "datasheet-corvane-hx40.pdf"
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_tiny_model(tmp_path_factory.mktemp("tiny") / "tiny-mean")
+    return shared_tiny_dir(tmp_path_factory)
 
 
 def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[dict, str]:

@@ -123,14 +123,31 @@ def make_chunks(
     ]
 
 
+_SHARED: dict[str, object] = {}
+
+
+def shared_tiny_dir(factory: pytest.TempPathFactory) -> Path:
+    """One mean-pooled tiny model folder for the whole session (read-only by convention)."""
+    if "tiny" not in _SHARED:
+        _SHARED["tiny"] = make_tiny_model(factory.mktemp("tiny") / "tiny-mean")
+    return _SHARED["tiny"]  # type: ignore[return-value]
+
+
+def shared_default_encoder():
+    """The default model, loaded once per session."""
+    if "default" not in _SHARED:
+        _SHARED["default"] = load_encoder(device="cpu")
+    return _SHARED["default"]
+
+
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_tiny_model(tmp_path_factory.mktemp("tiny") / "tiny-mean")
+    return shared_tiny_dir(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def real_encoder():
-    return load_encoder(device="cpu")
+    return shared_default_encoder()
 
 
 # -- configuration ------------------------------------------------------------------------
@@ -255,7 +272,7 @@ def test_naive_agrees_with_sentence_transformers(real_encoder) -> None:
 
     from tests.conftest import SAMPLE_DOCS, TEXT_CORPORA
 
-    text = (TEXT_CORPORA / "state_of_the_union.md").read_text(encoding="utf-8")[:12_000]
+    text = (TEXT_CORPORA / "state_of_the_union.md").read_text(encoding="utf-8")[:6_000]
     doc = make_text_document(text)
     step = 700
     spans = [(s, min(len(text), s + 800)) for s in range(0, len(text), step)]

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_embed_encoder import make_chunks, make_text_document, make_tiny_model
+from test_embed_encoder import (
+    make_chunks,
+    make_text_document,
+    make_tiny_model,
+    shared_default_encoder,
+    shared_tiny_dir,
+)
 
 from core.embed import METHODS, contextual_text, embed_chunks, late_windows, load_encoder
 from core.embed.late import window_policy
@@ -25,7 +31,7 @@ PARAGRAPH = (
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_tiny_model(tmp_path_factory.mktemp("tiny") / "tiny-mean")
+    return shared_tiny_dir(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +68,7 @@ AWKWARD_SPANS = [(0, 4), (4, 83), (60, 200), (83, 84), (150, 151), (200, len(PAR
 def test_late_one_window_equals_independent_computation() -> None:
     from transformers import AutoModel, AutoTokenizer
 
-    encoder = load_encoder(device="cpu")
+    encoder = shared_default_encoder()
     doc = make_text_document(PARAGRAPH)
     n_tokens = len(encoder.content_ids([PARAGRAPH])[0])
     assert n_tokens <= encoder.content_tokens  # one window

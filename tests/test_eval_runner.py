@@ -16,6 +16,7 @@ from core.evaluate import (
     delta_pairs,
     import_chunking_eval,
     load_run,
+    metrics_by_doc,
     run_eval,
     save_run,
 )
@@ -99,6 +100,16 @@ def test_records_are_consistent_with_the_metrics() -> None:
         assert run.n[method]["hit@1"] == 5 and run.n[method]["doc_hit@1"] == 5
         assert run.metrics[method]["span_validity"] == 1.0
     assert run.query("q-apple").ranks["naive"] == 1
+
+
+def test_per_document_breakdown_adds_up_to_the_totals() -> None:
+    run, _ = _run(_docs())
+    rows = metrics_by_doc(run)
+    assert [r.doc_id for r in rows] == ["fruit", "space"]
+    assert sum(r.n_queries for r in rows) == run.n_queries
+    for method in run.methods:
+        weighted = sum(r.metrics[method]["mrr"] * r.n[method]["mrr"] for r in rows)
+        assert weighted / run.n_queries == pytest.approx(run.metrics[method]["mrr"])
 
 
 def test_deltas_are_elaborate_minus_simple_with_counts() -> None:
@@ -205,7 +216,7 @@ def test_real_chunker_on_a_shared_corpus_with_the_fake_encoder() -> None:
         assert doc.text[citation.char_start : citation.char_end] == citation.quote
 
 
-def small_real_corpus(chars: int = 12_000) -> tuple[Document, list[LabelledQuery]]:
+def small_real_corpus(chars: int = 8_000) -> tuple[Document, list[LabelledQuery]]:
     """The first ``chars`` characters of chatlogs.md and the shared queries whose gold
     lies inside them (the prefix keeps every offset)."""
     from dataclasses import replace

@@ -110,7 +110,10 @@ def test_a_near_duplicate_of_a_higher_chunk_is_pushed_down():
 
 spans = st.lists(
     st.tuples(
-        st.integers(0, 2), st.integers(0, 60), st.integers(1, 30), st.sampled_from(["a", "b a", "c"])
+        st.integers(0, 2),
+        st.integers(0, 60),
+        st.integers(1, 30),
+        st.sampled_from(["a", "b a", "c"]),
     ),
     max_size=25,
 )

@@ -14,10 +14,9 @@ from core.evaluate.resolve import (
     ResolvedQuery,
     Resolver,
     Unresolved,
-    normalise_word,
     resolve_queries,
-    words_of,
 )
+from core.evaluate.words import normalise_word, words_of
 from core.ingest import load_document
 from core.types import Document
 from tests.conftest import PDF_DIR
@@ -129,6 +128,17 @@ def test_too_few_words_are_unresolved_never_guessed(pdfs: dict[str, Document]) -
     assert result.span is None and 0.8 < result.coverage < 0.95
     lenient = Resolver(threshold=0.8).resolve(doc, Evidence(text=evidence, page=3))
     assert lenient.span is not None and lenient.span.char_start == start
+
+
+def test_words_scattered_over_the_page_are_unresolved(pdfs: dict[str, Document]) -> None:
+    doc = pdfs[FEDERAL]
+    page = doc.pages[2]
+    words = words_of(doc.text, page.char_start, page.char_end)
+    scattered = [doc.text[w.char_start : w.char_end] for w in words[::40]][:20]
+    assert len(scattered) == 20
+    result = Resolver().resolve(doc, Evidence(text=" ".join(scattered), page=3))
+    # every word is on the page, but no passage holds 95% of them
+    assert result.span is None and result.coverage < 0.95 and "under 95%" in result.reason
 
 
 def test_evidence_on_another_page_is_unresolved(pdfs: dict[str, Document]) -> None:

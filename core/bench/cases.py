@@ -328,6 +328,13 @@ def memory_probe(pdf: str, late_chars: int | None, device: str) -> dict[str, Any
     from core.tokens import load_tokenizer
 
     def peak() -> float:
+        # VmHWM belongs to this process image; ru_maxrss survives exec and may report
+        # the parent's peak instead.
+        status = Path("/proc/self/status")
+        if status.is_file():
+            for line in status.read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
     peaks = {"imports": peak()}

@@ -44,7 +44,7 @@ class BenchSettings:
     warmup: int = 1
     repeats: int = 5
     embed_repeats: int = 3
-    embed_chars: int | None = 24_000
+    embed_chars: int | None = 16_000
     memory_chars: int | None = None
     scale_sizes: tuple[int, ...] = (10_000, 100_000)
     scale_queries: int = 40

@@ -79,7 +79,14 @@ def run(args: argparse.Namespace) -> int:
         from core.embed.late import check_late_pooling
 
         check_late_pooling(encoder)
-        late_policy = window_policy(encoder, window_tokens=args.window, stride_tokens=args.stride)
+        from core.embed.late import document_tokens
+
+        late_policy = window_policy(
+            encoder,
+            window_tokens=args.window,
+            stride_tokens=args.stride,
+            doc_tokens=len(document_tokens(encoder, doc)),
+        )
     blocks = parse_document(doc, parser=args.parser).blocks
     chunks = chunk_document(doc, blocks, policy, load_tokenizer(args.model))
     bar = ProgressBar(f"embedding {args.method}")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from core.errors import ChunkscopeError, LabelError
+from core.errors import LabelError
 
 DOC_SUFFIXES = (".pdf", ".md", ".markdown", ".txt")
 DEFAULT_METHODS = "naive,late,contextual"
@@ -121,13 +121,10 @@ def load_model(args: argparse.Namespace) -> tuple[Any, Callable[..., Any], Any]:
     return load_encoder(args.model), embed_chunks, load_tokenizer(args.model)
 
 
-def run(args: argparse.Namespace) -> int:
-    from core.chunk import chunk_document, policy_from_args
-    from core.cli.progress import ProgressBar
+def _config(args: argparse.Namespace) -> Any:
+    from core.chunk import policy_from_args
     from core.embed import METHODS
-    from core.evaluate import EvalConfig, read_queries, run_eval, save_run
-    from core.ingest import load_document
-    from core.parse import parse_document
+    from core.evaluate import EvalConfig
 
     methods = tuple(parse_list(args.methods, "--methods"))
     unknown = [m for m in methods if m not in METHODS]
@@ -135,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         raise LabelError(f"unknown method {unknown[0]!r}: use {', '.join(METHODS)}")
     policy = policy_from_args(args.policy, args.size, args.overlap, args.unit)
     try:
-        config = EvalConfig(
+        return EvalConfig(
             policy=policy,
             methods=methods,
             ks=parse_ks(args.k),
@@ -145,22 +142,31 @@ def run(args: argparse.Namespace) -> int:
             resamples=args.resamples,
         )
     except ValueError as exc:
-        raise LabelError(f"{exc}") from None
+        raise LabelError(str(exc)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.chunk import chunk_document
+    from core.cli.progress import ProgressBar
+    from core.evaluate import read_queries, run_eval, save_run
+    from core.ingest import load_document
+    from core.parse import parse_document
+
+    config = _config(args)
     queries = read_queries(args.queries)
     docs = [load_document(path) for path in expand_docs(args.docs)]
     encoder, embed, tokenizer = load_model(args)
 
     def chunks_of(doc: Any) -> Any:
-        return chunk_document(
-            doc, parse_document(doc, parser=args.parser).blocks, policy, tokenizer
-        )
+        blocks = parse_document(doc, parser=args.parser).blocks
+        return chunk_document(doc, blocks, config.policy, tokenizer)
 
     cache = None
     if args.cache:
         from core.embed import VectorCache
 
         cache = VectorCache(args.cache)
-    bar = ProgressBar(f"embedding ({', '.join(methods)})")
+    bar = ProgressBar(f"embedding ({', '.join(config.methods)})")
     try:
         result = run_eval(
             queries,
@@ -172,10 +178,8 @@ def run(args: argparse.Namespace) -> int:
             cache=cache,
             progress=bar,
         )
-    except ValueError as exc:
-        raise ChunkscopeError(str(exc)) from None
     finally:
-        getattr(bar, "close", lambda: None)()
+        bar.close()
     if args.out:
         save_run(result, args.out)
         print(f"saved {result.run_id} to {args.out}", file=sys.stderr)
@@ -226,6 +230,7 @@ def print_run(run: Any, out: TextIO) -> None:
         for name in names:
             cells = "".join(f"{_delta_cell(run.deltas[p].get(name)):>28}" for p in pairs)
             print(f"{name:<{width}}{cells}", file=out)
+    print_by_doc(run, out)
     failed = ", ".join(f"{m} {sum(q.failed[m] for q in run.queries)}" for m in run.methods)
     print(f"\nfailed queries: {failed}", file=out)
     if run.unresolved:
@@ -236,3 +241,24 @@ def print_run(run: Any, out: TextIO) -> None:
             print(f"  ... and {len(run.unresolved) - 10} more (see --json)", file=out)
     if run.timings:
         print("time " + ", ".join(f"{k} {v:.1f}" for k, v in run.timings.items()), file=out)
+
+
+def print_by_doc(run: Any, out: TextIO) -> None:
+    """hit@text_k / mrr per gold document, when the queries span several documents."""
+    from core.evaluate.compare import metrics_by_doc
+
+    rows = metrics_by_doc(run)
+    if len(rows) < 2:
+        return
+    hit = f"hit@{run.text_k}"
+    width = max(len(r.doc_id) for r in rows) + 2
+    print(f"\nper document ({hit} / mrr)", file=out)
+    print(
+        f"{'document':<{width}}" + "".join(f"{m:>14}" for m in run.methods) + f"{'n':>8}", file=out
+    )
+    for row in rows:
+        cells = "".join(
+            f"{_cell(row.metrics[m][hit]) + '/' + _cell(row.metrics[m]['mrr']):>14}"
+            for m in run.methods
+        )
+        print(f"{row.doc_id:<{width}}{cells}{row.n_queries:>8}", file=out)

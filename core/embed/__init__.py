@@ -20,6 +20,7 @@ from core.embed.encoder import DEFAULT_MODEL_NAME, POOLINGS, Encoder, load_encod
 from core.embed.late import (
     WindowPolicy,
     check_late_pooling,
+    document_tokens,
     late_vectors,
     late_windows,
     window_policy,
@@ -141,7 +142,12 @@ def embed_chunks(
     policy = None
     if method == "late":
         check_late_pooling(encoder)
-        policy = window_policy(encoder, window_tokens=window_tokens, stride_tokens=stride_tokens)
+        policy = window_policy(
+            encoder,
+            window_tokens=window_tokens,
+            stride_tokens=stride_tokens,
+            doc_tokens=len(document_tokens(encoder, doc)),
+        )
     if not chunks:
         return []
     if cache is None:

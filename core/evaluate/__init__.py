@@ -1,16 +1,17 @@
 """Evaluate: labelled queries, exact gold spans, separate metrics per method, triage.
 
 - ``labels``: the JSONL query-set format (gold spans or evidence text + page);
-- ``resolve``: evidence -> exact canonical span (``exact`` or ``aligned``) or unresolved;
+- ``resolve`` / ``words``: evidence -> exact canonical span (``exact`` or ``aligned``) or
+  unresolved;
 - ``importers``: the chunking_evaluation set and CSV/JSONL QA tables;
 - ``metrics`` / ``bootstrap``: per-query metrics, means with their counts, paired deltas;
 - ``runner``: chunk, embed once per method, rank in memory, score: an ``EvalRun``;
-- ``runs`` / ``compare``: run JSON (save/load) and run-to-run comparison;
+- ``runs`` / ``compare``: run JSON (save/load), run-to-run comparison, per-document split;
 - ``triage``: reproducible failure samples, cause tags in SQLite, regression-set export.
 """
 
 from core.evaluate.bootstrap import DeltaInterval, metric_deltas, paired_bootstrap
-from core.evaluate.compare import RunComparison, compare_runs
+from core.evaluate.compare import DocBreakdown, RunComparison, compare_runs, metrics_by_doc
 from core.evaluate.importers import import_chunking_eval, import_qa
 from core.evaluate.labels import (
     Evidence,
@@ -48,6 +49,7 @@ __all__ = [
     "CAUSES",
     "DEFAULT_THRESHOLD",
     "DeltaInterval",
+    "DocBreakdown",
     "DocumentIndex",
     "EvalConfig",
     "EvalRun",
@@ -74,6 +76,7 @@ __all__ = [
     "import_qa",
     "load_run",
     "metric_deltas",
+    "metrics_by_doc",
     "paired_bootstrap",
     "parse_queries",
     "pin_labels",

@@ -1,4 +1,5 @@
-"""Two saved runs side by side: what differs in their setup, and paired metric deltas.
+"""Two saved runs side by side (setup differences, paired metric deltas), and one run
+split by document.
 
 Queries are paired by id (only ids present in both runs, with gold on the same document
 version, are compared). ``deltas[method][metric]`` is ``b - a`` with a paired bootstrap
@@ -12,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from core.evaluate.bootstrap import DeltaInterval, metric_deltas
+from core.evaluate.metrics import aggregate
 from core.evaluate.runs import EvalRun
 
 _SETUP_FIELDS = ("model", "policy", "scope", "ks", "threshold", "corpus", "queries_sha256")
@@ -97,3 +99,30 @@ def _plain(value: object) -> object:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DocBreakdown:
+    """One document's share of a run: means over its ``n_queries`` queries per method."""
+
+    doc_id: str
+    n_queries: int
+    metrics: Mapping[str, Mapping[str, float | None]]
+    n: Mapping[str, Mapping[str, int]]
+
+
+def metrics_by_doc(run: EvalRun) -> list[DocBreakdown]:
+    """The run's metrics recomputed per gold document (sorted by ``doc_id``)."""
+    groups: dict[str, list] = {}
+    for record in run.queries:
+        groups.setdefault(record.doc_id, []).append(record)
+    out = []
+    for doc_id in sorted(groups):
+        records = groups[doc_id]
+        means: dict[str, Mapping[str, float | None]] = {}
+        counts: dict[str, Mapping[str, int]] = {}
+        for method in run.methods:
+            names = list(run.metrics[method])
+            means[method], counts[method] = aggregate([r.metrics[method] for r in records], names)
+        out.append(DocBreakdown(doc_id=doc_id, n_queries=len(records), metrics=means, n=counts))
+    return out

@@ -9,28 +9,26 @@ Two steps, on one page's slice of ``doc.text`` (the whole text when no page is g
    (so reordered table cells still match). The tightest run of page words holding at least
    ``threshold`` of the evidence words is taken, then widened over nearby page words that
    are still-missing evidence words (so a full match is never trimmed to 95%). Below the
-   threshold the label is unresolved, with the best coverage seen; it is never guessed.
+   threshold, or when the words only reach it spread over more than twice the evidence's
+   length, the label is unresolved, with the best coverage seen; it is never guessed.
 
-Words are runs of letters, digits and combining marks; a hyphen (or soft hyphen) between
-two words, with or without a line break after it, joins them (``docu-\\nment`` ==
-``document``). Words compare after NFKC (ligatures such as ``ﬁ`` become ``fi``),
-casefolding and dropping everything that is not a letter or digit. Word offsets are the
-canonical offsets of the regex match on ``doc.text`` itself.
+Words and their comparison form are defined in ``core.evaluate.words`` (hyphenation
+joined, ligatures expanded, case and punctuation ignored); their offsets are those of the
+regex match on ``doc.text`` itself.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import PurePath
 
 from core.errors import LabelError
 from core.evaluate.labels import Evidence, GoldSpan, LabelledQuery
+from core.evaluate.words import Word, words_of
 from core.types import Document
 
 DEFAULT_THRESHOLD = 0.95
@@ -38,43 +36,6 @@ _GAP_WORDS = 3  # how far past the tight window a missing evidence word may stil
 _RegionKey = tuple[str, int, int]  # (document sha256, char_start, char_end)
 _WHITESPACE_RUN = re.compile(r"\S+")
 _EDGE_MARKS = ".,;:!?)]}\"'\u2019\u201d([{\u2018\u201c"
-
-
-@cache
-def _word_pattern() -> re.Pattern[str]:
-    marks = "".join(
-        re.escape(chr(c))
-        for c in range(0x300, 0x10000)
-        if unicodedata.category(chr(c)).startswith("M")
-    )
-    piece = rf"(?:[^\W_]|[{marks}])+"
-    return re.compile(rf"{piece}(?:[-\u00ad\u2010\u2011]\s*{piece})*")
-
-
-def normalise_word(word: str) -> str:
-    """Comparison form of a word: NFKC, casefolded, letters and digits only."""
-    folded = unicodedata.normalize("NFKC", word).casefold()
-    return "".join(ch for ch in folded if ch.isalnum())
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Word:
-    """One word of the canonical text: ``[char_start, char_end)`` and its comparison form."""
-
-    char_start: int
-    char_end: int
-    norm: str
-
-
-def words_of(text: str, start: int = 0, end: int | None = None) -> list[Word]:
-    """The words of ``text[start:end]`` with offsets into ``text`` (empty forms dropped)."""
-    stop = len(text) if end is None else end
-    found = []
-    for match in _word_pattern().finditer(text, start, stop):
-        norm = normalise_word(match.group())
-        if norm:
-            found.append(Word(char_start=match.start(), char_end=match.end(), norm=norm))
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,10 +119,16 @@ def _widen(ids: list[int], wanted: Counter[int], window: tuple[int, int]) -> tup
     return left, right, sum(wanted.values()) - sum((+missing).values())
 
 
+def _longest_run(total: int) -> int:
+    """Most page words an aligned span of ``total`` evidence words may take: room for
+    interleaved cells and split words, never a whole page of scattered common words."""
+    return max(2 * total, total + 10)
+
+
 def _best_coverage(ids: list[int], wanted: Counter[int]) -> float:
-    """Best multiset coverage of any run of at most twice the evidence's length."""
+    """Best multiset coverage of any run of at most ``_longest_run`` words."""
     total = sum(wanted.values())
-    size = max(2 * total, total + 10)
+    size = _longest_run(total)
     best = 0
     have: Counter[int] = Counter()
     matched = 0
@@ -249,7 +216,8 @@ class Resolver:
         total = sum(wanted.values())
         need = max(1, math.ceil(self.threshold * total - 1e-9))
         window = _tight_window(ids, wanted, need)
-        if window is None:
+        # Words that reach the threshold only spread over a long run are not one passage.
+        if window is None or window[1] - window[0] + 1 > _longest_run(total):
             best = _best_coverage(ids, wanted)
             where = f"page {evidence.page}" if evidence.page else doc.doc_id
             return Resolution(

@@ -14,13 +14,10 @@ the top ``spec.depth`` chunks (the largest k, and at least 10 for nDCG@10): its 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,8 +27,16 @@ from core.errors import LabelError
 from core.evaluate.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, DeltaInterval, metric_deltas
 from core.evaluate.labels import LabelledQuery
 from core.evaluate.metrics import MetricSpec, aggregate, first_relevant_rank, query_metrics
-from core.evaluate.resolve import DEFAULT_THRESHOLD, ResolvedQuery, resolve_queries
-from core.evaluate.runs import EvalRun, QueryRecord, RankedHit, code_version, make_run_id
+from core.evaluate.resolve import DEFAULT_THRESHOLD, ResolvedQuery, Unresolved, resolve_queries
+from core.evaluate.runs import (
+    EvalRun,
+    QueryRecord,
+    RankedHit,
+    code_version,
+    make_run_id,
+    model_fingerprint,
+    queries_digest,
+)
 from core.types import Chunk, ChunkPolicy, Document
 
 Progress = Callable[[int, int], None]
@@ -180,25 +185,6 @@ def _relevant_counts(queries: Sequence[ResolvedQuery], corpus: _Corpus) -> list[
     return counts
 
 
-def _model_fingerprint(encoder: object) -> str:
-    """Name, pooling, sequence limit, and the model folder's file names and sizes."""
-    parts = [str(getattr(encoder, attr, "")) for attr in ("name", "pooling", "max_tokens")]
-    folder = Path(str(getattr(encoder, "model_dir", "")))
-    if folder.is_dir():
-        parts += [
-            f"{p.relative_to(folder)}:{p.stat().st_size}"
-            for p in sorted(folder.rglob("*"))
-            if p.is_file()
-        ]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
-
-
-def queries_digest(queries: Sequence[LabelledQuery]) -> str:
-    """sha256 of the query set as canonical JSON lines (what the labels say, not the file)."""
-    lines = [json.dumps(q.to_dict(), sort_keys=True, ensure_ascii=True) for q in queries]
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
-
-
 @dataclass(frozen=True, slots=True)
 class _Scored:
     """One query under one method: its ranked hits, metric values and first gold rank."""
@@ -290,6 +276,21 @@ def run_eval(
         for m in config.methods
     }
     clock["ranked"] = time.perf_counter()
+    return _finish(queries, resolved, unresolved, corpus, scored, spec, config, encoder, clock)
+
+
+def _finish(
+    queries: Sequence[LabelledQuery],
+    resolved: Sequence[ResolvedQuery],
+    unresolved: Sequence[Unresolved],
+    corpus: _Corpus,
+    scored: dict[str, list[_Scored]],
+    spec: MetricSpec,
+    config: EvalConfig,
+    encoder: Any,
+    clock: dict[str, float],
+) -> EvalRun:
+    """Means, deltas and records assembled into the run."""
     records = _records(resolved, scored, spec)
     identity = _identity(config, spec, encoder, corpus, queries)
     metrics: dict[str, dict[str, float | None]] = {}
@@ -373,7 +374,7 @@ def _identity(
     """Everything that decides the numbers; its hash is the run id."""
     return {
         "model": str(encoder.name),
-        "model_fingerprint": _model_fingerprint(encoder),
+        "model_fingerprint": model_fingerprint(encoder),
         "policy": config.policy.to_dict(),
         "methods": list(config.methods),
         "ks": list(spec.ks),

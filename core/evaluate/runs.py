@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -276,3 +276,22 @@ def code_version() -> str:
         return version
     tag = described.stdout.strip()
     return f"{version}+git.{tag}" if described.returncode == 0 and tag else version
+
+
+def model_fingerprint(encoder: object) -> str:
+    """Name, pooling, sequence limit, and the model folder's file names and sizes."""
+    parts = [str(getattr(encoder, attr, "")) for attr in ("name", "pooling", "max_tokens")]
+    folder = Path(str(getattr(encoder, "model_dir", "")))
+    if folder.is_dir():
+        parts += [
+            f"{p.relative_to(folder)}:{p.stat().st_size}"
+            for p in sorted(folder.rglob("*"))
+            if p.is_file()
+        ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def queries_digest(queries: Sequence[LabelledQuery]) -> str:
+    """sha256 of the query set as canonical JSON lines (what the labels say, not the file)."""
+    lines = [json.dumps(q.to_dict(), sort_keys=True, ensure_ascii=True) for q in queries]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()

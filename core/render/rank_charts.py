@@ -138,7 +138,7 @@ def slope_figure(
         ys = [_plotted(r, depth) for r in line.ranks]
         shown = ["—" if r is None else str(r) for r in line.ranks]
         arrow = f"▲{change}" if change > 0 else f"▼{-change}" if change < 0 else "="
-        text = [""] * (len(ys) - 1) + [f"{arrow} {escape(line.label)}"]
+        text = [""] * (len(ys) - 1) + [f"{arrow} {escape(_short(line.label))}"]
         fig.add_scatter(
             x=list(stages),
             y=ys,
@@ -169,6 +169,10 @@ def slope_figure(
     fig.update_xaxes(range=[-0.2, len(stages) - 0.1])  # room for the movers' labels
     title = f"Rank change {' → '.join(stages)}: green moved up, red moved down"
     return _layout(fig, title=title, height=420, y="rank (1 = best)")
+
+
+def _short(label: str, limit: int = 34) -> str:
+    return label if len(label) <= limit else label[: limit - 1].rstrip() + "…"
 
 
 def _rank_ticks(deepest: int, depth: int) -> list[tuple[int, str]]:

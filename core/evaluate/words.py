@@ -1,0 +1,52 @@
+"""Words of a text for evidence alignment, with canonical offsets.
+
+A word is a run of letters, digits and combining marks; a hyphen (or soft hyphen) between
+two runs, with or without whitespace (a line break) after it, joins them, so
+``docu-\\nment``, ``well-known`` and ``document`` each form one word. A word's comparison
+form is NFKC (ligatures such as ``ﬁ`` become ``fi``), casefolded, letters and digits
+only. Offsets are those of the regex match on the text itself.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import cache
+
+
+@cache
+def _word_pattern() -> re.Pattern[str]:
+    marks = "".join(
+        re.escape(chr(c))
+        for c in range(0x300, 0x10000)
+        if unicodedata.category(chr(c)).startswith("M")
+    )
+    piece = rf"(?:[^\W_]|[{marks}])+"
+    return re.compile(rf"{piece}(?:[-\u00ad\u2010\u2011]\s*{piece})*")
+
+
+def normalise_word(word: str) -> str:
+    """Comparison form of a word: NFKC, casefolded, letters and digits only."""
+    folded = unicodedata.normalize("NFKC", word).casefold()
+    return "".join(ch for ch in folded if ch.isalnum())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Word:
+    """One word of the canonical text: ``[char_start, char_end)`` and its comparison form."""
+
+    char_start: int
+    char_end: int
+    norm: str
+
+
+def words_of(text: str, start: int = 0, end: int | None = None) -> list[Word]:
+    """The words of ``text[start:end]`` with offsets into ``text`` (empty forms dropped)."""
+    stop = len(text) if end is None else end
+    found = []
+    for match in _word_pattern().finditer(text, start, stop):
+        norm = normalise_word(match.group())
+        if norm:
+            found.append(Word(char_start=match.start(), char_end=match.end(), norm=norm))
+    return found

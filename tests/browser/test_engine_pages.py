@@ -1,0 +1,191 @@
+"""Compare and Evaluate & triage in a real browser, on the real model and the demo set.
+
+The app runs on its own loopback port with its own empty store (the module's fixture), so
+what these tests index never meets the other browser tests. Screenshots of each page go
+to ``test-artifacts/browser/`` (a tall viewport, so a screenshot holds the whole page).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from core.ingest import load_document
+from core.render.views import highlight_shapes
+from pages._ui_engine import DEMO_DIR, DEMO_POLICY, DEMO_QUERY
+from tests.browser.conftest import RUN_TIMEOUT_MS, ROOT, _free_port, _wait_healthy
+
+pytestmark = pytest.mark.slow
+BUSY = "[data-testid=stStatusWidget], [data-testid=stSkeleton]"
+ASKED = "Corvane HX40 › Operating temperature"
+INDEX_TIMEOUT_MS = 400_000
+
+
+@pytest.fixture(scope="module")
+def engine_url(chromium_path, tmp_path_factory):
+    """``streamlit run app.py`` with a store of its own, for this module only."""
+    port, work = _free_port(), tmp_path_factory.mktemp("engine-app")
+    log = work / "streamlit.log"
+    env = {**os.environ, "CHUNKSCOPE_STORE": str(work / "store"), "HF_HUB_OFFLINE": "1"}
+    env.pop("CHUNKSCOPE_CHROMA", None)
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+        "--server.address", "127.0.0.1", "--server.headless", "true",
+        "--browser.gatherUsageStats", "false",
+    ]  # fmt: skip
+    with log.open("w") as sink:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, process, log)
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=5)
+
+
+@pytest.fixture
+def tall(browser):
+    """A tab with a tall viewport: Streamlit scrolls inside its own container, so only
+    what fits the viewport reaches a screenshot."""
+    context = browser.new_context(viewport={"width": 1500, "height": 4000}, accept_downloads=True)
+    tab = context.new_page()
+    tab.set_default_timeout(RUN_TIMEOUT_MS)
+    yield tab
+    context.close()
+
+
+def settle(page, quiet_polls: int = 5) -> None:
+    page.locator("[data-testid=stMain] h1").first.wait_for()
+    quiet = 0
+    while quiet < quiet_polls:
+        quiet = 0 if page.locator(BUSY).count() else quiet + 1
+        time.sleep(0.3)
+
+
+def shot(page, artifacts, name: str) -> None:
+    page.screenshot(path=str(artifacts / f"{name}.png"))
+
+
+def no_errors(page) -> None:
+    assert page.locator("[data-testid=stException]").count() == 0
+
+
+def test_index_the_demo_compare_and_follow_a_moved_chunk(tall, engine_url, artifacts):
+    page = tall
+    page.goto(f"{engine_url}/compare")
+    settle(page)
+    page.get_by_role("button", name=f"Index the demo set ({DEMO_POLICY.key})").click()
+    page.get_by_test_id("stProgress").first.wait_for()
+    assert "document" in page.get_by_test_id("stProgress").first.inner_text().lower()
+    shot(page, artifacts, "compare-indexing")
+    done = page.get_by_test_id("stAlertContentSuccess").filter(has_text="5 of 5 document(s)")
+    done.wait_for(timeout=INDEX_TIMEOUT_MS)
+    page.get_by_text("Inspect a chunk", exact=True).wait_for()
+    settle(page)
+    no_errors(page)
+    assert page.get_by_test_id("stMain").get_by_label("Query").input_value() == DEMO_QUERY
+    shot(page, artifacts, "compare")
+
+    # the asked section moved up under late: its card says so; follow its citation
+    late = page.get_by_test_id("stColumn").filter(
+        has=page.get_by_role("heading", name="late", exact=True)
+    ).last  # fmt: skip
+    href = late.evaluate(
+        """(col, asked) => {
+            const cards = [...col.querySelectorAll('div.cs-hit')];
+            const card = cards.find(c => c.querySelector('.cs-path').textContent === asked);
+            if (!card || !card.querySelector('.cs-up')) return null;
+            const box = card.closest('[data-testid=stElementContainer]');
+            let next = box.nextElementSibling;
+            while (next && !next.querySelector('[data-testid=stPageLink] a')) {
+                next = next.nextElementSibling;
+            }
+            const link = next.querySelector('[data-testid=stPageLink] a');
+            link.setAttribute('data-cs-picked', '1');
+            return link.getAttribute('href');
+        }""",
+        ASKED,
+    )
+    assert href, "the asked section's card in the late column should show a move up"
+    query = parse_qs(urlparse(href).query)
+    start, end = (int(x) for x in query["span"][0].split("-"))
+    page.locator("a[data-cs-picked]").click()
+    page.locator("div.cs-badge").first.wait_for()
+    settle(page)
+    assert "Verified" in page.locator("div.cs-badge").first.inner_text()
+    doc = load_document(DEMO_DIR / "datasheet-corvane-hx40.pdf")
+    assert query["doc"][0] == doc.doc_id and query["sha"][0] == doc.sha256
+    assert doc.text[start:end].startswith("Operating temperature")
+    lines = page.locator("div.cs-box.cs-hl").evaluate_all("b => b.map(x => x.dataset.text)")
+    page_no = doc.pages_of(start, end)[0]
+    assert lines == [dict(s.data)["text"] for s in highlight_shapes(doc, start, end, page_no)]
+    assert page.locator("div.cs-text mark.cs-hl").text_content() == doc.text[start:end]
+    shot(page, artifacts, "compare-to-source")
+    no_errors(page)
+
+
+def test_triage_tags_survive_a_reload_and_export(tall, engine_url, artifacts):
+    page = tall
+    page.goto(f"{engine_url}/evaluate")
+    settle(page)
+    page.get_by_role("radio", name="structure", exact=True).click()  # one chunk per section
+    settle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("Failure reader", exact=True).wait_for(timeout=INDEX_TIMEOUT_MS)
+    settle(page)
+    no_errors(page)
+    progress = page.get_by_test_id("stProgress").last
+    total = int(progress.inner_text().split(" of ")[1].split()[0])
+    assert progress.inner_text().startswith("0 of") and total >= 3
+    shot(page, artifacts, "evaluate")
+
+    picked = []
+    for key, cause in (("2", "boundary"), ("3", "context"), ("6", "other")):
+        query_id = page.locator("[data-testid=stCaptionContainer]").filter(
+            has_text="first gold chunk"
+        ).last.inner_text().split(" · ")[0]  # fmt: skip
+        page.locator("[data-testid=stMain] h1").first.click()  # focus away from inputs
+        page.keyboard.press(key)
+        page.wait_for_function(
+            "n => [...document.querySelectorAll('[data-testid=stProgress]')]"
+            ".some(p => p.textContent.startsWith(n + ' of'))",
+            arg=str(len(picked) + 1),
+        )
+        settle(page)
+        picked.append((query_id, cause))
+    shot(page, artifacts, "evaluate-tagged")
+
+    page.reload()
+    page.get_by_text("Failure reader", exact=True).wait_for()
+    settle(page)
+    assert page.get_by_test_id("stProgress").last.inner_text().startswith(f"3 of {total}")
+    assert "3 tagged" in page.locator(".js-plotly-plot").last.inner_text()
+    shot(page, artifacts, "evaluate-after-reload")
+
+    with page.expect_download() as got:
+        page.get_by_role("button", name="Download JSONL").click()
+    lines = [json.loads(x) for x in open(got.value.path(), encoding="utf-8") if x.strip()]
+    assert sorted((x["id"], x["tag"]) for x in lines) == sorted(picked)
+    assert all(x["gold"] and x["doc"].startswith("datasheet-") for x in lines)
+    with page.expect_download() as got:
+        page.get_by_role("button", name="Download CSV").click()
+    rows = list(csv.DictReader(io.StringIO(open(got.value.path(), encoding="utf-8").read())))
+    assert sorted((r["query_id"], r["cause"]) for r in rows) == sorted(picked)
+    no_errors(page)
