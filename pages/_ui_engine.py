@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -84,6 +85,15 @@ DEFAULTS: dict[str, object] = {
 }  # fmt: skip
 
 
+_MARKDOWN_PUNCTUATION = frozenset("\\`*_{}[]()#+-.!<>|~$:")
+
+
+def md(text: object) -> str:
+    """``text`` for Streamlit markdown (captions, alerts): every markdown sign escaped, so a
+    query id or a file name is shown as written and never becomes a link or an image."""
+    return "".join("\\" + c if c in _MARKDOWN_PUNCTUATION else c for c in str(text))
+
+
 def init_state() -> None:
     for key, default in DEFAULTS.items():
         st.session_state.setdefault(key, default)
@@ -117,9 +127,11 @@ def usable_methods() -> list[str]:
     return [m for m in METHODS if m != "late" or late_refusal() is None]
 
 
-def late_window_tokens() -> int:
-    """The macro-window late chunking uses with this model (content tokens)."""
-    return window_policy(encoder()).window
+def late_window_tokens(doc_tokens: int) -> tuple[int, int]:
+    """(macro-window late chunking uses on a document of ``doc_tokens`` content tokens,
+    the most the model takes in one pass), both in content tokens."""
+    enc = encoder()
+    return window_policy(enc, doc_tokens=doc_tokens).window, enc.content_position_limit
 
 
 def store(*, create: bool = False):  # -> core.store.ChunkStore | None
@@ -143,7 +155,7 @@ def index_state(entries) -> str:
     return hashlib.blake2b(raw.encode(), digest_size=8).hexdigest()
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=8, show_spinner=False)
 def _compare_cached(
     query: str, methods: tuple, doc_id: str | None, policy_key: str, where: str, state: str,
     _policy: ChunkPolicy, _store,
@@ -274,7 +286,8 @@ class IndexJob:
                 self.docs, policy=self.policy, methods=self.methods, encoder=enc, store=opened,
                 progress=self._note, should_cancel=self.cancel.is_set, cache=cache,
             )  # fmt: skip
-        except Exception as exc:  # shown on the page; the thread must not die silently
+        except Exception as exc:  # a bug: keep its traceback in the log, say so on the page
+            traceback.print_exc()
             self.error = f"indexing failed: {type(exc).__name__}: {exc}"
 
     def _note(self, event: IndexProgress) -> None:
@@ -322,7 +335,7 @@ def _job_body(job: IndexJob) -> None:
         st.button("Cancel indexing", icon=":material/cancel:", on_click=job.cancel.set)
         return
     level, line = job.summary()
-    {"success": st.success, "warning": st.warning, "error": st.error}[level](line)
+    {"success": st.success, "warning": st.warning, "error": st.error}[level](md(line))
     if not job.announced:
         job.announced = True
         st.rerun()
@@ -342,7 +355,7 @@ def index_panel(entries) -> None:
             "Methods", usable_methods(), default=usable_methods(), key=EKey.INDEX_METHODS
         )
         if late_refusal():
-            st.caption(f"Late is not offered: {late_refusal()}")
+            st.caption(f"Late is not offered: {md(late_refusal())}")
         cells = st.columns([1, 3])
         if cells[0].button("Index", type="primary", disabled=busy or not picked or not methods):
             start_index([pool[d] for d in picked], policy, methods)
@@ -378,11 +391,19 @@ def short_link(citation: Citation) -> None:
 def move_note(delta: int | None, against: str) -> str:
     """``▲3 vs naive`` (a negative delta moved up)."""
     if delta is None:
-        return f'<span class="cs-up">new vs {escape(against)}</span>'
+        return f'<span class="cs-up">new vs {escape(against)}</span> '
     if not delta:
         return ""
     cls, arrow = ("cs-up", "▲") if delta < 0 else ("cs-down", "▼")
     return f'<span class="{cls}">{arrow}{abs(delta)} vs {escape(against)}</span> '
+
+
+def hit_card(hit, rank: int, whole_index: bool, *, note: str = "", extra: str = "") -> None:
+    """A stored hit as a card (the document named when the scope is the whole index)."""
+    doc = hit.doc_id if whole_index else ""
+    path = " › ".join(hit.heading_path)
+    card(rank, hit.cosine, path, hit.text, doc=doc, note=note, extra=extra)
+    short_link(hit.citation)
 
 
 def method_column(view: Comparison, method: str, changes: dict, whole_index: bool) -> None:
@@ -391,10 +412,7 @@ def method_column(view: Comparison, method: str, changes: dict, whole_index: boo
     base = view.methods[0]
     for hit in view.results[method]:
         delta = changes[hit.chunk_id].deltas.get(method) if method != base else 0
-        path = " › ".join(hit.heading_path)
-        doc = hit.doc_id if whole_index else ""
-        card(hit.rank, hit.cosine, path, hit.text, doc=doc, note=move_note(delta, base))
-        short_link(hit.citation)
+        hit_card(hit, hit.rank, whole_index, note=move_note(delta, base))
 
 
 def rerank_column(result, k: int, whole_index: bool) -> None:
@@ -403,18 +421,8 @@ def rerank_column(result, k: int, whole_index: bool) -> None:
     for c in result.top(k):
         parts = " ".join(f"{n} {v:+.3f}" for n, v in c.contributions.items() if v)
         extra = f'<div class="cs-words">{escape(parts)} = {c.score:.3f}</div>'
-        hit, doc = c.hit, c.hit.doc_id if whole_index else ""
         note = move_note(c.rank_change, "first stage")
-        card(
-            c.rank,
-            hit.cosine,
-            " › ".join(hit.heading_path),
-            hit.text,
-            doc=doc,
-            note=note,
-            extra=extra,
-        )
-        short_link(hit.citation)
+        hit_card(c.hit, c.rank, whole_index, note=note, extra=extra)
 
 
 def chunk_label(hit, whole_index: bool) -> str:
@@ -472,11 +480,16 @@ def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
         ]
         if reranked:
             found = next(c for c in reranked.chunks if c.chunk_id == hit.chunk_id)
-            rows.append({"method": f"{reranked.method}+rerank", "rank": found.rank})
+            rows.append(
+                {"method": f"{reranked.method}+rerank", "rank": found.rank, "score": found.score}
+            )
         st.dataframe(
             rows,
             hide_index=True,
-            column_config={"cosine": st.column_config.NumberColumn(format="%.4f")},
+            column_config={
+                "cosine": st.column_config.NumberColumn(format="%.4f"),
+                "score": st.column_config.NumberColumn("rerank score", format="%.4f"),
+            },
         )
         _ui.citation_link(hit.citation)
         if late is not None:
@@ -487,7 +500,7 @@ def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
             )
     with left:
         if doc is None:
-            st.info(f"{hit.doc_id} is not loaded in this session: add it on the Library page.")
+            st.info(f"{md(hit.doc_id)} is not loaded in this session: add it in the Library.")
             return
         windows = [w for w in windows_of(doc) if late is not None and w.index in late.windows]
         if doc.is_paged and hit.pages:

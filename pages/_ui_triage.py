@@ -19,6 +19,7 @@ from pathlib import Path
 import streamlit as st
 
 from core.cite import Citation
+from core.errors import LabelError
 from core.evaluate import (
     DocumentIndex,
     EvalConfig,
@@ -123,7 +124,8 @@ def query_source(kind: str) -> tuple[list[LabelledQuery], list[Document]]:
     if kind == "shared":
         names = sorted(p.stem for p in (EVAL_DIR / "corpora").glob("*.md"))
         cells = st.columns([3, 1])
-        picked = cells[0].multiselect("Corpora", names, default=names[-1:], key=TKey.CORPORA)
+        first = [n for n in names if n == "state_of_the_union"] or names[:1]  # the smallest
+        picked = cells[0].multiselect("Corpora", names, default=first, key=TKey.CORPORA)
         limit = int(cells[1].number_input("First N per corpus", 1, 500, 20, key=TKey.LIMIT))
         kept: list[LabelledQuery] = []
         for name in picked:
@@ -132,7 +134,11 @@ def query_source(kind: str) -> tuple[list[LabelledQuery], list[Document]]:
     upload = st.file_uploader("Query set (JSONL, one query a line)", ["jsonl"], key=TKey.UPLOAD)
     if upload is None:
         return [], []
-    queries = parse_queries(upload.getvalue().decode("utf-8").splitlines(), source=upload.name)
+    try:
+        lines = upload.getvalue().decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise LabelError(f"{upload.name} is not UTF-8 text: save it as UTF-8 JSONL") from exc
+    queries = parse_queries(lines, source=upload.name)
     index = DocumentIndex(list({**eng.demo_documents(), **_ui.library()}.values()))
     found = {d.doc_id: d for q in queries if (d := index.find(q.doc)) is not None}
     return queries, list(found.values())
@@ -249,7 +255,9 @@ def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
     gold-overlapping chunks marked, and where gold ranked when it missed the top k."""
     st.html(f'<div class="cs-query">{escape(record.query)}</div>')
     where = " · ".join(f"{m}: {rank_text(r, run.depth)}" for m, r in record.ranks.items())
-    st.caption(f"{record.id} · document {record.doc_id} · first gold chunk: {where}")
+    st.caption(
+        f"{eng.md(record.id)} · document {eng.md(record.doc_id)} · first gold chunk: {where}"
+    )
     left, right = st.columns([2, 3], gap="medium")
     with left:
         gold_view(record, docs.get(record.doc_id))

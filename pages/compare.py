@@ -24,7 +24,7 @@ try:
     opened = eng.store()
     entries = eng.indexed(opened) if opened else []
 except ChunkscopeError as exc:
-    st.error(str(exc), icon=":material/error:")
+    st.error(eng.md(exc), icon=":material/error:")
     st.stop()
 eng.index_panel(entries)
 if not entries:
@@ -75,7 +75,7 @@ with st.expander("Second stage: rerank a wider candidate set", icon=":material/t
 try:
     wide = eng.comparison(query, methods, policy, doc_id, entries)
 except ChunkscopeError as exc:
-    st.error(str(exc), icon=":material/error:")
+    st.error(eng.md(exc), icon=":material/error:")
     st.stop()
 reranked = None
 if on and stage in wide.results:
@@ -95,7 +95,7 @@ for col, name in zip(st.columns(len(names)), names, strict=True):
     with col:
         if name == "late" and refusal:
             st.subheader("late", divider="gray")
-            st.info(f"Late chunking is disabled: {refusal}", icon=":material/block:")
+            st.info(f"Late chunking is disabled: {eng.md(refusal)}", icon=":material/block:")
         elif name == "rerank":
             eng.rerank_column(reranked, k, whole)
         elif name in methods:
@@ -110,7 +110,7 @@ if st.session_state[K.SELECTED] not in labels:
     moved = sorted(labels, key=lambda c: -abs(changes[c].delta or 0) if c in changes else 0)
     st.session_state[K.SELECTED] = moved[0]
 picked = st.session_state[K.SELECTED]
-left, right = st.columns(2)
+left, right = st.columns([3, 2])
 stages = [*wide.methods, *([f"{stage}+rerank"] if reranked else [])]
 if len(stages) > 1:
     ranks = {c.chunk_id: c.ranks for c in wide.rank_changes if c.chunk_id in labels}
@@ -140,8 +140,9 @@ doc = _ui.library().get(hit.doc_id)
 if doc is not None and ctx:
     windows = eng.windows_of(doc) if refusal is None else []
     tokens = windows[-1].token_end if windows else _ui.doc_token_count(doc.doc_id, doc.sha256, doc)
+    window, limit = eng.late_window_tokens(tokens)
     fig = charts.context_coverage_figure(
-        doc_label=doc.doc_id, doc_chars=len(doc.text), doc_tokens=tokens,
-        window_tokens=eng.late_window_tokens(), windows=windows, chunks=ctx, selected=selected,
+        doc_label=doc.doc_id, doc_chars=len(doc.text), doc_tokens=tokens, window_tokens=window,
+        limit_tokens=limit, windows=windows, chunks=ctx, selected=selected,
     )  # fmt: skip
     st.plotly_chart(fig, config=NO_BAR)

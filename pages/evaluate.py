@@ -35,7 +35,7 @@ with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_ci
     try:
         queries, docs = tri.query_source(source)
     except ChunkscopeError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(eng.md(exc), icon=":material/error:")
         queries, docs = [], []
     policy = _ui.policy_controls("eval", horizontal=True)
     cells = st.columns([3, 2, 2])
@@ -46,14 +46,14 @@ with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_ci
         "Rank over", ("corpus", "doc"), key=K.SCOPE, horizontal=True,
         format_func={"corpus": "all documents", "doc": "its own document"}.get,
     )  # fmt: skip
-    st.caption(f"{len(queries)} queries over {len(docs)} document(s).")
+    st.caption(f"Labelled queries: {len(queries)} · documents: {len(docs)}")
     if st.button("Run", type="primary", disabled=not (queries and methods and ks)):
         try:
             config = EvalConfig(policy=policy, methods=tuple(methods), ks=tuple(ks), scope=scope)
             tri.run_evaluation(queries, docs, config)
             runs = tri.saved_runs()
         except ChunkscopeError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(eng.md(exc), icon=":material/error:")
 if not runs:
     st.info("No run yet: run the demo set above (about a minute on a laptop CPU).")
     st.stop()

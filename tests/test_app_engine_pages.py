@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import functools
 import html
+import json
+import os
 import re
+import socket
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
+from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
@@ -57,7 +64,7 @@ def fake(monkeypatch, store_dir):
     steps = default_steps(fake_embed_chunks)
     monkeypatch.setattr(eng, "index_documents", functools.partial(index_documents, steps=steps))
     monkeypatch.setattr(eng, "windows_of", one_window)
-    monkeypatch.setattr(eng, "late_window_tokens", lambda: 254)
+    monkeypatch.setattr(eng, "late_window_tokens", lambda doc_tokens: (254, 510))
     monkeypatch.setattr(tri, "run_eval", functools.partial(run_eval, embed=fake_embed_chunks))
     return enc
 
@@ -170,6 +177,29 @@ def test_the_rerank_stage_adds_a_column_with_feature_contributions(fake, store_d
     assert (abs(sums - contributions["total"]) < 1e-3).all()
 
 
+def test_one_document_scope_and_the_inspected_chunk(fake, store_dir):
+    index_demo(store_dir, fake)
+    at = open_page("compare")
+    at.selectbox(key=eng.EKey.SCOPE).select("datasheet-corvane-hx40").run()
+    assert not at.exception, [e.value for e in at.exception]
+    for method in ("naive", "late", "contextual"):
+        assert column(at, method).caption[0].value == "9 chunks searched"
+        assert all(p.startswith("Corvane HX40") for _, p in ranked(at, method))
+    recs = ChunkStore.open(store_dir).scope_records(
+        model=fake.name, method="late", policy=eng.DEMO_POLICY, doc_id="datasheet-corvane-hx40"
+    )
+    label = "Corvane HX40 › Warranty"
+    (chunk_id,) = [
+        i for i, m in zip(recs.ids, recs.metadatas, strict=True) if "Warranty" in m["heading_path"]
+    ]
+    at.selectbox(key=eng.EKey.SELECTED).set_value(chunk_id).run()
+    assert at.session_state[eng.EKey.SELECTED] == chunk_id
+    scores = [d.value for d in at.dataframe if "method" in d.value.columns][0]
+    shown = dict(zip(scores["method"], scores["rank"], strict=True))
+    for method in ("naive", "late", "contextual"):
+        assert shown[method] == dict((p, r) for r, p in ranked(at, method))[label]
+
+
 def test_document_text_reaches_the_compare_page_escaped(fake, store_dir):
     doc = load_document(injection_pdf_bytes(), name=INJECTION_NAME)
     index_demo(store_dir, fake, methods=("naive", "late"), docs=[doc])
@@ -232,3 +262,91 @@ def test_compare_late_ranks_the_asked_products_section_higher(store_dir):
     late_rank = position["late"][ASKED]
     naive_rank = position["naive"].get(ASKED, k + 1)
     assert late_rank < naive_rank, (late_rank, naive_rank)
+
+
+def test_the_shared_set_runs_through_its_importer(fake, store_dir):
+    at = open_page("evaluate")
+    at.segmented_control(key=tri.TKey.SOURCE).set_value("shared").run()
+    assert at.multiselect(key=tri.TKey.CORPORA).value == ["state_of_the_union"]
+    at.number_input(key=tri.TKey.LIMIT).set_value(4).run()
+    assert any(c.value == "Labelled queries: 4 · documents: 1" for c in at.caption)
+    [b for b in at.button if b.label == "Run"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = at.dataframe[0].value
+    assert set(metrics["naive n"]) == {4}
+
+
+def test_an_uploaded_query_set_with_a_bad_line_says_which_line(fake, store_dir):
+    evidence = [{"text": "The manufacturer guarantees the unit for two years"}]
+    good = {"id": "q1", "query": "warranty", "doc": "datasheet-corvane-hx40", "evidence": evidence}
+    lines = [json.dumps(good), '{"id": "q2", "query": "no doc"}']
+    at = open_page("evaluate")
+    at.segmented_control(key=tri.TKey.SOURCE).set_value("upload").run()
+    files = [("set.jsonl", "\n".join(lines).encode(), "application/jsonl")]
+    at.file_uploader(key=tri.TKey.UPLOAD).set_value(files).run()
+    (error,) = [e.value for e in at.error]
+    assert "set.jsonl:2" in error and "doc" in error and "\n" not in error
+    files = [("good.jsonl", lines[0].encode(), "application/jsonl")]
+    at.file_uploader(key=tri.TKey.UPLOAD).set_value(files).run()
+    assert not at.error
+    assert any(c.value == "Labelled queries: 1 · documents: 1" for c in at.caption)
+
+
+# -- a Chroma server ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def chroma_host(tmp_path):
+    """``HOST:PORT`` of a fresh ``chroma run`` on loopback (stopped after the test)."""
+    program = Path(sys.executable).parent / "chroma"
+    if not program.exists():
+        pytest.fail("the `chroma` program is missing: it is installed with chromadb")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [str(program), "run", "--path", str(tmp_path / "chroma"), "--host", "127.0.0.1"]
+    log = (tmp_path / "chroma.log").open("wb")
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
+    server = subprocess.Popen([*command, "--port", str(port)], stdout=log, stderr=log, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1)
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, "no server"
+                time.sleep(0.3)
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+        log.close()
+
+
+@pytest.mark.server
+def test_compare_and_evaluate_work_against_a_chroma_server(
+    fake, store_dir, chroma_host, monkeypatch
+):
+    monkeypatch.setenv("CHUNKSCOPE_CHROMA", chroma_host)
+    store = ChunkStore.open(host=chroma_host)
+    report = index_documents(
+        list(eng.demo_documents().values()), policy=eng.DEMO_POLICY, methods=("naive", "late"),
+        encoder=fake, store=store, steps=default_steps(fake_embed_chunks),
+    )  # fmt: skip
+    assert not any(d.error for d in report.documents)
+    at = open_page("compare")
+    assert at.session_state["cs_store_kind"] == "server"
+    assert len(ranked(at, "naive")) == 10 and len(ranked(at, "late")) == 10
+    at.switch_page("pages/evaluate.py").run()
+    [b for b in at.button if b.label == "Run"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run_id = at.session_state[tri.TKey.RUN]
+    assert (store_dir / "runs" / f"{run_id}.json").is_file()  # beside the default triage file
+
+
+def test_markdown_from_labels_and_file_names_is_shown_as_written():
+    assert eng.md("![x](http://example.invalid/a.png)") == (
+        "\\!\\[x\\]\\(http\\://example\\.invalid/a\\.png\\)"
+    )
+    assert eng.md("report_v2 **final** $x$") == "report\\_v2 \\*\\*final\\*\\* \\$x\\$"

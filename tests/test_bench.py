@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from dataclasses import replace
 from pathlib import Path
 
@@ -70,9 +71,19 @@ def test_ratios_are_ours_over_baseline_measured_in_the_same_run(cheap_run) -> No
     assert compared, "no row had a baseline"
     for row in compared:
         assert row.ours is not None and row.ours > 0 and row.baseline > 0
-        assert math.isclose(row.ratio, row.ours / row.baseline)
         assert len(row.ours_samples) == len(row.baseline_samples) >= 1
+        per_round = [o / b for o, b in zip(row.ours_samples, row.baseline_samples, strict=True)]
+        assert math.isclose(row.ratio, statistics.median(per_round))
         assert row.met in (True, False)
+
+
+def test_ratio_pairs_rounds_and_falls_back_to_medians() -> None:
+    row = CaseResult(
+        key="k", case="c", label="l", ours=2.0, baseline=1.0,
+        ours_samples=(2.0, 4.0, 1.0), baseline_samples=(1.0, 4.0, 2.0),
+    )  # fmt: skip
+    assert row.ratio == 1.0  # per round: 2.0, 1.0, 0.5
+    assert replace(row, ours_samples=(), baseline_samples=()).ratio == 2.0
 
 
 def test_table_has_the_columns_and_one_line_per_row(cheap_run) -> None:
@@ -118,8 +129,11 @@ def test_cuda_without_a_gpu_names_the_missing_cuda(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    rows = gpu_cases(tiny_settings(tmp_path, ("gpu",), device="cuda"))
-    assert all("CUDA is not available" in (r.skipped or "") for r in rows)
+    settings = tiny_settings(tmp_path, ("naive", "late", "memory", "gpu"), device="cuda")
+    assert all("CUDA is not available" in (r.skipped or "") for r in gpu_cases(settings))
+    results, _ = run_bench(settings)
+    assert {r.case for r in results} == {"naive", "late", "memory", "gpu"}
+    assert all(r.skipped and "CUDA is not available" in r.skipped for r in results)
 
 
 def test_flop_ratio_follows_the_formula() -> None:
@@ -132,10 +146,10 @@ def test_flop_ratio_follows_the_formula() -> None:
 def test_long_context_timing_runs_on_cpu_with_a_tiny_encoder() -> None:
     shape = EncoderShape(layers=1, hidden=32, heads=2, ffn=128, positions=256)
     rows = long_context_rows(
-        device="cpu", lengths=(128, 256), dtypes=("fp32",), shape=shape, chunk=64, warmup=0,
-        repeats=1,
+        device="cpu", lengths=(128, 256), dtypes=("fp32", "bf16"), shape=shape, chunk=64,
+        warmup=0, repeats=1,
     )  # fmt: skip
-    assert [r.key for r in rows] == ["gpu:128:fp32", "gpu:256:fp32"]
+    assert [r.key for r in rows] == ["gpu:128:fp32", "gpu:256:fp32", "gpu:128:bf16", "gpu:256:bf16"]
     assert all(r.ratio is not None and r.baseline_label.endswith("x64") for r in rows)
 
 

@@ -244,3 +244,14 @@ def test_real_model_run_is_deterministic() -> None:
     assert runs[0].metrics == runs[1].metrics
     assert [q.ranks for q in runs[0].queries] == [q.ranks for q in runs[1].queries]
     assert runs[0].metrics["naive"]["hit@5"] > 0.3  # MiniLM finds most chatlog answers
+
+
+def test_code_version_works_outside_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.evaluate import runs
+
+    def no_git(*args: object, **kwargs: object) -> None:
+        raise FileNotFoundError("git")
+
+    monkeypatch.setattr(runs.subprocess, "run", no_git)
+    version = runs.code_version()
+    assert "+git." not in version and version.endswith(f"+src.{runs.source_digest()}")

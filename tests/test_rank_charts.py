@@ -129,14 +129,13 @@ def test_context_coverage_draws_chunks_by_level_and_every_window():
                    char_start=35, char_end=90, owned_char_start=55, owned_char_end=90),
     ]  # fmt: skip
     fig = context_coverage_figure(
-        doc_label="doc", doc_chars=90, doc_tokens=24, window_tokens=20, windows=windows,
-        chunks=chunks, selected="b",
+        doc_label="doc", doc_chars=90, doc_tokens=24, window_tokens=20, limit_tokens=22,
+        windows=windows, chunks=chunks, selected="b",
     )  # fmt: skip
     levels = [t for t in fig.data if t.name]
     assert [t.marker.color for t in levels] == [CONTEXT_COLOURS["full"], CONTEXT_COLOURS["partial"]]
     assert len([t for t in fig.data if not t.name]) == 4  # seen + owned part of each window
-    assert "24 tokens against a 20-token window" in fig.layout.title.text
-    assert "macro-windows: 2" in fig.layout.title.text
+    assert "24 tokens, over the model limit of 22: 2 macro-windows of 20" in fig.layout.title.text
     assert_escaped(fig)
     with pytest.raises(ValueError):
         ChunkContext(chunk_id="x", label="x", char_start=0, char_end=1, level="some")

@@ -10,7 +10,6 @@ dropping exactness. Embedding cases live in ``embed_cases``, store cases in
 from __future__ import annotations
 
 import json
-import pickle
 import statistics
 import subprocess
 import sys
@@ -50,10 +49,15 @@ def _default(name: str, unit: str) -> ChunkPolicy:
 
 
 def parse_case(inputs: BenchInputs, path: Path) -> CaseResult:
-    """Ingest + per-character map + blocks (fast parser) vs raw ``rawdict`` of every page."""
+    """Ingest + per-character map + blocks (fast parser) vs raw ``rawdict`` of every page.
+
+    The floor asks ``rawdict`` with the flags ingest uses (PyMuPDF's default flags also
+    extract images, which ingest never asks for); the default-flag time is noted.
+    """
     import pymupdf
 
     from core.ingest import load_document
+    from core.ingest.pdf_text import RAWDICT_FLAGS
     from core.parse import parse_document
 
     parse_only: list[float] = []
@@ -62,9 +66,9 @@ def parse_case(inputs: BenchInputs, path: Path) -> CaseResult:
         doc = load_document(path)
         return doc, parse_document(doc, parser="fast")
 
-    def raw(step: int) -> object:
+    def raw(step: int, flags: int | None = RAWDICT_FLAGS) -> object:
         with pymupdf.open(path) as pdf:
-            return sum(len(page.get_text("rawdict")["blocks"]) for page in pdf)
+            return sum(len(page.get_text("rawdict", flags=flags)["blocks"]) for page in pdf)
 
     def check(name: str, result: Any) -> None:
         if name != "ours":
@@ -76,7 +80,8 @@ def parse_case(inputs: BenchInputs, path: Path) -> CaseResult:
         parse_only.append(parsed.elapsed_s)
 
     s = inputs.settings
-    t = interleaved({"ours": ours, "raw": raw}, warmup=s.warmup, repeats=s.repeats, check=check)
+    contenders = {"ours": ours, "raw": raw, "default": lambda step: raw(step, None)}
+    t = interleaved(contenders, warmup=s.warmup, repeats=s.repeats, check=check)
     doc = inputs.document(path)
     parse_s = statistics.median(parse_only[s.warmup :])
     return CaseResult(
@@ -91,17 +96,26 @@ def parse_case(inputs: BenchInputs, path: Path) -> CaseResult:
         notes=(
             f"ours = load {t['ours'].median_s - parse_s:.2f} s (rawdict + canonical text + "
             f"char map + tables) + blocks {parse_s:.2f} s; {len(doc.text):,} chars",
+            f"rawdict with ingest's flags (no images); with PyMuPDF's default flags "
+            f"{t['default'].median_s:.2f} s",
         ),
-        extra={"blocks_s": parse_s, "chars": len(doc.text), "pages": len(doc.pages)},
+        extra={
+            "blocks_s": parse_s,
+            "rawdict_default_flags_s": t["default"].median_s,
+            "chars": len(doc.text),
+            "pages": len(doc.pages),
+        },
         ours_samples=t["ours"].samples_s,
         baseline_samples=t["raw"].samples_s,
     )
 
 
-def _chonkie_step(
-    name: str, unit: str, step_size: int, chars_per_sentence: float
-) -> Callable[[str, int], object]:
-    """chonkie's RecursiveChunker at the same size as ours on this step (built per move)."""
+def _chonkie_step(name: str, unit: str, step_size: int) -> Callable[[str, int, float], object]:
+    """chonkie's RecursiveChunker at the same size as ours on this step (built per move).
+
+    For the sentence policy, whose size counts sentences, chonkie gets characters: the
+    size times the document's mean characters per sentence of our chunks.
+    """
     from chonkie import RecursiveChunker
 
     if unit == "tokens":
@@ -113,7 +127,7 @@ def _chonkie_step(
     else:
         tokenizer = "character"
 
-    def run(text: str, step: int) -> object:
+    def run(text: str, step: int, chars_per_sentence: float) -> object:
         size = _size_at(name, unit, step_size, step).size
         if unit == "sentences":
             size = max(1, round(size * chars_per_sentence))
@@ -127,30 +141,29 @@ def rechunk_case(
 ) -> CaseResult:
     """One policy re-run on already parsed documents vs chonkie's RecursiveChunker.
 
-    Every round is a new slider position (the size moves one step up), for both. The
-    first chunking of a document (tokenizing it, splitting sentences) is done before the
-    timed rounds: a slider move never pays it.
+    ``group`` names the documents in the row's key (``headline``: the headline PDF alone,
+    which also has the 50 ms limit). Every round is a new slider position (the size
+    moves one step up), for both. The first chunking of a document (tokenizing it,
+    splitting sentences) is done before the timed rounds: a slider move never pays it.
     """
     name, unit, step_size = policy
     docs = [(inputs.document(p), inputs.blocks(p)) for p in paths]
-    tokenizer = inputs.tokenizer()
-    first_s = 0.0
-    sentence_chars: list[float] = []
-    for doc, blocks in docs:
-        elapsed, chunks = timed(lambda d=doc, b=blocks: inputs.chunks(d, b, _default(name, unit)))
-        first_s += elapsed
-        sentence_chars.append(statistics.fmean(len(c.text) for c in chunks) / chunks[0].policy.size)
-    chars_per_sentence = statistics.fmean(sentence_chars)
+    first_s, unit_chars = _first_chunking(inputs, docs, _default(name, unit))
     try:
-        theirs = _chonkie_step(name, unit, step_size, chars_per_sentence)
+        theirs = _chonkie_step(name, unit, step_size)
     except ImportError:
         return _skipped_rechunk(name, unit, group, "chonkie is not installed (the bench extra)")
 
     from core.chunk import chunk_document
 
+    tokenizer = inputs.tokenizer()
+
     def ours(step: int) -> object:
         policy = _size_at(name, unit, step_size, step)
         return [chunk_document(doc, blocks, policy, tokenizer) for doc, blocks in docs]
+
+    def chonkie(step: int) -> object:
+        return [theirs(d.text, step, c) for (d, _), c in zip(docs, unit_chars, strict=True)]
 
     def check(who: str, result: Any) -> None:
         if who == "ours":
@@ -159,19 +172,17 @@ def rechunk_case(
 
     s = inputs.settings
     t = interleaved(
-        {"ours": ours, "chonkie": lambda step: [theirs(d.text, step) for d, _ in docs]},
-        warmup=s.warmup,
-        repeats=s.repeats,
-        check=check,
+        {"chonkie": chonkie, "ours": ours}, warmup=s.warmup, repeats=s.repeats, check=check
     )
-    headline = group == "geotopo"
-    notes = [f"first chunking (tokenize, sentences) {first_s * 1e3:.0f} ms, paid once per doc"]
+    headline = group == "headline"
+    notes = [f"first chunking at the default size {first_s * 1e3:.0f} ms (paid once per doc)"]
     if unit == "sentences":
-        notes.append(f"chonkie sized in chars: {chars_per_sentence:.0f} chars per sentence")
+        per = ", ".join(f"{c:.0f}" for c in unit_chars)
+        notes.append(f"chonkie sized in chars: {per} chars per sentence")
     return CaseResult(
-        key=f"rechunk:{name}-{unit}:{group}",
+        key=f"rechunk:{name}-{unit}:{docs[0][0].doc_id if headline else group}",
         case="rechunk",
-        label=f"re-chunk {name}/{unit} {group}" + ("" if headline else f" ({len(docs)} docs)"),
+        label=f"re-chunk {name}/{unit} " + (docs[0][0].doc_id if headline else f"{len(docs)} docs"),
         ours=t["ours"].median_s,
         baseline=t["chonkie"].median_s,
         baseline_label="chonkie",
@@ -185,9 +196,24 @@ def rechunk_case(
     )
 
 
+def _first_chunking(
+    inputs: BenchInputs, docs: list[tuple[Document, tuple]], policy: ChunkPolicy
+) -> tuple[float, list[float]]:
+    """Chunk every document once at ``policy`` (untimed for the row): the seconds it took,
+    and per document the mean characters of a chunk per unit of ``policy.size``."""
+    total_s = 0.0
+    unit_chars: list[float] = []
+    for doc, blocks in docs:
+        elapsed, chunks = timed(lambda d=doc, b=blocks: inputs.chunks(d, b, policy))
+        total_s += elapsed
+        mean = statistics.fmean(len(c.text) for c in chunks) if chunks else policy.size
+        unit_chars.append(mean / policy.size)
+    return total_s, unit_chars
+
+
 def _skipped_rechunk(name: str, unit: str, group: str, reason: str) -> CaseResult:
     return CaseResult(
-        key=f"rechunk:{name}-{unit}:{group}",
+        key=f"rechunk:{name}-{unit}:{group}:skipped",
         case="rechunk",
         label=f"re-chunk {name}/{unit} {group}",
         target="<= 1.0x",
@@ -208,11 +234,11 @@ def slider_move(doc: Document, blocks: tuple, tokenizer: Any, page: int, step: i
     """What the Chunks page's fragment computes after a size slider move (fixed/chars).
 
     Chunk, statistics, size histogram (serialised as the chart sends it), chunk boxes on
-    the rendered page (image from the page cache after the first move), and the marked
-    text of the page. Streamlit's own work (widgets, ``st.cache_data`` copies) is not in
-    here; see ``ui_case``.
+    the rendered page (image from the page cache after the first move), the marked text
+    of the page and the citation of its first chunk. Streamlit's own work is not in here.
     """
     from core.chunk import chunk_document, chunk_stats, policy_from_args
+    from core.cite import Citation
     from core.render.charts import chunk_size_figure
     from core.render.markup import marked_text_html, page_html
     from core.render.pages import DEFAULT_ZOOM, render_page_png
@@ -232,16 +258,16 @@ def slider_move(doc: Document, blocks: tuple, tokenizer: Any, page: int, step: i
     if here:
         start, end = min(c.char_start for c in here), max(c.char_end for c in here)
         marked_text_html(doc.text[start:end], start, chunk_marks(chunks, start, end))
+        Citation.of_chunk(here[0]).render()
     return chunks
 
 
 def ui_case(inputs: BenchInputs) -> CaseResult:
-    """One size-slider move on the Chunks page, GeoTopo, parse cached (no baseline).
+    """One size-slider move on the Chunks page, headline PDF, parse cached (no baseline).
 
     ``AppTest`` reruns the whole page script on a widget change (it cannot rerun just the
-    ``st.fragment``), so this times the fragment's core call chain (``slider_move``).
-    What ``st.cache_data`` adds per move (a hit returns an unpickled copy; the fragment
-    reads the parse three times and the chunks once) is measured beside it.
+    ``st.fragment``), so this times the fragment's core call chain (``slider_move``);
+    Streamlit's own work (widgets, layout, sending the page) comes on top.
     """
     s = inputs.settings
     doc, blocks = inputs.document(s.pdf), inputs.blocks(s.pdf)
@@ -258,10 +284,6 @@ def ui_case(inputs: BenchInputs) -> CaseResult:
         repeats=max(s.repeats, 5),
         check=check,
     )
-    chunks = slider_move(doc, blocks, tokenizer, page, -1)
-    copies = interleaved(
-        {"copies": lambda step: _cache_copies(blocks, chunks)}, warmup=1, repeats=3
-    )["copies"]
     return CaseResult(
         key=f"ui:{doc.doc_id}",
         case="ui",
@@ -269,21 +291,10 @@ def ui_case(inputs: BenchInputs) -> CaseResult:
         ours=t["ours"].median_s,
         max_ours=UI_LIMIT_S,
         target="<= 100 ms",
-        notes=(
-            "the fragment's core call chain (AppTest cannot rerun a fragment alone)",
-            f"+ st.cache_data copies per move (3 parse + 1 chunks unpickle, 2 pickles): "
-            f"{copies.median_s * 1e3:.0f} ms for {len(blocks):,} blocks, {len(chunks)} chunks",
-        ),
-        extra={"cache_copies_s": copies.median_s, "page": page, "blocks": len(blocks)},
+        notes=("the fragment's core call chain (AppTest cannot rerun a fragment alone)",),
+        extra={"page": page, "blocks": len(blocks)},
         ours_samples=t["ours"].samples_s,
     )
-
-
-def _cache_copies(blocks: tuple, chunks: list) -> object:
-    parse_bytes = pickle.dumps(blocks)
-    for _ in range(3):
-        pickle.loads(parse_bytes)
-    return pickle.loads(pickle.dumps(chunks)), pickle.dumps(chunks)
 
 
 def memory_case(inputs: BenchInputs) -> CaseResult:
@@ -307,7 +318,7 @@ def memory_case(inputs: BenchInputs) -> CaseResult:
     return CaseResult(
         key="memory:" + Path(s.pdf).stem,
         case="memory",
-        label=f"peak RSS parse+chunk+late {Path(s.pdf).stem[:24]}",
+        label=f"peak RSS parse+chunk+late {Path(s.pdf).stem}",
         unit="MiB",
         ours=probe["peak_mib"]["late"],
         target="reported",

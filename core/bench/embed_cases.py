@@ -42,10 +42,9 @@ def _workload(inputs: BenchInputs) -> dict[str, Any]:
     """Chunks of the embedding input and the sequence lengths each method runs."""
     from core.chunk import DEFAULT_POLICIES
     from core.embed import late_windows
-
-    doc = inputs.head_document()
     from core.parse import parse_document
 
+    doc = inputs.head_document()
     blocks = parse_document(doc).blocks
     chunks = inputs.chunks(doc, blocks, DEFAULT_POLICIES["structure"])
     encoder = inputs.encoder()
@@ -91,7 +90,11 @@ def embed_run(inputs: BenchInputs) -> dict[str, Any]:
     check_spans(doc, chunks, "chunk")
     results: dict[str, Any] = {}
 
-    def keep(name: str, value: object) -> None:
+    ids = [c.chunk_id for c in chunks]
+
+    def keep(name: str, value: Any) -> None:
+        if name != "st" and [v.chunk_id for v in value] != ids:
+            raise AssertionError(f"{name} vectors do not match the chunks one to one")
         results[name] = value
 
     timings = interleaved(contenders, warmup=s.warmup, repeats=s.embed_repeats, check=keep)

@@ -43,7 +43,7 @@ class BenchSettings:
     device: str = "cpu"
     warmup: int = 1
     repeats: int = 5
-    embed_repeats: int = 3
+    embed_repeats: int = 5
     embed_chars: int | None = 16_000
     memory_chars: int | None = None
     scale_sizes: tuple[int, ...] = (10_000, 100_000)
@@ -83,7 +83,7 @@ def default_settings(
             other_pdfs=(),
             texts=(),
             repeats=3,
-            embed_repeats=2,
+            embed_repeats=3,
             embed_chars=6_000,
             memory_chars=6_000,
             scale_sizes=(10_000,),

@@ -1,14 +1,17 @@
 """Benchmark rows, the printed table and the JSON object.
 
 A row holds our median and the baseline's median from the same interleaved run, in the
-row's ``unit`` (seconds for times, MiB for memory). ``ratio = ours / baseline``. A
-target is met when every limit the row has holds: ``ratio <= max_ratio`` and
+row's ``unit`` (seconds for times, MiB for memory). ``ratio`` is the median over rounds
+of ``ours / baseline`` within each round (the two ran back to back, so a load change on
+the machine between rounds cancels out); without paired samples it is the ratio of the
+medians. A target is met when every limit the row has holds: ``ratio <= max_ratio`` and
 ``ours <= max_ours``; a row without limits only reports (``met`` is ``None``).
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -41,6 +44,10 @@ class CaseResult:
     def ratio(self) -> float | None:
         if self.ours is None or not self.baseline:
             return None
+        pairs = zip(self.ours_samples, self.baseline_samples, strict=False)
+        per_round = [o / b for o, b in pairs if b > 0]
+        if per_round and len(self.ours_samples) == len(self.baseline_samples):
+            return statistics.median(per_round)
         return self.ours / self.baseline
 
     @property

@@ -21,52 +21,79 @@ def _one(fn: Callable[[], CaseResult]) -> Thunk:
 
 def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     """``(case, label, thunk)`` for every row group the settings ask for, in order."""
-    from core.bench import cases, embed_cases, gpu, store_cases
+    from core.bench import cases, embed_cases, gpu
 
     s = inputs.settings
     steps: list[tuple[str, str, Thunk]] = []
     if "parse" in s.cases:
         for path in (s.pdf, *s.other_pdfs):
-            steps.append(
-                ("parse", f"parse {path.name}", _one(lambda p=path: cases.parse_case(inputs, p)))
-            )
+            thunk = _one(lambda p=path: cases.parse_case(inputs, p))
+            steps.append(("parse", f"parse {path.name}", thunk))
     if "rechunk" in s.cases:
-        groups = [("geotopo", (s.pdf,))]
-        if s.other_pdfs or s.texts:
-            groups.append(("corpus", (*s.other_pdfs, *s.texts)))
-        for policy in cases.RECHUNK_POLICIES:
-            for group, paths in groups:
-                label = f"re-chunk {policy[0]}/{policy[1]} {group}"
-                steps.append(
-                    (
-                        "rechunk",
-                        label,
-                        _one(
-                            lambda p=policy, a=paths, g=group: cases.rechunk_case(inputs, p, a, g)
-                        ),
-                    )
-                )
-    if "naive" in s.cases:
-        steps.append(("naive", "naive embed", _one(lambda: embed_cases.naive_case(inputs))))
-    if "late" in s.cases:
-        steps.append(("late", "late embed", _one(lambda: embed_cases.late_case(inputs))))
+        steps += _rechunk_steps(inputs)
+    no_cuda = _missing_cuda(s.device)
+    model_cases = {
+        "naive": ("naive embed", lambda: embed_cases.naive_case(inputs)),
+        "late": ("late embed", lambda: embed_cases.late_case(inputs)),
+    }
+    for case, (label, fn) in model_cases.items():
+        if case in s.cases:
+            steps.append((case, label, _skip(case, no_cuda) if no_cuda else _one(fn)))
     if "store" in s.cases:
-        steps.append(("store", "store upsert/query", lambda: store_cases.store_cases(inputs)))
-        for n in s.scale_sizes:
-            steps.append(
-                (
-                    "store",
-                    f"store query at {n:,}",
-                    _one(lambda n=n: store_cases.scale_case(inputs, n)),
-                )
-            )
+        steps += _store_steps(inputs)
     if "ui" in s.cases:
         steps.append(("ui", "slider move", _one(lambda: cases.ui_case(inputs))))
     if "memory" in s.cases:
-        steps.append(("memory", "peak memory", _one(lambda: cases.memory_case(inputs))))
+        thunk = _one(lambda: cases.memory_case(inputs))
+        steps.append(("memory", "peak memory", _skip("memory", no_cuda) if no_cuda else thunk))
     if "gpu" in s.cases:
         steps.append(("gpu", "long context", lambda: gpu.gpu_cases(s)))
     return steps
+
+
+def _rechunk_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
+    """Per policy: the headline PDF alone (50 ms limit), then every other document."""
+    from core.bench import cases
+
+    s = inputs.settings
+    groups = [("headline", (s.pdf,))]
+    if s.other_pdfs or s.texts:
+        groups.append(("corpus", (*s.other_pdfs, *s.texts)))
+    steps: list[tuple[str, str, Thunk]] = []
+    for policy in cases.RECHUNK_POLICIES:
+        for group, paths in groups:
+            where = s.pdf.name if group == "headline" else f"{len(paths)} documents"
+            thunk = _one(lambda p=policy, a=paths, g=group: cases.rechunk_case(inputs, p, a, g))
+            steps.append(("rechunk", f"re-chunk {policy[0]}/{policy[1]} {where}", thunk))
+    return steps
+
+
+def _store_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
+    from core.bench import store_cases
+
+    steps: list[tuple[str, str, Thunk]] = [
+        ("store", "store upsert/query", lambda: store_cases.store_cases(inputs))
+    ]
+    for n in inputs.settings.scale_sizes:
+        thunk = _one(lambda n=n: store_cases.scale_case(inputs, n))
+        steps.append(("store", f"store query at {n:,}", thunk))
+    return steps
+
+
+def _missing_cuda(device: str) -> str | None:
+    """Why ``device`` cannot run the encoder here, or None."""
+    if device != "cuda":
+        return None
+    import torch
+
+    if torch.cuda.is_available():
+        return None
+    return f"--device cuda, but CUDA is not available on this machine (torch {torch.__version__})"
+
+
+def _skip(case: str, reason: str) -> Thunk:
+    row = CaseResult(key=f"{case}:skipped", case=case, label=f"{case} (skipped)", skipped=reason)
+    return lambda: [row]
 
 
 def run_bench(

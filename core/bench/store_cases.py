@@ -85,48 +85,12 @@ def _raw_query(col: Any, vector: np.ndarray) -> dict:
 def store_cases(inputs: BenchInputs) -> list[CaseResult]:
     """Upsert and query rows for the headline document (structure policy chunks)."""
     from core.chunk import DEFAULT_POLICIES
-    from core.store import ChunkStore
 
     s = inputs.settings
     doc, policy = inputs.document(s.pdf), DEFAULT_POLICIES["structure"]
     chunks = inputs.chunks(doc, inputs.blocks(s.pdf), policy)
-    rec = _records(doc, chunks, policy, MODEL)
-    ids, texts = [c.chunk_id for c in chunks], [c.text for c in chunks]
-    queries = _unit_vectors(s.warmup + max(s.repeats, 20), model_dim(), SEED + 1)
     with tempfile.TemporaryDirectory(prefix="chunkscope-bench-") as tmp:
-        ours = ChunkStore.open(Path(tmp) / "ours")
-        raw = _raw_client(Path(tmp) / "raw")
-        batch = int(raw.get_max_batch_size())
-
-        def ours_upsert(step: int) -> object:
-            model = f"{MODEL}-{step}"
-            return ours.upsert_document(
-                doc, chunks, rec["vectors"], model=model, method="naive", policy=policy
-            )
-
-        def raw_upsert(step: int) -> object:
-            col = raw.get_or_create_collection(
-                f"raw-{step}", metadata={"hnsw:space": "cosine"}, embedding_function=None
-            )
-            _raw_upsert(col, ids, rec["matrix"], rec["metas"], texts, batch)
-            return col
-
-        up = interleaved(
-            {"ours": ours_upsert, "raw": raw_upsert}, warmup=s.warmup, repeats=s.repeats
-        )
-        last = f"{MODEL}-{s.warmup + s.repeats - 1}"
-        raw_col = raw.get_collection(f"raw-{s.warmup + s.repeats - 1}", embedding_function=None)
-        q = interleaved(
-            {
-                "ours": lambda step: ours.query(
-                    queries[step], model=last, method="naive", policy=policy, k=TOP_K
-                ),
-                "raw": lambda step: _raw_query(raw_col, queries[step]),
-            },
-            warmup=s.warmup,
-            repeats=len(queries) - s.warmup,
-            check=_check_hits,
-        )
+        up, q, batch = _store_timings(inputs, Path(tmp), doc, chunks, policy)
     n = len(chunks)
     return [
         _row(f"store:upsert:{doc.doc_id}", f"store upsert {n} chunks", up, "raw upsert",
@@ -134,6 +98,48 @@ def store_cases(inputs: BenchInputs) -> list[CaseResult]:
         _row(f"store:query:{doc.doc_id}", f"store query top-{TOP_K} in {n}", q, "raw query",
              "median of single queries; ours parses every hit into a checked record"),
     ]  # fmt: skip
+
+
+def _store_timings(
+    inputs: BenchInputs, folder: Path, doc: Document, chunks: list[Chunk], policy: ChunkPolicy
+) -> tuple[dict[str, Timing], dict[str, Timing], int]:
+    """Upsert timings (a fresh collection per round), then query timings on the last."""
+    from core.store import ChunkStore
+
+    s = inputs.settings
+    rec = _records(doc, chunks, policy, MODEL)
+    ids, texts = [c.chunk_id for c in chunks], [c.text for c in chunks]
+    ours, raw = ChunkStore.open(folder / "ours"), _raw_client(folder / "raw")
+    batch = int(raw.get_max_batch_size())
+
+    def ours_upsert(step: int) -> object:
+        return ours.upsert_document(
+            doc, chunks, rec["vectors"], model=f"{MODEL}-{step}", method="naive", policy=policy
+        )
+
+    def raw_upsert(step: int) -> object:
+        col = raw.get_or_create_collection(
+            f"raw-{step}", metadata={"hnsw:space": "cosine"}, embedding_function=None
+        )
+        _raw_upsert(col, ids, rec["matrix"], rec["metas"], texts, batch)
+        return col
+
+    up = interleaved({"ours": ours_upsert, "raw": raw_upsert}, warmup=s.warmup, repeats=s.repeats)
+    last = s.warmup + s.repeats - 1
+    raw_col = raw.get_collection(f"raw-{last}", embedding_function=None)
+    queries = _unit_vectors(s.warmup + max(s.repeats, 20), model_dim(), SEED + 1)
+    q = interleaved(
+        {
+            "ours": lambda step: ours.query(
+                queries[step], model=f"{MODEL}-{last}", method="naive", policy=policy, k=TOP_K
+            ),
+            "raw": lambda step: _raw_query(raw_col, queries[step]),
+        },
+        warmup=s.warmup,
+        repeats=len(queries) - s.warmup,
+        check=_check_hits,
+    )
+    return up, q, batch
 
 
 def _check_hits(name: str, result: Any) -> None:

@@ -16,7 +16,16 @@ from core.evaluate.bootstrap import DeltaInterval, metric_deltas
 from core.evaluate.metrics import aggregate
 from core.evaluate.runs import EvalRun
 
-_SETUP_FIELDS = ("model", "policy", "scope", "ks", "threshold", "corpus", "queries_sha256")
+_SETUP_FIELDS = (
+    "model",
+    "policy",
+    "scope",
+    "ks",
+    "threshold",
+    "corpus",
+    "queries_sha256",
+    "code_version",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

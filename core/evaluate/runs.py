@@ -257,8 +257,19 @@ def make_run_id(config: Mapping[str, object]) -> str:
     return "run-" + hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
+def source_digest() -> str:
+    """First 10 hex digits of the sha256 over the ``core`` package's Python sources, so
+    two runs made with different code say so even in an uncommitted working tree."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:10]
+
+
 def code_version() -> str:
-    """Package version, plus ``git describe`` when running from a git checkout."""
+    """Package version, ``git describe`` when in a git checkout, and the source digest:
+    ``0.1.0+git.<describe>+src.<digest>`` (``0.1.0+src.<digest>`` outside git)."""
     try:
         version = metadata.version("chunkscope")
     except metadata.PackageNotFoundError:
@@ -272,10 +283,11 @@ def code_version() -> str:
             timeout=5,
             check=False,
         )
+        tag = described.stdout.strip() if described.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError):
-        return version
-    tag = described.stdout.strip()
-    return f"{version}+git.{tag}" if described.returncode == 0 and tag else version
+        tag = ""
+    git = f"+git.{tag}" if tag else ""
+    return f"{version}{git}+src.{source_digest()}"
 
 
 def model_fingerprint(encoder: object) -> str:

@@ -166,12 +166,13 @@ def slope_figure(
     fig.update_yaxes(
         autorange="reversed", tickvals=[t for t, _ in ticks], ticktext=[s for _, s in ticks]
     )
-    fig.update_xaxes(range=[-0.2, len(stages) - 0.1])  # room for the movers' labels
-    title = f"Rank change {' → '.join(stages)}: green moved up, red moved down"
+    room = 0.5 + 0.35 * (len(stages) - 1)  # for the movers' labels, right of the last stage
+    fig.update_xaxes(range=[-0.2, len(stages) - 1 + room])
+    title = "Rank change between stages: green moved up, red moved down"
     return _layout(fig, title=title, height=420, y="rank (1 = best)")
 
 
-def _short(label: str, limit: int = 34) -> str:
+def _short(label: str, limit: int = 30) -> str:
     return label if len(label) <= limit else label[: limit - 1].rstrip() + "…"
 
 
@@ -368,12 +369,16 @@ def context_coverage_figure(
     doc_chars: int,
     doc_tokens: int,
     window_tokens: int,
+    limit_tokens: int,
     windows: Sequence[LateWindow],
     chunks: Sequence[ChunkContext],
     selected: str | None = None,
 ) -> go.Figure:
     """Chunks (bottom row) and macro-windows (rows above, alternating so overlaps show)
-    along the document's characters; the owned part of each window is drawn solid."""
+    along the document's characters; the owned part of each window is drawn solid.
+
+    ``window_tokens`` is the macro-window late chunking used on this document and
+    ``limit_tokens`` the most the model takes in one pass (content tokens, both)."""
     fig = go.Figure()
     for level in CONTEXT_LEVELS:
         picked = [c for c in chunks if c.level == level]
@@ -415,11 +420,13 @@ def context_coverage_figure(
     fig.update_layout(barmode="overlay")
     fig.update_xaxes(range=[0, max(doc_chars, 1)])
     fig.update_yaxes(categoryorder="array", categoryarray=["chunks", "windows B", "windows A"])
-    fits = "fits in one window" if doc_tokens <= window_tokens else "is cut into macro-windows"
-    title = (
-        f"{doc_label}: {doc_tokens:,} tokens against a {window_tokens}-token window "
-        f"({fits}: {len(windows)})"
-    )
+    if len(windows) <= 1:
+        title = f"{doc_label}: {doc_tokens:,} tokens, one window (the model takes {limit_tokens})"
+    else:
+        title = (
+            f"{doc_label}: {doc_tokens:,} tokens, over the model limit of {limit_tokens}: "
+            f"{len(windows)} macro-windows of {window_tokens}"
+        )
     return _layout(fig, title=title, height=260, x="characters of the document")
 
 
