@@ -255,6 +255,7 @@ def run_eval(
     not resolve are listed in ``EvalRun.unresolved``; if none resolves, ``LabelError``.
     """
     clock = {"start": time.perf_counter()}
+    version = code_version()  # the code that runs, even if the tree changes meanwhile
     resolved, unresolved = resolve_queries(queries, docs, threshold=config.threshold)
     if not resolved:
         raise LabelError(
@@ -276,7 +277,9 @@ def run_eval(
         for m in config.methods
     }
     clock["ranked"] = time.perf_counter()
-    return _finish(queries, resolved, unresolved, corpus, scored, spec, config, encoder, clock)
+    return _finish(
+        queries, resolved, unresolved, corpus, scored, spec, config, encoder, clock, version
+    )
 
 
 def _finish(
@@ -289,6 +292,7 @@ def _finish(
     config: EvalConfig,
     encoder: Any,
     clock: dict[str, float],
+    version: str,
 ) -> EvalRun:
     """Means, deltas and records assembled into the run."""
     records = _records(resolved, scored, spec)
@@ -315,7 +319,7 @@ def _finish(
         resamples=config.resamples,
         corpus=identity["corpus"],
         queries_sha256=identity["queries_sha256"],
-        code_version=code_version(),
+        code_version=version,
         metrics=metrics,
         n=counts,
         deltas=_deltas(scored, spec, config),
