@@ -64,14 +64,14 @@ class TKey:
     SCOPE = "cs_eval_scope"
     TRIAGE_METHOD = "cs_triage_method"
     TRIAGE_SEED = "cs_triage_seed"
-    TRIAGE_POS = "cs_triage_pos"  # 0-based position in the sample
+    TRIAGE_POS = "cs_triage_pos"  # 0-based position in the sample; None: first untagged
 
 
 def init_state() -> None:
     eng.init_state()
     for key, default in (
         (TKey.RUN, None), (TKey.RUN_DOCS, {}), (TKey.QUERY_ID, None),
-        (TKey.TRIAGE_METHOD, None), (TKey.TRIAGE_SEED, 0), (TKey.TRIAGE_POS, 0),
+        (TKey.TRIAGE_METHOD, None), (TKey.TRIAGE_SEED, 0), (TKey.TRIAGE_POS, None),
     ):  # fmt: skip
         st.session_state.setdefault(key, default)
 
@@ -159,7 +159,7 @@ def run_evaluation(queries, docs, config: EvalConfig) -> EvalRun:
     save_run(run, runs_dir() / f"{run.run_id}.json")
     st.session_state[TKey.RUN] = run.run_id
     st.session_state[TKey.RUN_DOCS][run.run_id] = {d.doc_id: d for d in docs}
-    st.session_state[TKey.TRIAGE_POS] = 0
+    st.session_state[TKey.TRIAGE_POS] = None
     return run
 
 
@@ -230,12 +230,21 @@ def tag_failure(run: EvalRun, failure, cause: str, note_key: str, size: int) -> 
 
 def step(by: int, size: int) -> None:
     st.session_state[TKey.TRIAGE_POS] = max(
-        0, min(st.session_state[TKey.TRIAGE_POS] + by, size - 1)
+        0, min((st.session_state[TKey.TRIAGE_POS] or 0) + by, size - 1)
     )
 
 
 def reset_triage() -> None:
-    st.session_state[TKey.TRIAGE_POS] = 0
+    """Open the sample again at its first untagged failure."""
+    st.session_state[TKey.TRIAGE_POS] = None
+
+
+def position(sample) -> int:
+    """Where the reader stands in ``sample``; a new session starts at the first untagged."""
+    if st.session_state[TKey.TRIAGE_POS] is None:
+        first = next((i for i, f in enumerate(sample) if f.tag is None), 0)
+        st.session_state[TKey.TRIAGE_POS] = first
+    return min(st.session_state[TKey.TRIAGE_POS], len(sample) - 1)
 
 
 def export_bytes(run: EvalRun, suffix: str) -> bytes:

@@ -96,7 +96,7 @@ if not any(q.failed[method] for q in run.queries):
     st.success(f"No failures under {method}: every query has gold in its top {run.text_k}.")
     st.stop()
 sample = sample_failures(run, method, n=tri.N_SAMPLE, seed=seed, store=triage)
-pos = min(st.session_state[K.TRIAGE_POS], len(sample) - 1)
+pos = tri.position(sample)
 done = sum(f.tag is not None for f in sample)
 cells[2].progress(done / len(sample), text=f"{done} of {len(sample)} read")
 failure = sample[pos]

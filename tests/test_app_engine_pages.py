@@ -237,6 +237,7 @@ def test_evaluate_runs_the_demo_and_tags_survive_a_restart(fake, store_dir, tmp_
     assert again.session_state[tri.TKey.RUN] == run_id
     bar = again.get("progress")[0].proto.text
     assert re.fullmatch(r"3 of \d+ read", bar)
+    assert any(c.value.startswith("Not tagged yet") for c in again.caption)  # first untagged
     assert len(again.get("download_button")) == 2
     run = load_run(store_dir / "runs" / f"{run_id}.json")
     assert export_tags(TriageStore(store_dir / "triage.sqlite"), run, tmp_path / "t.jsonl") == 3

@@ -384,3 +384,86 @@ def test_store_resolution_order(monkeypatch, tmp_path):
     assert resolve_store(host="h:1").host == "h"
     with pytest.raises(StoreError, match="not both"):
         resolve_store(tmp_path, "h:1")
+
+
+def test_default_batch_is_the_clients_maximum(tmp_path, enc):
+    store = ChunkStore.open(tmp_path / "s")
+    assert store.batch_size == store.max_batch_size == store.client.get_max_batch_size()
+    _, _, report = put(store, enc, make_document("a", TEXT_A))
+    assert report.batches == 1
+    small = ChunkStore.open(tmp_path / "t", batch_size=3)
+    assert small.batch_size == 3
+    _, _, report = put(small, enc, make_document("a", TEXT_A))
+    assert report.batches == 2
+    huge = ChunkStore.open(tmp_path / "u", batch_size=10**9)
+    assert huge.batch_size == huge.max_batch_size
+
+
+def test_query_asks_for_more_than_stored(store, enc):
+    doc = make_document("b", TEXT_B)
+    chunks, vectors, _ = put(store, enc, doc)
+    hits = store.query(vectors[0].vector, model=enc.name, method="naive", policy=POLICY, k=50)
+    assert [h.chunk_id for h in hits][:1] == [chunks[0].chunk_id] and len(hits) == 2
+    assert [h.rank for h in hits] == [1, 2]
+    scoped = dict(model=enc.name, method="naive", policy=POLICY, k=50, doc_id="zz")
+    assert store.query(vectors[0].vector, **scoped) == []
+    assert store.query(vectors[0].vector, model=enc.name, method="naive", policy=POLICY, k=0) == []
+    put(store, enc, make_document("e", ""), chunks=[], method="late")
+    assert store.query(vectors[0].vector, model=enc.name, method="late", policy=POLICY) == []
+
+
+def test_cached_handles_survive_delete_and_recreate(tmp_path, enc):
+    store = ChunkStore.open(tmp_path / "s")
+    doc = make_document("a", TEXT_A)
+    chunks, vectors, _ = put(store, enc, doc)
+    q = vectors[0].vector
+    assert store.query(q, model=enc.name, method="naive", policy=POLICY, k=1)
+    name = ChunkStore.collection_name(enc.name, "naive", POLICY)
+    store.client.delete_collection(name)
+    assert store.query(q, model=enc.name, method="naive", policy=POLICY) == []
+    assert store.count(model=enc.name, method="naive", policy=POLICY) == 0
+    assert not store.is_indexed(doc, model=enc.name, method="naive", policy=POLICY)
+    other = ChunkStore.open(tmp_path / "s")  # recreates the collection under the same name
+    put(other, enc, doc)
+    store.client.delete_collection(name)
+    put(other, enc, doc)
+    hits = store.query(q, model=enc.name, method="naive", policy=POLICY, k=1)
+    assert hits[0].chunk_id == chunks[0].chunk_id
+    assert store.is_indexed(doc, model=enc.name, method="naive", policy=POLICY, n_chunks=4)
+    store.client.delete_collection("chunkscope-meta")
+    assert store.indexed_documents() == []
+    store.client.delete_collection(name)
+    _, _, report = put(store, enc, doc)  # both cached handles are stale here
+    assert report.upserted == 4 and store.is_indexed(
+        doc, model=enc.name, method="naive", policy=POLICY
+    )
+    assert [d.doc_id for d in other.indexed_documents()] == ["a"]
+
+
+def test_killed_rewrite_of_a_complete_version_is_not_indexed(tmp_path, enc):
+    """Same bytes and chunk ids, new vectors: a run killed halfway must not leave the old
+    complete marker standing (the record count alone would still match)."""
+    store = ChunkStore.open(tmp_path / "s", batch_size=2)
+    doc = make_document("a", TEXT_A)
+    chunks, _, _ = put(store, enc, doc)
+    assert store.is_indexed(doc, model=enc.name, method="naive", policy=POLICY, n_chunks=4)
+    from dataclasses import replace
+
+    vectors = fake_embed_chunks(doc, chunks, "naive", enc)
+    moved = [replace(v, vector=-np.asarray(v.vector)) for v in vectors]
+
+    def die(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        store.upsert_document(
+            doc, chunks, moved, model=enc.name, method="naive", policy=POLICY, progress=die
+        )
+    assert store.count(model=enc.name, method="naive", policy=POLICY) == 4
+    assert not store.is_indexed(doc, model=enc.name, method="naive", policy=POLICY, n_chunks=4)
+    (listed,) = store.indexed_documents()
+    assert not listed.complete
+    store.upsert_document(doc, chunks, moved, model=enc.name, method="naive", policy=POLICY)
+    assert store.is_indexed(doc, model=enc.name, method="naive", policy=POLICY, n_chunks=4)
+    recs = store.scope_records(model=enc.name, method="naive", policy=POLICY)
+    assert np.allclose(recs.matrix, np.stack([v.vector for v in moved]), atol=1e-6)

@@ -142,24 +142,23 @@ def _chunks(
 ) -> list[Chunk]:
     pieces = sorted(pieces, key=lambda p: (p.char_start, p.char_end))
     counts = analysis.counts([(p.char_start, p.char_end) for p in pieces])
+    text, doc_id, sha256 = doc.text, doc.doc_id, doc.sha256
+    pages_of, kinds, path, path_at = analysis.pages_of, index.kinds, index.path, index.path_at
     chunks: list[Chunk] = []
     for piece, count in zip(pieces, counts, strict=True):
         start, end = piece.char_start, piece.char_end
-        if piece.heading_block is not None:
-            path = index.path(piece.heading_block)
-        else:
-            path = index.path_at(start)
+        heading = piece.heading_block
         chunks.append(
             Chunk(
-                chunk_id=make_chunk_id(doc.doc_id, doc.sha256, policy, start, end),
-                doc_id=doc.doc_id,
-                doc_sha256=doc.sha256,
+                chunk_id=make_chunk_id(doc_id, sha256, policy, start, end),
+                doc_id=doc_id,
+                doc_sha256=sha256,
                 char_start=start,
                 char_end=end,
-                text=doc.text[start:end],
-                pages=analysis.pages_of(doc, start, end),
-                heading_path=path,
-                block_kinds=index.kinds(start, end),
+                text=text[start:end],
+                pages=pages_of(doc, start, end),
+                heading_path=path(heading) if heading is not None else path_at(start),
+                block_kinds=kinds(start, end),
                 token_count=count,
                 policy=policy,
                 oversize=piece.oversize,

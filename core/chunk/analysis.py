@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -65,6 +66,9 @@ class DocAnalysis:
         self._exact = bool(getattr(tokenizer, "exact_on_word_edges", False))
         self._run_starts: list[int] | None = None
         self._run_pages: list[int] = []
+        self._real_before: array[int] | None = None  # non-inserted chars before i
+        self._real_pages: array[int] = array("i")
+        self._distinct_pages: list[int] = []
         self._index_entry: tuple[tuple[Block, ...], BlockIndex] | None = None
         self._counts: dict[tuple[int, int], int] = {}
         self._tokenize()
@@ -111,13 +115,6 @@ class DocAnalysis:
         last = bisect.bisect_left(starts, end)
         return self.cell_tokens[last] - self.cell_tokens[first]
 
-    def _word_around(self, position: int) -> tuple[int, int] | None:
-        """The document word with characters on both sides of ``position``, if any."""
-        i = bisect.bisect_left(self._word_starts, position) - 1
-        if i >= 0 and self._word_ends[i] > position:
-            return self._word_starts[i], self._word_ends[i]
-        return None
-
     # -- counts -------------------------------------------------------------------------
     def _plan(self, start: int, end: int) -> tuple[list[tuple[int, int]], int]:
         """How to count ``[start, end)``: spans to tokenize, plus tokens read from cells.
@@ -128,14 +125,23 @@ class DocAnalysis:
         """
         if not self._exact or start >= end:
             return ([(start, end)] if start < end else []), 0
-        left = self._word_around(start)
-        right = self._word_around(end)
-        inner_start = left[1] if left else start
-        inner_end = right[0] if right else end
+        word_starts, word_ends = self._word_starts, self._word_ends
+        inner_start, inner_end = start, end
+        i = bisect.bisect_left(word_starts, start) - 1  # the word around start, if any
+        if i >= 0 and word_ends[i] > start:
+            inner_start = word_ends[i]
+        i = bisect.bisect_left(word_starts, end) - 1  # the word around end, if any
+        if i >= 0 and word_ends[i] > end:
+            inner_end = word_starts[i]
         if inner_start > inner_end:  # both ends inside one word
             return [(start, end)], 0
         parts = [(a, b) for a, b in ((start, inner_start), (inner_end, end)) if a < b]
-        return parts, self.tokens_within(inner_start, inner_end)
+        cells, totals = self.cell_starts, self.cell_tokens
+        within = (
+            totals[bisect.bisect_left(cells, inner_end)]
+            - totals[bisect.bisect_left(cells, inner_start)]
+        )
+        return parts, within
 
     def count(self, start: int, end: int) -> int:
         """``tokenizer.count(text[start:end])``, exactly (see ``_plan``); cached per part."""
@@ -158,7 +164,14 @@ class DocAnalysis:
             found = count_many(self.tokenizer, [self.text[a:b] for a, b in missing])
             for key, value in zip(missing, found, strict=True):
                 self._remember(key, value)
-        return [cells + sum(self._tokenized(a, b) for a, b in parts) for parts, cells in plans]
+        cache = self._counts
+        out: list[int] = []
+        for parts, total in plans:
+            for part in parts:
+                found = cache.get(part)
+                total += found if found is not None else self._tokenized(*part)
+            out.append(total)
+        return out
 
     def _remember(self, key: tuple[int, int], value: int) -> None:
         if len(self._counts) >= _MAX_CACHED_COUNTS:
@@ -167,17 +180,49 @@ class DocAnalysis:
 
     # -- pages --------------------------------------------------------------------------
     def pages_of(self, doc: Document, start: int, end: int) -> tuple[int, ...]:
-        """``doc.pages_of(start, end)``, from runs of equal ``char_page`` values."""
+        """``doc.pages_of(start, end)``: pages of the span's non-inserted characters.
+
+        When the page numbers of the non-inserted characters never decrease along the
+        text (what ingest builds), the span's pages are those from the page of its first
+        to the page of its last such character, found through a prefix count of them;
+        otherwise runs of equal ``char_page`` values are scanned.
+        """
         if doc.char_page is None or end <= start:
             return ()
         if self._run_starts is None:
-            pages = np.asarray(doc.char_page)
-            starts = np.concatenate(([0], np.flatnonzero(pages[1:] != pages[:-1]) + 1))
-            self._run_starts = starts.tolist()
-            self._run_pages = pages[starts].tolist() if len(pages) else []
+            self._index_pages(np.asarray(doc.char_page))
+        before = self._real_before
+        if before is not None:
+            last_position = len(before) - 1
+            first = before[min(start, last_position)]
+            stop = before[min(end, last_position)]
+            if stop <= first:
+                return ()
+            low, high = self._real_pages[first], self._real_pages[stop - 1]
+            if low == high:
+                return (low,)
+            distinct = self._distinct_pages
+            return tuple(
+                distinct[bisect.bisect_left(distinct, low) : bisect.bisect_right(distinct, high)]
+            )
         first = bisect.bisect_right(self._run_starts, start) - 1
         last = bisect.bisect_left(self._run_starts, end)
         return tuple(sorted({p for p in self._run_pages[first:last] if p > 0}))
+
+    def _index_pages(self, pages: np.ndarray) -> None:
+        """Prefix counts and pages of the non-inserted characters (when their pages never
+        decrease), else runs of equal values."""
+        real = pages > 0
+        values = pages[real]
+        if np.all(values[1:] >= values[:-1]):
+            counts = np.zeros(len(pages) + 1, dtype=np.int32)
+            np.cumsum(real, out=counts[1:])
+            self._real_before = array("i", counts.tobytes())
+            self._real_pages = array("i", values.astype(np.int32).tobytes())
+            self._distinct_pages = np.unique(values).tolist()
+        starts = np.concatenate(([0], np.flatnonzero(pages[1:] != pages[:-1]) + 1))
+        self._run_starts = starts.tolist()
+        self._run_pages = pages[starts].tolist() if len(pages) else []
 
     # -- blocks and sentences ---------------------------------------------------------
     def block_index(self, blocks: Sequence[Block]) -> BlockIndex:

@@ -10,7 +10,14 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from core.types import Block
+from core.types import BLOCK_KINDS, Block
+
+_KIND_ORDER: tuple[str, ...] = tuple(sorted(BLOCK_KINDS))
+_KIND_BIT: dict[str, int] = {kind: k for k, kind in enumerate(_KIND_ORDER)}
+_KINDS_OF_MASK: tuple[tuple[str, ...], ...] = tuple(
+    tuple(kind for k, kind in enumerate(_KIND_ORDER) if mask >> k & 1)
+    for mask in range(1 << len(_KIND_ORDER))
+)
 
 
 class BlockIndex:
@@ -32,6 +39,27 @@ class BlockIndex:
             self.max_ends.append(running)
         self.sentences: list[tuple[int, int]] | None = None  # filled by DocAnalysis
         self.derived: dict[str, object] = {}  # what chunkers derive from the blocks alone
+        self._ends = [b.char_end for b in self.blocks]
+        self._kind_table = self._kind_masks() if self._disjoint() else None
+
+    def _disjoint(self) -> bool:
+        """Whether every block is non-empty and ends at or before the next one starts."""
+        blocks = self.blocks
+        if any(b.char_end <= b.char_start for b in blocks):
+            return False
+        return all(a.char_end <= b.char_start for a, b in zip(blocks, blocks[1:], strict=False))
+
+    def _kind_masks(self) -> list[list[int]]:
+        """A sparse table of kind bit masks: ``table[j][i]`` is the union of the kinds of
+        ``blocks[i : i + 2**j]`` (bit ``k`` stands for ``_KIND_ORDER[k]``)."""
+        level = [1 << _KIND_BIT[b.kind] for b in self.blocks]
+        table = [level]
+        width = 1
+        while 2 * width <= len(level):
+            previous = table[-1]
+            table.append([previous[i] | previous[i + width] for i in range(len(previous) - width)])
+            width *= 2
+        return table
 
     def __len__(self) -> int:
         return len(self.blocks)
@@ -48,8 +76,21 @@ class BlockIndex:
         ]
 
     def kinds(self, start: int, end: int) -> tuple[str, ...]:
-        """Sorted unique kinds of the blocks that overlap ``[start, end)``."""
-        return tuple(sorted({self.blocks[i].kind for i in self.overlapping(start, end)}))
+        """Sorted unique kinds of the blocks that overlap ``[start, end)``.
+
+        Disjoint non-empty blocks (what the parsers make) overlap the span exactly when
+        they end after ``start`` and start before ``end``: a contiguous index range,
+        whose kinds come from a sparse table of kind masks.
+        """
+        if self._kind_table is None:
+            return tuple(sorted({self.blocks[i].kind for i in self.overlapping(start, end)}))
+        low = bisect.bisect_right(self._ends, start)
+        high = bisect.bisect_left(self.starts, end)
+        if high <= low:
+            return ()
+        j = (high - low).bit_length() - 1
+        level = self._kind_table[j]
+        return _KINDS_OF_MASK[level[low] | level[high - (1 << j)]]
 
     def at(self, position: int) -> int | None:
         """The block holding ``position``, else the last block that starts before it."""

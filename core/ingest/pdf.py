@@ -53,8 +53,9 @@ from core.errors import (
     WrongPasswordError,
     ZeroPagesError,
 )
+from core.ingest.pdf_outline import outline_entries
 from core.ingest.pdf_text import build_canonical_text
-from core.types import Document, OutlineEntry, TextLine
+from core.types import Document, TextLine
 
 _JUNK_TITLE = re.compile(
     r"^(untitled|title|document\d*|microsoft word - .*|.*\.(pdf|docx?|dvi|tex|indd|ps|rtf))$",
@@ -107,7 +108,7 @@ def load_pdf(
         title=title,
         pages=built.pages,
         lines=built.lines,
-        outline=_outline(pdf),
+        outline=outline_entries(pdf),
         char_page=built.char_page,
         char_bbox_pt=built.char_bbox_pt,
         pdf_bytes=readable,
@@ -148,33 +149,3 @@ def _first_heading_line(text: str, lines: tuple[TextLine, ...]) -> str:
     ]
     title = " ".join(text[ln.char_start : ln.char_end] for ln in same)
     return title if len(title) <= 200 else ""
-
-
-def _outline(pdf: pymupdf.Document) -> tuple[OutlineEntry, ...]:
-    entries: list[OutlineEntry] = []
-    try:
-        toc = pdf.get_toc(simple=False)
-    except Exception:  # a broken outline must not stop the document from loading
-        return ()
-    for level, title, page, *rest in toc:
-        dest = rest[0] if rest and isinstance(rest[0], dict) else {}
-        if not 1 <= page <= pdf.page_count:
-            continue
-        entries.append(
-            OutlineEntry(
-                level=int(level),
-                title=str(title).strip(),
-                page=int(page),
-                y_pt=_dest_y(pdf, page, dest),
-            )
-        )
-    return tuple(entries)
-
-
-def _dest_y(pdf: pymupdf.Document, page: int, dest: dict) -> float | None:
-    """The destination's y in rendered page space (points from the top), if it has one."""
-    point = dest.get("to")
-    if point is None or dest.get("kind") not in (pymupdf.LINK_GOTO, pymupdf.LINK_NAMED):
-        return None
-    p = pdf[page - 1]
-    return float((pymupdf.Point(point) * p.transformation_matrix).y)

@@ -26,9 +26,10 @@ LIGATURES: dict[str, str] = {
     "\ufb06": "st",
 }
 HYPHENS = "-\u00ad\u2010"
-# A line needs the slow per-character path when it has edge or repeated whitespace,
-# whitespace other than a plain space, control characters or ligatures.
-_NEEDS_CARE = re.compile(r"^\s|\s$|\s\s|[^\S ]|[\x00-\x1f\x7f-\x9f\ufb00-\ufb06]")
+# A line needs the slow per-character path when it has whitespace other than a plain
+# space, control characters or ligatures (or, after its edge spaces are stripped, a run
+# of spaces, or a glyph that is not one character, or a box outside the page).
+_NEEDS_CARE = re.compile(r"[^\S ]|[\x00-\x1f\x7f-\x9f\ufb00-\ufb06]")
 _EDGE_TOLERANCE_PT = 1.0
 
 
@@ -84,7 +85,7 @@ def _same_row(a: Line, b: Line) -> bool:
 
 def _clean_line(raw_line: dict, rect: pymupdf.Rect) -> Line | None:
     spans = raw_line["spans"]
-    chars = [ch for span in spans for ch in span["chars"]]
+    chars = [ch for span in spans for ch in span["chars"]] if len(spans) > 1 else spans[0]["chars"]
     if not chars:
         return None
     text = "".join([ch["c"] for ch in chars])
@@ -92,14 +93,26 @@ def _clean_line(raw_line: dict, rect: pymupdf.Rect) -> Line | None:
     tol = _EDGE_TOLERANCE_PT
     inside = x0 >= rect.x0 - tol and y0 >= rect.y0 - tol and x1 <= rect.x1 + tol
     inside = inside and y1 <= rect.y1 + tol
-    if inside and len(text) == len(chars) and not _NEEDS_CARE.search(text):
-        boxes = [ch["bbox"] for ch in chars]
+    plain = inside and len(text) == len(chars) and not _NEEDS_CARE.search(text)
+    stripped = text.strip(" ") if plain else text
+    if plain and "  " not in stripped:
+        # What ``_clean_chars`` makes of a line of single-character glyphs whose only
+        # whitespace is plain spaces, none repeated inside: the text without edge spaces.
+        if not stripped:
+            return None
+        first = len(text) - len(text.lstrip(" "))
+        if len(stripped) == len(text):
+            boxes = [ch["bbox"] for ch in chars]
+        else:
+            text = stripped
+            boxes = [ch["bbox"] for ch in chars[first : first + len(stripped)]]
+            x0, y0, x1, y1 = union(boxes)
     else:
         text, boxes = _clean_chars(chars, None if inside else rect)
         if not text:
             return None
         x0, y0, x1, y1 = union(boxes)
-    main = max(spans, key=lambda span: len(span["chars"]))
+    main = spans[0] if len(spans) == 1 else max(spans, key=lambda span: len(span["chars"]))
     horizontal = raw_line["dir"] == (1.0, 0.0)
     bbox = (x0, y0, x1, y1)
     return Line(text, boxes, bbox, main["font"], main["size"], main["flags"], horizontal)
@@ -146,13 +159,27 @@ def _centre_inside(box: BBox, rect: pymupdf.Rect) -> bool:
 
 
 def union(boxes: list[BBox]) -> BBox:
-    real = [b for b in boxes if b[0] == b[0]]
-    return (
-        min(b[0] for b in real),
-        min(b[1] for b in real),
-        max(b[2] for b in real),
-        max(b[3] for b in real),
-    )
+    """The smallest box holding every box whose x0 is not NaN (one pass; the first of
+    equal values wins, like ``min``/``max``). Raises ``ValueError`` when there is none."""
+    x0 = y0 = x1 = y1 = None
+    for box in boxes:
+        bx0 = box[0]
+        if bx0 != bx0:
+            continue
+        if x0 is None:
+            x0, y0, x1, y1 = box
+            continue
+        if bx0 < x0:
+            x0 = bx0
+        if box[1] < y0:
+            y0 = box[1]
+        if box[2] > x1:
+            x1 = box[2]
+        if box[3] > y1:
+            y1 = box[3]
+    if x0 is None:
+        raise ValueError("union() of no boxes")
+    return (x0, y0, x1, y1)
 
 
 def hyphenated(line: str, following: str) -> bool:

@@ -10,6 +10,7 @@ clamped to the page rect, page by page.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -142,7 +143,8 @@ def build_canonical_text(pdf: pymupdf.Document, doc_sha256: str) -> CanonicalTex
             )
         )
     text = "".join(builder.parts)
-    char_bbox = np.array(builder.boxes, dtype=np.float32).reshape(-1, 4)
+    flat = itertools.chain.from_iterable(builder.boxes)
+    char_bbox = np.fromiter(flat, dtype=np.float32, count=4 * len(builder.boxes)).reshape(-1, 4)
     char_page = np.zeros(len(text), dtype=np.int32)
     for page_info, geo in zip(pages, geometry, strict=True):
         s, e = page_info.char_start, page_info.char_end

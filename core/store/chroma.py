@@ -12,7 +12,7 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -21,11 +21,11 @@ from core.errors import StoreError
 from core.store import markers, scan
 from core.store.markers import IndexedDoc
 from core.store.records import (
+    RecordBatch,
     ScopeRecords,
     StoredHit,
     UpsertReport,
-    chunk_metadata,
-    hit_from_record,
+    hits_from_query,
 )
 from core.types import Chunk, ChunkPolicy, Document
 
@@ -33,18 +33,29 @@ if TYPE_CHECKING:
     from core.embed import ChunkVector
 
 CHUNK_PREFIX = "cs-"
-UPSERT_BATCH = 128
+
+
 _NAME_BAD = re.compile(r"[^a-zA-Z0-9_-]+")
+_T = TypeVar("_T")
 
 
 class ChunkStore:
-    """Chunks, vectors and provenance in Chroma; see the module docstring."""
+    """Chunks, vectors and provenance in Chroma; see the module docstring.
 
-    def __init__(self, client: Any, location: StoreLocation, *, batch_size: int = UPSERT_BATCH):
+    Every Chroma write call has a fixed cost, so records go in batches of
+    ``batch_size`` records: the client's maximum (read once) unless a smaller size is
+    asked for. Collection handles are cached per name; a handle whose collection was
+    deleted or recreated elsewhere raises ``NotFoundError``, which drops the cache and
+    retries once with a fresh handle.
+    """
+
+    def __init__(self, client: Any, location: StoreLocation, *, batch_size: int | None = None):
         self.client = client
         self.location = location
-        limit = int(client.get_max_batch_size())
-        self.batch_size = max(1, min(batch_size, limit))
+        self.max_batch_size = int(client.get_max_batch_size())
+        wanted = self.max_batch_size if batch_size is None else batch_size
+        self.batch_size = max(1, min(wanted, self.max_batch_size))
+        self._handles: dict[str, Any] = {}
 
     @classmethod
     def open(
@@ -52,7 +63,7 @@ class ChunkStore:
         path: str | Path | None = None,
         *,
         host: str | None = None,
-        batch_size: int = UPSERT_BATCH,
+        batch_size: int | None = None,
     ) -> ChunkStore:
         """A local folder (``PersistentClient``) or a server (``HttpClient``, ``HOST:PORT``).
 
@@ -100,52 +111,51 @@ class ChunkStore:
 
     # -- collections -------------------------------------------------------------------
 
-    def _get(self, name: str) -> Any | None:
+    def _get(self, name: str, create: dict[str, Any] | None = None) -> Any | None:
+        """The cached handle of ``name``, else a fresh one (created with metadata
+        ``create`` when given); None when there is none (absence is not cached)."""
         from chromadb.errors import NotFoundError
 
-        try:
-            return self.client.get_collection(name, embedding_function=None)
-        except (NotFoundError, ValueError):
-            return None
-
-    def _create(self, name: str, model: str, method: str, policy: ChunkPolicy) -> Any:
-        meta = {"hnsw:space": "cosine", "model": model, "method": method, "policy": policy.key}
-        return self.client.get_or_create_collection(name, metadata=meta, embedding_function=None)
+        col = self._handles.get(name)
+        if col is not None:
+            return col
+        if create is not None:
+            col = self.client.get_or_create_collection(
+                name, metadata=create or None, embedding_function=None
+            )
+        else:
+            try:
+                col = self.client.get_collection(name, embedding_function=None)
+            except (NotFoundError, ValueError):
+                return None
+        self._handles[name] = col
+        return col
 
     def _meta(self, create: bool = False) -> Any | None:
-        if create:
-            return self.client.get_or_create_collection(
-                markers.META_COLLECTION, embedding_function=None
-            )
-        return self._get(markers.META_COLLECTION)
+        return self._get(markers.META_COLLECTION, {} if create else None)
+
+    def forget_collections(self) -> None:
+        """Drop every cached collection handle (the next call fetches fresh ones)."""
+        self._handles.clear()
+
+    def _retrying(self, action: Callable[[], Any]) -> Any:
+        """``action()``; once more after dropping the handle cache if a cached handle
+        turned out stale (its collection deleted or recreated since it was fetched)."""
+        from chromadb.errors import NotFoundError
+
+        cached = bool(self._handles)
+        try:
+            return action()
+        except NotFoundError:
+            if not cached:
+                raise
+            self.forget_collections()
+            return action()
 
     def _chunk_collections(self) -> list[Any]:
-        names = [getattr(c, "name", c) for c in self.client.list_collections()]
-        return [self._get(n) for n in sorted(names) if str(n).startswith(CHUNK_PREFIX)]
-
-    def _write_marker(
-        self,
-        doc: Document,
-        name: str,
-        n_chunks: int,
-        *,
-        complete: bool,
-        model: str,
-        method: str,
-        policy: ChunkPolicy,
-    ) -> None:
-        meta = markers.marker_metadata(
-            doc,
-            collection=name,
-            n_chunks=n_chunks,
-            model=model,
-            method=method,
-            policy=policy,
-            complete=complete,
-        )
-        self._meta(create=True).upsert(
-            ids=[markers.marker_id(name, doc.doc_id)], embeddings=[[1.0]], metadatas=[meta]
-        )
+        names = sorted(str(getattr(c, "name", c)) for c in self.client.list_collections())
+        found = [self._get(n) for n in names if n.startswith(CHUNK_PREFIX)]
+        return [c for c in found if c is not None]
 
     # -- writing -----------------------------------------------------------------------
 
@@ -162,50 +172,52 @@ class ChunkStore:
     ) -> UpsertReport:
         """Store one document version; idempotent.
 
-        Order: mark incomplete; delete this doc_id's records of other bytes (sha256);
-        upsert in batches of ``batch_size`` (``progress(done, total)`` after each; an
-        exception raised there stops between batches); delete this version's records
-        that are not in ``chunks``; mark complete.
+        Order: mark incomplete; delete this doc_id's records that ``chunks`` do not
+        contain (records of other bytes (sha256), then this version's chunks no longer
+        produced), in one delete; upsert in batches of ``batch_size``
+        (``progress(done, total)`` after each; an exception raised there stops between
+        batches); mark complete (why both marker writes: see ``core.store.markers``).
         """
-        if len(chunks) != len(vectors):
-            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        ids = [c.chunk_id for c in chunks]
-        if len(set(ids)) != len(ids):
-            raise ValueError(f"duplicate chunk ids in {doc.doc_id}")
-        metas = [
-            chunk_metadata(doc, c, v, chunk_index=i, model=model, method=method, policy=policy)
-            for i, (c, v) in enumerate(zip(chunks, vectors, strict=True))
-        ]
-        matrix = np.asarray([np.asarray(v.vector, dtype=np.float32) for v in vectors])
-        if len(ids) and (matrix.ndim != 2 or not np.isfinite(matrix).all()):
-            raise ValueError(f"vectors of {doc.doc_id} are not one finite matrix")
-        name = self.collection_name(model, method, policy)
-        col = self._create(name, model, method, policy)
+        records = RecordBatch.of(doc, chunks, vectors, model=model, method=method, policy=policy)
         mark = {"model": model, "method": method, "policy": policy}
-        self._write_marker(doc, name, len(ids), complete=False, **mark)
-        deleted_other = self._delete_where(col, scan.where_doc(doc.doc_id, sha_ne=doc.sha256))
+        return self._retrying(lambda: self._write_version(doc, records, mark, progress))
+
+    def _write_version(
+        self,
+        doc: Document,
+        rec: RecordBatch,
+        mark: dict[str, Any],
+        progress: Callable[[int, int], None] | None,
+    ) -> UpsertReport:
+        """The write protocol of ``upsert_document`` for checked records."""
+        name = self.collection_name(mark["model"], mark["method"], mark["policy"])
+        policy: ChunkPolicy = mark["policy"]
+        info = {"hnsw:space": "cosine", "model": mark["model"], "method": mark["method"]}
+        col = self._get(name, {**info, "policy": policy.key})
+        total = len(rec.ids)
+        meta = self._meta(create=True)
+        markers.write(meta, doc, collection=name, n_chunks=total, complete=False, **mark)
+        other, leftover = scan.stale_ids(col, doc.doc_id, doc.sha256, rec.ids)
+        self._delete_ids(col, other + leftover)
         batches = 0
-        for start in range(0, len(ids), self.batch_size):
+        for start in range(0, total, self.batch_size):
             end = start + self.batch_size
             col.upsert(
-                ids=ids[start:end],
-                embeddings=matrix[start:end],
-                metadatas=metas[start:end],
-                documents=[c.text for c in chunks[start:end]],
+                ids=rec.ids[start:end],
+                embeddings=rec.matrix[start:end],
+                metadatas=rec.metas[start:end],
+                documents=rec.texts[start:end],
             )
             batches += 1
             if progress is not None:
-                progress(min(end, len(ids)), len(ids))
-        stored = set(scan.ids_where(col, scan.where_doc(doc.doc_id, sha_eq=doc.sha256)))
-        leftover = sorted(stored - set(ids))
-        self._delete_ids(col, leftover)
-        self._write_marker(doc, name, len(ids), complete=True, **mark)
+                progress(min(end, total), total)
+        markers.write(meta, doc, collection=name, n_chunks=total, complete=True, **mark)
         return UpsertReport(
             collection=name,
             doc_id=doc.doc_id,
-            upserted=len(ids),
+            upserted=total,
             batches=batches,
-            deleted_other_sha=deleted_other,
+            deleted_other_sha=len(other),
             deleted_leftover=len(leftover),
         )
 
@@ -219,21 +231,36 @@ class ChunkStore:
 
     def delete_document(self, doc_id: str) -> int:
         """Remove every record and marker of ``doc_id`` (all versions, all collections)."""
-        removed = sum(self._delete_where(c, {"doc_id": doc_id}) for c in self._chunk_collections())
-        meta = self._meta()
-        if meta is not None:
-            self._delete_where(meta, {"doc_id": doc_id})
-        return removed
+
+        def delete() -> int:
+            cols = self._chunk_collections()
+            removed = sum(self._delete_where(c, {"doc_id": doc_id}) for c in cols)
+            meta = self._meta()
+            if meta is not None:
+                self._delete_where(meta, {"doc_id": doc_id})
+            return removed
+
+        return self._retrying(delete)
 
     # -- reading -----------------------------------------------------------------------
 
+    def _read(self, name: str, read: Callable[[Any], _T], empty: _T) -> _T:
+        """``read(collection)`` on the (cached) handle of ``name``; ``empty`` when there
+        is no such collection."""
+
+        def action() -> _T:
+            col = self._get(name)
+            return empty if col is None else read(col)
+
+        return self._retrying(action)
+
     def count(self, *, model: str, method: str, policy: ChunkPolicy) -> int:
-        col = self._get(self.collection_name(model, method, policy))
-        return 0 if col is None else int(col.count())
+        name = self.collection_name(model, method, policy)
+        return self._read(name, lambda col: int(col.count()), 0)
 
     def doc_count(self, doc_id: str, *, model: str, method: str, policy: ChunkPolicy) -> int:
-        col = self._get(self.collection_name(model, method, policy))
-        return 0 if col is None else len(scan.ids_where(col, {"doc_id": doc_id}))
+        name = self.collection_name(model, method, policy)
+        return self._read(name, lambda col: len(scan.ids_where(col, {"doc_id": doc_id})), 0)
 
     def is_indexed(
         self,
@@ -265,36 +292,26 @@ class ChunkStore:
     ) -> bool:
         """``is_indexed`` for a document known only by id and source hash (not loaded)."""
         name = self.collection_name(model, method, policy)
-        col, meta = self._get(name), self._meta()
-        if col is None or meta is None:
-            return False
-        got = meta.get(ids=[markers.marker_id(name, doc_id)], include=["metadatas"])
-        if not got["ids"]:
-            return False
-        mark = got["metadatas"][0]
-        if not mark["complete"] or mark["sha256"] != sha256:
-            return False
-        expected = int(mark["n_chunks"])
-        if n_chunks is not None and n_chunks != expected:
-            return False
-        return len(scan.ids_where(col, scan.where_doc(doc_id, sha_eq=sha256))) == expected
+
+        def check() -> bool:
+            col, meta = self._get(name), self._meta()
+            if col is None or meta is None:
+                return False
+            return markers.version_complete(meta, col, name, doc_id, sha256, n_chunks)
+
+        return self._retrying(check)
 
     def indexed_documents(self) -> list[IndexedDoc]:
         """Every stored document version per collection, complete or not."""
-        meta = self._meta()
-        if meta is None:
-            return []
-        found = [
-            markers.indexed_doc(m)
-            for page in scan.iter_pages(meta, include=["metadatas"])
-            for m in page["metadatas"]  # type: ignore[union-attr]
-        ]
+        found = self._read(markers.META_COLLECTION, markers.read_all, [])
         return sorted(found, key=lambda d: (d.doc_id, d.model, d.method, d.policy_key))
 
     def records_with_other_sha(self, doc_id: str, sha256: str) -> int:
         """How many stored chunks of ``doc_id`` come from bytes other than ``sha256``."""
         where = scan.where_doc(doc_id, sha_ne=sha256)
-        return sum(len(scan.ids_where(c, where)) for c in self._chunk_collections())
+        return self._retrying(
+            lambda: sum(len(scan.ids_where(c, where)) for c in self._chunk_collections())
+        )
 
     def query(
         self,
@@ -306,27 +323,37 @@ class ChunkStore:
         k: int = 10,
         doc_id: str | None = None,
     ) -> list[StoredHit]:
-        """Chroma's nearest neighbours (HNSW, approximate on large collections), best first."""
-        col = self._get(self.collection_name(model, method, policy))
-        if col is None or k < 1:
+        """Chroma's nearest neighbours (HNSW, approximate on large collections), best first.
+
+        Up to ``k`` hits: Chroma returns fewer when the collection (or the document) holds
+        fewer records, so no count is read first."""
+        if k < 1:
             return []
-        res = col.query(
-            query_embeddings=[np.asarray(vector, dtype=np.float32)],
-            n_results=min(k, max(1, col.count())),
-            where={"doc_id": doc_id} if doc_id else None,
-            include=["metadatas", "documents", "distances"],
+        res = self._nearest_raw(
+            vector, model, method, policy, k, doc_id, ["metadatas", "documents"]
         )
-        rows = zip(
-            res["ids"][0],
-            res["metadatas"][0],
-            res["documents"][0],
-            res["distances"][0],
-            strict=True,
-        )
-        return [
-            hit_from_record(cid, meta, text, cosine=1.0 - float(dist), rank=i)
-            for i, (cid, meta, text, dist) in enumerate(rows, start=1)
-        ]
+        return [] if res is None else hits_from_query(res)
+
+    def _nearest_raw(
+        self,
+        vector: np.ndarray,
+        model: str,
+        method: str,
+        policy: ChunkPolicy,
+        n: int,
+        doc_id: str | None,
+        include: list[str],
+    ) -> dict[str, Any] | None:
+        """Chroma's query result for one vector (distances always included); None when
+        the collection does not exist."""
+        kwargs = {
+            "query_embeddings": [np.asarray(vector, dtype=np.float32)],
+            "n_results": n,
+            "where": {"doc_id": doc_id} if doc_id else None,
+            "include": [*include, "distances"],
+        }
+        name = self.collection_name(model, method, policy)
+        return self._read(name, lambda col: col.query(**kwargs), None)
 
     def scope_records(
         self,
@@ -339,17 +366,18 @@ class ChunkStore:
     ) -> ScopeRecords:
         """Records (vector, metadata, text) of one document, of given ids, or of the whole
         collection, in chunk order (doc_id, then position in the document)."""
-        col = self._get(self.collection_name(model, method, policy))
-        return scan.records(col, where={"doc_id": doc_id} if doc_id else None, ids=ids)
+        name = self.collection_name(model, method, policy)
+        where = {"doc_id": doc_id} if doc_id else None
+        return self._retrying(lambda: scan.records(self._get(name), where=where, ids=ids))
 
     def scope_vectors(
         self, *, model: str, method: str, policy: ChunkPolicy, doc_id: str | None = None
     ) -> tuple[list[str], np.ndarray]:
         """Ids and vectors only (Chroma's order), the cheap read for exact ranking."""
-        col = self._get(self.collection_name(model, method, policy))
-        if col is None:
-            return [], np.zeros((0, 0), np.float32)
-        return scan.vectors_where(col, {"doc_id": doc_id} if doc_id else None)
+        name = self.collection_name(model, method, policy)
+        where = {"doc_id": doc_id} if doc_id else None
+        empty: tuple[list[str], np.ndarray] = ([], np.zeros((0, 0), np.float32))
+        return self._read(name, lambda col: scan.vectors_where(col, where), empty)
 
     def nearest(
         self,
@@ -362,15 +390,11 @@ class ChunkStore:
         doc_id: str | None = None,
     ) -> list[tuple[str, float]]:
         """``(chunk_id, cosine)`` of Chroma's ``n`` nearest (HNSW), best first, ids only."""
-        col = self._get(self.collection_name(model, method, policy))
-        if col is None or n < 1:
+        if n < 1:
             return []
-        res = col.query(
-            query_embeddings=[np.asarray(vector, dtype=np.float32)],
-            n_results=n,
-            where={"doc_id": doc_id} if doc_id else None,
-            include=["distances"],
-        )
+        res = self._nearest_raw(vector, model, method, policy, n, doc_id, [])
+        if res is None:
+            return []
         return [
             (cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0], strict=True)
         ]

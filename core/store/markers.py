@@ -6,6 +6,12 @@ constant 1-d vector ``[1.0]``, never searched). A marker is written with
 ``complete=False`` before a document's records change and flipped to ``complete=True``
 only after every one of its chunks is upserted, so a run killed in between leaves an
 incomplete marker and the next run redoes that document.
+
+Both writes are needed. Without the first, a forced re-index of a complete version
+(same bytes, same chunk ids, new vectors) killed halfway would leave the old complete
+marker and a full count of records, half of them with old vectors, so ``is_indexed``
+would say True and the re-run would skip it; and ``indexed_documents`` would not show a
+document whose first run died. The first write is one small upsert.
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from core.store.scan import ids_where, iter_pages, where_doc
 from core.types import ChunkPolicy, Document
 
 META_COLLECTION = "chunkscope-meta"
@@ -91,3 +99,61 @@ def indexed_doc(meta: Mapping[str, object]) -> IndexedDoc:
         complete=bool(meta["complete"]),
         updated_at=float(meta.get("updated_at", 0.0)),  # type: ignore[arg-type]
     )
+
+
+def write(
+    meta_collection: Any,
+    doc: Document,
+    *,
+    collection: str,
+    n_chunks: int,
+    model: str,
+    method: str,
+    policy: ChunkPolicy,
+    complete: bool,
+) -> None:
+    """Upsert the marker of ``doc`` in chunk collection ``collection`` (one write call)."""
+    meta = marker_metadata(
+        doc,
+        collection=collection,
+        n_chunks=n_chunks,
+        model=model,
+        method=method,
+        policy=policy,
+        complete=complete,
+    )
+    meta_collection.upsert(
+        ids=[marker_id(collection, doc.doc_id)], embeddings=[[1.0]], metadatas=[meta]
+    )
+
+
+def version_complete(
+    meta_collection: Any,
+    collection: Any,
+    name: str,
+    doc_id: str,
+    sha256: str,
+    n_chunks: int | None,
+) -> bool:
+    """True when the marker of ``doc_id`` in chunk collection ``name`` is complete for
+    ``sha256`` and ``collection`` holds as many records of that version as the marker
+    counts (and as ``n_chunks``, when given)."""
+    got = meta_collection.get(ids=[marker_id(name, doc_id)], include=["metadatas"])
+    if not got["ids"]:
+        return False
+    mark = got["metadatas"][0]
+    if not mark["complete"] or mark["sha256"] != sha256:
+        return False
+    expected = int(mark["n_chunks"])
+    if n_chunks is not None and n_chunks != expected:
+        return False
+    return len(ids_where(collection, where_doc(doc_id, sha_eq=sha256))) == expected
+
+
+def read_all(meta_collection: Any) -> list[IndexedDoc]:
+    """Every marker in the marker collection, in Chroma's order."""
+    return [
+        indexed_doc(m)
+        for page in iter_pages(meta_collection, include=["metadatas"])
+        for m in page["metadatas"]
+    ]

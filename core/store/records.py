@@ -10,9 +10,10 @@ checkable citation without reloading the document.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,12 @@ MetaValue = str | int | float | bool
 
 def _ints_to_str(values: tuple[int, ...]) -> str:
     return ",".join(str(int(v)) for v in values)
+
+
+@functools.lru_cache(maxsize=64)
+def _policy_json(policy: ChunkPolicy) -> str:
+    """The stored form of a policy (the same for every chunk of a batch, so cached)."""
+    return json.dumps(policy.to_dict(), sort_keys=True)
 
 
 def _str_to_ints(text: object) -> tuple[int, ...]:
@@ -109,13 +116,15 @@ def chunk_metadata(
         "char_start": chunk.char_start,
         "char_end": chunk.char_end,
         "pages": _ints_to_str(chunk.pages),
-        "heading_path": json.dumps(list(chunk.heading_path), ensure_ascii=False),
+        "heading_path": (
+            json.dumps(list(chunk.heading_path), ensure_ascii=False) if chunk.heading_path else "[]"
+        ),
         "block_kinds": ",".join(chunk.block_kinds),
         "chunk_index": chunk_index,
         "chunk_token_count": chunk.token_count,
         "oversize": bool(chunk.oversize),
         "policy": policy.key,
-        "policy_json": json.dumps(policy.to_dict(), sort_keys=True),
+        "policy_json": _policy_json(policy),
         "method": method,
         "model": model,
         "token_count": int(vector.token_count),
@@ -163,6 +172,60 @@ def hit_from_record(
         full_context_tokens=int(meta.get("full_context_tokens", 0)),  # type: ignore[call-overload]
         oversize=bool(meta.get("oversize", False)),
     )
+
+
+def hits_from_query(result: Mapping[str, Any]) -> list[StoredHit]:
+    """Hits, rank 1 first, from Chroma's result for one query vector (``include``
+    metadatas, documents and distances; cosine = 1 - distance)."""
+    rows = zip(
+        result["ids"][0],
+        result["metadatas"][0],
+        result["documents"][0],
+        result["distances"][0],
+        strict=True,
+    )
+    return [
+        hit_from_record(cid, meta, text, cosine=1.0 - float(dist), rank=i)
+        for i, (cid, meta, text, dist) in enumerate(rows, start=1)
+    ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordBatch:
+    """One document version's checked records in chunk order: ``ids[i]`` is stored with
+    ``matrix[i]`` (float32, shape (n, dim)), ``metas[i]`` and ``texts[i]``."""
+
+    ids: list[str]
+    matrix: np.ndarray
+    metas: list[dict[str, MetaValue]]
+    texts: list[str]
+
+    @classmethod
+    def of(
+        cls,
+        doc: Document,
+        chunks: Sequence[Chunk],
+        vectors: Sequence[ChunkVector],
+        *,
+        model: str,
+        method: str,
+        policy: ChunkPolicy,
+    ) -> RecordBatch:
+        """Checked records; ``ValueError`` on a count mismatch, a duplicate chunk id,
+        a chunk or vector of something else, or vectors that are not one finite matrix."""
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        ids = [c.chunk_id for c in chunks]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"duplicate chunk ids in {doc.doc_id}")
+        metas = [
+            chunk_metadata(doc, c, v, chunk_index=i, model=model, method=method, policy=policy)
+            for i, (c, v) in enumerate(zip(chunks, vectors, strict=True))
+        ]
+        matrix = np.asarray([np.asarray(v.vector, dtype=np.float32) for v in vectors])
+        if len(ids) and (matrix.ndim != 2 or not np.isfinite(matrix).all()):
+            raise ValueError(f"vectors of {doc.doc_id} are not one finite matrix")
+        return cls(ids=ids, matrix=matrix, metas=metas, texts=[c.text for c in chunks])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -47,6 +47,21 @@ def ids_where(collection: Any, where: Where | None) -> list[str]:
     return ids
 
 
+def stale_ids(
+    collection: Any, doc_id: str, sha256: str, keep: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """Stored ids of ``doc_id`` to delete before writing version ``sha256`` as ``keep``:
+    ``(ids of other bytes, ids of these bytes not in keep (sorted))``.
+
+    A single ids-only read when the document has no records yet (a first index)."""
+    present = ids_where(collection, {"doc_id": doc_id})
+    if not present:
+        return [], []
+    other = ids_where(collection, where_doc(doc_id, sha_ne=sha256))
+    kept = set(keep).union(other)
+    return other, sorted(i for i in present if i not in kept)
+
+
 def vectors_where(collection: Any, where: Where | None) -> tuple[list[str], np.ndarray]:
     """Ids and float32 vectors ``(n, dim)`` only (no metadata: the cheap read for ranking)."""
     ids: list[str] = []

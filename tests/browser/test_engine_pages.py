@@ -169,6 +169,14 @@ def test_triage_tags_survive_a_reload_and_export(tall, engine_url, artifacts):
     assert progress.inner_text().startswith("0 of") and total == 20  # the sample's size
     shot(page, artifacts, "evaluate")
 
+    scatter = page.locator(".js-plotly-plot").filter(has_text="First gold rank per query")
+    point = scatter.locator(".scatterlayer .trace").last.locator("path.point").first
+    box = point.bounding_box()  # plotly's drag layer takes the click, at the point's place
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.get_by_text("Query opened from the chart", exact=True).wait_for()
+    settle(page)
+    no_errors(page)
+
     picked = []
     for key, cause in (("2", "boundary"), ("3", "context"), ("6", "other")):
         query_id = page.locator("[data-testid=stCaptionContainer]").filter(
@@ -189,6 +197,7 @@ def test_triage_tags_survive_a_reload_and_export(tall, engine_url, artifacts):
     page.get_by_text("Failure reader", exact=True).wait_for()
     settle(page)
     assert page.get_by_test_id("stProgress").last.inner_text().startswith(f"3 of {total}")
+    assert page.get_by_text("Not tagged yet").first.is_visible()  # the first untagged one
     assert "3 tagged" in page.locator(".js-plotly-plot").last.inner_text()
     shot(page, artifacts, "evaluate-after-reload")
 
