@@ -112,7 +112,11 @@ def _clean_line(raw_line: dict, rect: pymupdf.Rect) -> Line | None:
         if not text:
             return None
         x0, y0, x1, y1 = union(boxes)
-    main = spans[0] if len(spans) == 1 else max(spans, key=lambda span: len(span["chars"]))
+    if len(spans) == 1:
+        main = spans[0]
+    else:  # the first span with the most glyphs, as max() picks
+        sizes = [len(span["chars"]) for span in spans]
+        main = spans[sizes.index(max(sizes))]
     horizontal = raw_line["dir"] == (1.0, 0.0)
     bbox = (x0, y0, x1, y1)
     return Line(text, boxes, bbox, main["font"], main["size"], main["flags"], horizontal)

@@ -146,12 +146,13 @@ def build_canonical_text(pdf: pymupdf.Document, doc_sha256: str) -> CanonicalTex
     flat = itertools.chain.from_iterable(builder.boxes)
     char_bbox = np.fromiter(flat, dtype=np.float32, count=4 * len(builder.boxes)).reshape(-1, 4)
     char_page = np.zeros(len(text), dtype=np.int32)
-    for page_info, geo in zip(pages, geometry, strict=True):
-        s, e = page_info.char_start, page_info.char_end
-        if e > s:
-            char_page[s:e] = page_info.number
-            geo.boxes(char_bbox[s:e])
+    for page_info in pages:
+        if page_info.char_end > page_info.char_start:
+            char_page[page_info.char_start : page_info.char_end] = page_info.number
+    for geo, s, e in _geometry_runs(pages, geometry):
+        geo.boxes(char_bbox[s:e])
     char_page[np.isnan(char_bbox[:, 0])] = 0
+    styles = _FontStyles()
     lines = tuple(
         TextLine(
             char_start=start,
@@ -161,15 +162,58 @@ def build_canonical_text(pdf: pymupdf.Document, doc_sha256: str) -> CanonicalTex
             source_block=block,
             font=font,
             size_pt=round(float(size), 2),
-            bold=bool(flags & pymupdf.TEXT_FONT_BOLD) or bool(_BOLD_FONT.search(font)),
-            italic=bool(flags & pymupdf.TEXT_FONT_ITALIC) or bool(_ITALIC_FONT.search(font)),
-            monospace=bool(flags & pymupdf.TEXT_FONT_MONOSPACED) or bool(_MONO_FONT.search(font)),
+            bold=bool(flags & pymupdf.TEXT_FONT_BOLD) or styles.bold(font),
+            italic=bool(flags & pymupdf.TEXT_FONT_ITALIC) or styles.italic(font),
+            monospace=bool(flags & pymupdf.TEXT_FONT_MONOSPACED) or styles.monospace(font),
         )
         for start, end, number, block, font, size, flags, raw in builder.line_records
     )
     return CanonicalText(
         text=text, char_page=char_page, char_bbox_pt=char_bbox, pages=tuple(pages), lines=lines
     )
+
+
+def _geometry_runs(
+    pages: list[Page], geometry: list[_Geometry]
+) -> list[tuple[_Geometry, int, int]]:
+    """Character ranges of consecutive pages with equal geometry (page ranges tile the
+    text), so their boxes are moved in one call."""
+    runs: list[tuple[_Geometry, int, int]] = []
+    for page_info, geo in zip(pages, geometry, strict=True):
+        s, e = page_info.char_start, page_info.char_end
+        if e <= s:
+            continue
+        if runs and runs[-1][0] == geo and runs[-1][2] == s:
+            runs[-1] = (geo, runs[-1][1], e)
+        else:
+            runs.append((geo, s, e))
+    return runs
+
+
+class _FontStyles:
+    """Whether a font name says bold, italic or monospace (each name searched once)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[bool, bool, bool]] = {}
+
+    def _of(self, font: str) -> tuple[bool, bool, bool]:
+        found = self._seen.get(font)
+        if found is None:
+            found = self._seen[font] = (
+                bool(_BOLD_FONT.search(font)),
+                bool(_ITALIC_FONT.search(font)),
+                bool(_MONO_FONT.search(font)),
+            )
+        return found
+
+    def bold(self, font: str) -> bool:
+        return self._of(font)[0]
+
+    def italic(self, font: str) -> bool:
+        return self._of(font)[1]
+
+    def monospace(self, font: str) -> bool:
+        return self._of(font)[2]
 
 
 def unrotated_rect(page: pymupdf.Page) -> pymupdf.Rect:
