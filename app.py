@@ -2,15 +2,16 @@
 
 Navigation is built from ``SECTIONS``: each section is a list of pages under ``pages/``.
 Further pages join by adding an ``st.Page`` to a section (or a new section) and starting
-with ``_ui.entry("pages/<name>.py")``; shared glue (state keys, cached loaders, the
-sidebar, the citation link) lives in ``pages/_ui.py``.
+with ``_ui_frame.entry("pages/<name>.py")``. Shared glue: state keys, cached loaders and
+the library in ``pages/_ui.py``; the frame and sidebar in ``pages/_ui_frame.py``; the
+citation link and document views in ``pages/_ui_cite.py``.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from pages import _ui
+from pages import _ui_frame
 
 SECTIONS: dict[str, list[st.Page]] = {
     "Inspect": [
@@ -28,6 +29,6 @@ SECTIONS: dict[str, list[st.Page]] = {
 
 st.set_page_config(page_title="Chunkscope", page_icon=":material/biotech:", layout="wide")
 page = st.navigation(SECTIONS)
-_ui.follow_redirect()
-with _ui.framed():
+_ui_frame.follow_redirect()
+with _ui_frame.framed():
     page.run()

@@ -1,7 +1,7 @@
-"""Glue shared by the workbench pages: state keys, cached loaders, the library, citations.
+"""Glue shared by the workbench pages: state keys, cached loaders, the library.
 
 Pages stay thin: layout and widgets only. Every page starts with
-``_ui.entry("pages/<name>.py")`` (see ``entry``). What several pages need lives here, once:
+``_ui_frame.entry("pages/<name>.py")``. What several pages need lives here, once:
 
 - ``Key``: every session-state key, initialised by ``init_state`` with ``setdefault``;
   widgets write to them through ``synced`` callbacks;
@@ -10,10 +10,13 @@ Pages stay thin: layout and widgets only. Every page starts with
   records), so they are shared with ``st.cache_resource(max_entries=…)``: ``st.cache_data``
   would unpickle a copy on every access (77 ms for the 3,459 blocks of a 117-page PDF,
   several times per slider move);
-- the library: bundled samples plus documents read in this session;
-- ``citation_link``/``source_url``: any citation opens the Source page at its span;
-- ``show_html``/``page_figure``: document text reaches HTML only through ``core.render``'s
-  escaping builders.
+- the library: bundled samples (the datasheet demo set included) plus documents read in
+  this session;
+- ``md``: the one escaper for text shown as Markdown (HTML goes through
+  ``core.render.markup.escape``).
+
+The frame and sidebar are in ``_ui_frame``, shared widgets in ``_ui_controls``, citation
+links and document views in ``_ui_cite``.
 """
 
 from __future__ import annotations
@@ -21,30 +24,25 @@ from __future__ import annotations
 import json
 import os
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
 
-from core.chunk import DEFAULT_SIZES, POLICY_NAMES, chunk_document, chunk_stats, policy_from_args
-from core.cite import Citation
+from core.chunk import chunk_document, chunk_stats
 from core.config import DEFAULT_STORE_DIRNAME, ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError, PasswordRequiredError, StoreError
 from core.ingest import load_document
 from core.modelpath import resolve_model_dir
 from core.parse import parse_document
-from core.render.links import link_url, source_params
-from core.render.markup import STYLESHEET, Shape, page_html
-from core.render.pages import DEFAULT_ZOOM, render_page_png
-from core.render.views import document_row, stale_note, stats_items
+from core.render.views import document_row, stale_note
 from core.tokens import load_tokenizer
 from core.types import Chunk, ChunkPolicy, Document
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_docs"
+DATASHEET_DIR = SAMPLE_DIR / "datasheets"  # the retrieval demo set, bundled as samples too
 UPLOAD_TYPES = ("pdf", "txt", "md", "markdown")
-SOURCE_PAGE = "pages/source.py"
 LIBRARY_PAGE = "pages/library.py"
 PARSERS = ("fast", "layout")
 BIG_DOCUMENT_PAGES = 20  # the fast parser shows a status box from this many pages
@@ -78,6 +76,16 @@ class Note:
     text: str
 
 
+_MARKDOWN_PUNCTUATION = frozenset("\\`*_{}[]()#+-.!<>|~$:")
+
+
+def md(text: object) -> str:
+    """``text`` for Streamlit markdown (captions, alerts, link labels): every markdown sign
+    escaped, so a query id, a file name or a quote is shown as written and never becomes a
+    link, an image or a formula."""
+    return "".join("\\" + c if c in _MARKDOWN_PUNCTUATION else c for c in str(text))
+
+
 def init_state() -> None:
     chroma = os.environ.get(ENV_CHROMA, "").strip()
     for key, default in (
@@ -95,44 +103,6 @@ def init_state() -> None:
         (Key.STORE_ADDR, chroma or os.environ.get(ENV_STORE, "") or DEFAULT_STORE_DIRNAME),
     ):
         st.session_state.setdefault(key, default)
-
-
-@contextmanager
-def framed():
-    """``app.py`` runs the page inside this: state, stylesheet and sidebar come first."""
-    _draw_frame()
-    st.session_state[Key.FRAMED] = True
-    try:
-        yield
-    finally:
-        st.session_state[Key.FRAMED] = False
-
-
-def entry(page_path: str) -> None:
-    """First call of every page. Streamlit runs a ``pages/`` script on its own, without
-    ``app.py``, while no ``st.navigation`` has run in the process yet (the first request
-    to a fresh server; every ``AppTest`` run). A first visit then hands over to
-    ``app.py``, which builds the navigation and reopens this page with its query; later
-    runs draw the frame (state, stylesheet, sidebar) here."""
-    if Key.DOCS not in st.session_state:
-        st.session_state[Key.REDIRECT] = (page_path, st.query_params.to_dict())
-        st.switch_page("app.py")
-    if not st.session_state.get(Key.FRAMED):
-        _draw_frame()
-
-
-def _draw_frame() -> None:
-    init_state()
-    st.html(f"<style>{STYLESHEET}</style>")
-    with st.sidebar:
-        sidebar()
-
-
-def follow_redirect() -> None:
-    """Called by ``app.py`` after ``st.navigation``: reopen the page ``entry`` asked for."""
-    target = st.session_state.pop(Key.REDIRECT, None)
-    if target is not None:
-        st.switch_page(target[0], query_params=target[1])
 
 
 # -- cached resources --------------------------------------------------------------------
@@ -176,13 +146,15 @@ def _open_store(kind: str, address: str):  # -> core.store.ChunkStore
     return ChunkStore.open(address)
 
 
-def store():  # -> core.store.ChunkStore | None
-    """The configured store, or None for a folder that does not exist yet (nothing
-    indexed). Raises ``StoreError`` with a one-line message when it cannot be opened."""
+def store(*, create: bool = False):  # -> core.store.ChunkStore | None
+    """The store configured in the sidebar, or None for a folder that does not exist yet
+    (nothing indexed); with ``create``, that folder is made (an embedded store) instead.
+    Raises ``StoreError`` with a one-line message when it cannot be opened."""
     kind, address = st.session_state[Key.STORE_KIND], st.session_state[Key.STORE_ADDR].strip()
     if not address:
         raise StoreError("give a store folder or a Chroma server HOST:PORT in the sidebar")
-    if kind == "folder" and not (Path(address).expanduser() / "chroma.sqlite3").exists():
+    missing = kind == "folder" and not (Path(address).expanduser() / "chroma.sqlite3").exists()
+    if missing and not create:
         return None
     return _open_store(kind, address)
 
@@ -204,15 +176,23 @@ def indexed_versions() -> dict[str, set[str]]:
 
 @st.cache_resource(show_spinner="Reading the bundled samples…")
 def samples() -> dict[str, Document]:
-    """Bundled demo documents (``sample_docs/``, top level), read once per process;
-    PDFs first, longest first, so the richest sample is the one shown at start."""
+    """Bundled demo documents (``sample_docs/`` and its datasheet demo set), read once per
+    process; PDFs first, longest first, so the richest sample is the one shown at start.
+    Citations of any of them (a Compare hit, a deep link) open in a fresh session."""
     found = [
         load_document(path)
-        for path in SAMPLE_DIR.iterdir()
+        for folder in (SAMPLE_DIR, DATASHEET_DIR)
+        for path in folder.iterdir()
         if path.suffix.lower().lstrip(".") in UPLOAD_TYPES and path.name != "README.md"
     ]
     found.sort(key=lambda d: (not d.is_paged, -len(d.pages), d.doc_id))
     return {doc.doc_id: doc for doc in found}
+
+
+def datasheets() -> dict[str, Document]:
+    """The datasheet demo set (samples from ``DATASHEET_DIR``), by file name."""
+    picked = [d for d in samples().values() if Path(d.source).parent == DATASHEET_DIR]
+    return {d.doc_id: d for d in sorted(picked, key=lambda d: Path(d.source).name)}
 
 
 def library() -> dict[str, Document]:
@@ -321,16 +301,6 @@ def synced(widget_key: str, state_key: str, *, reset_page: bool = False) -> dict
     return {"key": widget_key, "on_change": copy}
 
 
-def page_number_input(doc: Document) -> int:
-    """A 1-based page picker shared by Parse and Chunks (kept in range of ``doc``)."""
-    n_pages = len(doc.pages)
-    page = min(max(1, int(st.session_state[Key.PAGE])), n_pages)
-    st.session_state[Key.PAGE] = page
-    widget = f"cs_w_page_{doc.doc_id}"
-    st.number_input(f"Page (of {n_pages})", 1, n_pages, page, 1, **synced(widget, Key.PAGE))
-    return int(st.session_state[Key.PAGE])
-
-
 # -- parse and chunk, cached by (doc_id, sha256, parameters) ------------------------------
 
 
@@ -396,54 +366,6 @@ def doc_token_count(doc_id: str, sha256: str, _doc: Document) -> int:
     return tokenizer().count(_doc.text)
 
 
-# -- drawing ------------------------------------------------------------------------------
-
-
-def page_figure(doc: Document, page: int, shapes: list[Shape], *, view_pt=None) -> str:
-    """HTML of ``page`` rendered at 2x with ``shapes`` (escaped inside ``core.render.markup``)."""
-    info = doc.pages[page - 1]
-    return page_html(
-        render_page_png(doc, page, DEFAULT_ZOOM),
-        width_pt=info.width_pt,
-        height_pt=info.height_pt,
-        shapes=shapes,
-        view_pt=view_pt,
-        alt=f"page {page} of {doc.doc_id}",
-    )
-
-
-def show_html(markup: str) -> None:
-    """Show markup built by ``core.render`` (already escaped; scripts never run)."""
-    st.html(markup)
-
-
-def no_pages_note(doc: Document) -> None:
-    st.info(
-        f"{doc.doc_id} is reflowable text: it has no pages, so its provenance is character "
-        "offsets only. The text view below shows every span."
-    )
-
-
-# -- citations ----------------------------------------------------------------------------
-
-
-def source_url(citation: Citation) -> str:
-    """Relative deep link to the Source view (``source?doc=…&span=a-b&sha=…&qh=…``)."""
-    return link_url("", source_params(citation))
-
-
-def citation_link(citation: Citation, *, label: str | None = None) -> None:
-    """A link that opens the Source view with ``citation``'s span highlighted."""
-    text = label or citation.render()
-    safe = "".join("\\" + c if c in "\\`*_{}[]()#+-.!<>|~" else c for c in text)
-    st.page_link(
-        SOURCE_PAGE,
-        label=safe,
-        icon=":material/format_quote:",
-        query_params=source_params(citation),
-    )
-
-
 def library_rows() -> list[dict[str, object]]:
     """One table row per library document (the Library page's table)."""
     indexed, uploaded = indexed_versions(), st.session_state[Key.DOCS]
@@ -465,101 +387,3 @@ def parse_times_line(doc: Document) -> str:
         took = times.get((doc.doc_id, doc.sha256, name))
         parts.append(f"{name} {took:.2f} s" if took is not None else f"{name} not run yet")
     return "Parse time: " + " · ".join(parts)
-
-
-def text_window(doc: Document, key: str, size: int = 6000) -> tuple[int, int]:
-    """A ``[start, end)`` slice of a reflowable text to show, picked with a number input."""
-    n_windows = max(1, -(-len(doc.text) // size))
-    part = int(
-        st.number_input(
-            f"Part of the text (of {n_windows}, {size:,} chars each)", 1, n_windows, key=key
-        )
-    )
-    return (part - 1) * size, min(len(doc.text), part * size)
-
-
-# Slider range per unit: (min, max, step).
-UNIT_RANGES: dict[str, tuple[int, int, int]] = {
-    "chars": (50, 4000, 50),
-    "tokens": (16, 1024, 8),
-    "sentences": (1, 30, 1),
-}
-
-
-def policy_controls(slot: str, *, horizontal: bool = False) -> ChunkPolicy:
-    """Policy, unit, size and overlap widgets (in a row when ``horizontal``); each (slot,
-    policy, unit) keeps its own values for the session. Overlap is capped below the size,
-    so this never raises."""
-    cells = st.columns([1.25, 0.85, 1.45, 1.45]) if horizontal else [st.container()] * 4
-    keep = {"persist_state": "session", "required": True}
-    first = "structure" if slot == "b" else "fixed"  # the second of a pair starts different
-    name = cells[0].segmented_control(
-        "Policy", POLICY_NAMES, default=first, key=f"cs_policy_{slot}", **keep
-    )
-    units = [u for (n, u) in DEFAULT_SIZES if n == name]
-    unit = cells[1].segmented_control(
-        "Unit", units, default=units[0], key=f"cs_unit_{slot}_{name}", **keep
-    )
-    low, high, step = UNIT_RANGES[unit]
-    size_default, overlap_default = DEFAULT_SIZES[(name, unit)]
-    suffix = f"{slot}_{name}_{unit}"
-    size = cells[2].slider(
-        f"Size ({unit})", low, high, size_default, step, key=f"cs_size_{suffix}",
-        persist_state="session",
-    )  # fmt: skip
-    overlap = cells[3].slider(
-        f"Overlap ({unit})", 0, high // 2, overlap_default, step if unit != "sentences" else 1,
-        key=f"cs_overlap_{suffix}", persist_state="session",
-    )  # fmt: skip
-    if overlap >= size:
-        cells[3].caption(f"Overlap capped at {size - 1} (it must stay below the size).")
-        overlap = size - 1
-    return policy_from_args(name, size, overlap, unit)
-
-
-def stats_metrics(stats, *, columns: int = 2) -> None:
-    """The numbers of a ``core.chunk.ChunkStats`` as a grid of metrics."""
-    grid = st.columns(columns)
-    for i, (label, value, detail) in enumerate(stats_items(stats)):
-        grid[i % columns].metric(label, value, detail, delta_color="off", delta_arrow="off")
-
-
-def sidebar() -> None:
-    """Document picker, store location and model facts, on every page."""
-    docs, state = library(), st.session_state
-    ids = list(docs)
-    current = current_doc()
-    st.selectbox(
-        "Document",
-        ids,
-        index=ids.index(current.doc_id) if current else None,
-        format_func=lambda d: f"{d} ({'PDF' if docs[d].is_paged else 'text'})",
-        placeholder="No documents yet",
-        **synced(f"cs_w_doc_{state[Key.DOC_VERSION]}", Key.DOC, reset_page=True),
-    )
-    with st.expander("Store and model", icon=":material/storage:"):
-        kinds = ("folder", "server")
-        st.radio(
-            "Store",
-            kinds,
-            index=kinds.index(state[Key.STORE_KIND]),
-            horizontal=True,
-            format_func={"folder": "Embedded folder", "server": "Chroma server"}.get,
-            **synced("cs_w_store_kind", Key.STORE_KIND),
-        )
-        st.text_input(
-            "HOST:PORT" if state[Key.STORE_KIND] == "server" else "Folder",
-            value=state[Key.STORE_ADDR],
-            help=f"Defaults come from ${ENV_CHROMA} (server) or ${ENV_STORE} (folder).",
-            **synced("cs_w_store_addr", Key.STORE_ADDR),
-        )
-        try:
-            opened = store()
-            st.caption(opened.location.describe() if opened else "No index in this folder yet.")
-            info = model_info()
-            st.caption(
-                f"Model **{info.name}**: window {info.window_tokens} tokens "
-                f"({info.text_tokens} for text), {info.pooling} pooling"
-            )
-        except ChunkscopeError as exc:
-            st.error(str(exc), icon=":material/error:")

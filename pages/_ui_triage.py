@@ -40,8 +40,9 @@ from core.ingest import load_document
 from core.render.markup import escape, marked_text_html
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
 from core.types import Document
-from pages import _ui
+from pages import _ui, _ui_cite
 from pages import _ui_engine as eng
+from pages import _ui_inspect as ins
 
 EVAL_DIR = Path(
     os.environ.get("CHUNKSCOPE_EVAL_DIR", _ui.ROOT.parent / "shared/corpus/chunking_evaluation")
@@ -265,7 +266,7 @@ def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
     st.html(f'<div class="cs-query">{escape(record.query)}</div>')
     where = " · ".join(f"{m}: {rank_text(r, run.depth)}" for m, r in record.ranks.items())
     st.caption(
-        f"{eng.md(record.id)} · document {eng.md(record.doc_id)} · first gold chunk: {where}"
+        f"{_ui.md(record.id)} · document {_ui.md(record.doc_id)} · first gold chunk: {where}"
     )
     left, right = st.columns([2, 3], gap="medium")
     with left:
@@ -279,10 +280,10 @@ def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
                     for g in record.gold
                 )
                 mark = '<span class="cs-up">gold</span> ' if gold else ""
-                eng.card(
+                ins.card(
                     hit.rank, hit.cosine, None, cite.quote, doc=cite.doc_id, note=mark, gold=gold
                 )
-                eng.short_link(cite)
+                ins.short_link(cite)
         rank = record.ranks[m]
         if rank is None or rank > run.text_k:
             col.caption(f"Gold outside the top {run.text_k}: {rank_text(rank, run.depth)}")
@@ -300,10 +301,10 @@ def gold_view(record, doc: Document | None) -> None:
         page = cite.pages[0]
         view = focus_view(doc, gold.char_start, gold.char_end, page)
         shapes = highlight_shapes(doc, gold.char_start, gold.char_end, page)
-        _ui.show_html(_ui.page_figure(doc, page, shapes, view_pt=view))
+        _ui_cite.show_html(_ui_cite.page_figure(doc, page, shapes, view_pt=view))
     else:
         a, b = context_window(doc, gold.char_start, gold.char_end, chars=300)
         mark = highlight_mark(gold.char_start, gold.char_end)
-        _ui.show_html(marked_text_html(doc.text[a:b], a, [mark]))
+        _ui_cite.show_html(marked_text_html(doc.text[a:b], a, [mark]))
     more = f" (+{len(record.gold) - 1} more gold spans)" if len(record.gold) > 1 else ""
-    _ui.citation_link(cite, label=f"Gold: {cite.render()}{more}")
+    _ui_cite.citation_link(cite, label=f"Gold: {cite.render()}{more}")

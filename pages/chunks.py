@@ -13,9 +13,9 @@ from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import CHUNK_COLOURS, OVERLAP_COLOUR
 from core.render.views import chunk_marks, chunk_shapes
 from core.types import Chunk, Document
-from pages import _ui
+from pages import _ui, _ui_cite, _ui_controls, _ui_frame
 
-_ui.entry("pages/chunks.py")
+_ui_frame.entry("pages/chunks.py")
 
 doc = _ui.require_doc()
 parser = st.session_state[_ui.Key.PARSER]
@@ -26,11 +26,11 @@ st.caption(
 )
 top = st.columns([1, 1, 2], vertical_alignment="bottom")
 with top[0]:
-    page = _ui.page_number_input(doc) if doc.is_paged else 0
+    page = _ui_controls.page_number_input(doc) if doc.is_paged else 0
 compare = top[1].toggle("Compare two policies", key="cs_compare", persist_state="session")
 window = _ui.model_info().text_tokens
 _ui.parsed(doc, parser)  # the first parse shows its progress here, outside the fragment
-_ui.show_html(
+_ui_cite.show_html(
     legend_html(
         [
             ("chunk", CHUNK_COLOURS[0]),
@@ -52,10 +52,10 @@ def text_view(doc: Document, chunks: Sequence[Chunk], slot: str) -> None:
             return
         start, end = min(c.char_start for c in here), max(c.char_end for c in here)
     else:
-        start, end = _ui.text_window(doc, key=f"cs_chunks_part_{slot}_{doc.doc_id}")
+        start, end = _ui_cite.text_window(doc, key=f"cs_chunks_part_{slot}_{doc.doc_id}")
     marks = chunk_marks(chunks, start, end)
     st.caption(f"Chars {start:,}-{end:,}: each chunk starts at its number; overlaps hatched.")
-    _ui.show_html(marked_text_html(doc.text[start:end], start, marks))
+    _ui_cite.show_html(marked_text_html(doc.text[start:end], start, marks))
 
 
 def cite_picker(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
@@ -70,17 +70,17 @@ def cite_picker(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
     )
     with link:
         chunk = chunks[int(number) - 1]
-        _ui.citation_link(Citation.of_chunk(chunk), label=f"Open chunk {number} in Source")
+        _ui_cite.citation_link(Citation.of_chunk(chunk), label=f"Open chunk {number} in Source")
 
 
 def panel(slot: str, wide: bool) -> None:
-    policy = _ui.policy_controls(slot, horizontal=wide)
+    policy = _ui_controls.policy_controls(slot, horizontal=wide)
     view, numbers = st.columns([3, 2], gap="medium") if wide else (st.container(), st.container())
     chunks = _ui.chunked(doc, parser, policy)
     stats = _ui.stats_of(doc, parser, policy, window)
     with numbers:
         st.markdown(f"**{policy.key}**")
-        _ui.stats_metrics(stats, columns=2 if wide else 4)
+        _ui_controls.stats_metrics(stats, columns=2 if wide else 4)
         st.plotly_chart(
             chunk_size_figure(stats.token_counts, window, title="Chunk sizes (tokens)"),
             key=f"cs_hist_{slot}",
@@ -89,11 +89,11 @@ def panel(slot: str, wide: bool) -> None:
     with view:
         if doc.is_paged:
             shapes = chunk_shapes(doc, chunks, page)
-            _ui.show_html(_ui.page_figure(doc, page, shapes))
+            _ui_cite.show_html(_ui_cite.page_figure(doc, page, shapes))
             on_page = {i for s in shapes for i in s.data[0][1].split()}
             st.caption(f"Page {page}: {len(on_page)} chunks. Hover a box for its span and size.")
         else:
-            _ui.no_pages_note(doc)
+            _ui_cite.no_pages_note(doc)
             text_view(doc, chunks, slot)
         cite_picker(chunks, slot, policy.key)
     if doc.is_paged:

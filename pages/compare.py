@@ -8,10 +8,11 @@ from core.embed import METHODS
 from core.errors import ChunkscopeError
 from core.render import rank_charts as charts
 from core.rerank import FEATURE_HELP, RerankWeights, contribution_rows, rerank
-from pages import _ui
+from pages import _ui, _ui_frame
 from pages import _ui_engine as eng
+from pages import _ui_inspect as ins
 
-_ui.entry("pages/compare.py")
+_ui_frame.entry("pages/compare.py")
 eng.init_state()
 K = eng.EKey
 NO_BAR = {"displayModeBar": False}
@@ -21,10 +22,10 @@ st.caption(
     "(late) and with its title and headings prefixed (contextual). See where each ranks."
 )
 try:
-    opened = eng.store()
+    opened = _ui.store()
     entries = eng.indexed(opened) if opened else []
 except ChunkscopeError as exc:
-    st.error(eng.md(exc), icon=":material/error:")
+    st.error(_ui.md(exc), icon=":material/error:")
     st.stop()
 eng.index_panel(entries)
 if not entries:
@@ -75,7 +76,7 @@ with st.expander("Second stage: rerank a wider candidate set", icon=":material/t
 try:
     wide = eng.comparison(query, methods, policy, doc_id, entries)
 except ChunkscopeError as exc:
-    st.error(eng.md(exc), icon=":material/error:")
+    st.error(_ui.md(exc), icon=":material/error:")
     st.stop()
 reranked = None
 if on and stage in wide.results:
@@ -95,17 +96,17 @@ for col, name in zip(st.columns(len(names)), names, strict=True):
     with col:
         if name == "late" and refusal:
             st.subheader("late", divider="gray")
-            st.info(f"Late chunking is disabled: {eng.md(refusal)}", icon=":material/block:")
+            st.info(f"Late chunking is disabled: {_ui.md(refusal)}", icon=":material/block:")
         elif name == "rerank":
-            eng.rerank_column(reranked, k, whole)
+            ins.rerank_column(reranked, k, whole)
         elif name in methods:
-            eng.method_column(view, name, changes, whole)
+            ins.method_column(view, name, changes, whole)
 if reranked:
     with st.expander("Feature contributions of the reranked top k"):
         st.dataframe(contribution_rows(reranked, k), hide_index=True)
 
 hits = {h.chunk_id: h for m in wide.methods for h in wide.results[m]}
-labels = {c: eng.chunk_label(hits[c], whole) for c in [*changes, *sorted(extra - set(changes))]}
+labels = {c: ins.chunk_label(hits[c], whole) for c in [*changes, *sorted(extra - set(changes))]}
 if st.session_state[K.SELECTED] not in labels:
     moved = sorted(labels, key=lambda c: -abs(changes[c].delta or 0) if c in changes else 0)
     st.session_state[K.SELECTED] = moved[0]
@@ -119,7 +120,7 @@ if len(stages) > 1:
     )
     fig = charts.slope_figure(stages, lines, depth=max(3 * k, 20), selected=picked)
     left.plotly_chart(
-        fig, key="cs_cmp_slope", on_select=lambda: eng.on_select("cs_cmp_slope", K.SELECTED),
+        fig, key="cs_cmp_slope", on_select=lambda: ins.on_select("cs_cmp_slope", K.SELECTED),
         selection_mode="points", config=NO_BAR,
     )  # fmt: skip
 change = changes.get(picked)
@@ -134,7 +135,7 @@ right.plotly_chart(charts.cosine_rank_figure(curves, k=k, marks=marks), config=N
 st.subheader("Inspect a chunk")
 selected = st.selectbox("Chunk", list(labels), key=K.SELECTED, format_func=labels.get)
 hit = hits[selected]
-eng.chunk_inspector(wide, hit, changes.get(selected), reranked)
+ins.chunk_inspector(wide, hit, changes.get(selected), reranked)
 ctx = eng.context_chunks(hit.doc_id, policy.key, eng.index_state(entries), policy, opened)
 doc = _ui.library().get(hit.doc_id)
 if doc is not None and ctx:

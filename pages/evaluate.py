@@ -8,12 +8,13 @@ from core.embed import METHODS
 from core.errors import ChunkscopeError
 from core.evaluate import CAUSES, EvalConfig, sample_failures
 from core.evaluate.triage import CAUSE_HELP
-from core.render.rank_charts import cause_bar_figure, rank_scatter_figure
-from pages import _ui
+from core.render.failure_charts import cause_bar_figure, rank_scatter_figure
+from pages import _ui, _ui_controls, _ui_frame
 from pages import _ui_engine as eng
+from pages import _ui_inspect as ins
 from pages import _ui_triage as tri
 
-_ui.entry("pages/evaluate.py")
+_ui_frame.entry("pages/evaluate.py")
 tri.init_state()
 K = tri.TKey
 NO_BAR = {"displayModeBar": False}
@@ -35,9 +36,9 @@ with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_ci
     try:
         queries, docs = tri.query_source(source)
     except ChunkscopeError as exc:
-        st.error(eng.md(exc), icon=":material/error:")
+        st.error(_ui.md(exc), icon=":material/error:")
         queries, docs = [], []
-    policy = _ui.policy_controls("eval", horizontal=True)
+    policy = _ui_controls.policy_controls("eval", horizontal=True)
     cells = st.columns([3, 2, 2])
     usable = eng.usable_methods()
     methods = cells[0].multiselect("Methods", usable, usable, key=K.METHODS)
@@ -53,7 +54,7 @@ with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_ci
             tri.run_evaluation(queries, docs, config)
             runs = tri.saved_runs()
         except ChunkscopeError as exc:
-            st.error(eng.md(exc), icon=":material/error:")
+            st.error(_ui.md(exc), icon=":material/error:")
 if not runs:
     st.info("No run yet: run the demo set above (about a minute on a laptop CPU).")
     st.stop()
@@ -76,7 +77,7 @@ if len(pair) == 2:
     )  # fmt: skip
     right.plotly_chart(
         fig, key="cs_eval_scatter", selection_mode="points", config=NO_BAR,
-        on_select=lambda: eng.on_select("cs_eval_scatter", K.QUERY_ID),
+        on_select=lambda: ins.on_select("cs_eval_scatter", K.QUERY_ID),
     )  # fmt: skip
 st.markdown("**Deltas between methods** (paired bootstrap, 95%)")
 st.dataframe(tri.delta_rows(run), hide_index=True, height=250)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from core.render.charts import document_lengths_figure, length_percentiles, overflow_share
-from pages import _ui
+from pages import _ui, _ui_frame
 
-_ui.entry("pages/library.py")
+_ui_frame.entry("pages/library.py")
 
 st.title("Library")
 st.caption(

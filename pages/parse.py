@@ -11,9 +11,9 @@ from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import BLOCK_COLOURS
 from core.render.views import HEADING_SEPARATOR, block_marks, block_shapes, first_words
 from core.types import BLOCK_KINDS
-from pages import _ui
+from pages import _ui, _ui_cite, _ui_controls, _ui_frame
 
-_ui.entry("pages/parse.py")
+_ui_frame.entry("pages/parse.py")
 
 doc = _ui.require_doc()
 st.title("Parse")
@@ -29,7 +29,7 @@ parser = controls[0].segmented_control(
     format_func={"fast": "Fast (heuristic)", "layout": "Layout model"}.get,
 )
 with controls[1]:
-    page = _ui.page_number_input(doc) if doc.is_paged else 0
+    page = _ui_controls.page_number_input(doc) if doc.is_paged else 0
 result = _ui.parsed(doc, parser)
 controls[2].caption(_ui.parse_times_line(doc))
 
@@ -47,7 +47,7 @@ kinds = st.pills(
     key=f"cs_kinds_{doc.doc_id}_{parser}",
     format_func=lambda k: f"{k} ({counts[k]})",
 )
-_ui.show_html(legend_html([(k, BLOCK_COLOURS[k]) for k in present]))
+_ui_cite.show_html(legend_html([(k, BLOCK_COLOURS[k]) for k in present]))
 
 shown = [b for b in blocks if b.kind in kinds and (not doc.is_paged or b.page == page)]
 left, right = st.columns([3, 2], gap="medium")
@@ -56,13 +56,13 @@ with left:
         if page in doc.pages_without_text:
             st.warning(f"Page {page} has no text layer: nothing to parse on it.")
         shapes = block_shapes(doc, blocks, page, set(kinds))
-        _ui.show_html(_ui.page_figure(doc, page, shapes))
+        _ui_cite.show_html(_ui_cite.page_figure(doc, page, shapes))
         st.caption("Hover a box for its kind, heading path, span and first words.")
     else:
-        _ui.no_pages_note(doc)
-        start, end = _ui.text_window(doc, key=f"cs_parse_part_{doc.doc_id}")
+        _ui_cite.no_pages_note(doc)
+        start, end = _ui_cite.text_window(doc, key=f"cs_parse_part_{doc.doc_id}")
         marks = block_marks(blocks, start, end, set(kinds))
-        _ui.show_html(marked_text_html(doc.text[start:end], start, marks))
+        _ui_cite.show_html(marked_text_html(doc.text[start:end], start, marks))
         shown = [b for b in shown if b.char_end > start and b.char_start < end]
 with right:
     where = f"page {page}" if doc.is_paged else "this part"
@@ -86,6 +86,6 @@ with right:
     )
     if table.selection.rows:
         chosen = shown[table.selection.rows[0]]
-        _ui.citation_link(Citation.of_span(doc, chosen.char_start, chosen.char_end))
+        _ui_cite.citation_link(Citation.of_span(doc, chosen.char_start, chosen.char_end))
     else:
         st.caption("Select a row to open that block in the Source view.")

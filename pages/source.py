@@ -1,7 +1,7 @@
 """Source: one citation's exact characters, highlighted on the page and in the text.
 
 Deep link: ``source?doc=<doc_id>&span=<start>-<end>`` (optionally ``&sha=<sha256>`` and
-``&qh=<quote hash>``, which ``_ui.citation_link`` always adds, so the view can verify).
+``&qh=<quote hash>``, which ``_ui_cite.citation_link`` always adds, so the view can verify).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from core.cite import Citation
 from core.render.links import check_link, link_url, parse_span, source_params
 from core.render.markup import badge_html, marked_text_html
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
-from pages import _ui
+from pages import _ui, _ui_cite, _ui_frame
 
-_ui.entry("pages/source.py")
+_ui_frame.entry("pages/source.py")
 
 st.title("Source")
 params = st.query_params
@@ -56,7 +56,7 @@ check = check_link(
     qh=params.get("qh", ""),
     previous_shas=st.session_state[_ui.Key.PREVIOUS].get(doc.doc_id, []),
 )
-_ui.show_html(badge_html(check.headline, tone=check.tone, detail=check.detail))
+_ui_cite.show_html(badge_html(check.headline, tone=check.tone, detail=check.detail))
 end = min(end, len(doc.text))
 start = min(start, end)
 citation = Citation.of_span(doc, start, end)
@@ -65,7 +65,7 @@ st.markdown(f"`{citation.render()}` · {end - start:,} chars")
 left, right = st.columns([3, 2], gap="medium")
 with left:
     if not doc.is_paged:
-        _ui.no_pages_note(doc)
+        _ui_cite.no_pages_note(doc)
     elif not citation.pages:
         st.warning("These characters have no box on any page (only inserted line breaks).")
     else:
@@ -77,7 +77,7 @@ with left:
         whole = st.toggle("Whole page", key="cs_src_whole")
         view = None if whole else focus_view(doc, start, end, shown)
         shapes = highlight_shapes(doc, start, end, shown)
-        _ui.show_html(_ui.page_figure(doc, shown, shapes, view_pt=view))
+        _ui_cite.show_html(_ui_cite.page_figure(doc, shown, shapes, view_pt=view))
         st.caption(
             f"Page {shown}: {len(shapes)} line(s) highlighted, one box per line of the "
             "cited characters."
@@ -85,7 +85,7 @@ with left:
 with right:
     st.markdown("**In context**")
     a, b = context_window(doc, start, end, chars=300)
-    _ui.show_html(marked_text_html(doc.text[a:b], a, [highlight_mark(start, end)]))
+    _ui_cite.show_html(marked_text_html(doc.text[a:b], a, [highlight_mark(start, end)]))
     st.markdown("**Share this citation**")
     base = (st.context.url or "").split("?")[0].rsplit("/", 1)[0]
     link = link_url(base, params.to_dict())

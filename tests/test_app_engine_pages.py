@@ -30,6 +30,7 @@ from core.evaluate import TriageStore, export_tags, load_run, run_eval
 from core.index import default_steps, index_documents
 from core.ingest import load_document
 from core.store import ChunkStore
+from pages import _ui
 from pages import _ui_engine as eng
 from pages import _ui_triage as tri
 from tests.data.injection import INJECTION_NAME, injection_pdf_bytes
@@ -87,7 +88,7 @@ def open_page(name: str) -> AppTest:
 
 
 def plain(markdown: str) -> str:
-    """What a reader sees of markdown whose signs were escaped (``pages._ui_engine.md``)."""
+    """What a reader sees of markdown whose signs were escaped (``pages._ui.md``)."""
     return re.sub(r"\\(.)", r"\1", markdown)
 
 
@@ -352,7 +353,7 @@ def test_compare_and_evaluate_work_against_a_chroma_server(
 
 
 def test_markdown_from_labels_and_file_names_is_shown_as_written():
-    assert eng.md("![x](http://example.invalid/a.png)") == (
+    assert _ui.md("![x](http://example.invalid/a.png)") == (
         "\\!\\[x\\]\\(http\\://example\\.invalid/a\\.png\\)"
     )
-    assert eng.md("report_v2 **final** $x$") == "report\\_v2 \\*\\*final\\*\\* \\$x\\$"
+    assert _ui.md("report_v2 **final** $x$") == "report\\_v2 \\*\\*final\\*\\* \\$x\\$"

@@ -77,9 +77,11 @@ def test_library_shows_the_samples_and_their_lengths(app):
     names = library_names(app)
     assert names[0] == "sample-sigconf"
     assert {"plumber_nics-background-checks-2015-11", "state_of_the_union"} <= set(names)
+    datasheets = {p.stem for p in (SAMPLE_DOCS / "datasheets").glob("*.pdf")}
+    assert len(datasheets) == 5 and datasheets <= set(names)  # the demo set is a sample too
     table = app.dataframe[0].value
-    assert list(table["kind"]) == ["PDF", "PDF", "Markdown"]
-    assert (table["tokens"] > 1000).all() and (table["indexed"] == "no").all()
+    assert list(table["kind"]) == ["PDF"] * 7 + ["Markdown"]
+    assert (table["tokens"] > 300).all() and (table["indexed"] == "no").all()
     assert metric(app, "Overflow the window") == "100%"
     assert app.sidebar.selectbox[0].value == "sample-sigconf"
 
@@ -244,6 +246,22 @@ def test_source_says_stale_and_mismatch_in_red(app):
     assert "Mismatch" in html_of(app)
     open_page(app, "source", **params)
     assert any("no pages" in i.value for i in app.info)
+
+
+def test_a_datasheet_citation_opens_in_a_fresh_session(store_dir):
+    doc = load_document(SAMPLE_DOCS / "datasheets" / "datasheet-corvane-hx40.pdf")
+    start = doc.text.index("Operating temperature")
+    citation = Citation.of_span(doc, start, start + 80)
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S)
+    at.query_params.update(source_params(citation))  # a deep link, before the first run
+    at.switch_page("pages/source.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert at.title[0].value == "Source"
+    body = html_of(at)
+    assert "Verified" in body and "cs-badge-ok" in body
+    marked = re.findall(r'<mark class="cs-hl"[^>]*>(.*?)</mark>', body, flags=re.S)
+    assert marked == [citation.quote.replace("&", "&amp;").replace("<", "&lt;")]
 
 
 def test_source_link_to_a_missing_document_says_what_to_do(app):

@@ -1,0 +1,242 @@
+"""Plotly figures of why a query failed: where the gold ranked, what triage found, and how
+much late-chunking context each chunk of a document had.
+
+- ``rank_scatter_figure``: per query, the first gold rank under one method against another;
+- ``cause_bar_figure``: triage causes found so far;
+- ``context_coverage_figure``: a document's chunks along its text, coloured by how much
+  late-chunking context they had, under its macro-windows.
+
+Ranks are 1-based; a rank of ``None`` (not retrieved within the depth) sits in a band
+beyond the depth, labelled as such. Point ``customdata`` holds the query id or chunk id,
+so a click in the app can select it. Document text is escaped before it reaches a figure.
+Nothing here imports streamlit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+from core.embed.records import CONTEXT_LEVELS, LateWindow
+from core.render.chart_style import (
+    CAUSE_COLOURS,
+    CONTEXT_COLOURS,
+    DOWN_COLOUR,
+    SAME_COLOUR,
+    SELECTED_COLOUR,
+    UP_COLOUR,
+    WINDOW_COLOURS,
+    layout,
+)
+from core.render.markup import escape
+
+
+def rank_scatter_figure(
+    points: Sequence[tuple[str, str, int | None, int | None]],
+    *,
+    x_method: str,
+    y_method: str,
+    depth: int,
+    selected: str | None = None,
+) -> go.Figure:
+    """Per query ``(query_id, label, x rank, y rank)``: below the diagonal ``y_method`` ranked
+    the gold better. Log axes; ``None`` ranks sit at ``depth + 1`` ("not in the top depth")."""
+    far = max(depth + 2, round(depth * 1.8))  # the band of "not in the top depth"
+    groups = {"better": ([], UP_COLOUR), "worse": ([], DOWN_COLOUR), "same": ([], SAME_COLOUR)}
+    for point in points:
+        x, y = (far if r is None else r for r in point[2:])
+        groups["better" if y < x else "worse" if y > x else "same"][0].append((point, x, y))
+    fig = go.Figure()
+    fig.add_scatter(
+        x=[1, far], y=[1, far], mode="lines", line={"color": "#c5ced6", "dash": "dash"},
+        hoverinfo="skip", showlegend=False,
+    )  # fmt: skip
+    names = {"better": f"{y_method} better", "worse": f"{y_method} worse", "same": "same rank"}
+    for key, (rows, colour) in groups.items():
+        if not rows:
+            continue
+        fig.add_scatter(
+            x=[x for _, x, _ in rows],
+            y=[y for _, _, y in rows],
+            mode="markers",
+            name=f"{names[key]} ({len(rows)})",
+            marker={
+                "size": [14 if p[0] == selected else 9 for p, _, _ in rows],
+                "color": colour,
+                "line": {
+                    "width": [2 if p[0] == selected else 0 for p, _, _ in rows],
+                    "color": SELECTED_COLOUR,
+                },
+                "opacity": 0.8,
+            },
+            customdata=[p[0] for p, _, _ in rows],
+            hovertext=[
+                f"{escape(p[0])}: {escape(p[1][:80])}<br>{x_method} {_rank_text(p[2], depth)}, "
+                f"{y_method} {_rank_text(p[3], depth)}"
+                for p, _, _ in rows
+            ],
+            hoverinfo="text",
+        )
+    ticks = [v for v in (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000) if v <= depth] + [far]
+    labels = [str(v) for v in ticks[:-1]] + [f"> {depth}"]
+    for axis in (fig.update_xaxes, fig.update_yaxes):
+        axis(
+            type="log", tickvals=ticks, ticktext=labels, tickangle=0,
+            range=[-0.08, math.log10(far) + 0.08],
+        )  # fmt: skip
+    title = f"First gold rank per query: {x_method} against {y_method}"
+    return layout(fig, title=title, height=420, x=f"{x_method} rank", y=f"{y_method} rank")
+
+
+def _rank_text(rank: int | None, depth: int) -> str:
+    return f"rank {rank}" if rank is not None else f"not in the top {depth}"
+
+
+def cause_bar_figure(counts: Mapping[str, int], *, n_sampled: int | None = None) -> go.Figure:
+    """Tags per cause (in the order given), one bar each."""
+    causes = list(counts)
+    total = sum(counts.values())
+    fig = go.Figure()
+    fig.add_bar(
+        x=[counts[c] for c in causes],
+        y=causes,
+        orientation="h",
+        marker_color=[CAUSE_COLOURS.get(c, "#2e86ab") for c in causes],
+        text=[str(counts[c]) if counts[c] else "" for c in causes],
+        textposition="auto",
+        hovertemplate="%{y}: %{x} failures<extra></extra>",
+    )
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(rangemode="tozero", dtick=1 if total <= 10 else None)
+    of = f" of {n_sampled} sampled" if n_sampled is not None else ""
+    return layout(fig, title=f"Causes found so far: {total} tagged{of}", height=280, x="failures")
+
+
+# -- context coverage -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChunkContext:
+    """A chunk's span and its late-chunking context: ``level`` is full, partial or none
+    (none: the chunk has no late vector, e.g. late is not indexed or the model is CLS)."""
+
+    chunk_id: str
+    label: str
+    char_start: int
+    char_end: int
+    level: str
+    token_count: int = 0
+    full_context_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        if self.level not in CONTEXT_LEVELS:
+            raise ValueError(f"unknown context level {self.level!r}")
+
+
+def chunk_contexts(
+    ids: Sequence[str],
+    metadatas: Sequence[Mapping[str, object]],
+    texts: Sequence[str],
+    *,
+    late: bool,
+) -> list[ChunkContext]:
+    """Stored records (``ChunkStore.scope_records``) as ``ChunkContext``; records of another
+    method than late (``late=False``) have no late context: level ``none``."""
+    out = []
+    for chunk_id, meta, text in zip(ids, metadatas, texts, strict=True):
+        out.append(
+            ChunkContext(
+                chunk_id=chunk_id,
+                label=" ".join(text.split()[:8]),
+                char_start=int(meta["char_start"]),  # type: ignore[call-overload]
+                char_end=int(meta["char_end"]),  # type: ignore[call-overload]
+                level=str(meta.get("context", "none")) if late else "none",
+                token_count=int(meta.get("token_count", 0)),  # type: ignore[call-overload]
+                full_context_tokens=int(meta.get("full_context_tokens", 0)),  # type: ignore[call-overload]
+            )
+        )
+    return out
+
+
+def context_counts(chunks: Sequence[ChunkContext]) -> dict[str, int]:
+    """Chunks per context level, every level present."""
+    return {level: sum(c.level == level for c in chunks) for level in CONTEXT_LEVELS}
+
+
+def context_coverage_figure(
+    *,
+    doc_label: str,
+    doc_chars: int,
+    doc_tokens: int,
+    window_tokens: int,
+    limit_tokens: int,
+    windows: Sequence[LateWindow],
+    chunks: Sequence[ChunkContext],
+    selected: str | None = None,
+) -> go.Figure:
+    """Chunks (bottom row) and macro-windows (rows above, alternating so overlaps show)
+    along the document's characters; the owned part of each window is drawn solid.
+
+    ``window_tokens`` is the macro-window late chunking used on this document and
+    ``limit_tokens`` the most the model takes in one pass (content tokens, both)."""
+    fig = go.Figure()
+    for level in CONTEXT_LEVELS:
+        picked = [c for c in chunks if c.level == level]
+        if not picked:
+            continue
+        fig.add_bar(
+            y=["chunks"] * len(picked),
+            x=[max(c.char_end - c.char_start, 1) for c in picked],
+            base=[c.char_start for c in picked],
+            orientation="h",
+            name=f"{level} context ({len(picked)})",
+            marker={
+                "color": CONTEXT_COLOURS[level],
+                "line": {
+                    "width": [3 if c.chunk_id == selected else 0.5 for c in picked],
+                    "color": [
+                        SELECTED_COLOUR if c.chunk_id == selected else "#ffffff" for c in picked
+                    ],
+                },
+            },
+            customdata=[c.chunk_id for c in picked],
+            hovertext=[_chunk_hover(c) for c in picked],
+            hoverinfo="text",
+        )
+    for w in windows:
+        row = f"windows {'A' if w.index % 2 == 0 else 'B'}"
+        colour = WINDOW_COLOURS[w.index % 2]
+        for a, b, opacity, part in (
+            (w.char_start, w.char_end, 0.3, "seen"),
+            (w.owned_char_start, w.owned_char_end, 0.85, "owned"),
+        ):
+            fig.add_bar(
+                y=[row], x=[max(b - a, 1)], base=[a], orientation="h", showlegend=False,
+                marker={"color": colour, "opacity": opacity},
+                hovertext=f"window {w.index + 1} ({part}): tokens {w.token_start}-{w.token_end}, "
+                f"chars {a}-{b}",
+                hoverinfo="text",
+            )  # fmt: skip
+    fig.update_layout(barmode="overlay")
+    fig.update_xaxes(range=[0, max(doc_chars, 1)])
+    fig.update_yaxes(categoryorder="array", categoryarray=["chunks", "windows B", "windows A"])
+    if len(windows) <= 1:
+        title = f"{doc_label}: {doc_tokens:,} tokens, one window (the model takes {limit_tokens})"
+    else:
+        title = (
+            f"{doc_label}: {doc_tokens:,} tokens, over the model limit of {limit_tokens}: "
+            f"{len(windows)} macro-windows of {window_tokens}"
+        )
+    return layout(fig, title=title, height=260, x="characters of the document")
+
+
+def _chunk_hover(chunk: ChunkContext) -> str:
+    tokens = (
+        f"<br>{chunk.full_context_tokens} of {chunk.token_count} tokens with full context"
+        if chunk.level != "none"
+        else "<br>no late vector"
+    )
+    return f"{escape(chunk.label)}<br>chars {chunk.char_start}-{chunk.char_end}{tokens}"

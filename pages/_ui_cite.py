@@ -1,0 +1,71 @@
+"""Glue that shows document text and citations: page figures, text windows, Source links.
+
+- ``show_html``/``page_figure``: document text reaches HTML only through ``core.render``'s
+  escaping builders;
+- ``source_url``/``citation_link``: any citation opens the Source page at its span (the
+  link's label goes through ``_ui.md``, so a quote is shown as written).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.cite import Citation
+from core.render.links import link_url, source_params
+from core.render.markup import Shape, page_html
+from core.render.pages import DEFAULT_ZOOM, render_page_png
+from core.types import Document
+from pages import _ui
+
+SOURCE_PAGE = "pages/source.py"
+
+
+def page_figure(doc: Document, page: int, shapes: list[Shape], *, view_pt=None) -> str:
+    """HTML of ``page`` rendered at 2x with ``shapes`` (escaped inside ``core.render.markup``)."""
+    info = doc.pages[page - 1]
+    return page_html(
+        render_page_png(doc, page, DEFAULT_ZOOM),
+        width_pt=info.width_pt,
+        height_pt=info.height_pt,
+        shapes=shapes,
+        view_pt=view_pt,
+        alt=f"page {page} of {doc.doc_id}",
+    )
+
+
+def show_html(markup: str) -> None:
+    """Show markup built by ``core.render`` (already escaped; scripts never run)."""
+    st.html(markup)
+
+
+def no_pages_note(doc: Document) -> None:
+    st.info(
+        f"{doc.doc_id} is reflowable text: it has no pages, so its provenance is character "
+        "offsets only. The text view below shows every span."
+    )
+
+
+def text_window(doc: Document, key: str, size: int = 6000) -> tuple[int, int]:
+    """A ``[start, end)`` slice of a reflowable text to show, picked with a number input."""
+    n_windows = max(1, -(-len(doc.text) // size))
+    part = int(
+        st.number_input(
+            f"Part of the text (of {n_windows}, {size:,} chars each)", 1, n_windows, key=key
+        )
+    )
+    return (part - 1) * size, min(len(doc.text), part * size)
+
+
+def source_url(citation: Citation) -> str:
+    """Relative deep link to the Source view (``source?doc=…&span=a-b&sha=…&qh=…``)."""
+    return link_url("", source_params(citation))
+
+
+def citation_link(citation: Citation, *, label: str | None = None) -> None:
+    """A link that opens the Source view with ``citation``'s span highlighted."""
+    st.page_link(
+        SOURCE_PAGE,
+        label=_ui.md(label or citation.render()),
+        icon=":material/format_quote:",
+        query_params=source_params(citation),
+    )

@@ -1,0 +1,67 @@
+"""Widgets several pages share: the page picker, the chunking policy controls, the numbers
+of a chunking. Values a page must keep across pages live under ``_ui.Key`` (see ``synced``);
+policy widgets keep their own values for the session (``persist_state``)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.chunk import DEFAULT_SIZES, POLICY_NAMES, policy_from_args
+from core.render.views import stats_items
+from core.types import ChunkPolicy, Document
+from pages import _ui
+
+# Slider range per unit: (min, max, step).
+UNIT_RANGES: dict[str, tuple[int, int, int]] = {
+    "chars": (50, 4000, 50),
+    "tokens": (16, 1024, 8),
+    "sentences": (1, 30, 1),
+}
+
+
+def page_number_input(doc: Document) -> int:
+    """A 1-based page picker shared by Parse and Chunks (kept in range of ``doc``)."""
+    n_pages = len(doc.pages)
+    page = min(max(1, int(st.session_state[_ui.Key.PAGE])), n_pages)
+    st.session_state[_ui.Key.PAGE] = page
+    widget = f"cs_w_page_{doc.doc_id}"
+    st.number_input(f"Page (of {n_pages})", 1, n_pages, page, 1, **_ui.synced(widget, _ui.Key.PAGE))
+    return int(st.session_state[_ui.Key.PAGE])
+
+
+def policy_controls(slot: str, *, horizontal: bool = False) -> ChunkPolicy:
+    """Policy, unit, size and overlap widgets (in a row when ``horizontal``); each (slot,
+    policy, unit) keeps its own values for the session. Overlap is capped below the size,
+    so this never raises."""
+    cells = st.columns([1.25, 0.85, 1.45, 1.45]) if horizontal else [st.container()] * 4
+    keep = {"persist_state": "session", "required": True}
+    first = "structure" if slot == "b" else "fixed"  # the second of a pair starts different
+    name = cells[0].segmented_control(
+        "Policy", POLICY_NAMES, default=first, key=f"cs_policy_{slot}", **keep
+    )
+    units = [u for (n, u) in DEFAULT_SIZES if n == name]
+    unit = cells[1].segmented_control(
+        "Unit", units, default=units[0], key=f"cs_unit_{slot}_{name}", **keep
+    )
+    low, high, step = UNIT_RANGES[unit]
+    size_default, overlap_default = DEFAULT_SIZES[(name, unit)]
+    suffix = f"{slot}_{name}_{unit}"
+    size = cells[2].slider(
+        f"Size ({unit})", low, high, size_default, step, key=f"cs_size_{suffix}",
+        persist_state="session",
+    )  # fmt: skip
+    overlap = cells[3].slider(
+        f"Overlap ({unit})", 0, high // 2, overlap_default, step if unit != "sentences" else 1,
+        key=f"cs_overlap_{suffix}", persist_state="session",
+    )  # fmt: skip
+    if overlap >= size:
+        cells[3].caption(f"Overlap capped at {size - 1} (it must stay below the size).")
+        overlap = size - 1
+    return policy_from_args(name, size, overlap, unit)
+
+
+def stats_metrics(stats, *, columns: int = 2) -> None:
+    """The numbers of a ``core.chunk.ChunkStats`` as a grid of metrics."""
+    grid = st.columns(columns)
+    for i, (label, value, detail) in enumerate(stats_items(stats)):
+        grid[i % columns].metric(label, value, detail, delta_color="off", delta_arrow="off")

@@ -1,0 +1,96 @@
+"""The frame around every page: state, stylesheet and the sidebar, drawn once per run.
+
+Every page starts with ``_ui_frame.entry("pages/<name>.py")``; ``app.py`` builds the
+navigation, calls ``follow_redirect`` and runs the page inside ``framed()``.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import streamlit as st
+
+from core.config import ENV_CHROMA, ENV_STORE
+from core.errors import ChunkscopeError
+from core.render.markup import STYLESHEET
+from pages import _ui
+from pages._ui import Key
+
+
+@contextmanager
+def framed():
+    """``app.py`` runs the page inside this: state, stylesheet and sidebar come first."""
+    _draw_frame()
+    st.session_state[Key.FRAMED] = True
+    try:
+        yield
+    finally:
+        st.session_state[Key.FRAMED] = False
+
+
+def entry(page_path: str) -> None:
+    """First call of every page. Streamlit runs a ``pages/`` script on its own, without
+    ``app.py``, while no ``st.navigation`` has run in the process yet (the first request
+    to a fresh server; every ``AppTest`` run). A first visit then hands over to
+    ``app.py``, which builds the navigation and reopens this page with its query; later
+    runs draw the frame (state, stylesheet, sidebar) here."""
+    if Key.DOCS not in st.session_state:
+        st.session_state[Key.REDIRECT] = (page_path, st.query_params.to_dict())
+        st.switch_page("app.py")
+    if not st.session_state.get(Key.FRAMED):
+        _draw_frame()
+
+
+def _draw_frame() -> None:
+    _ui.init_state()
+    st.html(f"<style>{STYLESHEET}</style>")
+    with st.sidebar:
+        sidebar()
+
+
+def follow_redirect() -> None:
+    """Called by ``app.py`` after ``st.navigation``: reopen the page ``entry`` asked for."""
+    target = st.session_state.pop(Key.REDIRECT, None)
+    if target is not None:
+        st.switch_page(target[0], query_params=target[1])
+
+
+def sidebar() -> None:
+    """Document picker, store location and model facts, on every page."""
+    docs, state = _ui.library(), st.session_state
+    ids = list(docs)
+    current = _ui.current_doc()
+    st.selectbox(
+        "Document",
+        ids,
+        index=ids.index(current.doc_id) if current else None,
+        format_func=lambda d: f"{d} ({'PDF' if docs[d].is_paged else 'text'})",
+        placeholder="No documents yet",
+        **_ui.synced(f"cs_w_doc_{state[Key.DOC_VERSION]}", Key.DOC, reset_page=True),
+    )
+    with st.expander("Store and model", icon=":material/storage:"):
+        kinds = ("folder", "server")
+        st.radio(
+            "Store",
+            kinds,
+            index=kinds.index(state[Key.STORE_KIND]),
+            horizontal=True,
+            format_func={"folder": "Embedded folder", "server": "Chroma server"}.get,
+            **_ui.synced("cs_w_store_kind", Key.STORE_KIND),
+        )
+        st.text_input(
+            "HOST:PORT" if state[Key.STORE_KIND] == "server" else "Folder",
+            value=state[Key.STORE_ADDR],
+            help=f"Defaults come from ${ENV_CHROMA} (server) or ${ENV_STORE} (folder).",
+            **_ui.synced("cs_w_store_addr", Key.STORE_ADDR),
+        )
+        try:
+            opened = _ui.store()
+            st.caption(opened.location.describe() if opened else "No index in this folder yet.")
+            info = _ui.model_info()
+            st.caption(
+                f"Model **{info.name}**: window {info.window_tokens} tokens "
+                f"({info.text_tokens} for text), {info.pooling} pooling"
+            )
+        except ChunkscopeError as exc:
+            st.error(str(exc), icon=":material/error:")

@@ -1,0 +1,164 @@
+"""Glue of the Compare page's results: ranked-chunk cards per method and per rerank stage,
+chart clicks, and the inspected chunk on its page with its late windows shaded.
+
+Document text reaches HTML only through ``core.render.markup.escape`` and the escaping
+builders of ``core.render``; Markdown goes through ``_ui.md``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.cite import Citation
+from core.render.markup import Mark, Shape, escape, marked_text_html
+from core.render.overlay import span_line_boxes
+from core.render.rank_charts import WINDOW_COLOURS
+from core.render.views import first_words, highlight_mark, highlight_shapes
+from core.retrieve import Comparison
+from core.types import Document
+from pages import _ui, _ui_cite
+from pages import _ui_engine as eng
+
+
+def card(rank, cosine, path, text, *, doc="", note="", extra="", gold=False) -> None:
+    """One ranked chunk as escaped HTML: rank, cosine, notes, heading path, first words."""
+    shown = escape(path) if path else "<i>no heading</i>" if path is not None else ""
+    where = f'<span class="cs-doc">{escape(doc)}</span>' if doc else ""
+    st.html(
+        f'<div class="cs-hit{" cs-gold" if gold else ""}"><b class="cs-rank">#{rank}</b>'
+        f'<span class="cs-cos">cos {cosine:.3f}</span>{note}{where}'
+        f'<div class="cs-path">{shown}</div>'
+        f'<div class="cs-words">{escape(first_words(text, 18))}</div>{extra}</div>'
+    )
+
+
+def short_link(citation: Citation) -> None:
+    """The citation link with a label short enough for a narrow column."""
+    pages = citation.render().removeprefix(citation.doc_id + ", ")
+    _ui_cite.citation_link(citation, label=pages)
+
+
+def move_note(delta: int | None, against: str) -> str:
+    """``▲3 vs naive`` (a negative delta moved up)."""
+    if delta is None:
+        return f'<span class="cs-up">new vs {escape(against)}</span> '
+    if not delta:
+        return ""
+    cls, arrow = ("cs-up", "▲") if delta < 0 else ("cs-down", "▼")
+    return f'<span class="{cls}">{arrow}{abs(delta)} vs {escape(against)}</span> '
+
+
+def hit_card(hit, rank: int, whole_index: bool, *, note: str = "", extra: str = "") -> None:
+    """A stored hit as a card (the document named when the scope is the whole index)."""
+    doc = hit.doc_id if whole_index else ""
+    path = " › ".join(hit.heading_path)
+    card(rank, hit.cosine, path, hit.text, doc=doc, note=note, extra=extra)
+    short_link(hit.citation)
+
+
+def method_column(view: Comparison, method: str, changes: dict, whole_index: bool) -> None:
+    st.subheader(method, divider="gray")
+    st.caption(f"{view.scope_sizes[method]:,} chunks searched")
+    base = view.methods[0]
+    for hit in view.results[method]:
+        delta = changes[hit.chunk_id].deltas.get(method) if method != base else 0
+        hit_card(hit, hit.rank, whole_index, note=move_note(delta, base))
+
+
+def rerank_column(result, k: int, whole_index: bool) -> None:
+    st.subheader(f"{result.method} + rerank", divider="violet")
+    st.caption(f"{result.n_candidates:,} candidates reranked by visible features")
+    for c in result.top(k):
+        parts = " ".join(f"{n} {v:+.3f}" for n, v in c.contributions.items() if v)
+        extra = f'<div class="cs-words">{escape(parts)} = {c.score:.3f}</div>'
+        note = move_note(c.rank_change, "first stage")
+        hit_card(c.hit, c.rank, whole_index, note=note, extra=extra)
+
+
+def chunk_label(hit, whole_index: bool) -> str:
+    """Short name of a chunk for pickers and charts: its heading path (which usually starts
+    with the document title), with the document named when the path does not say it."""
+    path = " › ".join(hit.heading_path) or first_words(hit.text, 6)
+    named = hit.doc_title and hit.doc_title in path
+    return f"{path} ({hit.doc_id})" if whole_index and not named else path
+
+
+def on_select(chart_key: str, state_key: str) -> None:
+    """Chart click -> ``state_key`` (points carry chunk or query ids as customdata)."""
+    points = st.session_state[chart_key].selection.points
+    data = points[0].get("customdata") if points else None
+    if data:
+        st.session_state[state_key] = data[0] if isinstance(data, list) else data
+
+
+def window_shapes(doc: Document, windows, char_start: int, char_end: int, page: int) -> list:
+    """The chunk's late windows shaded on ``page`` (what its tokens attended to) and the
+    chunk itself highlighted on top."""
+    shapes = [
+        Shape(
+            bbox_pt=line.bbox_pt, fill=WINDOW_COLOURS[n % 2], fill_opacity=0.14,
+            title=f"late window {w.index + 1}: tokens {w.token_start}-{w.token_end}",
+            css_class="cs-window",
+        )
+        for n, w in enumerate(windows)
+        for line in span_line_boxes(doc, w.char_start, w.char_end, page=page)
+    ]  # fmt: skip
+    return shapes + highlight_shapes(doc, char_start, char_end, page)
+
+
+def window_marks(windows, char_start: int, char_end: int) -> list[Mark]:
+    """Text marks: the windows' characters around the chunk, and the chunk highlighted."""
+    lo = min((w.char_start for w in windows), default=char_start)
+    hi = max((w.char_end for w in windows), default=char_end)
+    marks = [
+        Mark(char_start=a, char_end=b, css_class="cs-window", colour=WINDOW_COLOURS[0])
+        for a, b in ((lo, char_start), (char_end, hi))
+        if b > a
+    ]
+    return sorted([*marks, highlight_mark(char_start, char_end)], key=lambda m: m.char_start)
+
+
+def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
+    """The chunk on its page with its late windows shaded, and its score under each method."""
+    late = next((h for h in wide.results.get("late", []) if h.chunk_id == hit.chunk_id), None)
+    doc = _ui.library().get(hit.doc_id)
+    left, right = st.columns([3, 2], gap="medium")
+    with right:
+        rows = [
+            {"method": m, "rank": change.ranks[m], "cosine": change.cosines[m]}
+            for m in (wide.methods if change else ())
+        ]
+        if reranked:
+            found = next(c for c in reranked.chunks if c.chunk_id == hit.chunk_id)
+            rows.append(
+                {"method": f"{reranked.method}+rerank", "rank": found.rank, "score": found.score}
+            )
+        st.dataframe(
+            rows,
+            hide_index=True,
+            column_config={
+                "cosine": st.column_config.NumberColumn(format="%.4f"),
+                "score": st.column_config.NumberColumn("rerank score", format="%.4f"),
+            },
+        )
+        _ui_cite.citation_link(hit.citation)
+        if late is not None:
+            used = ", ".join(str(w + 1) for w in late.windows)
+            st.caption(
+                f"Late vector: {late.context} context, {late.full_context_tokens} of "
+                f"{late.token_count} tokens with full context, from window(s) {used}."
+            )
+    with left:
+        if doc is None:
+            st.info(f"{_ui.md(hit.doc_id)} is not loaded in this session: add it in the Library.")
+            return
+        windows = [w for w in eng.windows_of(doc) if late is not None and w.index in late.windows]
+        if doc.is_paged and hit.pages:
+            shapes = window_shapes(doc, windows, hit.char_start, hit.char_end, hit.pages[0])
+            _ui_cite.show_html(_ui_cite.page_figure(doc, hit.pages[0], shapes))
+            st.caption(f"Page {hit.pages[0]}: the chunk in yellow, its late window(s) shaded.")
+            return
+        a = max(0, hit.char_start - 800, min((w.char_start for w in windows), default=0))
+        b = min(len(doc.text), hit.char_end + 800)
+        marks = window_marks(windows, hit.char_start, hit.char_end)
+        _ui_cite.show_html(marked_text_html(doc.text[a:b], a, marks))
