@@ -514,3 +514,82 @@ def test_structure_on_blocks_of_the_markdown_parser(tokenizer: Tokenizer) -> Non
     assert [c.heading_path for c in chunks if "make test" in c.text] == [("Guide", "Install")]
     spans = [c for c in chunks if "Spans index" in c.text]
     assert len(spans) == 2  # the sentence that closes one chunk opens the next
+
+
+def _paged(char_page: list[int]) -> Document:
+    text = "".join("x" if p else "\n" for p in char_page)
+    boxes = np.zeros((len(text), 4), dtype=np.float32)
+    return Document(
+        doc_id="paged",
+        sha256="0" * 64,
+        source="paged",
+        kind="pdf",
+        text=text,
+        title="paged",
+        char_page=np.asarray(char_page, dtype=np.int32),
+        char_bbox_pt=boxes,
+    )
+
+
+@pytest.mark.parametrize(
+    "char_page",
+    [
+        [1, 1, 0, 1, 0, 0, 2, 2, 0, 3, 0, 0, 5, 5],  # inserted chars, a page without text
+        [2, 0, 1, 1, 0, 3, 0, 2],  # pages out of order: the run scan
+        [0, 0, 0],
+    ],
+)
+def test_pages_of_span_matches_the_document(char_page: list[int], tokenizer: Tokenizer) -> None:
+    from core.chunk.analysis import DocAnalysis
+
+    doc = _paged(char_page)
+    analysis = DocAnalysis(doc, tokenizer)
+    n = len(doc.text)
+    for start in range(n + 1):
+        for end in range(start, n + 1):
+            assert analysis.pages_of(doc, start, end) == doc.pages_of(start, end), (start, end)
+
+
+def test_block_kinds_match_a_scan_with_and_without_overlaps() -> None:
+    from core.chunk.annotate import BlockIndex
+
+    text = "h para list item more paragraphs and a table here"
+
+    def block(kind: str, start: int, end: int) -> Block:
+        level = 1 if kind == "heading" else 0
+        return Block(
+            doc_id="d",
+            doc_sha256="s",
+            kind=kind,  # type: ignore[arg-type]
+            char_start=start,
+            char_end=end,
+            text=text[start:end],
+            page=0,
+            bbox_pt=None,
+            level=level,
+        )
+
+    disjoint = [
+        block(k, a, b)
+        for k, a, b in [
+            ("heading", 0, 1),
+            ("paragraph", 2, 6),
+            ("list", 7, 16),
+            ("paragraph", 17, 33),
+            ("table", 38, 49),
+        ]
+    ]
+    overlapping = [*disjoint[:2], block("code", 4, 12), *disjoint[2:]]
+    for blocks in (disjoint, overlapping):
+        index = BlockIndex(blocks)
+        for start in range(len(text) + 1):
+            for end in range(start, len(text) + 1):
+                scanned = {b.kind for b in blocks if b.char_end > start and b.char_start < end}
+                if end > start:
+                    assert index.kinds(start, end) == tuple(sorted(scanned)), (start, end)
+
+
+def test_no_character_below_the_combining_block_attaches() -> None:
+    from core.chunk.spans import _attaches
+
+    assert not any(_attaches(chr(code)) for code in range(0x300))

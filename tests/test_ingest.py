@@ -371,3 +371,63 @@ def test_text_ingest_matches_python_decoding(parts: list[str], bom: bool) -> Non
     expected = raw.replace("\r\n", "\n").replace("\r", "\n")
     assert doc.text == expected == decode_text(data, "sample.txt")
     assert "\n".join(doc.text[ln.char_start : ln.char_end] for ln in doc.lines) == doc.text
+
+
+@pytest.mark.parametrize("path", openable_pdfs(), ids=lambda p: p.name)
+def test_outline_matches_the_full_toc(path: Path) -> None:
+    from core.ingest.pdf_outline import _slow_entries, outline_entries
+
+    data = path.read_bytes()
+    with (
+        pymupdf.open(stream=data, filetype="pdf") as fast,
+        pymupdf.open(stream=data, filetype="pdf") as slow,
+    ):
+        if fast.needs_pass:
+            fast.authenticate(PDF_PASSWORDS[path.name])
+            slow.authenticate(PDF_PASSWORDS[path.name])
+        assert outline_entries(fast) == _slow_entries(slow)
+
+
+def _raw_line(text: str, x0: float = 10.0) -> dict:
+    chars = [{"c": c, "bbox": (x0 + 5 * i, 20.0, x0 + 5 * i + 4, 30.0)} for i, c in enumerate(text)]
+    span = {"chars": chars, "font": "Body", "size": 10.0, "flags": 0}
+    bbox = (x0, 20.0, x0 + 5 * len(text), 30.0)
+    return {"spans": [span], "bbox": bbox, "dir": (1.0, 0.0)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain words",
+        " lead",
+        "trail  ",
+        "  both ends ",
+        "in  side",
+        "a\u00a0b",
+        "   ",
+        "x",
+        "\ufb01n",
+    ],
+)
+def test_clean_line_fast_path_matches_the_character_rules(text: str) -> None:
+    from core.ingest.pdf_lines import _clean_chars, _clean_line, union
+
+    raw = _raw_line(text)
+    line = _clean_line(raw, pymupdf.Rect(0, 0, 600, 800))
+    expected_text, expected_boxes = _clean_chars(raw["spans"][0]["chars"], None)
+    if not expected_text:
+        assert line is None
+        return
+    assert line is not None
+    assert (line.text, line.boxes) == (expected_text, expected_boxes)
+    if expected_text != text:
+        assert line.bbox == union(expected_boxes)
+
+
+def test_union_skips_inserted_boxes() -> None:
+    from core.ingest.pdf_lines import NAN_BOX, union
+
+    boxes = [NAN_BOX, (3.0, 2.0, 5.0, 9.0), (1.0, 4.0, 7.0, 6.0), NAN_BOX, (0.0, -0.0, 7.0, 9.0)]
+    assert union(boxes) == (0.0, -0.0, 7.0, 9.0)
+    with pytest.raises(ValueError):
+        union([NAN_BOX])

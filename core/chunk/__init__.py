@@ -27,6 +27,7 @@ baseline); ``structure`` counts tokens, because chars are a poor proxy outside E
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 from core.chunk.analysis import DocAnalysis, analysis_for
@@ -39,7 +40,7 @@ from core.chunk.stats import ChunkStats, chunk_stats
 from core.chunk.structure import EXCLUDED_KINDS, structure_pieces
 from core.errors import ChunkscopeError
 from core.tokens import Tokenizer, load_tokenizer
-from core.types import Block, Chunk, ChunkPolicy, Document, make_chunk_id
+from core.types import Block, Chunk, ChunkPolicy, Document
 
 __all__ = [
     "DEFAULT_POLICIES",
@@ -140,17 +141,22 @@ def _chunks(
     policy: ChunkPolicy,
     pieces: list[Piece],
 ) -> list[Chunk]:
-    pieces = sorted(pieces, key=lambda p: (p.char_start, p.char_end))
-    counts = analysis.counts([(p.char_start, p.char_end) for p in pieces])
+    spans = [(p.char_start, p.char_end) for p in pieces]
+    if spans != sorted(spans):
+        pieces = sorted(pieces, key=lambda p: (p.char_start, p.char_end))
+        spans = [(p.char_start, p.char_end) for p in pieces]
+    counts = analysis.counts(spans)
     text, doc_id, sha256 = doc.text, doc.doc_id, doc.sha256
     pages_of, kinds, path, path_at = analysis.pages_of, index.kinds, index.path, index.path_at
+    id_prefix = f"{doc_id}\x1f{sha256}\x1f{policy.key}\x1f"  # as make_chunk_id builds it
     chunks: list[Chunk] = []
     for piece, count in zip(pieces, counts, strict=True):
         start, end = piece.char_start, piece.char_end
         heading = piece.heading_block
+        raw_id = f"{id_prefix}{start}\x1f{end}".encode()
         chunks.append(
             Chunk(
-                chunk_id=make_chunk_id(doc_id, sha256, policy, start, end),
+                chunk_id="c" + hashlib.blake2b(raw_id, digest_size=10).hexdigest(),
                 doc_id=doc_id,
                 doc_sha256=sha256,
                 char_start=start,

@@ -71,6 +71,7 @@ class DocAnalysis:
         self._distinct_pages: list[int] = []
         self._index_entry: tuple[tuple[Block, ...], BlockIndex] | None = None
         self._counts: dict[tuple[int, int], int] = {}
+        self._text_counts: dict[str, int] = {}  # fragments tokenized by ``counts``
         self._tokenize()
 
     # -- tokens -------------------------------------------------------------------------
@@ -161,9 +162,17 @@ class DocAnalysis:
         plans = [self._plan(s, e) for s, e in spans]
         missing = sorted({p for parts, _ in plans for p in parts if p not in self._counts})
         if missing:
-            found = count_many(self.tokenizer, [self.text[a:b] for a, b in missing])
-            for key, value in zip(missing, found, strict=True):
-                self._remember(key, value)
+            # A count depends on the text alone: the same fragment at another place (a
+            # word cut at the same letter) is not tokenized again.
+            texts = [self.text[a:b] for a, b in missing]
+            known = self._text_counts
+            unknown = sorted({t for t in texts if t not in known})
+            if len(known) + len(unknown) > _MAX_CACHED_COUNTS:
+                known.clear()
+                unknown = sorted(set(texts))
+            known.update(zip(unknown, count_many(self.tokenizer, unknown), strict=True))
+            for key, fragment in zip(missing, texts, strict=True):
+                self._remember(key, known[fragment])
         cache = self._counts
         out: list[int] = []
         for parts, total in plans:

@@ -17,6 +17,7 @@ from core.chunk.analysis import DocAnalysis
 from core.types import ChunkPolicy
 
 _ZWJ = "\u200d"
+_FIRST_COMBINING = "\u0300"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,7 +59,10 @@ def _attaches(char: str) -> bool:
 def is_safe_cut(text: str, position: int) -> bool:
     if position <= 0 or position >= len(text):
         return True
-    return not (_attaches(text[position]) or text[position - 1] == _ZWJ)
+    char = text[position]
+    if char < _FIRST_COMBINING:  # nothing below U+0300 attaches to what precedes it
+        return text[position - 1] != _ZWJ
+    return not (_attaches(char) or text[position - 1] == _ZWJ)
 
 
 def safe_cut_before(text: str, position: int, low: int) -> int | None:

@@ -99,15 +99,17 @@ def finish(blocks: Iterable[Block | None]) -> tuple[Block, ...]:
             )
     out: list[Block] = []
     stack: list[tuple[int, str]] = []
+    open_path: tuple[str, ...] = ()  # the titles of ``stack``
     for block in ordered:
         if block.kind == "heading":
             while stack and stack[-1][0] >= block.level:
                 stack.pop()
             stack.append((block.level, heading_title(block.text)))
-            path = tuple(title for _, title in stack)
+            open_path = tuple(title for _, title in stack)
+            path = open_path
         elif block.kind in ("header", "footer"):
             path = ()
         else:
-            path = tuple(title for _, title in stack)
+            path = open_path
         out.append(dataclasses.replace(block, heading_path=path) if path else block)
     return tuple(out)

@@ -111,6 +111,9 @@ class OutlineIndex:
 
     def level_of(self, text: str, page: int, top_pt: float | None = None) -> int:
         """The outline level of the entry this text is the title of, else 0."""
+        by_page = self._by_page
+        if page not in by_page and page + 1 not in by_page and page - 1 not in by_page:
+            return 0  # no entry to match on these pages
         full = key(text)
         bare = key(_NUMBERED.sub("", text, count=1))
         if len(full) < 2:
