@@ -16,6 +16,8 @@ import sys
 import time
 from typing import TextIO
 
+from core.cli.options import add_file_and_policy_options
+
 _SEPARATOR = " > "
 
 
@@ -29,21 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "structure 240/24 tokens (1000/100 chars)."
         ),
     )
-    parser.add_argument("file", metavar="FILE", help="a PDF, .txt or .md file")
-    parser.add_argument("--password", help="password of an encrypted PDF")
-    parser.add_argument(
-        "--policy", required=True, choices=("fixed", "sentence", "structure"), help="policy"
-    )
-    parser.add_argument("--size", type=int, help="chunk size in --unit (default per policy)")
-    parser.add_argument("--overlap", type=int, help="overlap in --unit (default per policy)")
-    parser.add_argument(
-        "--unit",
-        choices=("chars", "tokens", "sentences"),
-        help="unit of --size/--overlap (default: chars; sentence: sentences; structure: tokens)",
-    )
-    parser.add_argument(
-        "--parser", choices=("fast", "layout"), default="fast", help="block parser (fast)"
-    )
+    add_file_and_policy_options(parser)
     parser.add_argument("--model", metavar="DIR", help="model folder whose tokenizer counts")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(

@@ -23,6 +23,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from core.cli.options import add_file_and_policy_options
+
 _SEPARATOR = " > "
 
 
@@ -35,17 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "spans are the same under every method; only the vectors differ."
         ),
     )
-    parser.add_argument("file", metavar="FILE", help="a PDF, .txt or .md file")
-    parser.add_argument("--password", help="password of an encrypted PDF")
-    parser.add_argument(
-        "--policy", required=True, choices=("fixed", "sentence", "structure"), help="policy"
-    )
-    parser.add_argument("--size", type=int, help="chunk size in --unit (default per policy)")
-    parser.add_argument("--overlap", type=int, help="overlap in --unit (default per policy)")
-    parser.add_argument("--unit", choices=("chars", "tokens", "sentences"), help="size unit")
-    parser.add_argument(
-        "--parser", choices=("fast", "layout"), default="fast", help="block parser (fast)"
-    )
+    add_file_and_policy_options(parser)
     parser.add_argument(
         "--method", choices=("naive", "late", "contextual"), default="naive", help="(naive)"
     )

@@ -9,6 +9,7 @@ Chromium; no browser is ever downloaded). Screenshots go to ``test-artifacts/bro
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -74,11 +75,14 @@ def chromium_path() -> Path:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
-def app_url(chromium_path, tmp_path_factory) -> Iterator[str]:
-    """``streamlit run app.py`` on a free 127.0.0.1 port with an empty store; stopped after."""
+@contextlib.contextmanager
+def running_app(work: Path) -> Iterator[str]:
+    """``streamlit run app.py`` on a free 127.0.0.1 port with its store under ``work``.
+
+    Yields the base URL once the server answers its health check; stops the whole
+    process group afterwards. The server log is ``work/streamlit.log``.
+    """
     port = _free_port()
-    work = tmp_path_factory.mktemp("app")
     log = work / "streamlit.log"
     env = {
         **os.environ,
@@ -109,6 +113,13 @@ def app_url(chromium_path, tmp_path_factory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def app_url(chromium_path, tmp_path_factory) -> Iterator[str]:
+    """The app with an empty store, shared by this session's browser tests."""
+    with running_app(tmp_path_factory.mktemp("app")) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

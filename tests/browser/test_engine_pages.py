@@ -10,10 +10,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from urllib.parse import parse_qs, urlparse
 
@@ -22,7 +18,7 @@ import pytest
 from core.ingest import load_document
 from core.render.views import highlight_shapes
 from pages._ui_engine import DEMO_DIR, DEMO_POLICY, DEMO_QUERY
-from tests.browser.conftest import ROOT, RUN_TIMEOUT_MS, _free_port, _wait_healthy
+from tests.browser.conftest import RUN_TIMEOUT_MS, running_app
 
 pytestmark = pytest.mark.slow
 BUSY = "[data-testid=stStatusWidget], [data-testid=stSkeleton]"
@@ -33,31 +29,8 @@ INDEX_TIMEOUT_MS = 400_000
 @pytest.fixture(scope="module")
 def engine_url(chromium_path, tmp_path_factory):
     """``streamlit run app.py`` with a store of its own, for this module only."""
-    port, work = _free_port(), tmp_path_factory.mktemp("engine-app")
-    log = work / "streamlit.log"
-    env = {**os.environ, "CHUNKSCOPE_STORE": str(work / "store"), "HF_HUB_OFFLINE": "1"}
-    env.pop("CHUNKSCOPE_CHROMA", None)
-    command = [
-        sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-        "--server.address", "127.0.0.1", "--server.headless", "true",
-        "--browser.gatherUsageStats", "false",
-    ]  # fmt: skip
-    with log.open("w") as sink:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, process, log)
+    with running_app(tmp_path_factory.mktemp("engine-app")) as url:
         yield url
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
 
 
 @pytest.fixture
