@@ -118,6 +118,7 @@ class ModelInfo:
     name: str
     window_tokens: int  # max_seq_length, special tokens included
     text_tokens: int  # what is left of the window for a text's own tokens
+    whole_doc_tokens: int  # content positions: late chunking's one-pass document limit
     pooling: str
 
 
@@ -129,10 +130,15 @@ def model_info() -> ModelInfo:
     config_file = path / "sentence_bert_config.json"
     config = json.loads(config_file.read_text()) if config_file.is_file() else {}
     window = int(config.get("max_seq_length", 512))
+    positions = int(
+        json.loads((path / "config.json").read_text()).get("max_position_embeddings", window)
+    )
+    specials = tokenizer().special_tokens_per_text
     return ModelInfo(
         name=tokenizer().name,
         window_tokens=window,
-        text_tokens=window - tokenizer().special_tokens_per_text,
+        text_tokens=window - specials,
+        whole_doc_tokens=positions - specials,
         pooling=read_pooling(path) or "unknown",
     )
 

@@ -54,19 +54,29 @@ st.dataframe(
     },
 )
 
-window = _ui.model_info().text_tokens
+info = _ui.model_info()
 lengths = [int(r["tokens"]) for r in rows]
 stats = length_percentiles(lengths)
 cols = st.columns(4)
 cols[0].metric("Median length", f"{stats['p50']:,.0f} tokens")
 cols[1].metric("90th percentile", f"{stats['p90']:,.0f} tokens")
-cols[2].metric("Model window", f"{window} tokens")
-cols[3].metric("Overflow the window", f"{overflow_share(lengths, window):.0%}")
+cols[2].metric(
+    "One late pass",
+    f"{info.whole_doc_tokens} tokens",
+    help=f"A chunk alone is cut at {info.text_tokens} tokens",
+)
+cols[3].metric("Too long for one pass", f"{overflow_share(lengths, info.whole_doc_tokens):.0%}")
 st.plotly_chart(
-    document_lengths_figure([str(r["document"]) for r in rows], lengths, window),
+    document_lengths_figure(
+        [str(r["document"]) for r in rows],
+        lengths,
+        info.whole_doc_tokens,
+        chunk_window_tokens=info.text_tokens,
+    ),
     config={"displayModeBar": False},
 )
 st.caption(
-    "Late chunking sees a whole document in one pass only when it fits the window; longer "
-    "documents are embedded in overlapping macro-windows."
+    f"Late chunking encodes a document of up to {info.whole_doc_tokens} tokens (the model's "
+    f"positions) in one pass, so every chunk sees all of it; longer documents run in "
+    f"overlapping {info.text_tokens}-token windows and a chunk sees only its window."
 )

@@ -61,14 +61,22 @@ def _figure(data: list[dict], *, title: str, x_title: str, y_title: str, height:
         {
             "data": data,
             "layout": {
-                "title": {"text": title, "x": 0, "font": {"size": 15}},
+                "title": {"text": title, "x": 0, "y": 0.98, "yanchor": "top", "font": {"size": 15}},
                 "xaxis": {**grid, "title": {"text": x_title}, **layout.pop("xaxis", {})},
                 "yaxis": {**grid, "title": {"text": y_title}, **layout.pop("yaxis", {})},
                 "height": height,
-                "margin": {"l": 10, "r": 10, "t": 48, "b": 10},
+                "margin": {"l": 10, "r": 10, "t": 76, "b": 10},
                 "plot_bgcolor": "#ffffff",
                 "bargap": 0.15,
-                "legend": {"orientation": "h", "y": -0.2},
+                # Between the title and the plot, clear of annotations on the plot's edge.
+                "legend": {
+                    "orientation": "h",
+                    "yref": "container",
+                    "y": 1 - 34 / height,
+                    "yanchor": "top",
+                    "x": 0,
+                    "xanchor": "left",
+                },
                 **layout,
             },
         }
@@ -99,17 +107,22 @@ def length_percentiles(lengths: Sequence[int]) -> dict[str, float]:
 
 
 def document_lengths_figure(
-    names: Sequence[str], lengths: Sequence[int], window_tokens: int
+    names: Sequence[str],
+    lengths: Sequence[int],
+    window_tokens: int,
+    *,
+    chunk_window_tokens: int | None = None,
 ) -> go.Figure:
-    """One bar per document (sorted, log scale) coloured by whether it fits the window,
-    with the window and the p50/p90 lengths drawn as lines."""
+    """One bar per document (sorted, log scale) coloured by whether it fits
+    ``window_tokens`` (one late-chunking pass), with that window, the per-chunk limit
+    ``chunk_window_tokens`` (when given) and the p50/p90 lengths drawn as lines."""
     order = np.argsort(np.asarray(lengths), kind="stable")
     xs = [escape(names[i]) for i in order]
     ys = [int(lengths[i]) for i in order]
     bars = []
     for fits, label, colour in (
-        (True, "fits the window", FITS_COLOUR),
-        (False, "overflows the window", OVERFLOW_COLOUR),
+        (True, "fits one pass", FITS_COLOUR),
+        (False, "needs macro-windows", OVERFLOW_COLOUR),
     ):
         idx = [i for i, y in enumerate(ys) if (y <= window_tokens) == fits]
         bars.append(
@@ -125,16 +138,20 @@ def document_lengths_figure(
     # On a log axis, shapes take data values but annotations take log10 of them.
     shapes = [_line("y", window_tokens, WINDOW_COLOUR, "dash", 2)]
     notes = [
-        _note("y", math.log10(max(window_tokens, 1)), f"model window {window_tokens} tokens",
+        _note("y", math.log10(max(window_tokens, 1)), f"one pass {window_tokens} tokens",
               at_end=False)
     ]  # fmt: skip
+    if chunk_window_tokens is not None:
+        shapes.append(_line("y", chunk_window_tokens, WINDOW_COLOUR, "dot", 1))
+        notes.append(_note("y", math.log10(max(chunk_window_tokens, 1)),
+                           f"chunk limit {chunk_window_tokens}", at_end=False))  # fmt: skip
     for name, value in length_percentiles(ys).items():
         if name in ("p50", "p90"):
             shapes.append(_line("y", value, "#8a9aa9", "dot", 1))
             notes.append(_note("y", math.log10(max(value, 1)), f"{name} {value:,.0f}", at_end=True))
     title = (
         f"Document length in tokens: {overflow_share(ys, window_tokens):.0%} of {len(ys)} "
-        "overflow the model window"
+        "too long for one pass"
     )
     return _figure(
         bars, title=title, x_title="", y_title="tokens (log scale)", height=360,
