@@ -548,6 +548,9 @@ def test_pages_of_span_matches_the_document(char_page: list[int], tokenizer: Tok
     for start in range(n + 1):
         for end in range(start, n + 1):
             assert analysis.pages_of(doc, start, end) == doc.pages_of(start, end), (start, end)
+    spans = np.array([(a, b) for a in range(n + 1) for b in range(n + 1)], dtype=np.int64)
+    many = analysis.pages_of_spans(doc, spans[:, 0], spans[:, 1])
+    assert many == [doc.pages_of(int(a), int(b)) for a, b in spans]
 
 
 def test_block_kinds_match_a_scan_with_and_without_overlaps() -> None:
@@ -587,6 +590,32 @@ def test_block_kinds_match_a_scan_with_and_without_overlaps() -> None:
                 scanned = {b.kind for b in blocks if b.char_end > start and b.char_start < end}
                 if end > start:
                     assert index.kinds(start, end) == tuple(sorted(scanned)), (start, end)
+        spans = np.array(
+            [(a, b) for a in range(len(text) + 1) for b in range(a, len(text) + 1)],
+            dtype=np.int64,
+        )
+        starts, ends = spans[:, 0], spans[:, 1]
+        kinds = [index.kinds(int(a), int(b)) for a, b in spans]
+        assert index.kinds_of(starts, ends) == kinds
+        assert index.paths_at(starts) == [index.path_at(int(a)) for a in starts]
+
+
+@pytest.mark.parametrize("cache_limit", [500_000, 3])
+def test_batch_counts_equal_single_counts(
+    cache_limit: int, tokenizer: Tokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import core.chunk.analysis as analysis_module
+
+    monkeypatch.setattr(analysis_module, "_MAX_CACHED_COUNTS", cache_limit)
+    text = "Tokenization of unbelievably long words, e.g. naïve café-au-lait (x2) \u200d done."
+    analysis = analysis_module.DocAnalysis(make_doc(text), tokenizer)
+    n = len(text)
+    spans = [(a, b) for a in range(0, n + 1, 3) for b in range(a, n + 1, 2)]
+    expected = [tokenizer.count(text[a:b]) for a, b in spans]
+    assert analysis.counts(spans) == expected
+    assert [analysis.count(a, b) for a, b in spans] == expected
+    assert analysis.counts(spans[::-1]) == expected[::-1]  # now from the cache
+    assert analysis.counts([]) == []
 
 
 def test_no_character_below_the_combining_block_attaches() -> None:

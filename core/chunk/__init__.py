@@ -30,6 +30,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+import numpy as np
+
 from core.chunk.analysis import DocAnalysis, analysis_for
 from core.chunk.annotate import BlockIndex
 from core.chunk.fixed import fixed_pieces
@@ -146,26 +148,31 @@ def _chunks(
         pieces = sorted(pieces, key=lambda p: (p.char_start, p.char_end))
         spans = [(p.char_start, p.char_end) for p in pieces]
     counts = analysis.counts(spans)
+    bounds = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    starts, ends = bounds[:, 0], bounds[:, 1]
+    pages = analysis.pages_of_spans(doc, starts, ends)
+    kinds = index.kinds_of(starts, ends)
+    paths = index.paths_at(starts)
     text, doc_id, sha256 = doc.text, doc.doc_id, doc.sha256
-    pages_of, kinds, path, path_at = analysis.pages_of, index.kinds, index.path, index.path_at
     id_prefix = f"{doc_id}\x1f{sha256}\x1f{policy.key}\x1f"  # as make_chunk_id builds it
+    blake2b = hashlib.blake2b
     chunks: list[Chunk] = []
-    for piece, count in zip(pieces, counts, strict=True):
+    for k, piece in enumerate(pieces):
         start, end = piece.char_start, piece.char_end
         heading = piece.heading_block
         raw_id = f"{id_prefix}{start}\x1f{end}".encode()
         chunks.append(
             Chunk(
-                chunk_id="c" + hashlib.blake2b(raw_id, digest_size=10).hexdigest(),
+                chunk_id="c" + blake2b(raw_id, digest_size=10).hexdigest(),
                 doc_id=doc_id,
                 doc_sha256=sha256,
                 char_start=start,
                 char_end=end,
                 text=text[start:end],
-                pages=pages_of(doc, start, end),
-                heading_path=path(heading) if heading is not None else path_at(start),
-                block_kinds=kinds(start, end),
-                token_count=count,
+                pages=pages[k],
+                heading_path=paths[k] if heading is None else index.path(heading),
+                block_kinds=kinds[k],
+                token_count=counts[k],
                 policy=policy,
                 oversize=piece.oversize,
             )

@@ -70,8 +70,8 @@ class DocAnalysis:
         self._real_pages: array[int] = array("i")
         self._distinct_pages: list[int] = []
         self._index_entry: tuple[tuple[Block, ...], BlockIndex] | None = None
-        self._counts: dict[tuple[int, int], int] = {}
-        self._text_counts: dict[str, int] = {}  # fragments tokenized by ``counts``
+        self._text_counts: dict[str, int] = {}  # counts of tokenized fragments, by text
+        self._arrays: tuple[np.ndarray, ...] | None = None  # ``_plans``' lookup arrays
         self._tokenize()
 
     # -- tokens -------------------------------------------------------------------------
@@ -145,47 +145,79 @@ class DocAnalysis:
         return parts, within
 
     def count(self, start: int, end: int) -> int:
-        """``tokenizer.count(text[start:end])``, exactly (see ``_plan``); cached per part."""
+        """``tokenizer.count(text[start:end])``, exactly (see ``_plan``); parts cached by text."""
         parts, from_cells = self._plan(start, end)
         return from_cells + sum(self._tokenized(a, b) for a, b in parts)
 
     def _tokenized(self, start: int, end: int) -> int:
-        key = (start, end)
-        found = self._counts.get(key)
+        fragment = self.text[start:end]
+        found = self._text_counts.get(fragment)
         if found is None:
-            found = self.tokenizer.count(self.text[start:end])
-            self._remember(key, found)
+            found = self.tokenizer.count(fragment)
+            self._remember({fragment: found})
         return found
 
     def counts(self, spans: Sequence[tuple[int, int]]) -> list[int]:
-        """``count`` of many spans; the parts that need the tokenizer go in one batch."""
-        plans = [self._plan(s, e) for s, e in spans]
-        missing = sorted({p for parts, _ in plans for p in parts if p not in self._counts})
-        if missing:
-            # A count depends on the text alone: the same fragment at another place (a
-            # word cut at the same letter) is not tokenized again.
-            texts = [self.text[a:b] for a, b in missing]
-            known = self._text_counts
-            unknown = sorted({t for t in texts if t not in known})
-            if len(known) + len(unknown) > _MAX_CACHED_COUNTS:
-                known.clear()
-                unknown = sorted(set(texts))
-            known.update(zip(unknown, count_many(self.tokenizer, unknown), strict=True))
-            for key, fragment in zip(missing, texts, strict=True):
-                self._remember(key, known[fragment])
-        cache = self._counts
-        out: list[int] = []
-        for parts, total in plans:
-            for part in parts:
-                found = cache.get(part)
-                total += found if found is not None else self._tokenized(*part)
-            out.append(total)
-        return out
+        """``count`` of many spans; the parts that need the tokenizer go in one batch.
 
-    def _remember(self, key: tuple[int, int], value: int) -> None:
-        if len(self._counts) >= _MAX_CACHED_COUNTS:
-            self._counts.clear()
-        self._counts[key] = value
+        A count depends on the text alone, so parts are cached by their text: the same
+        fragment at another place (a word cut at the same letter) is not tokenized again.
+        """
+        if not spans:
+            return []
+        parts, within = self._plans(spans)
+        text, known = self.text, self._text_counts
+        fragments = [[text[a:b] for a, b in pair] for pair in parts]
+        unknown = list(dict.fromkeys(f for pair in fragments for f in pair if f not in known))
+        if unknown:
+            batch = dict(zip(unknown, count_many(self.tokenizer, unknown), strict=True))
+            self._remember(batch)
+            if self._text_counts is not known:  # the cache was renewed: keep both here
+                known = {**known, **batch}
+        return [
+            total + sum(known[f] for f in pair)
+            for pair, total in zip(fragments, within, strict=True)
+        ]
+
+    def _plans(
+        self, spans: Sequence[tuple[int, int]]
+    ) -> tuple[list[list[tuple[int, int]]], list[int]]:
+        """``_plan`` of every span at once: the same splits, found with array searches."""
+        if not self._exact:
+            plans = [self._plan(s, e) for s, e in spans]
+            return [p for p, _ in plans], [w for _, w in plans]
+        if self._arrays is None:
+            self._arrays = tuple(
+                np.asarray(values, dtype=np.int64)
+                for values in (self._word_starts, self._word_ends, self.cell_starts)
+            ) + (np.asarray(self.cell_tokens, dtype=np.int64),)
+        word_starts, word_ends, cells, totals = self._arrays
+        bounds = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+        starts, ends = bounds[:, 0], bounds[:, 1]
+        inner_start, inner_end = starts.copy(), ends.copy()
+        if len(word_starts):
+            i = np.searchsorted(word_starts, starts, side="left") - 1  # the word around start
+            hit = (i >= 0) & (word_ends[np.maximum(i, 0)] > starts)
+            inner_start[hit] = word_ends[i[hit]]
+            i = np.searchsorted(word_starts, ends, side="left") - 1  # the word around end
+            hit = (i >= 0) & (word_ends[np.maximum(i, 0)] > ends)
+            inner_end[hit] = word_starts[i[hit]]
+        whole = (inner_start > inner_end) | (starts >= ends)  # one word, or empty
+        inner_start[whole] = ends[whole]
+        inner_end[whole] = ends[whole]
+        within = (
+            totals[np.searchsorted(cells, inner_end, side="left")]
+            - totals[np.searchsorted(cells, inner_start, side="left")]
+        )
+        rows = np.stack((starts, inner_start, inner_end, ends), axis=1).tolist()
+        parts = [[(a, b) for a, b in ((s, i), (j, e)) if a < b] for s, i, j, e in rows]
+        return parts, within.tolist()
+
+    def _remember(self, counts: dict[str, int]) -> None:
+        """Add to the fragment cache; a full cache is replaced, never cleared in place."""
+        if len(self._text_counts) + len(counts) > _MAX_CACHED_COUNTS:
+            self._text_counts = {}
+        self._text_counts.update(counts)
 
     # -- pages --------------------------------------------------------------------------
     def pages_of(self, doc: Document, start: int, end: int) -> tuple[int, ...]:
@@ -217,6 +249,39 @@ class DocAnalysis:
         first = bisect.bisect_right(self._run_starts, start) - 1
         last = bisect.bisect_left(self._run_starts, end)
         return tuple(sorted({p for p in self._run_pages[first:last] if p > 0}))
+
+    def pages_of_spans(self, doc: Document, starts: np.ndarray, ends: np.ndarray) -> list:
+        """``pages_of`` of many spans (``starts[i]``, ``ends[i]``); the prefix counts and
+        the first and last pages are looked up for all spans at once."""
+        if doc.char_page is None:
+            return [()] * len(starts)
+        if self._run_starts is None:
+            self._index_pages(np.asarray(doc.char_page))
+        before, real_pages = self._real_before, self._real_pages
+        if before is None or not real_pages:
+            return [
+                self.pages_of(doc, s, e)
+                for s, e in zip(starts.tolist(), ends.tolist(), strict=True)
+            ]
+        prefix = np.frombuffer(before, dtype=np.int32)
+        pages = np.frombuffer(real_pages, dtype=np.int32)
+        last_position, last_real = len(prefix) - 1, len(pages) - 1
+        firsts = prefix[np.minimum(starts, last_position)]
+        stops = prefix[np.minimum(ends, last_position)]
+        present = ((stops > firsts) & (ends > starts)).tolist()
+        lows = pages[np.clip(firsts, 0, last_real)].tolist()
+        highs = pages[np.clip(stops - 1, 0, last_real)].tolist()
+        distinct = self._distinct_pages
+        out: list[tuple[int, ...]] = []
+        for there, low, high in zip(present, lows, highs, strict=True):
+            if not there:
+                out.append(())
+            elif low == high:
+                out.append((low,))
+            else:
+                first = bisect.bisect_left(distinct, low)
+                out.append(tuple(distinct[first : bisect.bisect_right(distinct, high)]))
+        return out
 
     def _index_pages(self, pages: np.ndarray) -> None:
         """Prefix counts and pages of the non-inserted characters (when their pages never

@@ -10,6 +10,8 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
+import numpy as np
+
 from core.types import BLOCK_KINDS, Block
 
 _KIND_ORDER: tuple[str, ...] = tuple(sorted(BLOCK_KINDS))
@@ -41,6 +43,8 @@ class BlockIndex:
         self.derived: dict[str, object] = {}  # what chunkers derive from the blocks alone
         self._ends = [b.char_end for b in self.blocks]
         self._kind_table = self._kind_masks() if self._disjoint() else None
+        self._start_array = np.asarray(self.starts, dtype=np.int64)
+        self._end_array = np.asarray(self._ends, dtype=np.int64)
 
     def _disjoint(self) -> bool:
         """Whether every block is non-empty and ends at or before the next one starts."""
@@ -91,6 +95,35 @@ class BlockIndex:
         j = (high - low).bit_length() - 1
         level = self._kind_table[j]
         return _KINDS_OF_MASK[level[low] | level[high - (1 << j)]]
+
+    def kinds_of(self, starts: np.ndarray, ends: np.ndarray) -> list[tuple[str, ...]]:
+        """``kinds`` of many spans (``starts[i]``, ``ends[i]``), found with array searches."""
+        table = self._kind_table
+        if table is None:
+            return [self.kinds(s, e) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+        lows = np.searchsorted(self._end_array, starts, side="right").tolist()
+        highs = np.searchsorted(self._start_array, ends, side="left").tolist()
+        out: list[tuple[str, ...]] = []
+        for low, high in zip(lows, highs, strict=True):
+            if high <= low:
+                out.append(())
+                continue
+            j = (high - low).bit_length() - 1
+            level = table[j]
+            out.append(_KINDS_OF_MASK[level[low] | level[high - (1 << j)]])
+        return out
+
+    def paths_at(self, positions: np.ndarray) -> list[tuple[str, ...]]:
+        """``path_at`` of many positions.
+
+        Among disjoint non-empty blocks, ``at`` is simply the last block that starts at or
+        before the position (the one holding it, or the last one before it).
+        """
+        if self._kind_table is None:
+            return [self.path_at(p) for p in positions.tolist()]
+        blocks = self.blocks
+        found = (np.searchsorted(self._start_array, positions, side="right") - 1).tolist()
+        return [blocks[i].heading_path if i >= 0 else () for i in found]
 
     def at(self, position: int) -> int | None:
         """The block holding ``position``, else the last block that starts before it."""
