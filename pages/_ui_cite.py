@@ -40,7 +40,7 @@ def show_html(markup: str) -> None:
 
 def no_pages_note(doc: Document) -> None:
     st.info(
-        f"{doc.doc_id} is reflowable text: it has no pages, so its provenance is character "
+        f"{_ui.md(doc.doc_id)} is reflowable text: it has no pages, so its provenance is character "
         "offsets only. The text view below shows every span."
     )
 

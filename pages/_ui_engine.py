@@ -166,8 +166,11 @@ def windows_of(doc: Document) -> list[LateWindow]:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def context_chunks(doc_id: str, policy_key: str, state: str, _policy, _store) -> list:
-    """The document's stored chunks with their late context (``none`` without late)."""
+def context_chunks(doc_id: str, policy_key: str, where: str, state: str, _policy, _store) -> list:
+    """The document's stored chunks with their late context (``none`` without late).
+
+    ``where`` is the store's ``location.describe()``: with ``policy_key`` and ``state`` it
+    keys the cache, so another store never answers from this one's entry."""
     name = encoder().name
     for method in ("late", *METHODS):
         recs = _store.scope_records(model=name, method=method, policy=_policy, doc_id=doc_id)

@@ -93,4 +93,4 @@ def sidebar() -> None:
                 f"({info.text_tokens} for text), {info.pooling} pooling"
             )
         except ChunkscopeError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(_ui.md(exc), icon=":material/error:")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.cite import Citation
-from core.render.markup import Mark, Shape, escape, marked_text_html
+from core.cite import Citation, CitationStatus
+from core.render.markup import Mark, Shape, badge_html, escape, marked_text_html
 from core.render.overlay import span_line_boxes
 from core.render.rank_charts import WINDOW_COLOURS
 from core.render.views import first_words, highlight_mark, highlight_shapes
@@ -119,9 +119,14 @@ def window_marks(windows, char_start: int, char_end: int) -> list[Mark]:
 
 
 def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
-    """The chunk on its page with its late windows shaded, and its score under each method."""
+    """The chunk on its page with its late windows shaded, and its score under each method.
+
+    The stored offsets are drawn only on the very version that was indexed (the hit's
+    citation verifies against the loaded document); otherwise a red badge says why and the
+    stored text is shown instead."""
     late = next((h for h in wide.results.get("late", []) if h.chunk_id == hit.chunk_id), None)
     doc = _ui.library().get(hit.doc_id)
+    status = hit.citation.verify(doc)
     left, right = st.columns([3, 2], gap="medium")
     with right:
         rows = [
@@ -149,16 +154,38 @@ def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
                 f"{late.token_count} tokens with full context, from window(s) {used}."
             )
     with left:
-        if doc is None:
+        if status is CitationStatus.MISSING:
             st.info(f"{_ui.md(hit.doc_id)} is not loaded in this session: add it in the Library.")
-            return
-        windows = [w for w in eng.windows_of(doc) if late is not None and w.index in late.windows]
-        if doc.is_paged and hit.pages:
-            shapes = window_shapes(doc, windows, hit.char_start, hit.char_end, hit.pages[0])
-            _ui_cite.show_html(_ui_cite.page_figure(doc, hit.pages[0], shapes))
-            st.caption(f"Page {hit.pages[0]}: the chunk in yellow, its late window(s) shaded.")
-            return
-        a = max(0, hit.char_start - 800, min((w.char_start for w in windows), default=0))
-        b = min(len(doc.text), hit.char_end + 800)
-        marks = window_marks(windows, hit.char_start, hit.char_end)
-        _ui_cite.show_html(marked_text_html(doc.text[a:b], a, marks))
+        elif status is not CitationStatus.OK:
+            _ui_cite.show_html(unverified_html(hit, doc, status))
+        else:
+            draw_on_document(doc, hit, late)
+
+
+def unverified_html(hit, doc: Document, status: CitationStatus) -> str:
+    """A red badge saying why the stored offsets are not drawn, then the stored text."""
+    if status is CitationStatus.STALE:
+        headline = f"Stale: the loaded {hit.doc_id} is not the indexed version"
+        detail = (
+            f"Indexed sha256 {hit.doc_sha256[:12]}…, loaded {doc.sha256[:12]}…: the stored "
+            "offsets belong to the other bytes. Re-index the document to see the chunk on it."
+        )
+    else:
+        headline = f"Mismatch: the stored offsets of {hit.doc_id} do not hold the stored text"
+        detail = "Same document bytes, other characters at the span: re-index the document."
+    stored = marked_text_html(hit.text, 0, [])
+    return badge_html(headline, tone="bad", detail=detail) + stored
+
+
+def draw_on_document(doc: Document, hit, late) -> None:
+    """The verified chunk on its page (paged documents) or in its text, late windows shaded."""
+    windows = [w for w in eng.windows_of(doc) if late is not None and w.index in late.windows]
+    if doc.is_paged and hit.pages:
+        shapes = window_shapes(doc, windows, hit.char_start, hit.char_end, hit.pages[0])
+        _ui_cite.show_html(_ui_cite.page_figure(doc, hit.pages[0], shapes))
+        st.caption(f"Page {hit.pages[0]}: the chunk in yellow, its late window(s) shaded.")
+        return
+    a = max(0, hit.char_start - 800, min((w.char_start for w in windows), default=0))
+    b = min(len(doc.text), hit.char_end + 800)
+    marks = window_marks(windows, hit.char_start, hit.char_end)
+    _ui_cite.show_html(marked_text_html(doc.text[a:b], a, marks))

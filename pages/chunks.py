@@ -21,7 +21,7 @@ doc = _ui.require_doc()
 parser = st.session_state[_ui.Key.PARSER]
 st.title("Chunks")
 st.caption(
-    f"**{doc.doc_id}** cut by a chunking policy (blocks from the {parser} parser; "
+    f"**{_ui.md(doc.doc_id)}** cut by a chunking policy (blocks from the {parser} parser; "
     "change the parser on the Parse page). Moving a slider re-chunks; it never re-parses."
 )
 top = st.columns([1, 1, 2], vertical_alignment="bottom")

@@ -136,9 +136,15 @@ st.subheader("Inspect a chunk")
 selected = st.selectbox("Chunk", list(labels), key=K.SELECTED, format_func=labels.get)
 hit = hits[selected]
 ins.chunk_inspector(wide, hit, changes.get(selected), reranked)
-ctx = eng.context_chunks(hit.doc_id, policy.key, eng.index_state(entries), policy, opened)
+where = opened.location.describe()
+ctx = eng.context_chunks(hit.doc_id, policy.key, where, eng.index_state(entries), policy, opened)
 doc = _ui.library().get(hit.doc_id)
-if doc is not None and ctx:
+if doc is not None and doc.sha256 != hit.doc_sha256:
+    st.caption(
+        f"No context coverage: the loaded {_ui.md(doc.doc_id)} differs from the indexed "
+        "version, so the stored offsets do not fit its text."
+    )
+elif doc is not None and ctx:
     windows = eng.windows_of(doc) if refusal is None else []
     tokens = windows[-1].token_end if windows else _ui.doc_token_count(doc.doc_id, doc.sha256, doc)
     window, limit = eng.late_window_tokens(tokens)

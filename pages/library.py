@@ -26,11 +26,11 @@ _ui.read_uploads(files or [])
 
 for note in st.session_state[_ui.Key.NOTES]:
     show = {"success": st.success, "warning": st.warning, "error": st.error}[note.level]
-    show(f"**{note.name}** {note.text}")
+    show(f"**{_ui.md(note.name)}** {_ui.md(note.text)}")
 
 for name in list(st.session_state[_ui.Key.PENDING]):
     with st.form(f"password-{name}", border=True):
-        password = st.text_input(f"Password for {name}", type="password")
+        password = st.text_input(f"Password for {_ui.md(name)}", type="password")
         if st.form_submit_button("Open", icon=":material/lock_open:"):
             data = st.session_state[_ui.Key.PENDING][name]
             st.session_state[_ui.Key.NOTES] = [_ui.read_upload(name, data, password)]

@@ -17,7 +17,7 @@ _ui_frame.entry("pages/parse.py")
 
 doc = _ui.require_doc()
 st.title("Parse")
-st.caption(f"**{doc.doc_id}**: how the parser cut it into typed blocks.")
+st.caption(f"**{_ui.md(doc.doc_id)}**: how the parser cut it into typed blocks.")
 
 controls = st.columns([2, 1, 3], vertical_alignment="bottom")
 parser = controls[0].segmented_control(

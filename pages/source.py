@@ -41,8 +41,8 @@ if not doc_id or span is None:
 doc = _ui.library().get(doc_id)
 if doc is None:
     st.error(
-        f"No document {doc_id!r} is loaded in this session: upload it on the Library page, "
-        "then open the link again."
+        f"No document {_ui.md(repr(doc_id))} is loaded in this session: upload it on the "
+        "Library page, then open the link again."
     )
     st.page_link(_ui.LIBRARY_PAGE, label="Open the Library", icon=":material/folder_open:")
     st.stop()

@@ -29,6 +29,7 @@ from core.embed.records import LateWindow
 from core.evaluate import TriageStore, export_tags, load_run, run_eval
 from core.index import default_steps, index_documents
 from core.ingest import load_document
+from core.render.markup import escape
 from core.store import ChunkStore
 from pages import _ui
 from pages import _ui_engine as eng
@@ -214,6 +215,42 @@ def test_document_text_reaches_the_compare_page_escaped(fake, store_dir):
     bodies = "\n".join(h.proto.body for h in at.html if "cs-hit" in h.proto.body)
     assert "&lt;script&gt;" in bodies or "&lt;img" in bodies
     assert "<script" not in bodies and "<img" not in bodies and "<svg" not in bodies
+
+
+NOTES_V1 = (
+    b"# Pump notes\n\n## Operating temperature\n\nThe Corvane HX40 pump runs from -20 to 60 C "
+    b"when a < b & c holds.\n\n## Warranty\n\nTwo years from the date of purchase.\n"
+)
+BAD_BADGE = '<div class="cs-badge cs-badge-bad">'
+NOTES_V2 = b"# Pump notes\n\n" + b"Rewritten: the old offsets now land on other words. " * 8
+
+
+def test_a_changed_document_shows_the_stored_chunk_stale_not_highlighted(fake, store_dir):
+    indexed = load_document(NOTES_V1, name="notes.txt")
+    index_demo(store_dir, fake, methods=("naive", "late"), docs=[indexed])
+    at = open_page("compare")
+    at.session_state[_ui.Key.DOCS] = {indexed.doc_id: indexed}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    bodies = "\n".join(h.proto.body for h in at.html)
+    assert '<mark class="cs-hl"' in bodies and BAD_BADGE not in bodies
+
+    changed = load_document(NOTES_V2, name="notes.txt")
+    assert changed.doc_id == indexed.doc_id and changed.sha256 != indexed.sha256
+    assert len(changed.text) > len(indexed.text)  # old offsets would land on new words
+    at.session_state[_ui.Key.DOCS] = {changed.doc_id: changed}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    bodies = "\n".join(h.proto.body for h in at.html)
+    assert '<mark class="cs-hl"' not in bodies and '<mark class="cs-window"' not in bodies
+    (badge,) = [h.proto.body for h in at.html if BAD_BADGE in h.proto.body]
+    assert "Stale: the loaded notes is not the indexed version" in badge
+    recs = ChunkStore.open(store_dir).scope_records(
+        model=fake.name, method="naive", policy=eng.DEMO_POLICY, doc_id=indexed.doc_id
+    )
+    stored = dict(zip(recs.ids, recs.texts, strict=True))[at.session_state[eng.EKey.SELECTED]]
+    assert escape(stored) in badge and "<" not in re.sub(r"</?(div|strong)[^>]*>", "", badge)
+    assert any("differs from the indexed version" in plain(c.value) for c in at.caption)
 
 
 # -- evaluate and triage ------------------------------------------------------------------

@@ -108,3 +108,27 @@ def test_bad_qa_tables_are_user_errors(tmp_path: Path, content: str, message: st
     path.write_text(content, "utf-8")
     with pytest.raises(LabelError, match=message):
         import_qa(path, question="q", evidence="ev", page="p", doc="d")
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "extra", "message"),
+    [
+        ("t.csv", b"q,ev,d,p\nWhere?,Here.,a,1\n", ["--threshold", "1.5"], "share in (0, 1]"),
+        ("t.csv", b"q,ev,d,p\nWhere?,Here.,a,inf\n", [], "page 'inf' is not a number"),
+        ("t.csv", b"q,ev,d,p\nWhere?,H\xe9re.,a,1\n", [], "is not UTF-8"),
+        ("t.jsonl", b'{"q": "Where?", "ev": "H\xe9re.", "d": "a"}\n', [], "is not UTF-8"),
+    ],
+)
+def test_import_qa_user_errors_exit_2(
+    tmp_path: Path, capsys, name: str, content: bytes, extra: list[str], message: str
+) -> None:
+    from core.cli import main
+
+    path = tmp_path / name
+    path.write_bytes(content)
+    args = ["import-qa", str(path), "--question", "q", "--evidence", "ev", "--doc", "d"]
+    args += ["--page", "p", "--out", str(tmp_path / "out.jsonl"), *extra]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -96,3 +96,16 @@ def test_duplicate_ids_and_missing_or_empty_files(tmp_path: Path) -> None:
     empty.write_text("\n", "utf-8")
     with pytest.raises(LabelError, match="no queries"):
         read_queries(empty)
+
+
+def test_a_query_set_that_is_not_utf8_is_a_user_error(tmp_path: Path, capsys) -> None:
+    from core.cli import main
+
+    path = tmp_path / "latin1.jsonl"
+    line = '{"id": "1", "query": "caf\u00e9?", "doc": "a", "evidence": [{"text": "x"}]}\n'
+    path.write_bytes(line.encode("latin-1"))
+    with pytest.raises(LabelError, match="is not UTF-8"):
+        read_queries(path)
+    assert main(["eval", "--queries", str(path), "--docs", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "is not UTF-8" in err

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.errors import LabelError
 from core.evaluate.labels import Evidence, GoldSpan, LabelledQuery
 from core.evaluate.resolve import (
     DocumentIndex,
@@ -226,8 +228,9 @@ def _doc(text: str) -> Document:
     st.data(),
 )
 def test_any_slice_resolves_to_a_span_with_the_same_non_space_text(text: str, data) -> None:
-    start = data.draw(st.integers(0, len(text) - 1))
-    end = data.draw(st.integers(start + 1, len(text)))
+    edges = [p for p in range(len(text) + 1) if not _splits_a_word(text, p)]
+    start = data.draw(st.sampled_from(edges[:-1]))
+    end = data.draw(st.sampled_from([p for p in edges if p > start]))
     evidence = text[start:end]
     if not evidence.split():
         return
@@ -236,3 +239,78 @@ def test_any_slice_resolves_to_a_span_with_the_same_non_space_text(text: str, da
     span_text = text[result.span.char_start : result.span.char_end]
     assert span_text == result.span.text
     assert "".join(span_text.split()) == "".join(evidence.split())
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or unicodedata.category(ch).startswith("M")
+
+
+def _splits_a_word(text: str, offset: int) -> bool:
+    """Whether ``offset`` falls between two word characters of ``text``."""
+    return 0 < offset < len(text) and all(_is_word_char(text[i]) for i in (offset - 1, offset))
+
+
+SAID = "Then the said function is a notebook."
+
+
+@pytest.mark.parametrize("evidence", ["he said", "ion is", "note book", "is a note", "hen"])
+@pytest.mark.parametrize("threshold", [0.95, 0.5])
+def test_evidence_cut_mid_word_never_resolves_mid_word(evidence: str, threshold: float) -> None:
+    result = Resolver(threshold=threshold).resolve(_doc(SAID), Evidence(text=evidence))
+    if threshold == 0.95:
+        assert result.span is None
+    if result.span is not None:
+        span = result.span
+        assert span.method == "aligned" and SAID[span.char_start : span.char_end] == span.text
+        assert not _splits_a_word(SAID, span.char_start)
+        assert not _splits_a_word(SAID, span.char_end)
+        assert span.text.split() == [w for w in span.text.split() if w in evidence.split()]
+
+
+def test_words_joined_in_the_evidence_do_not_match_split_words() -> None:
+    result = Resolver().resolve(_doc("a note book here"), Evidence(text="notebook"))
+    assert result.span is None
+
+
+def test_whole_word_evidence_with_other_spacing_resolves_exactly() -> None:
+    doc = _doc(SAID)
+    for evidence, expected in [
+        ("the said", "the said"),
+        ("  said\n function\tis ", "said function is"),
+        ("a notebook .", "a notebook."),
+        ("Then", "Then"),
+    ]:
+        result = Resolver().resolve(doc, Evidence(text=evidence))
+        assert result.span is not None and result.span.method == "exact", evidence
+        assert result.span.text == expected
+
+
+def test_the_first_whole_word_match_is_taken() -> None:
+    text = "bathe cat sat. the cat ran. the  cat hid."
+    result = Resolver().resolve(_doc(text), Evidence(text="the cat"))
+    assert result.span is not None and result.span.method == "exact"
+    assert result.span.char_start == text.index(" the cat") + 1
+    assert result.span.text == "the cat"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from(list("ab xy\n.-ﬁ\u05d0é\u0301")), min_size=1, max_size=200),
+    st.data(),
+)
+def test_no_slice_resolves_to_a_span_that_cuts_a_word(text: str, data) -> None:
+    start = data.draw(st.integers(0, len(text) - 1))
+    end = data.draw(st.integers(start + 1, len(text)))
+    if not text[start:end].split():
+        return
+    result = Resolver(threshold=0.5).resolve(_doc(text), Evidence(text=text[start:end]))
+    if result.span is not None:
+        assert text[result.span.char_start : result.span.char_end] == result.span.text
+        assert not _splits_a_word(text, result.span.char_start)
+        assert not _splits_a_word(text, result.span.char_end)
+
+
+def test_a_threshold_outside_zero_to_one_is_a_user_error() -> None:
+    for threshold in (0.0, 1.5, float("nan")):
+        with pytest.raises(LabelError, match="share in"):
+            Resolver(threshold=threshold)

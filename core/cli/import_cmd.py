@@ -54,7 +54,9 @@ def run_chunking_eval(args: argparse.Namespace) -> int:
 
 def run_qa(args: argparse.Namespace) -> int:
     from core.evaluate import import_qa, pin_labels, resolve_queries, write_queries
+    from core.evaluate.resolve import check_threshold
 
+    check_threshold(args.threshold)
     queries = import_qa(
         args.file,
         question=args.question,

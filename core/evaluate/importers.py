@@ -36,8 +36,11 @@ def _default_loader(path: Path) -> Document:
 
 def _read_csv(path: Path) -> list[dict[str, str]]:
     csv.field_size_limit(1 << 28)
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        return list(csv.DictReader(handle))
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            return list(csv.DictReader(handle))
+    except UnicodeDecodeError as exc:
+        raise LabelError(f"{path} is not UTF-8 ({exc.reason}): save it as UTF-8") from exc
 
 
 def _references(row: Mapping[str, str], number: int) -> list[dict[str, object]]:
@@ -104,16 +107,20 @@ def _rows(path: Path) -> Iterator[dict[str, object]]:
         return
     if path.suffix.lower() not in (".jsonl", ".ndjson"):
         raise LabelError(f"{path.name}: give a .csv or .jsonl file")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    data = json.loads(line)
-                except ValueError as exc:
-                    raise LabelError(f"{path}:{number}: not JSON ({exc})") from exc
-                if not isinstance(data, dict):
-                    raise LabelError(f"{path}:{number}: a line must be a JSON object")
-                yield data
+    try:
+        with path.open(encoding="utf-8") as handle:
+            lines = list(handle)
+    except UnicodeDecodeError as exc:
+        raise LabelError(f"{path} is not UTF-8 ({exc.reason}): save it as UTF-8") from exc
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            try:
+                data = json.loads(line)
+            except ValueError as exc:
+                raise LabelError(f"{path}:{number}: not JSON ({exc})") from exc
+            if not isinstance(data, dict):
+                raise LabelError(f"{path}:{number}: a line must be a JSON object")
+            yield data
 
 
 def _page_of(value: object, where: str) -> int | None:
@@ -121,7 +128,7 @@ def _page_of(value: object, where: str) -> int | None:
         return None
     try:
         page = int(float(str(value)))
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise LabelError(f"{where}: page {value!r} is not a number") from exc
     if page < 1:
         raise LabelError(f"{where}: pages are 1-based, got {page}")

@@ -185,8 +185,13 @@ def read_queries(path: str | os.PathLike[str]) -> list[LabelledQuery]:
     file = Path(path)
     if not file.is_file():
         raise LabelError(f"query set {file} not found: pass an existing JSONL file")
-    with file.open(encoding="utf-8") as handle:
-        queries = parse_queries(handle, source=str(file))
+    try:
+        with file.open(encoding="utf-8") as handle:
+            queries = parse_queries(handle, source=str(file))
+    except UnicodeDecodeError as exc:
+        raise LabelError(
+            f"{file} is not UTF-8 ({exc.reason}): save the query set as UTF-8"
+        ) from exc
     if not queries:
         raise LabelError(f"query set {file} holds no queries: one JSON object a line")
     return queries

@@ -4,7 +4,10 @@ Two steps, on one page's slice of ``doc.text`` (the whole text when no page is g
 
 1. **exact**: the evidence with all whitespace removed is searched in a whitespace-free
    view of the page. The view keeps, for each of its characters, the canonical offset it
-   came from, so the span is read from that map (never from a position in the view).
+   came from, so the span is read from that map (never from a position in the view). A
+   match counts only on word boundaries (see ``core.evaluate.exact``): ``he said`` never
+   matches the end of ``the said``, nor ``note book`` ``notebook``. Of several whole-word
+   matches the first on the page is taken.
 2. **aligned**: the evidence's words are matched, as a multiset, against the page's words
    (so reordered table cells still match). The tightest run of page words holding at least
    ``threshold`` of the evidence words is taken, then widened over nearby page words that
@@ -20,13 +23,13 @@ regex match on ``doc.text`` itself.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
 from core.errors import LabelError
+from core.evaluate.exact import View, exact_match, whitespace_free_view
 from core.evaluate.labels import Evidence, GoldSpan, LabelledQuery
 from core.evaluate.words import Word, words_of
 from core.types import Document
@@ -34,25 +37,7 @@ from core.types import Document
 DEFAULT_THRESHOLD = 0.95
 _GAP_WORDS = 3  # how far past the tight window a missing evidence word may still be taken
 _RegionKey = tuple[str, int, int]  # (document sha256, char_start, char_end)
-_WHITESPACE_RUN = re.compile(r"\S+")
 _EDGE_MARKS = ".,;:!?)]}\"'\u2019\u201d([{\u2018\u201c"
-
-
-@dataclass(frozen=True, slots=True)
-class _View:
-    """``text`` without whitespace; ``offsets[i]`` is the canonical offset of ``text[i]``."""
-
-    text: str
-    offsets: list[int]
-
-
-def _whitespace_free_view(text: str, start: int, end: int) -> _View:
-    pieces: list[str] = []
-    offsets: list[int] = []
-    for match in _WHITESPACE_RUN.finditer(text, start, end):
-        pieces.append(match.group())
-        offsets.extend(range(match.start(), match.end()))
-    return _View(text="".join(pieces), offsets=offsets)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,14 +143,21 @@ def _with_edge_punctuation(text: str, evidence: str, start: int, end: int) -> tu
     return start, end
 
 
+def check_threshold(threshold: float) -> float:
+    """``threshold`` if it is a share in (0, 1]; else a ``LabelError`` saying so."""
+    if not 0 < threshold <= 1:
+        raise LabelError(
+            f"the alignment threshold is a share in (0, 1], got {threshold}: pass e.g. 0.95"
+        )
+    return threshold
+
+
 class Resolver:
     """Resolves evidence against loaded documents; caches each page's view and words."""
 
     def __init__(self, *, threshold: float = DEFAULT_THRESHOLD) -> None:
-        if not 0 < threshold <= 1:
-            raise ValueError("the alignment threshold is a share in (0, 1]")
-        self.threshold = threshold
-        self._views: dict[_RegionKey, _View] = {}
+        self.threshold = check_threshold(threshold)
+        self._views: dict[_RegionKey, View] = {}
         self._words: dict[_RegionKey, list[Word]] = {}
 
     def region(self, doc: Document, page: int | None) -> tuple[int, int]:
@@ -184,14 +176,14 @@ class Resolver:
         start, end = self.region(doc, evidence.page)
         key = (doc.sha256, start, end)
         view = self._views.get(key) or self._views.setdefault(
-            key, _whitespace_free_view(doc.text, start, end)
+            key, whitespace_free_view(doc.text, start, end)
         )
-        needle = "".join(evidence.text.split())
-        if not needle:
+        pieces = evidence.text.split()
+        if not pieces:
             return Resolution(span=None, coverage=0.0, reason="evidence is empty")
-        found = view.text.find(needle)
-        if found >= 0:
-            first, last = view.offsets[found], view.offsets[found + len(needle) - 1] + 1
+        found = exact_match(doc.text, view, pieces, (start, end))
+        if found is not None:
+            first, last = found
             span = GoldSpan(
                 char_start=first,
                 char_end=last,

@@ -1,0 +1,86 @@
+"""The exact step of evidence resolution: a whole-word match of the evidence, spacing
+aside, in a whitespace-free view of one region of the canonical text.
+
+The view keeps, for each of its characters, the canonical offset it came from, so a span
+is read from that map (never from a position in the view). A match counts only on word
+boundaries: it neither starts nor ends between two word characters (letters, digits,
+combining marks) of the text, and between every two adjacent word characters of the
+evidence the text has whitespace exactly where the evidence has it (``note book`` never
+matches ``notebook``, nor ``he said`` the end of ``the said``). Spacing next to
+punctuation may differ freely. Of several qualifying matches the first is taken.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_WHITESPACE_RUN = re.compile(r"\S+")
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """``text`` without whitespace; ``offsets[i]`` is the canonical offset of ``text[i]``."""
+
+    text: str
+    offsets: list[int]
+
+
+def whitespace_free_view(text: str, start: int, end: int) -> View:
+    """``text[start:end]`` without whitespace, offsets into ``text`` itself."""
+    pieces: list[str] = []
+    offsets: list[int] = []
+    for match in _WHITESPACE_RUN.finditer(text, start, end):
+        pieces.append(match.group())
+        offsets.extend(range(match.start(), match.end()))
+    return View(text="".join(pieces), offsets=offsets)
+
+
+def _is_word_char(ch: str) -> bool:
+    """A character that belongs to a word (letter, digit or combining mark)."""
+    return ch.isalnum() or unicodedata.category(ch).startswith("M")
+
+
+def _splits_a_word(text: str, offset: int, region: tuple[int, int]) -> bool:
+    """Whether a span edge at canonical ``offset`` falls between two word characters."""
+    if offset <= region[0] or offset >= region[1]:
+        return False
+    return _is_word_char(text[offset - 1]) and _is_word_char(text[offset])
+
+
+def _breaks_agree(view: View, found: int, needle: str, breaks: set[int]) -> bool:
+    """Whether, between every two adjacent word characters of the match, the page has
+    whitespace exactly where the evidence had it (``breaks``: needle indices that
+    followed whitespace in the evidence)."""
+    for index in range(1, len(needle)):
+        if not (_is_word_char(needle[index - 1]) and _is_word_char(needle[index])):
+            continue
+        page_gap = view.offsets[found + index] > view.offsets[found + index - 1] + 1
+        if page_gap != (index in breaks):
+            return False
+    return True
+
+
+def exact_match(
+    text: str, view: View, pieces: list[str], region: tuple[int, int]
+) -> tuple[int, int] | None:
+    """``[char_start, char_end)`` of the first whole-word match of the evidence ``pieces``
+    (its whitespace-separated parts) in ``view``; ``None`` when no match qualifies."""
+    needle = "".join(pieces)
+    breaks: set[int] = set()
+    length = 0
+    for piece in pieces[:-1]:
+        length += len(piece)
+        breaks.add(length)
+    found = view.text.find(needle)
+    while found >= 0:
+        first, last = view.offsets[found], view.offsets[found + len(needle) - 1] + 1
+        if (
+            not _splits_a_word(text, first, region)
+            and not _splits_a_word(text, last, region)
+            and _breaks_agree(view, found, needle, breaks)
+        ):
+            return first, last
+        found = view.text.find(needle, found + 1)
+    return None
