@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from core.types import Chunk, Document
 
 
-class CitationStatus(str, Enum):
+class CitationStatus(StrEnum):
     OK = "ok"
     MISMATCH = "mismatch"  # same document bytes, but the offsets do not hold the quote
     STALE = "stale"  # the document with this id now has other bytes

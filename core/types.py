@@ -20,11 +20,16 @@ import numpy as np
 
 BBox = tuple[float, float, float, float]
 DocKind = Literal["pdf", "text"]
-BlockKind = Literal[
-    "heading", "paragraph", "list", "table", "code", "caption", "header", "footer"
-]
+BlockKind = Literal["heading", "paragraph", "list", "table", "code", "caption", "header", "footer"]
 BLOCK_KINDS: tuple[str, ...] = (
-    "heading", "paragraph", "list", "table", "code", "caption", "header", "footer"
+    "heading",
+    "paragraph",
+    "list",
+    "table",
+    "code",
+    "caption",
+    "header",
+    "footer",
 )
 PolicyName = Literal["fixed", "sentence", "structure"]
 PolicyUnit = Literal["chars", "tokens", "sentences"]

@@ -47,12 +47,9 @@ class NetworkAccessError(RuntimeError):
 
 
 def _is_loopback(address: object) -> bool:
-    if isinstance(address, tuple) and address:
-        host = str(address[0])
-    elif isinstance(address, (str, bytes)):
-        return True  # AF_UNIX path
-    else:
-        return False
+    if not (isinstance(address, tuple) and address):
+        return isinstance(address, (str, bytes))  # an AF_UNIX path is local
+    host = str(address[0])
     if host in ("localhost", ""):
         return True
     try:

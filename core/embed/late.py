@@ -106,10 +106,7 @@ def window_policy(
     in a whole document that fits the model's positions (see ``default_window``).
     """
     limit = encoder.content_position_limit
-    if window_tokens is None:
-        window = default_window(encoder, doc_tokens)
-    else:
-        window = int(window_tokens)
+    window = default_window(encoder, doc_tokens) if window_tokens is None else int(window_tokens)
     if not 1 <= window <= limit:
         raise ModelError(f"--window must be between 1 and {limit} for {encoder.name}")
     stride = default_stride(window) if stride_tokens is None else int(stride_tokens)
