@@ -13,6 +13,7 @@ points (1/72 inch) with the origin at the top-left corner of the page as rendere
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -208,10 +209,21 @@ class ChunkPolicy:
         )
 
 
+def chunk_id_maker(doc_id: str, doc_sha256: str, policy: ChunkPolicy) -> Callable[[int, int], str]:
+    """``(start, end) -> chunk_id`` for one document version and policy (the prefix of the
+    hashed bytes is built once, so chunking a whole document pays it once)."""
+    prefix = f"{doc_id}\x1f{doc_sha256}\x1f{policy.key}\x1f"
+    blake2b = hashlib.blake2b
+
+    def chunk_id(start: int, end: int) -> str:
+        return "c" + blake2b(f"{prefix}{start}\x1f{end}".encode(), digest_size=10).hexdigest()
+
+    return chunk_id
+
+
 def make_chunk_id(doc_id: str, doc_sha256: str, policy: ChunkPolicy, start: int, end: int) -> str:
     """Stable id: same document bytes, policy and span give the same id in every run."""
-    raw = f"{doc_id}\x1f{doc_sha256}\x1f{policy.key}\x1f{start}\x1f{end}".encode()
-    return "c" + hashlib.blake2b(raw, digest_size=10).hexdigest()
+    return chunk_id_maker(doc_id, doc_sha256, policy)(start, end)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

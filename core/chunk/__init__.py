@@ -27,7 +27,6 @@ baseline); ``structure`` counts tokens, because chars are a poor proxy outside E
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -42,7 +41,7 @@ from core.chunk.stats import ChunkStats, chunk_stats
 from core.chunk.structure import EXCLUDED_KINDS, structure_pieces
 from core.errors import ChunkscopeError
 from core.tokens import Tokenizer, load_tokenizer
-from core.types import Block, Chunk, ChunkPolicy, Document
+from core.types import Block, Chunk, ChunkPolicy, Document, chunk_id_maker
 
 __all__ = [
     "DEFAULT_POLICIES",
@@ -154,16 +153,14 @@ def _chunks(
     kinds = index.kinds_of(starts, ends)
     paths = index.paths_at(starts)
     text, doc_id, sha256 = doc.text, doc.doc_id, doc.sha256
-    id_prefix = f"{doc_id}\x1f{sha256}\x1f{policy.key}\x1f"  # as make_chunk_id builds it
-    blake2b = hashlib.blake2b
+    chunk_id = chunk_id_maker(doc_id, sha256, policy)
     chunks: list[Chunk] = []
     for k, piece in enumerate(pieces):
         start, end = piece.char_start, piece.char_end
         heading = piece.heading_block
-        raw_id = f"{id_prefix}{start}\x1f{end}".encode()
         chunks.append(
             Chunk(
-                chunk_id="c" + blake2b(raw_id, digest_size=10).hexdigest(),
+                chunk_id=chunk_id(start, end),
                 doc_id=doc_id,
                 doc_sha256=sha256,
                 char_start=start,
