@@ -10,9 +10,9 @@ from __future__ import annotations
 import streamlit as st
 
 from core.cite import Citation, CitationStatus
+from core.render.chart_style import WINDOW_COLOURS
 from core.render.markup import Mark, Shape, badge_html, escape, marked_text_html
 from core.render.overlay import span_line_boxes
-from core.render.rank_charts import WINDOW_COLOURS
 from core.render.views import first_words, highlight_mark, highlight_shapes
 from core.retrieve import Comparison
 from core.types import Document

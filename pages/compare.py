@@ -7,6 +7,7 @@ import streamlit as st
 from core.embed import METHODS
 from core.errors import ChunkscopeError
 from core.render import rank_charts as charts
+from core.render.failure_charts import context_coverage_figure
 from core.rerank import FEATURE_HELP, RerankWeights, contribution_rows, rerank
 from pages import _ui, _ui_frame
 from pages import _ui_engine as eng
@@ -148,7 +149,7 @@ elif doc is not None and ctx:
     windows = eng.windows_of(doc) if refusal is None else []
     tokens = windows[-1].token_end if windows else _ui.doc_token_count(doc.doc_id, doc.sha256, doc)
     window, limit = eng.late_window_tokens(tokens)
-    fig = charts.context_coverage_figure(
+    fig = context_coverage_figure(
         doc_label=doc.doc_id, doc_chars=len(doc.text), doc_tokens=tokens, window_tokens=window,
         limit_tokens=limit, windows=windows, chunks=ctx, selected=selected,
     )  # fmt: skip

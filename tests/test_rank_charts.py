@@ -8,17 +8,19 @@ import json
 import pytest
 
 from core.embed.records import LateWindow
-from core.render.rank_charts import (
-    CONTEXT_COLOURS,
+from core.render.chart_style import CONTEXT_COLOURS
+from core.render.failure_charts import (
     ChunkContext,
-    SlopeLine,
-    biggest_movers,
     cause_bar_figure,
     chunk_contexts,
     context_counts,
     context_coverage_figure,
-    cosine_rank_figure,
     rank_scatter_figure,
+)
+from core.render.rank_charts import (
+    SlopeLine,
+    biggest_movers,
+    cosine_rank_figure,
     slope_figure,
     slope_lines,
 )

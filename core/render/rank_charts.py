@@ -6,9 +6,8 @@
   cosine separates rank 3 from rank 300 in a big scope.
 
 The figures of why a query failed (gold-rank scatter, triage causes, late-context
-coverage) are in ``core.render.failure_charts`` and the shared colours in
-``core.render.chart_style``; both are re-exported here, so this module stays the one
-import for every rank figure.
+coverage) are in ``core.render.failure_charts``; the shared colours in
+``core.render.chart_style``.
 
 Ranks are 1-based; a rank of ``None`` (not retrieved within the depth) is drawn in a band
 just below the deepest rank, labelled as such. Point ``customdata`` holds the chunk id, so
@@ -25,36 +24,14 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from core.render.chart_style import (
-    CAUSE_COLOURS,
-    CONTEXT_COLOURS,
     DOWN_COLOUR,
-    GRID,
-    METHOD_COLOURS,
     SAME_COLOUR,
     SELECTED_COLOUR,
     UP_COLOUR,
-    WINDOW_COLOURS,
     layout,
     method_colour,
 )
-from core.render.failure_charts import (
-    ChunkContext,
-    cause_bar_figure,
-    chunk_contexts,
-    context_counts,
-    context_coverage_figure,
-    rank_scatter_figure,
-)
 from core.render.markup import escape
-
-__all__ = [
-    "CAUSE_COLOURS", "CONTEXT_COLOURS", "DOWN_COLOUR", "GRID", "METHOD_COLOURS", "SAME_COLOUR",
-    "SELECTED_COLOUR", "UP_COLOUR", "WINDOW_COLOURS", "ChunkContext", "SlopeLine",
-    "biggest_movers", "cause_bar_figure", "chunk_contexts", "context_counts",
-    "context_coverage_figure", "cosine_rank_figure", "method_colour", "rank_scatter_figure",
-    "slope_figure", "slope_lines",
-]  # fmt: skip
-
 
 # -- rank changes -----------------------------------------------------------------------
 
