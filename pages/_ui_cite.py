@@ -2,7 +2,7 @@
 
 - ``show_html``/``page_figure``: document text reaches HTML only through ``core.render``'s
   escaping builders;
-- ``source_url``/``citation_link``: any citation opens the Source page at its span (the
+- ``citation_link``: any citation opens the Source page at its span (the
   link's label goes through ``_ui.md``, so a quote is shown as written).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.cite import Citation
-from core.render.links import link_url, source_params
+from core.render.links import source_params
 from core.render.markup import Shape, page_html
 from core.render.pages import DEFAULT_ZOOM, render_page_png
 from core.types import Document
@@ -54,11 +54,6 @@ def text_window(doc: Document, key: str, size: int = 6000) -> tuple[int, int]:
         )
     )
     return (part - 1) * size, min(len(doc.text), part * size)
-
-
-def source_url(citation: Citation) -> str:
-    """Relative deep link to the Source view (``source?doc=…&span=a-b&sha=…&qh=…``)."""
-    return link_url("", source_params(citation))
 
 
 def citation_link(citation: Citation, *, label: str | None = None) -> None:
