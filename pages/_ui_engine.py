@@ -271,4 +271,4 @@ def index_panel(entries) -> None:
             help="The five demo datasheets, one chunk per section, every method.",
         ):  # fmt: skip
             start_index(list(demo_documents().values()), DEMO_POLICY, usable_methods())
-        job_panel()
+    job_panel()  # outside the expander: it collapses once something is indexed
