@@ -12,6 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 ENV_MODEL = "CHUNKSCOPE_MODEL"
+ENV_POOLING = "CHUNKSCOPE_POOLING"
 
 
 def default_model_dir() -> Path:
@@ -32,3 +33,9 @@ def resolve_model_dir(model: str | os.PathLike[str] | None = None) -> Path:
     if not (path / "config.json").is_file():
         raise ModelError(f"{path} is not a model folder (no config.json): pass --model DIR")
     return path
+
+
+def pooling_choice(pooling: str | None = None) -> str | None:
+    """``pooling`` if given, else ``$CHUNKSCOPE_POOLING`` (for a folder without a
+    sentence-transformers config, where the workbench has no ``--pooling`` to pass)."""
+    return pooling or os.environ.get(ENV_POOLING) or None

@@ -125,6 +125,7 @@ class ModelInfo:
 @st.cache_resource(show_spinner=False)
 def model_info() -> ModelInfo:
     from core.embed.encoder import read_pooling
+    from core.modelpath import pooling_choice
 
     path = resolve_model_dir()
     config_file = path / "sentence_bert_config.json"
@@ -139,7 +140,7 @@ def model_info() -> ModelInfo:
         window_tokens=window,
         text_tokens=window - specials,
         whole_doc_tokens=positions - specials,
-        pooling=read_pooling(path) or "unknown",
+        pooling=pooling_choice() or read_pooling(path) or "unknown",
     )
 
 

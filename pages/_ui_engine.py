@@ -96,6 +96,15 @@ def vector_cache() -> VectorCache:
     return VectorCache()
 
 
+def require_encoder() -> None:
+    """Stop the page with the one-line reason when the configured model cannot load."""
+    try:
+        encoder()
+    except ChunkscopeError as exc:
+        st.error(_ui.md(exc), icon=":material/error:")
+        st.stop()
+
+
 def late_refusal() -> str | None:
     """Why late chunking is unavailable with this model (not mean-pooled), or None."""
     try:

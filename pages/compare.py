@@ -22,6 +22,7 @@ st.caption(
     "The same chunk spans embedded three ways: alone (naive), from the whole document "
     "(late) and with its title and headings prefixed (contextual). See where each ranks."
 )
+eng.require_encoder()
 try:
     opened = _ui.store()
     entries = eng.indexed(opened) if opened else []

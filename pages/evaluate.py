@@ -23,6 +23,7 @@ st.caption(
     "Run a labelled query set under several methods, read the numbers with their query "
     "counts and intervals, then read failures one at a time and tag why each one failed."
 )
+eng.require_encoder()
 runs = tri.saved_runs()
 with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_circle:"):
     sources = {"demo": "Demo datasheets (35 questions)"}

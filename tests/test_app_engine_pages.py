@@ -394,3 +394,29 @@ def test_markdown_from_labels_and_file_names_is_shown_as_written():
         "\\!\\[x\\]\\(http\\://example\\.invalid/a\\.png\\)"
     )
     assert _ui.md("report_v2 **final** $x$") == "report\\_v2 \\*\\*final\\*\\* \\$x\\$"
+
+
+@pytest.mark.parametrize("page", ["pages/compare.py", "pages/evaluate.py"])
+def test_a_model_folder_without_pooling_stops_the_page_with_one_line(
+    page, store_dir, tmp_path, monkeypatch
+):
+    """No traceback: the reason and what to do, then the page stops; with the
+    environment's pooling the same folder loads."""
+    from test_embed_encoder import make_tiny_model
+
+    from core.embed import load_encoder
+
+    folder = make_tiny_model(tmp_path / "bare", pooling=None, max_seq_length=None)
+    monkeypatch.setenv("CHUNKSCOPE_MODEL", str(folder))
+    monkeypatch.delenv("CHUNKSCOPE_POOLING", raising=False)
+    monkeypatch.setattr(eng, "encoder", lambda: load_encoder(device="cpu"))
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S)
+    at.switch_page(page).run()
+    assert not at.exception
+    assert [plain(e.value) for e in at.error] == [
+        f"{folder} has no sentence-transformers pooling config (modules.json, "
+        "1_Pooling/config.json): pass --pooling mean or --pooling cls (or set CHUNKSCOPE_POOLING)"
+    ]
+    monkeypatch.setenv("CHUNKSCOPE_POOLING", "mean")
+    at.run()
+    assert not at.exception and not at.error

@@ -300,3 +300,36 @@ def test_raised_max_tokens_agrees_with_sentence_transformers() -> None:
     model.max_seq_length = 512
     expected = model.encode([text], normalize_embeddings=True)[0]
     assert float(enc.encode_texts([text])[0] @ expected) > 0.9999
+
+
+def test_settings_other_than_the_folders_own_are_part_of_the_name(tiny_dir: Path) -> None:
+    """The name keys stored collections: vectors of two settings must never share one."""
+    from core.store import ChunkStore
+    from core.types import ChunkPolicy
+
+    own = load_encoder(tiny_dir, device="cpu")
+    same = load_encoder(tiny_dir, pooling="mean", device="cpu", max_tokens=128)
+    cls = load_encoder(tiny_dir, pooling="cls", device="cpu")
+    longer = load_encoder(tiny_dir, device="cpu", max_tokens=256)
+    both = load_encoder(tiny_dir, pooling="cls", device="cpu", max_tokens=256)
+    assert own.name == same.name == "tiny-mean"
+    assert cls.name == "tiny-mean (cls pooling)"
+    assert longer.name == "tiny-mean (max 256 tokens)"
+    assert both.name == "tiny-mean (cls pooling, max 256 tokens)"
+    policy = ChunkPolicy(name="fixed", size=200, overlap=20)
+    names = {ChunkStore.collection_name(e.name, "naive", policy) for e in (own, cls, longer, both)}
+    assert len(names) == 4
+
+
+def test_pooling_comes_from_the_environment_when_not_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = make_tiny_model(tmp_path / "bare", pooling=None, max_seq_length=None)
+    with pytest.raises(ModelError, match="or set CHUNKSCOPE_POOLING"):
+        load_encoder(folder, device="cpu")
+    monkeypatch.setenv("CHUNKSCOPE_POOLING", "cls")
+    assert load_encoder(folder, device="cpu").pooling == "cls"
+    assert load_encoder(folder, pooling="mean", device="cpu").pooling == "mean"  # the flag wins
+    monkeypatch.setenv("CHUNKSCOPE_POOLING", "max")
+    with pytest.raises(ModelError, match="unknown pooling 'max'"):
+        load_encoder(folder, device="cpu")

@@ -29,7 +29,7 @@ from core.embed.modelconfig import (
     sentence_config,
 )
 from core.errors import ModelError
-from core.modelpath import default_model_dir, resolve_model_dir
+from core.modelpath import ENV_POOLING, default_model_dir, pooling_choice, resolve_model_dir
 
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -276,6 +276,24 @@ def _model_name(path: Path) -> str:
     return path.name
 
 
+def _configured_pooling(path: Path, *, required: bool) -> str | None:
+    """The folder's own pooling; an unreadable config only matters when none is given."""
+    try:
+        return read_pooling(path)
+    except ModelError:
+        if required:
+            raise
+        return None
+
+
+def _variant_name(
+    base: str, other_pooling: bool, other_limit: bool, pooling: str, max_tokens: int
+) -> str:
+    """``base``, plus the settings that differ from the model folder's own."""
+    changed = [f"{pooling} pooling"] * other_pooling + [f"max {max_tokens} tokens"] * other_limit
+    return f"{base} ({', '.join(changed)})" if changed else base
+
+
 def _load_parts(model_dir: Path) -> tuple[Any, Any]:
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -304,18 +322,26 @@ def load_encoder(
 ) -> Encoder:
     """Load a local model folder (default: all-MiniLM-L6-v2 from its package).
 
-    ``pooling`` overrides the folder's sentence-transformers config and is required when
-    the folder has none. ``max_tokens`` (special tokens included) defaults to the model's
-    ``max_seq_length`` and may be raised up to the position limit.
+    ``pooling`` (else ``$CHUNKSCOPE_POOLING``) overrides the folder's sentence-transformers
+    config and is required when the folder has none. ``max_tokens`` (special tokens
+    included) defaults to the model's ``max_seq_length`` and may be raised up to the
+    position limit.
+
+    The encoder's ``name`` keys its stored collections and runs, so a setting that
+    changes the vectors away from the folder's own (a pooling other than its config's, a
+    different sequence limit) is written into it: ``all-MiniLM-L6-v2 (cls pooling)``.
+    Vectors of two settings then never share a collection.
     """
+    pooling = pooling_choice(pooling)
     if pooling is not None and pooling not in POOLINGS:
         raise ModelError(f"unknown pooling {pooling!r}: use mean or cls")
     path = resolve_model_dir(model_dir)
-    chosen = pooling or read_pooling(path)
+    configured = _configured_pooling(path, required=pooling is None)
+    chosen = pooling or configured
     if chosen is None:
         raise ModelError(
             f"{path} has no sentence-transformers pooling config (modules.json, "
-            "1_Pooling/config.json): pass --pooling mean or --pooling cls"
+            f"1_Pooling/config.json): pass --pooling mean or --pooling cls (or set {ENV_POOLING})"
         )
     chosen_device = _choose_device(device)
     _configure_threads()
@@ -324,9 +350,12 @@ def load_encoder(
     limit = position_limit(model.config, tokenizer)
     st_config = sentence_config(path)
     default_max = st_config.get("max_seq_length") or getattr(tokenizer, "model_max_length", limit)
-    seq_limit = int(max_tokens if max_tokens is not None else min(int(default_max), limit))
+    own_limit = min(int(default_max), limit)
+    seq_limit = int(max_tokens if max_tokens is not None else own_limit)
     encoder = Encoder(
-        name=_model_name(path),
+        name=_variant_name(
+            _model_name(path), chosen != configured, seq_limit != own_limit, chosen, seq_limit
+        ),
         model_dir=path,
         model=model,
         tokenizer=tokenizer,
@@ -339,6 +368,6 @@ def load_encoder(
     if not encoder.specials.count < seq_limit <= limit:
         raise ModelError(
             f"--max-tokens must be between {encoder.specials.count + 1} and {limit} "
-            f"for {encoder.name}, got {seq_limit}"
+            f"for {_model_name(path)}, got {seq_limit}"
         )
     return encoder
