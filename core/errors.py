@@ -45,5 +45,10 @@ class StoreError(ChunkscopeError):
     pass
 
 
+class StoreLostError(StoreError):
+    """The store stopped answering mid-run (a Chroma server went away): every later
+    document would fail the same way, so a run stops at the first one."""
+
+
 class LabelError(ChunkscopeError):
     """A labelled query set is malformed or points at a missing document."""

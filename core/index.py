@@ -8,7 +8,8 @@ Cancellation (``should_cancel()`` returning True) is checked between documents, 
 methods, between encoder batches and between store batches; the run then returns a report
 with ``cancelled=True``. Whatever was cut short has no completion marker, so the next run
 redoes exactly those (document, method) pairs, and upserting by stable chunk id means the
-store ends with each chunk once.
+store ends with each chunk once. A store that stops answering (``StoreLostError``) ends the
+run the same way, with ``halted`` saying why.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from core.errors import ChunkscopeError, UnsupportedFileError
+from core.errors import ChunkscopeError, StoreLostError, UnsupportedFileError
 from core.types import Block, Chunk, ChunkPolicy, Document
 
 if TYPE_CHECKING:
@@ -124,6 +125,7 @@ class IndexReport:
     model: str
     cancelled: bool
     elapsed_s: float
+    halted: str | None = None  # why the run stopped before the last document (store lost)
 
 
 class EmbedFn(Protocol):
@@ -316,7 +318,8 @@ def index_documents(
 
     ``docs`` may mix loaded documents and ``DocumentFile``s (loaded one at a time, only when
     needed). A ``ChunkscopeError`` raised for one document (unreadable file, wrong
-    password, parser failure) is recorded in its result and the run goes on. ``force``
+    password, parser failure) is recorded in its result and the run goes on; a lost store
+    is recorded on the document it hit and ends the run (``halted``). ``force``
     re-embeds versions that are already complete.
     """
     if not methods or len(set(methods)) != len(methods):
@@ -340,7 +343,7 @@ def index_documents(
         n_docs=len(docs),
     )
     results: list[DocIndexResult] = []
-    cancelled = False
+    cancelled, halted = False, None
     for i, item in enumerate(docs):
         run.doc_index = i
         doc_started = time.perf_counter()
@@ -351,6 +354,8 @@ def index_documents(
             _index_one(run, item, state)
         except IndexCancelled:
             cancelled = True
+        except StoreLostError as exc:  # every later document would fail the same way
+            error = halted = str(exc)
         except ChunkscopeError as exc:
             error = str(exc)
         results.append(
@@ -366,7 +371,7 @@ def index_documents(
                 elapsed_s=time.perf_counter() - doc_started,
             )
         )
-        if cancelled:
+        if cancelled or halted:
             break
         run.emit("done", state.doc_id, None, i + 1, len(docs))
     return IndexReport(
@@ -376,4 +381,5 @@ def index_documents(
         model=encoder.name,
         cancelled=cancelled,
         elapsed_s=time.perf_counter() - started,
+        halted=halted,
     )

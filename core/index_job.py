@@ -97,6 +97,8 @@ class IndexJob:
         )
         if report.cancelled:
             return "warning", f"Cancelled: {line}. Start again to finish the rest."
+        if report.halted:
+            return "error", f"Stopped: {line}. {report.halted}"
         if failed:
             return "warning", line + "; " + "; ".join(f"{d.doc_id}: {d.error}" for d in failed)
         return "success", line

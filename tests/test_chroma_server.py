@@ -6,6 +6,8 @@ it runs offline and answers its heartbeat within a few seconds.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -52,28 +54,15 @@ def _heartbeat(port: int) -> bool:
         return False
 
 
-@pytest.fixture(scope="module")
-def chroma_server(tmp_path_factory):
-    """``HOST:PORT`` of a fresh server; its log is shown if it fails to start."""
-    folder = tmp_path_factory.mktemp("chroma-server")
-    port = _free_port()
-    log = (folder / "server.log").open("wb")
+@contextlib.contextmanager
+def serving(folder: Path, port: int):
+    """``chroma run`` over ``folder/data`` on ``port``; yields the process (its log is
+    shown if it fails to start) and stops it on the way out unless it is gone already."""
+    log = (folder / "server.log").open("ab")
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
-    proc = subprocess.Popen(
-        [
-            str(_chroma_program()),
-            "run",
-            "--path",
-            str(folder / "data"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
+    command = [str(_chroma_program()), "run", "--path", str(folder / "data"),
+               "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     deadline = time.monotonic() + START_TIMEOUT_S
     while not _heartbeat(port):
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -83,7 +72,7 @@ def chroma_server(tmp_path_factory):
             pytest.fail(f"chroma run did not answer its heartbeat:\n{text}")
         time.sleep(0.2)
     try:
-        yield f"127.0.0.1:{port}"
+        yield proc
     finally:
         proc.terminate()
         try:
@@ -92,6 +81,14 @@ def chroma_server(tmp_path_factory):
             proc.kill()
             proc.wait()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory):
+    """``HOST:PORT`` of a fresh server for the module."""
+    port = _free_port()
+    with serving(tmp_path_factory.mktemp("chroma-server"), port):
+        yield f"127.0.0.1:{port}"
 
 
 def test_store_round_trip_through_the_server(chroma_server):
@@ -195,3 +192,59 @@ def test_cli_index_and_query_through_the_server(chroma_server, capsys, tmp_path,
     assert "90 degrees" in out["results"]["naive"][0]["text"]
     assert all(set(c["ranks"]) == {"naive", "late"} for c in out["rank_changes"])
     assert not (tmp_path / ".chunkscope").exists()
+
+
+def test_a_server_lost_mid_run_stops_it_with_one_line_and_a_rerun_leaves_no_duplicates(
+    tmp_path,
+):
+    """The server is killed between two store batches of the second of three documents:
+    the run stops there (the third is never embedded for nothing), says why in one line,
+    and after a restart a rerun skips the first, rewrites the second, adds the third, and
+    the collection holds every chunk exactly once."""
+    from core.index import default_steps, index_documents
+
+    enc, port = FakeEncoder(), _free_port()
+    texts = {f"d{d}": [f"Doc {d} paragraph {i} on gasket {i}" for i in range(7)] for d in range(3)}
+    docs = [make_document(name, "\n\n".join(paras)) for name, paras in texts.items()]
+    expected = {c.chunk_id for doc in docs for c in paragraph_chunks(doc, POLICY)}
+    embedded = []
+
+    def embed(doc, chunks, method, encoder, **kw):
+        embedded.append(doc.doc_id)
+        return fake_embed_chunks(doc, chunks, method, encoder, **kw)
+
+    steps = dataclasses.replace(
+        default_steps(embed), chunk=lambda doc, blocks, policy, enc: paragraph_chunks(doc, policy)
+    )
+    with serving(tmp_path, port) as proc:
+        store = ChunkStore.open(host=f"127.0.0.1:{port}", batch_size=2)
+
+        def kill_mid_store(event):
+            if event.doc_id == "d1" and event.stage == "store" and event.done == 2:
+                proc.kill()
+                proc.wait()
+
+        report = index_documents(
+            docs, policy=POLICY, methods=("naive",), encoder=enc, store=store, steps=steps,
+            progress=kill_mid_store,
+        )  # fmt: skip
+    assert not report.cancelled and report.halted
+    assert "\n" not in report.halted and "stopped answering" in report.halted
+    assert [(d.doc_id, d.indexed, bool(d.error)) for d in report.documents] == [
+        ("d0", ("naive",), False),
+        ("d1", (), True),
+    ]
+    assert embedded == ["d0", "d1"]
+
+    with serving(tmp_path, port):
+        store = ChunkStore.open(host=f"127.0.0.1:{port}", batch_size=2)
+        again = index_documents(
+            docs, policy=POLICY, methods=("naive",), encoder=enc, store=store, steps=steps
+        )
+        assert again.halted is None and not any(d.error for d in again.documents)
+        assert [d.skipped for d in again.documents] == [("naive",), (), ()]
+        ids, _ = store.scope_vectors(model=enc.name, method="naive", policy=POLICY)
+        assert sorted(ids) == sorted(expected)  # each chunk once
+        assert all(
+            store.is_indexed(doc, model=enc.name, method="naive", policy=POLICY) for doc in docs
+        )

@@ -86,3 +86,29 @@ def test_cancel_stops_and_a_rerun_completes(tmp_path):
     assert again.summary()[0] == "success" and not again.report.cancelled
     assert complete(store, enc) == {"a", "b", "c"}
     assert next(d for d in again.report.documents if d.doc_id == "a").skipped == METHODS
+
+
+def test_a_lost_store_stops_the_job_with_an_error_line(tmp_path):
+    """A store that stops answering on the second document: the job ends there, red."""
+    from core.errors import StoreLostError
+
+    enc, store = FakeEncoder(), ChunkStore.open(tmp_path / "s")
+    lost = "the Chroma server at 127.0.0.1:1 stopped answering (ConnectError: refused)"
+
+    def embed(doc, chunks, method, encoder, **kw):
+        if doc.doc_id == "b":
+            raise StoreLostError(lost)
+        return fake_embed_chunks(doc, chunks, method, encoder, **kw)
+
+    index = functools.partial(index_documents, steps=default_steps(embed))
+    job = IndexJob(docs=docs(), methods=METHODS, policy=POLICY, index=index)
+    job.run(store, enc)
+    assert job.report is not None and job.report.halted == lost
+    assert [d.doc_id for d in job.report.documents] == ["a", "b"]  # c was never started
+    level, summary = job.summary()
+    assert (level, summary) == (
+        "error",
+        f"Stopped: 1 of 3 document(s) indexed (naive, late, policy {POLICY.key}) in "
+        f"{job.report.elapsed_s:.1f} s. {lost}",
+    )
+    assert complete(store, enc) == {"a"}

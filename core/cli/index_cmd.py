@@ -147,6 +147,7 @@ def report_to_dict(report: Any, store_description: str) -> dict[str, object]:
         "methods": list(report.methods),
         "store": store_description,
         "cancelled": report.cancelled,
+        "halted": report.halted,
         "elapsed_s": round(report.elapsed_s, 3),
         "documents": [
             {
@@ -201,7 +202,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for result in report.documents:
             print(summary_line(result))
-        state = "stopped early; run again to finish" if report.cancelled else "done"
+        stopped = report.cancelled or report.halted
+        state = "stopped early; run again to finish" if stopped else "done"
         print(
             f"{state}: {len(report.documents)}/{len(docs)} files, model {report.model}, "
             f"policy {policy.key}, store {store.location.describe()} ({report.elapsed_s:.1f} s)"
@@ -209,6 +211,9 @@ def run(args: argparse.Namespace) -> int:
     failed = sum(1 for d in report.documents if d.error)
     if report.cancelled:
         return 130
+    if report.halted:
+        print(f"error: {report.halted}", file=sys.stderr)
+        return 2
     if failed and failed == len(report.documents):
         print(f"error: none of the {failed} files could be indexed (see above)", file=sys.stderr)
         return 2

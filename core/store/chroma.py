@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from core.config import StoreLocation, resolve_store
-from core.errors import StoreError
+from core.errors import StoreError, StoreLostError
 from core.store import markers, scan
 from core.store.markers import IndexedDoc
 from core.store.records import (
@@ -140,17 +140,28 @@ class ChunkStore:
 
     def _retrying(self, action: Callable[[], Any]) -> Any:
         """``action()``; once more after dropping the handle cache if a cached handle
-        turned out stale (its collection deleted or recreated since it was fetched)."""
+        turned out stale (its collection deleted or recreated since it was fetched).
+
+        A server that stops answering raises ``StoreLostError`` with one line."""
         from chromadb.errors import NotFoundError
 
         cached = bool(self._handles)
         try:
-            return action()
-        except NotFoundError:
-            if not cached:
+            try:
+                return action()
+            except NotFoundError:
+                if not cached:
+                    raise
+                self.forget_collections()
+                return action()
+        except Exception as exc:
+            if not (self.location.is_server and _is_transport_error(exc)):
                 raise
-            self.forget_collections()
-            return action()
+            raise StoreLostError(
+                f"the Chroma server at {self.location.host}:{self.location.port} stopped "
+                f"answering ({type(exc).__name__}: {exc}); start it again and rerun: what "
+                "was stored stays, an interrupted document is rewritten without duplicates"
+            ) from exc
 
     def _chunk_collections(self) -> list[Any]:
         names = sorted(str(getattr(c, "name", c)) for c in self.client.list_collections())
@@ -398,3 +409,10 @@ class ChunkStore:
         return [
             (cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0], strict=True)
         ]
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    """A connection to the server failed or broke (not a refused request)."""
+    import httpx
+
+    return isinstance(exc, (httpx.TransportError, ConnectionError))
