@@ -312,8 +312,10 @@ def synced(widget_key: str, state_key: str, *, reset_page: bool = False) -> dict
 
 
 @st.cache_resource(max_entries=24, show_spinner=False)
-def _parse_cached(doc_id: str, sha256: str, parser: str, _doc: Document):
-    return parse_document(_doc, parser=parser)
+def _parse_cached(doc_id: str, sha256: str, parser: str, _doc: Document, _done=None):
+    """The cached parse; ``_done`` hands in a result parsed outside (with a progress bar,
+    which must not be drawn inside a cached function: Streamlit would replay it)."""
+    return _done if _done is not None else parse_document(_doc, parser=parser)
 
 
 _parsed_keys: set[tuple[str, str, str]] = set()
@@ -327,13 +329,26 @@ def parsed(doc: Document, parser: str):  # -> core.parse.ParseResult
         result = _parse_cached(*key, doc)
     else:
         size = f"{len(doc.pages)} pages" if doc.is_paged else f"{len(doc.text):,} chars"
-        with st.status(f"Parsing {doc.doc_id} ({size}) with the {parser} parser…") as status:
+        by_page = doc.is_paged and parser == "layout"  # the layout model reads page by page
+        label = f"Parsing {doc.doc_id} ({size}) with the {parser} parser…"
+        with st.status(label, expanded=by_page) as status:
             started = time.perf_counter()
-            result = _parse_cached(*key, doc)
+            bar = st.progress(0.0) if by_page else None
+
+            def tick(done: int, total: int) -> None:
+                if bar is not None:
+                    bar.progress(
+                        done / max(total, 1), text=f"Layout model: {done} of {total} pages read"
+                    )
+
+            result = _parse_cached(*key, doc, parse_document(doc, parser=parser, progress=tick))
+            if bar is not None:
+                bar.empty()
             status.update(
                 label=f"Parsed {size} into {len(result.blocks):,} blocks in "
                 f"{time.perf_counter() - started:.1f} s ({parser} parser)",
                 state="complete",
+                expanded=False,
             )
         _parsed_keys.add(key)
     st.session_state[Key.PARSE_TIMES][key] = result.elapsed_s

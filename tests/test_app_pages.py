@@ -295,3 +295,24 @@ def test_script_injection_document_is_shown_as_text(app):
     open_page(app, "source", **source_params(Citation.of_span(doc, start, end)))
     body = html_of(app)
     assert "<img src=x" not in body and "&lt;img src=x onerror=alert(&#x27;xss-img" in body
+
+
+def test_parse_with_the_layout_model_reports_its_pages_and_time(app):
+    """The layout model reads page by page (its bar counts pages), and its result is
+    cached: a second visit neither parses again nor shows the status."""
+    open_page(app, "parse")
+    app.button_group(key="cs_w_parser").set_value("layout").run()
+    assert not app.exception, [e.value for e in app.exception]
+    pages = len(load_document(SAMPLE_DOCS / "sample-sigconf.pdf").pages)
+    labels = [s.label for s in app.status]
+    assert any(
+        label.startswith(f"Parsed {pages} pages into ") and label.endswith("(layout parser)")
+        for label in labels
+    ), labels
+    assert html_of(app).count('class="cs-box cs-block') > 10
+    times = [c.value for c in app.caption if c.value.startswith("Parse time: ")]
+    assert len(times) == 1 and re.fullmatch(
+        r"Parse time: fast [\d.]+ s · layout [\d.]+ s", times[0]
+    )
+    app.number_input(key="cs_w_page_sample-sigconf").set_value(2).run()
+    assert not app.exception and not app.status

@@ -257,8 +257,14 @@ def test_layout_parser_falls_back_on_text_and_rejects_unknown_names() -> None:
 
 def test_layout_parser_on_a_pdf() -> None:
     doc = load(PDF_DIR / "pypdfsf_pdflatex-outline.pdf")
-    result = parse_document(doc, parser="layout")
+    ticks: list[tuple[int, int]] = []
+    result = parse_document(doc, parser="layout", progress=lambda d, t: ticks.append((d, t)))
     assert result.parser == "layout"
+    n = len(doc.pages)  # one tick before each page the model reads, then the whole document
+    assert n > 1 and ticks == [(i, n) for i in range(n)] + [(n, n)]
+    fast: list[tuple[int, int]] = []
+    parse_document(doc, progress=lambda d, t: fast.append((d, t)))
+    assert fast == [(n, n)]
     check_blocks(doc, result)
     headings = [b.text for b in result.blocks if b.kind == "heading"]
     assert "1 Foo" in headings and "9 Baz" in headings

@@ -42,13 +42,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import time
 
+    from core.cli.progress import ProgressBar
     from core.ingest import document_to_dict, load_document
     from core.parse import parse_document
 
     started = time.perf_counter()
     doc = load_document(args.file, password=args.password)
     loaded = time.perf_counter()
-    result = parse_document(doc, parser=args.parser)
+    bar = ProgressBar("layout model, pages") if args.parser == "layout" and doc.is_paged else None
+    result = parse_document(doc, parser=args.parser, progress=bar)
     if args.json:
         payload = {
             "document": document_to_dict(doc, with_text=args.with_text),

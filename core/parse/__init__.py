@@ -14,6 +14,7 @@ Parsers: ``"fast"`` (default) is the heuristic parser (``core.parse.heuristic`` 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -38,8 +39,16 @@ class ParseResult:
     elapsed_s: float
 
 
-def parse_document(doc: Document, *, parser: ParserName = "fast") -> ParseResult:
-    """Typed blocks of ``doc`` (see the module docstring for the invariants)."""
+def parse_document(
+    doc: Document,
+    *,
+    parser: ParserName = "fast",
+    progress: Callable[[int, int], None] | None = None,
+) -> ParseResult:
+    """Typed blocks of ``doc`` (see the module docstring for the invariants).
+
+    ``progress(done, total)`` counts pages through the layout model (about half a second
+    a page), then reports the whole document done; the fast parser reports only that."""
     if parser not in PARSERS:
         raise ChunkscopeError(f"unknown parser {parser!r}; use one of {', '.join(PARSERS)}")
     started = time.perf_counter()
@@ -49,10 +58,13 @@ def parse_document(doc: Document, *, parser: ParserName = "fast") -> ParseResult
     elif parser == "layout":
         from core.parse.layout import parse_pdf_layout
 
-        raw = parse_pdf_layout(doc)
+        raw = parse_pdf_layout(doc, progress=progress)
         used = "layout"
     else:
         raw = parse_pdf(doc)
         used = "fast"
     blocks = finish(raw)
+    if progress is not None:
+        total = max(len(doc.pages), 1)
+        progress(total, total)
     return ParseResult(blocks=blocks, parser=used, elapsed_s=time.perf_counter() - started)

@@ -16,7 +16,7 @@ heading the model found.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pymupdf
 
@@ -49,11 +49,14 @@ _MIN_COVER = 0.5
 Region = tuple[BBox, str]
 
 
-def parse_pdf_layout(doc: Document) -> list[Block | None]:
-    """Typed blocks of a PDF from the layout model (see the module docstring)."""
+def parse_pdf_layout(
+    doc: Document, progress: Callable[[int, int], None] | None = None
+) -> list[Block | None]:
+    """Typed blocks of a PDF from the layout model (see the module docstring);
+    ``progress(done, total)`` after each page the model has read."""
     if not doc.lines or doc.pdf_bytes is None:
         return []
-    regions = _regions_by_page(doc)
+    regions = _regions_by_page(doc, progress)
     outline = OutlineIndex(doc.outline)
     runs: list[Run] = []
     current: tuple[int, int] | None = None
@@ -84,11 +87,15 @@ def _refine(doc: Document, run: Run, outline: OutlineIndex) -> None:
         run.candidate = heading_candidate(doc, run.lines, level)
 
 
-def _regions_by_page(doc: Document) -> dict[int, list[Region]]:
+def _regions_by_page(
+    doc: Document, progress: Callable[[int, int], None] | None
+) -> dict[int, list[Region]]:
     """Layout boxes per 1-based page, moved to the rendered page's space."""
     pdf = pymupdf.open(stream=doc.pdf_bytes, filetype="pdf")
     out: dict[int, list[Region]] = {}
-    for page_info in doc.pages:
+    for done, page_info in enumerate(doc.pages):
+        if progress is not None:
+            progress(done, len(doc.pages))
         if not page_info.has_text:
             continue
         page = pdf[page_info.number - 1]
