@@ -5,47 +5,38 @@ Pages stay thin: layout and widgets only. Every page starts with
 
 - ``Key``: every session-state key, initialised by ``init_state`` with ``setdefault``;
   widgets write to them through ``synced`` callbacks;
-- cached loaders: ``tokenizer``/``store``, and ``parsed``/``chunked``/``stats_of`` keyed by
-  (doc id, sha256, parameters). Parse and chunk results are immutable (tuples of frozen
-  records), so they are shared with ``st.cache_resource(max_entries=…)``: ``st.cache_data``
-  would unpickle a copy on every access (77 ms for the 3,459 blocks of a 117-page PDF,
-  several times per slider move);
+- cached loaders: ``tokenizer``/``store`` (parse and chunk results: ``_ui_parse``);
 - the library: bundled samples (the datasheet demo set included) plus documents read in
   this session;
 - ``md``: the one escaper for text shown as Markdown (HTML goes through
   ``core.render.markup.escape``).
 
 The frame and sidebar are in ``_ui_frame``, shared widgets in ``_ui_controls``, citation
-links and document views in ``_ui_cite``.
+links and document views in ``_ui_cite``, cached parses and chunks in ``_ui_parse``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
 
-from core.chunk import chunk_document, chunk_stats
 from core.config import DEFAULT_STORE_DIRNAME, ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError, PasswordRequiredError, StoreError
 from core.ingest import load_document
 from core.modelpath import resolve_model_dir
-from core.parse import parse_document
 from core.render.views import document_row, stale_note
 from core.tokens import load_tokenizer
-from core.types import Chunk, ChunkPolicy, Document
+from core.types import Document
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_docs"
 DATASHEET_DIR = SAMPLE_DIR / "datasheets"  # the retrieval demo set, bundled as samples too
 UPLOAD_TYPES = ("pdf", "txt", "md", "markdown")
 LIBRARY_PAGE = "pages/library.py"
-PARSERS = ("fast", "layout")
-BIG_DOCUMENT_PAGES = 20  # the fast parser shows a status box from this many pages
 
 
 class Key:
@@ -308,81 +299,6 @@ def synced(widget_key: str, state_key: str, *, reset_page: bool = False) -> dict
     return {"key": widget_key, "on_change": copy}
 
 
-# -- parse and chunk, cached by (doc_id, sha256, parameters) ------------------------------
-
-
-@st.cache_resource(max_entries=24, show_spinner=False)
-def _parse_cached(doc_id: str, sha256: str, parser: str, _doc: Document, _done=None):
-    """The cached parse; ``_done`` hands in a result parsed outside (with a progress bar,
-    which must not be drawn inside a cached function: Streamlit would replay it)."""
-    return _done if _done is not None else parse_document(_doc, parser=parser)
-
-
-_parsed_keys: set[tuple[str, str, str]] = set()
-
-
-def parsed(doc: Document, parser: str):  # -> core.parse.ParseResult
-    """Blocks of ``doc`` by ``parser``; the first parse of a version shows its progress."""
-    key = (doc.doc_id, doc.sha256, parser)
-    quick = parser == "fast" and len(doc.pages) < BIG_DOCUMENT_PAGES
-    if key in _parsed_keys or quick:
-        result = _parse_cached(*key, doc)
-    else:
-        size = f"{len(doc.pages)} pages" if doc.is_paged else f"{len(doc.text):,} chars"
-        by_page = doc.is_paged and parser == "layout"  # the layout model reads page by page
-        label = f"Parsing {doc.doc_id} ({size}) with the {parser} parser…"
-        with st.status(label, expanded=by_page) as status:
-            started = time.perf_counter()
-            bar = st.progress(0.0) if by_page else None
-
-            def tick(done: int, total: int) -> None:
-                if bar is not None:
-                    bar.progress(
-                        done / max(total, 1), text=f"Layout model: {done} of {total} pages read"
-                    )
-
-            result = _parse_cached(*key, doc, parse_document(doc, parser=parser, progress=tick))
-            if bar is not None:
-                bar.empty()
-            status.update(
-                label=f"Parsed {size} into {len(result.blocks):,} blocks in "
-                f"{time.perf_counter() - started:.1f} s ({parser} parser)",
-                state="complete",
-                expanded=False,
-            )
-        _parsed_keys.add(key)
-    st.session_state[Key.PARSE_TIMES][key] = result.elapsed_s
-    return result
-
-
-@st.cache_resource(max_entries=96, show_spinner=False)
-def _chunk_cached(
-    doc_id: str, sha256: str, parser: str, policy_key: str, _doc, _blocks, _policy
-) -> tuple[Chunk, ...]:
-    return tuple(chunk_document(_doc, _blocks, _policy, tokenizer=tokenizer()))
-
-
-def chunked(doc: Document, parser: str, policy: ChunkPolicy) -> tuple[Chunk, ...]:
-    """Chunks of ``doc`` under ``policy`` (its parse comes from the parse cache)."""
-    blocks = parsed(doc, parser).blocks
-    return _chunk_cached(doc.doc_id, doc.sha256, parser, policy.key, doc, blocks, policy)
-
-
-@st.cache_resource(max_entries=96, show_spinner=False)
-def _stats_cached(
-    doc_id: str, sha256: str, parser: str, policy_key: str, window: int, _doc, _chunks, _blocks
-):
-    return chunk_stats(_doc, _chunks, _blocks, tokenizer(), window)
-
-
-def stats_of(doc: Document, parser: str, policy: ChunkPolicy, window: int):
-    """``core.chunk.chunk_stats`` of the cached chunks, itself cached."""
-    blocks = parsed(doc, parser).blocks
-    chunks = chunked(doc, parser, policy)
-    key = (doc.doc_id, doc.sha256, parser, policy.key, window)
-    return _stats_cached(*key, doc, chunks, blocks)
-
-
 @st.cache_data(max_entries=256, show_spinner=False)
 def doc_token_count(doc_id: str, sha256: str, _doc: Document) -> int:
     return tokenizer().count(_doc.text)
@@ -399,13 +315,3 @@ def library_rows() -> list[dict[str, object]]:
         origin = "uploaded" if doc.doc_id in uploaded else "sample"
         rows.append(document_row(doc, tokens=tokens, indexed=state, origin=origin))
     return rows
-
-
-def parse_times_line(doc: Document) -> str:
-    """``fast 0.4 s · layout not run yet``: the time each parser took on this version."""
-    times = st.session_state[Key.PARSE_TIMES]
-    parts = []
-    for name in PARSERS:
-        took = times.get((doc.doc_id, doc.sha256, name))
-        parts.append(f"{name} {took:.2f} s" if took is not None else f"{name} not run yet")
-    return "Parse time: " + " · ".join(parts)

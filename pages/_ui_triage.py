@@ -40,7 +40,7 @@ from core.ingest import load_document
 from core.render.markup import escape, marked_text_html
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
 from core.types import Document
-from pages import _ui, _ui_cite
+from pages import _ui, _ui_cite, _ui_parse
 from pages import _ui_engine as eng
 from pages import _ui_inspect as ins
 
@@ -154,7 +154,7 @@ def run_evaluation(queries, docs, config: EvalConfig) -> EvalRun:
 
     run = run_eval(
         queries, docs, config, encoder=eng.encoder(), cache=eng.vector_cache(), progress=tick,
-        chunker=lambda doc: _ui.chunked(doc, "fast", config.policy),
+        chunker=lambda doc: _ui_parse.chunked(doc, "fast", config.policy),
     )  # fmt: skip
     bar.progress(1.0, text=f"{run.n_queries} queries in {run.timings.get('total_s', 0):.1f} s")
     save_run(run, runs_dir() / f"{run.run_id}.json")

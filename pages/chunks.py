@@ -13,7 +13,7 @@ from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import CHUNK_COLOURS, OVERLAP_COLOUR
 from core.render.views import chunk_marks, chunk_shapes
 from core.types import Chunk, Document
-from pages import _ui, _ui_cite, _ui_controls, _ui_frame
+from pages import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_parse
 
 _ui_frame.entry("pages/chunks.py")
 
@@ -29,7 +29,7 @@ with top[0]:
     page = _ui_controls.page_number_input(doc) if doc.is_paged else 0
 compare = top[1].toggle("Compare two policies", key="cs_compare", persist_state="session")
 window = _ui.model_info().text_tokens
-_ui.parsed(doc, parser)  # the first parse shows its progress here, outside the fragment
+_ui_parse.parsed(doc, parser)  # the first parse shows its progress here, outside the fragment
 _ui_cite.show_html(
     legend_html(
         [
@@ -76,8 +76,8 @@ def cite_picker(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
 def panel(slot: str, wide: bool) -> None:
     policy = _ui_controls.policy_controls(slot, horizontal=wide)
     view, numbers = st.columns([3, 2], gap="medium") if wide else (st.container(), st.container())
-    chunks = _ui.chunked(doc, parser, policy)
-    stats = _ui.stats_of(doc, parser, policy, window)
+    chunks = _ui_parse.chunked(doc, parser, policy)
+    stats = _ui_parse.stats_of(doc, parser, policy, window)
     with numbers:
         st.markdown(f"**{policy.key}**")
         _ui_controls.stats_metrics(stats, columns=2 if wide else 4)

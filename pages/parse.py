@@ -11,7 +11,7 @@ from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import BLOCK_COLOURS
 from core.render.views import HEADING_SEPARATOR, block_marks, block_shapes, first_words
 from core.types import BLOCK_KINDS
-from pages import _ui, _ui_cite, _ui_controls, _ui_frame
+from pages import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_parse
 
 _ui_frame.entry("pages/parse.py")
 
@@ -22,7 +22,7 @@ st.caption(f"**{_ui.md(doc.doc_id)}**: how the parser cut it into typed blocks."
 controls = st.columns([2, 1, 3], vertical_alignment="bottom")
 parser = controls[0].segmented_control(
     "Parser",
-    _ui.PARSERS,
+    _ui_parse.PARSERS,
     default=st.session_state[_ui.Key.PARSER],
     required=True,
     **_ui.synced("cs_w_parser", _ui.Key.PARSER),
@@ -30,8 +30,8 @@ parser = controls[0].segmented_control(
 )
 with controls[1]:
     page = _ui_controls.page_number_input(doc) if doc.is_paged else 0
-result = _ui.parsed(doc, parser)
-controls[2].caption(_ui.parse_times_line(doc))
+result = _ui_parse.parsed(doc, parser)
+controls[2].caption(_ui_parse.parse_times_line(doc))
 
 blocks = result.blocks
 counts = Counter(b.kind for b in blocks)

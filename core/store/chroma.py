@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from core.config import StoreLocation, resolve_store
-from core.errors import StoreError, StoreLostError
 from core.store import markers, scan
+from core.store.client import connect, lost_server
 from core.store.markers import IndexedDoc
 from core.store.records import (
     RecordBatch,
@@ -70,32 +70,8 @@ class ChunkStore:
         Unset arguments fall back to ``$CHUNKSCOPE_CHROMA``/``$CHUNKSCOPE_STORE`` and then
         ``.chunkscope/`` (see ``core.config``). Telemetry is off.
         """
-        import chromadb
-        from chromadb.config import Settings
-
         location = resolve_store(path, host)
-        settings = Settings(anonymized_telemetry=False)
-        try:
-            if location.is_server:
-                client = chromadb.HttpClient(
-                    host=location.host, port=location.port, settings=settings
-                )
-                client.heartbeat()
-            else:
-                assert location.path is not None
-                location.path.mkdir(parents=True, exist_ok=True)
-                client = chromadb.PersistentClient(path=str(location.path), settings=settings)
-        except Exception as exc:
-            if location.is_server:
-                raise StoreError(
-                    f"cannot reach a Chroma server at {location.host}:{location.port}: start "
-                    f"one with `chroma run --path DIR --port {location.port}` or fix "
-                    "--chroma-host / $CHUNKSCOPE_CHROMA"
-                ) from exc
-            raise StoreError(
-                f"cannot open the store folder {location.path}: {exc}; pass --store DIR"
-            ) from exc
-        return cls(client, location, batch_size=batch_size)
+        return cls(connect(location), location, batch_size=batch_size)
 
     @staticmethod
     def collection_name(model: str, method: str, policy: ChunkPolicy) -> str:
@@ -155,13 +131,10 @@ class ChunkStore:
                 self.forget_collections()
                 return action()
         except Exception as exc:
-            if not (self.location.is_server and _is_transport_error(exc)):
+            lost = lost_server(self.location, exc)
+            if lost is None:
                 raise
-            raise StoreLostError(
-                f"the Chroma server at {self.location.host}:{self.location.port} stopped "
-                f"answering ({type(exc).__name__}: {exc}); start it again and rerun: what "
-                "was stored stays, an interrupted document is rewritten without duplicates"
-            ) from exc
+            raise lost from exc
 
     def _chunk_collections(self) -> list[Any]:
         names = sorted(str(getattr(c, "name", c)) for c in self.client.list_collections())
@@ -409,10 +382,3 @@ class ChunkStore:
         return [
             (cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0], strict=True)
         ]
-
-
-def _is_transport_error(exc: BaseException) -> bool:
-    """A connection to the server failed or broke (not a refused request)."""
-    import httpx
-
-    return isinstance(exc, (httpx.TransportError, ConnectionError))
