@@ -13,11 +13,10 @@ import time
 import streamlit as st
 
 from core.chunk import chunk_document, chunk_stats
-from core.parse import parse_document
+from core.parse import PARSERS, parse_document
 from core.types import Chunk, ChunkPolicy, Document
 from pages import _ui
 
-PARSERS = ("fast", "layout")
 BIG_DOCUMENT_PAGES = 20  # the fast parser shows a status box from this many pages
 
 

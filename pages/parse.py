@@ -7,6 +7,7 @@ from collections import Counter
 import streamlit as st
 
 from core.cite import Citation
+from core.parse import PARSERS
 from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import BLOCK_COLOURS
 from core.render.views import HEADING_SEPARATOR, block_marks, block_shapes, first_words
@@ -22,7 +23,7 @@ st.caption(f"**{_ui.md(doc.doc_id)}**: how the parser cut it into typed blocks."
 controls = st.columns([2, 1, 3], vertical_alignment="bottom")
 parser = controls[0].segmented_control(
     "Parser",
-    _ui_parse.PARSERS,
+    PARSERS,
     default=st.session_state[_ui.Key.PARSER],
     required=True,
     **_ui.synced("cs_w_parser", _ui.Key.PARSER),

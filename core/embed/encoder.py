@@ -290,7 +290,11 @@ def _variant_name(
     base: str, other_pooling: bool, other_limit: bool, pooling: str, max_tokens: int
 ) -> str:
     """``base``, plus the settings that differ from the model folder's own."""
-    changed = [f"{pooling} pooling"] * other_pooling + [f"max {max_tokens} tokens"] * other_limit
+    changed = []
+    if other_pooling:
+        changed.append(f"{pooling} pooling")
+    if other_limit:
+        changed.append(f"max {max_tokens} tokens")
     return f"{base} ({', '.join(changed)})" if changed else base
 
 
