@@ -193,6 +193,19 @@ def _initial_state(item: Document | DocumentFile) -> _DocState:
     return _DocState(doc_id=item.doc_id, source=item.source, sha256=item.sha256)
 
 
+def _refuse_shared_ids(docs: Sequence[Document | DocumentFile]) -> None:
+    """Two inputs with one doc_id would overwrite each other's records: refuse up front."""
+    seen: dict[str, str] = {}
+    for item in docs:
+        state = _initial_state(item)
+        if state.doc_id in seen:
+            raise UnsupportedFileError(
+                f"{seen[state.doc_id]} and {state.source} would share the document id "
+                f"{state.doc_id!r} (its file name without the extension): rename one of them"
+            )
+        seen[state.doc_id] = state.source
+
+
 class IndexCancelled(Exception):
     """Raised inside the pipeline when ``should_cancel()`` says stop; never escapes."""
 
@@ -324,6 +337,7 @@ def index_documents(
     """
     if not methods or len(set(methods)) != len(methods):
         raise ValueError("methods must be a non-empty list without repeats")
+    _refuse_shared_ids(docs)
     if "late" in methods:
         from core.embed.late import check_late_pooling
 

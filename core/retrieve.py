@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.errors import StoreError
+from core.errors import ChunkscopeError, StoreError
 from core.store.records import StoredHit
 from core.types import ChunkPolicy
 
@@ -195,6 +195,12 @@ def _check_scope(
     )
 
 
+def check_query(query: str) -> None:
+    """Refuse a query with nothing to embed (its vector would rank noise)."""
+    if not query.strip():
+        raise ChunkscopeError("the query is empty: say what to look for")
+
+
 def compare(
     query: str,
     *,
@@ -206,6 +212,7 @@ def compare(
     doc_id: str | None = None,
 ) -> Comparison:
     """Rank the chunks of one document (``doc_id``) or the whole index for ``query``."""
+    check_query(query)
     if not methods or len(set(methods)) != len(methods):
         raise ValueError("methods must be a non-empty list without repeats")
     if k < 1:

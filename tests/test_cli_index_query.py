@@ -170,6 +170,7 @@ def test_policy_is_taken_from_the_index_unless_ambiguous(fake_model, folder, tmp
         (["query", "x", "--policy", "bogus"], "error: unknown policy 'bogus'"),
         (["query", "x", *FIXED, "--methods", "naive,smart"], "error: unknown method smart"),
         (["query", "x", "--k", "0"], "error: --k must be at least 1"),
+        (["query", " \t", *FIXED], "error: the query is empty"),
         (["index", "missing.pdf", "--store", "S"], "error: missing.pdf does not exist"),
         (["index", "D", "--policy", "nope"], "error: unknown policy 'nope'"),
         (["index", "D", "--size", "0"], "error: --size must be at least 1"),
@@ -187,6 +188,23 @@ def test_user_errors_exit_2_with_one_line(fake_model, tmp_path, capsys, argv, me
     assert rc == 2
     assert out == ""
     assert err.strip().splitlines()[-1].startswith(message), err
+
+
+def test_two_files_with_one_document_id_are_refused_before_anything_is_stored(
+    fake_model, folder, tmp_path, capsys
+):
+    """``a/pump.md`` and ``b/pump.txt`` would both be ``pump``: the second would silently
+    replace the first's records, so the run refuses with one line and stores nothing."""
+    (folder / "sub" / "pump.txt").write_text("Zebras migrate in the dry season.", encoding="utf-8")
+    store = tmp_path / "store"
+    rc, out, err = cli(capsys, "index", folder, *FIXED, "--store", store, "--json")
+    assert rc == 2 and out == ""
+    assert err.strip() == (
+        f"error: {folder / 'pump.md'} and {folder / 'sub' / 'pump.txt'} would share the "
+        "document id 'pump' (its file name without the extension): rename one of them"
+    )
+    rc, _, err = cli(capsys, "query", "zebra", "--store", store, "--json")
+    assert rc == 2 and err.startswith("error: nothing indexed")
 
 
 def test_unknown_document_is_a_user_error(fake_model, folder, tmp_path, capsys):

@@ -121,6 +121,19 @@ def test_titles() -> None:
     assert load(TEXT_CORPORA / "wikitexts.md").title
 
 
+@pytest.mark.parametrize(
+    ("markdown", "title"),
+    [
+        ("Pump Manual\n===========\n\nIntro.\n\n## Maintenance\n", "Pump Manual"),
+        ("Intro line.\n\nPump\nManual\n---\n\n# Later\n", "Pump Manual"),
+        ("# Pump Manual\n\nSub\n===\n", "Pump Manual"),
+        ("Just text.\n\n---\n\nMore text.\n", "Just text."),  # a rule, not a heading
+    ],
+)
+def test_markdown_title_is_the_first_heading_of_either_style(markdown: str, title: str) -> None:
+    assert load_document(markdown.encode(), name="manual.md").title == title
+
+
 def test_outline_has_levels_pages_and_positions() -> None:
     doc = pdf("pypdfsf_pdflatex-outline.pdf")
     assert doc.outline and all(e.level >= 1 for e in doc.outline)

@@ -323,5 +323,7 @@ def test_links_verify_hash_and_quote():
     assert links.check_link(doc, 10, len(doc.text) + 5).status is CitationStatus.MISMATCH
     assert links.parse_span("120-180") == (120, 180)
     assert links.parse_span("180-120") is None and links.parse_span("x") is None
+    for odd in ("²-3", "1-³", "١٢-٣٤", "-1-5", "1-2-3", " 1-2", "1-2\n", ""):
+        assert links.parse_span(odd) is None, odd  # superscripts would crash int()
     url = links.link_url("http://h:1", {"doc": "a b", "span": "1-2"})
     assert url == "http://h:1/source?doc=a+b&span=1-2"

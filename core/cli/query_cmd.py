@@ -90,9 +90,10 @@ def resolve_methods(
 
 def run(args: argparse.Namespace) -> int:
     from core.embed import load_encoder
-    from core.retrieve import compare, comparison_to_dict
+    from core.retrieve import check_query, compare, comparison_to_dict
     from core.store import ChunkStore
 
+    check_query(args.text)
     if args.k < 1:
         raise StoreError(f"--k must be at least 1, got {args.k}")
     store = ChunkStore.open(args.store, host=args.chroma_host)

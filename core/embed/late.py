@@ -81,7 +81,7 @@ def default_window(encoder: Encoder, doc_tokens: int | None = None) -> int:
 
 
 def default_stride(window: int) -> int:
-    """Windows overlap by an eighth (stride 222 of 254): a seam token keeps at least a
+    """Windows overlap by an eighth (stride 223 of 254): a seam token keeps at least a
     sixteenth of a window of context on each side, and the extra forward work (about
     14 %) keeps late chunking within ~1.1x the time of naive encoding of the same spans.
     """

@@ -23,6 +23,7 @@ TEXT_SUFFIXES: tuple[str, ...] = (".txt", ".text", *MARKDOWN_SUFFIXES)
 
 _NEWLINES = re.compile(r"\r\n?")
 _ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _TITLE_MAX_CHARS = 120
 
 
@@ -62,16 +63,22 @@ def text_lines(text: str) -> tuple[TextLine, ...]:
 
 
 def guess_text_title(text: str, *, is_markdown: bool, fallback: str) -> str:
-    """First Markdown heading, else the first non-blank line if short, else ``fallback``."""
+    """First Markdown heading (``# Title`` or a line underlined with ``===``/``---``),
+    else the first non-blank line if short, else ``fallback``."""
     first_line = ""
+    paragraph: list[str] = []  # the lines since the last blank one (a setext heading's)
     for raw in text.split("\n", 200)[:200]:
         line = raw.strip()
         if not line:
+            paragraph = []
             continue
         if is_markdown:
             match = _ATX_HEADING.match(raw)
             if match:
                 return match.group(1).strip()
+            if paragraph and _SETEXT_UNDERLINE.match(raw):
+                return " ".join(paragraph)
+            paragraph.append(line)
         if not first_line:
             first_line = line
             if not is_markdown:

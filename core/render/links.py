@@ -10,12 +10,15 @@ whose document changed is stale and is reported as such, never re-pointed.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from core.cite import Citation, CitationStatus
 from core.types import Document
+
+_SPAN = re.compile(r"([0-9]+)-([0-9]+)")
 
 SOURCE_PATH = "source"
 
@@ -41,11 +44,12 @@ def link_url(base: str, params: dict[str, str]) -> str:
 
 
 def parse_span(value: str) -> tuple[int, int] | None:
-    """``"120-180"`` -> ``(120, 180)``; None for anything else."""
-    start, sep, end = value.partition("-")
-    if not sep or not start.isdigit() or not end.isdigit() or int(end) < int(start):
+    """``"120-180"`` -> ``(120, 180)``; None for anything else (ASCII digits only:
+    ``str.isdigit`` also accepts superscripts, which ``int`` rejects)."""
+    match = _SPAN.fullmatch(value)
+    if match is None or int(match[2]) < int(match[1]):
         return None
-    return int(start), int(end)
+    return int(match[1]), int(match[2])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
