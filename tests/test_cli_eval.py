@@ -327,3 +327,27 @@ def test_eval_with_the_real_model(tmp_path: Path, capsys) -> None:
     assert out["model"] == "all-MiniLM-L6-v2" and out["n_queries"] == len(small)
     assert out["metrics"]["naive"]["hit@5"] > 0.3
     assert "embedding (naive, late)" in captured.err
+
+
+def test_an_out_path_that_cannot_be_written_is_refused_before_the_work(
+    workspace: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a regular file no folder can be made: each writing command says so in one
+    line, and eval says it before it loads the model or embeds anything."""
+    blocker = workspace / "afile"
+    blocker.write_text("", "utf-8")
+    monkeypatch.setattr(eval_cmd, "load_model", lambda args: pytest.fail("model loaded"))
+    commands = [
+        [*_eval(workspace), "--out", str(blocker / "run.json")],
+        ["import-chunking-eval", str(EVAL_DIR), "--out", str(blocker / "q.jsonl")],
+        ["import-qa", str(workspace / "q.jsonl"), "--question", "q", "--evidence", "e",
+         "--page", "p", "--doc", "d", "--out", str(blocker / "deeper" / "q.jsonl")],
+        ["triage", "export", str(workspace / "run.json"), "--out", str(blocker / "x.csv")],
+    ]  # fmt: skip
+    for argv in commands:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: cannot write --out {blocker}/"), err
+        assert err.count("\n") == 1 and f"{blocker} is not a writable folder" in err
+    assert main([*_eval(workspace), "--out", str(workspace)]) == 2
+    assert capsys.readouterr().err == f"error: --out {workspace} is a folder: name a file\n"

@@ -65,6 +65,28 @@ def test_missing_pieces_are_user_errors(tmp_path: Path) -> None:
         import_chunking_eval(tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("refs", "message"),
+    [
+        ([{"content": "Hello"}], "needs integer start_index and end_index"),
+        ([1, 2], "needs integer start_index and end_index"),
+        ([{"content": "Hello", "start_index": "8.0", "end_index": 13}], "needs integer"),
+        ([{"content": "Hello", "start_index": True, "end_index": 13}], "needs integer"),
+        ([{"content": "", "start_index": 8, "end_index": 8}], r"\[8, 8\) is empty"),
+        ([{"content": "here.\n", "start_index": -6, "end_index": 25}], "or negative"),
+    ],
+)
+def test_malformed_references_are_one_line_label_errors(tmp_path: Path, refs, message) -> None:
+    (tmp_path / "corpora").mkdir()
+    (tmp_path / "corpora" / "c.md").write_text("# Doc\n\nHello world here.\n", "utf-8")
+    with (tmp_path / "questions_df.csv").open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerows([["question", "references", "corpus_id"], ["q?", json.dumps(refs), "c"]])
+    with pytest.raises(LabelError, match=message) as info:
+        import_chunking_eval(tmp_path)
+    assert "\n" not in str(info.value) and "row 0" in str(info.value)
+
+
 def test_qa_csv_groups_rows_of_one_question(tmp_path: Path) -> None:
     path = tmp_path / "qa.csv"
     with path.open("w", encoding="utf-8", newline="") as handle:

@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     except ChunkscopeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file or folder the system refused: say which, in one line
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

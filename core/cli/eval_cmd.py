@@ -147,12 +147,14 @@ def _config(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from core.chunk import chunk_document
+    from core.cli.options import check_out
     from core.cli.progress import ProgressBar
     from core.evaluate import read_queries, run_eval, save_run
     from core.ingest import load_document
     from core.parse import parse_document
 
     config = _config(args)
+    check_out(args.out)
     queries = read_queries(args.queries)
     docs = [load_document(path) for path in expand_docs(args.docs)]
     encoder, embed, tokenizer = load_model(args)

@@ -42,8 +42,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_chunking_eval(args: argparse.Namespace) -> int:
+    from core.cli.options import check_out
     from core.evaluate import import_chunking_eval, write_queries
 
+    check_out(args.out)
     queries = import_chunking_eval(args.dir)
     spans = sum(len(q.gold) for q in queries)
     count = write_queries(args.out, queries)
@@ -53,9 +55,11 @@ def run_chunking_eval(args: argparse.Namespace) -> int:
 
 
 def run_qa(args: argparse.Namespace) -> int:
+    from core.cli.options import check_out
     from core.evaluate import import_qa, pin_labels, resolve_queries, write_queries
     from core.evaluate.resolve import check_threshold
 
+    check_out(args.out)
     check_threshold(args.threshold)
     queries = import_qa(
         args.file,

@@ -1,8 +1,13 @@
-"""Argument groups shared by the commands that load one file and chunk it."""
+"""Argument groups shared by the commands that load one file and chunk it, and the
+check of an output path that runs before any work."""
 
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
+
+from core.errors import ChunkscopeError
 
 
 def add_file_and_policy_options(parser: argparse.ArgumentParser) -> None:
@@ -23,3 +28,20 @@ def add_file_and_policy_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--parser", choices=("fast", "layout"), default="fast", help="block parser (fast)"
     )
+
+
+def check_out(path: str | os.PathLike[str] | None) -> None:
+    """Refuse an ``--out`` that cannot be written before the work that fills it starts
+    (an evaluation of the shared set runs for minutes). Nothing is created here."""
+    if path is None:
+        return
+    file = Path(path)
+    if file.is_dir():
+        raise ChunkscopeError(f"--out {file} is a folder: name a file")
+    folder = file.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # the nearest existing folder: the rest gets created
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise ChunkscopeError(
+            f"cannot write --out {file}: {folder} is not a writable folder; pass another path"
+        )

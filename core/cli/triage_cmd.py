@@ -128,8 +128,10 @@ def run_tag(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from core.cli.options import check_out
     from core.evaluate import export_tags
 
+    check_out(args.out)
     run, store = _open(args)
     count = export_tags(store, run, args.out)
     print(f"exported {count} tagged queries of {run.run_id} to {args.out}")

@@ -53,6 +53,22 @@ def _references(row: Mapping[str, str], number: int) -> list[dict[str, object]]:
     return refs
 
 
+def _reference_span(ref: object, number: int) -> tuple[int, int]:
+    """``(start_index, end_index)`` of one reference: integers with 0 <= start < end."""
+    span = (ref.get("start_index"), ref.get("end_index")) if isinstance(ref, dict) else None
+    if span is None or not all(isinstance(i, int) and not isinstance(i, bool) for i in span):
+        raise LabelError(
+            f"questions_df.csv row {number}: each reference needs integer start_index and "
+            f"end_index, got {str(ref)[:80]}"
+        )
+    start, end = span
+    if not 0 <= start < end:
+        raise LabelError(
+            f"questions_df.csv row {number}: reference span [{start}, {end}) is empty or negative"
+        )
+    return start, end
+
+
 def import_chunking_eval(
     folder: str | os.PathLike[str], *, loader: Loader | None = None
 ) -> list[LabelledQuery]:
@@ -77,8 +93,8 @@ def import_chunking_eval(
         doc = docs[corpus_id]
         gold = []
         for ref in _references(row, number):
-            start, end = int(ref["start_index"]), int(ref["end_index"])  # type: ignore[call-overload]
-            if doc.text[start:end] != ref.get("content"):
+            start, end = _reference_span(ref, number)
+            if doc.text[start:end] != ref.get("content"):  # type: ignore[union-attr]
                 mismatches.append(f"row {number} [{start}, {end})")
                 continue
             gold.append(GoldSpan(char_start=start, char_end=end, text=doc.text[start:end]))
