@@ -152,6 +152,37 @@ def test_evidence_on_another_page_is_unresolved(pdfs: dict[str, Document]) -> No
     assert result.span is None
 
 
+def _two_page_pdf() -> Document:
+    import pymupdf
+
+    out = pymupdf.open()
+    first = out.new_page()
+    first.insert_text((72, 700), "The committee approved the well-", fontsize=11)
+    first.insert_text((72, 714), "known budget for the coming", fontsize=11)
+    second = out.new_page()
+    second.insert_text((72, 72), "fiscal year after long debate.", fontsize=11)
+    second.insert_text((72, 100), "The committee approved the budget.", fontsize=11)
+    return load_document(out.tobytes(), name="minutes.pdf")
+
+
+def test_evidence_running_on_into_the_next_page_resolves_from_its_start_page() -> None:
+    doc = _two_page_pdf()
+    resolver = Resolver()
+    across = resolver.resolve(doc, Evidence(text="budget for the coming fiscal year", page=1))
+    assert across.span is not None and across.span.method == "exact"
+    assert doc.text[across.span.char_start : across.span.char_end] == across.span.text
+    assert across.span.text.split() == ["budget", "for", "the", "coming", "fiscal", "year"]
+    assert doc.pages_of(across.span.char_start, across.span.char_end) == (1, 2)
+    bent = resolver.resolve(doc, Evidence(text="for the coming year fiscal after long", page=1))
+    assert bent.span is not None and bent.span.method == "aligned"
+    assert doc.pages_of(bent.span.char_start, bent.span.char_end) == (1, 2)
+    # wholly on page 2: labelled page 1 it stays unresolved (a span must start on its page)
+    later = resolver.resolve(doc, Evidence(text="after long debate.", page=1))
+    assert later.span is None
+    last = resolver.resolve(doc, Evidence(text="fiscal year after long debate", page=2))
+    assert last.span is not None and last.span.char_start >= doc.pages[1].char_start
+
+
 def test_resolve_queries_reports_every_failure(pdfs: dict[str, Document]) -> None:
     doc = pdfs[FEDERAL]
     start, end = _span_of(doc, "The FAA proposes mandating", "condition.")

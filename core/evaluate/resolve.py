@@ -15,6 +15,10 @@ Two steps, on one page's slice of ``doc.text`` (the whole text when no page is g
    threshold, or when the words only reach it spread over more than twice the evidence's
    length, the label is unresolved, with the best coverage seen; it is never guessed.
 
+Evidence that starts on its page and runs on into the next (a paragraph cut by a page
+break) is searched the same way over the two pages once its own page has failed; a span
+found there must start on the labelled page.
+
 Words and their comparison form are defined in ``core.evaluate.words`` (hyphenation
 joined, ligatures expanded, case and punctuation ignored); their offsets are those of the
 regex match on ``doc.text`` itself.
@@ -173,27 +177,50 @@ class Resolver:
 
     def resolve(self, doc: Document, evidence: Evidence) -> Resolution:
         """Resolve one evidence text on its page of ``doc``; see the module docstring."""
+        if not evidence.text.split():
+            return Resolution(span=None, coverage=0.0, reason="evidence is empty")
         start, end = self.region(doc, evidence.page)
-        key = (doc.sha256, start, end)
+        keys = [(doc.sha256, start, end)]
+        spill = self._spill_end(doc, evidence.page)
+        if spill is not None:
+            keys.append((doc.sha256, start, spill))
+        for key in keys:
+            found = self._exact(doc, evidence, key)
+            if found is not None and found.span is not None and found.span.char_start < end:
+                return found
+        first = self._align(doc, evidence, keys[0])
+        if first.resolved or len(keys) == 1:
+            return first
+        wider = self._align(doc, evidence, keys[1])
+        if wider.span is not None and wider.span.char_start < end:
+            return wider
+        return first
+
+    @staticmethod
+    def _spill_end(doc: Document, page: int | None) -> int | None:
+        """End of the page after ``page``: evidence that starts on its page may run on."""
+        if page is None or page >= len(doc.pages):
+            return None
+        return doc.pages[page].char_end  # pages are numbered 1..n in order
+
+    def _exact(self, doc: Document, evidence: Evidence, key: _RegionKey) -> Resolution | None:
+        start, end = key[1], key[2]
         view = self._views.get(key) or self._views.setdefault(
             key, whitespace_free_view(doc.text, start, end)
         )
-        pieces = evidence.text.split()
-        if not pieces:
-            return Resolution(span=None, coverage=0.0, reason="evidence is empty")
-        found = exact_match(doc.text, view, pieces, (start, end))
-        if found is not None:
-            first, last = found
-            span = GoldSpan(
-                char_start=first,
-                char_end=last,
-                text=doc.text[first:last],
-                method="exact",
-                coverage=1.0,
-                page=evidence.page,
-            )
-            return Resolution(span=span, coverage=1.0)
-        return self._align(doc, evidence, key)
+        found = exact_match(doc.text, view, evidence.text.split(), (start, end))
+        if found is None:
+            return None
+        first, last = found
+        span = GoldSpan(
+            char_start=first,
+            char_end=last,
+            text=doc.text[first:last],
+            method="exact",
+            coverage=1.0,
+            page=evidence.page,
+        )
+        return Resolution(span=span, coverage=1.0)
 
     def _align(self, doc: Document, evidence: Evidence, key: _RegionKey) -> Resolution:
         page_words = self._words.get(key) or self._words.setdefault(
