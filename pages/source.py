@@ -18,14 +18,22 @@ _ui_frame.entry("pages/source.py")
 
 st.title("Source")
 params = st.query_params
-doc_id, span = params.get("doc", ""), parse_span(params.get("span", ""))
+doc_id, raw_span = params.get("doc", ""), params.get("span", "")
+span = parse_span(raw_span)
 
 if not doc_id or span is None:
-    st.info(
-        "Open a citation from any page (a selected block, a chunk, a search result) to see "
-        "its exact characters here, or pick a span of the current document below."
-    )
-    doc = _ui.require_doc()
+    if doc_id and raw_span:
+        st.error(
+            f"This link's span {_ui.md(repr(raw_span))} is not two character offsets "
+            "START-END with START ≤ END, so it cites nothing: pick the span below.",
+            icon=":material/link_off:",
+        )
+    else:
+        st.info(
+            "Open a citation from any page (a selected block, a chunk, a search result) to "
+            "see its exact characters here, or pick a span of the current document below."
+        )
+    doc = _ui.library().get(doc_id) or _ui.require_doc()
     with st.form("cs_pick_span"):
         st.markdown(f"**Span of `{doc.doc_id}`** ({len(doc.text):,} chars)")
         cols = st.columns(2)
@@ -57,8 +65,8 @@ check = check_link(
     previous_shas=st.session_state[_ui.Key.PREVIOUS].get(doc.doc_id, []),
 )
 _ui_cite.show_html(badge_html(check.headline, tone=check.tone, detail=check.detail))
-end = min(end, len(doc.text))
-start = min(start, end)
+if end > len(doc.text):  # nothing to show: clamping the span would re-point the citation
+    st.stop()
 citation = Citation.of_span(doc, start, end)
 st.markdown(f"`{citation.render()}` · {end - start:,} chars")
 

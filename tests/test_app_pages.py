@@ -275,8 +275,22 @@ def test_source_link_to_a_missing_document_says_what_to_do(app):
     open_page(app, "source", doc="not-loaded", span="1-5")
     (error,) = app.error
     assert "'not-loaded'" in plain(error.value) and "Library" in error.value
-    open_page(app, "source", doc="sample-sigconf", span="oops")
-    assert app.info and not app.error
+    app.sidebar.selectbox[0].set_value("state_of_the_union").run()
+    for bad in ("oops", "700-500", "²-3"):  # the picker opens on the linked document
+        open_page(app, "source", doc="sample-sigconf", span=bad)
+        (error,) = app.error
+        assert plain(error.value).startswith(f"This link's span {bad!r} is not two character")
+        assert any(m.value.startswith("**Span of `sample-sigconf`**") for m in app.markdown)
+
+
+def test_source_span_past_the_end_is_a_mismatch_with_nothing_highlighted(app):
+    doc = load_document(SAMPLE_DOCS / "sample-sigconf.pdf")
+    n = len(doc.text)
+    params = source_params(Citation.of_span(doc, n - 40, n))
+    open_page(app, "source", **{**params, "span": f"{n - 40}-{n + 500}"})
+    body = html_of(app)
+    assert "Mismatch: the span lies outside the document" in body and "cs-badge-bad" in body
+    assert "<mark" not in body and "data:image/png" not in body  # never clamped and drawn
 
 
 # -- escaping ---------------------------------------------------------------------------
