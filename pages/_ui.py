@@ -206,8 +206,18 @@ def add_document(doc: Document) -> Note:
     if known is not None and known.sha256 != doc.sha256:
         st.session_state[Key.PREVIOUS].setdefault(doc.doc_id, []).append(known.sha256)
         return Note(name=doc.source, level="warning", text=stale_message(doc, known.sha256))
-    pages = f"{len(doc.pages)} pages, " if doc.is_paged else ""
-    return Note(name=doc.source, level="success", text=f"read: {pages}{len(doc.text):,} chars")
+    n = len(doc.pages)
+    pages = f"{n} page{'s' * (n != 1)}, " if doc.is_paged else ""
+    line = f"read: {pages}{len(doc.text):,} chars"
+    if missing := doc.pages_without_text:
+        listed = ", ".join(map(str, missing[:8])) + (", …" if len(missing) > 8 else "")
+        return Note(
+            name=doc.source,
+            level="warning",
+            text=f"{line}; no text layer on page {listed} (a scan?): run OCR on the file "
+            "first, or those pages can be neither chunked nor cited",
+        )
+    return Note(name=doc.source, level="success", text=line)
 
 
 def stale_message(doc: Document, old_sha: str) -> str:
@@ -235,6 +245,20 @@ def read_upload(name: str, data: bytes, password: str | None = None) -> Note:
         return Note(name=name, level="error", text=str(exc))
     st.session_state[Key.PENDING].pop(name, None)
     return add_document(doc)
+
+
+def note_line(note: Note) -> str:
+    """Markdown of a note: the file name in bold, once (error texts often start with it)."""
+    text = note.text[len(note.name) :].lstrip() if note.text.startswith(note.name) else note.text
+    return f"**{md(note.name)}** {md(text)}"
+
+
+def replace_note(note: Note) -> None:
+    """Put ``note`` in place of the earlier note about the same file (others stay)."""
+    notes = st.session_state[Key.NOTES]
+    st.session_state[Key.NOTES] = [note if n.name == note.name else n for n in notes]
+    if all(n.name != note.name for n in notes):
+        st.session_state[Key.NOTES].append(note)
 
 
 def read_uploads(files: list) -> None:

@@ -26,14 +26,14 @@ _ui.read_uploads(files or [])
 
 for note in st.session_state[_ui.Key.NOTES]:
     show = {"success": st.success, "warning": st.warning, "error": st.error}[note.level]
-    show(f"**{_ui.md(note.name)}** {_ui.md(note.text)}")
+    show(_ui.note_line(note))
 
 for name in list(st.session_state[_ui.Key.PENDING]):
     with st.form(f"password-{name}", border=True):
         password = st.text_input(f"Password for {_ui.md(name)}", type="password")
         if st.form_submit_button("Open", icon=":material/lock_open:"):
             data = st.session_state[_ui.Key.PENDING][name]
-            st.session_state[_ui.Key.NOTES] = [_ui.read_upload(name, data, password)]
+            _ui.replace_note(_ui.read_upload(name, data, password))
             st.rerun()
 
 rows = _ui.library_rows()

@@ -102,13 +102,24 @@ def test_bad_files_show_one_line_errors_and_good_files_still_load(app):
     for name in BAD_PDFS:
         (line,) = [e for e in errors if name in e]
         assert "\n" not in line and "Traceback" not in line
+        assert line.count(name) == 1, line  # the bold name, not repeated by the message
     assert "notes" in library_names(app)
     assert any("notes.txt" in plain(s.value) for s in app.success)
 
 
+def test_a_scan_without_a_text_layer_is_read_with_a_warning(app):
+    name = "ocrmypdf_c03-29.pdf"
+    upload(app, (name, (PDF_DIR / name).read_bytes()))
+    (warning,) = [plain(w.value) for w in app.warning]
+    assert warning == (
+        f"**{name}** read: 1 page, 0 chars; no text layer on page 1 (a scan?): run OCR on "
+        "the file first, or those pages can be neither chunked nor cited"
+    )
+
+
 def test_encrypted_pdf_asks_for_its_password(app):
     name = "crazyones-encrypted-256.pdf"
-    upload(app, (name, (PDF_DIR / name).read_bytes()))
+    upload(app, (name, (PDF_DIR / name).read_bytes()), ("notes.txt", b"Plain notes."))
     assert any("encrypted" in w.value for w in app.warning)
     app.main.text_input[0].set_value("not-the-password")
     app.main.button[0].click().run()
@@ -118,6 +129,9 @@ def test_encrypted_pdf_asks_for_its_password(app):
     assert not app.exception
     assert "crazyones-encrypted-256" in library_names(app)
     assert not app.main.text_input  # the password form is gone
+    read = [plain(s.value) for s in app.success]  # the batch's other note stays
+    assert any(line.startswith(f"**{name}** read: ") for line in read)
+    assert any(line.startswith("**notes.txt** read: ") for line in read)
 
 
 def _index_fake(store_dir, doc) -> int:
