@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.chunk import DEFAULT_SIZES, POLICY_NAMES, policy_from_args
+from core.chunk import DEFAULT_SIZES, DEFAULT_UNITS, POLICY_NAMES, policy_from_args
 from core.render.views import stats_items
 from core.types import ChunkPolicy, Document
 from pages import _ui
@@ -16,6 +16,14 @@ UNIT_RANGES: dict[str, tuple[int, int, int]] = {
     "chars": (50, 4000, 50),
     "tokens": (16, 1024, 8),
     "sentences": (1, 30, 1),
+}
+
+
+OVERLAP_HELP = {
+    "fixed": "How much of each window's end the next window repeats.",
+    "sentence": "How many sentences of each window the next one repeats.",
+    "structure": "Used only where one block is too big for a chunk and is split at "
+    "sentences: the pieces repeat up to this much. Chunks of separate blocks never overlap.",
 }
 
 
@@ -29,19 +37,18 @@ def page_number_input(doc: Document) -> int:
     return int(st.session_state[_ui.Key.PAGE])
 
 
-def policy_controls(slot: str, *, horizontal: bool = False) -> ChunkPolicy:
-    """Policy, unit, size and overlap widgets (in a row when ``horizontal``); each (slot,
-    policy, unit) keeps its own values for the session. Overlap is capped below the size,
-    so this never raises."""
-    cells = st.columns([1.25, 0.85, 1.45, 1.45]) if horizontal else [st.container()] * 4
+def policy_controls(slot: str, *, horizontal: bool = False, first: str = "fixed") -> ChunkPolicy:
+    """Policy, unit, size and overlap widgets (in a row when ``horizontal``), starting on
+    policy ``first`` with its default unit and sizes; each (slot, policy, unit) keeps its
+    own values for the session. Overlap is capped below the size, so this never raises."""
+    cells = st.columns([1.6, 0.9, 1.25, 1.25]) if horizontal else [st.container()] * 4
     keep = {"persist_state": "session", "required": True}
-    first = "structure" if slot == "b" else "fixed"  # the second of a pair starts different
     name = cells[0].segmented_control(
         "Policy", POLICY_NAMES, default=first, key=f"cs_policy_{slot}", **keep
     )
     units = [u for (n, u) in DEFAULT_SIZES if n == name]
     unit = cells[1].segmented_control(
-        "Unit", units, default=units[0], key=f"cs_unit_{slot}_{name}", **keep
+        "Unit", units, default=DEFAULT_UNITS[name], key=f"cs_unit_{slot}_{name}", **keep
     )
     low, high, step = UNIT_RANGES[unit]
     size_default, overlap_default = DEFAULT_SIZES[(name, unit)]
@@ -52,7 +59,7 @@ def policy_controls(slot: str, *, horizontal: bool = False) -> ChunkPolicy:
     )  # fmt: skip
     overlap = cells[3].slider(
         f"Overlap ({unit})", 0, high // 2, overlap_default, step if unit != "sentences" else 1,
-        key=f"cs_overlap_{suffix}", persist_state="session",
+        key=f"cs_overlap_{suffix}", persist_state="session", help=OVERLAP_HELP[name],
     )  # fmt: skip
     if overlap >= size:
         cells[3].caption(f"Overlap capped at {size - 1} (it must stay below the size).")

@@ -237,6 +237,12 @@ def start_index(docs: list[Document], policy: ChunkPolicy, methods: list[str]) -
     register(docs)
 
 
+def indexing() -> bool:
+    """True while this session's indexing job runs."""
+    job: IndexJob | None = st.session_state[EKey.JOB]
+    return job is not None and job.running
+
+
 def job_panel() -> None:
     """Progress bar and cancel button of the indexing job; polls twice a second while it runs."""
     job: IndexJob | None = st.session_state[EKey.JOB]
@@ -259,14 +265,13 @@ def _job_body(job: IndexJob) -> None:
 
 def index_panel(entries) -> None:
     """Pick documents, a policy and methods and index them; or index the demo in one click."""
-    job = st.session_state[EKey.JOB]
-    busy = job is not None and job.running
+    busy = indexing()
     with st.expander("Index documents", expanded=not entries, icon=":material/database:"):
         pool = {**demo_documents(), **_ui.library()}
         picked = st.multiselect(
             "Documents", list(pool), default=list(demo_documents()), key=EKey.INDEX_DOCS
         )
-        policy = _ui_controls.policy_controls("index", horizontal=True)
+        policy = _ui_controls.policy_controls("index", horizontal=True, first=DEMO_POLICY.name)
         methods = st.multiselect(
             "Methods", usable_methods(), default=usable_methods(), key=EKey.INDEX_METHODS
         )

@@ -156,11 +156,13 @@ def run_evaluation(queries, docs, config: EvalConfig) -> EvalRun:
         queries, docs, config, encoder=eng.encoder(), cache=eng.vector_cache(), progress=tick,
         chunker=lambda doc: _ui_parse.chunked(doc, "fast", config.policy),
     )  # fmt: skip
-    bar.progress(1.0, text=f"{run.n_queries} queries in {run.timings.get('total_s', 0):.1f} s")
+    bar.empty()
+    st.toast(f"Saved the run: {run.n_queries} queries in {run.timings.get('total_s', 0):.1f} s")
     save_run(run, runs_dir() / f"{run.run_id}.json")
     st.session_state[TKey.RUN] = run.run_id
     st.session_state[TKey.RUN_DOCS][run.run_id] = {d.doc_id: d for d in docs}
     st.session_state[TKey.TRIAGE_POS] = None
+    st.session_state[TKey.TRIAGE_METHOD] = None  # the reader picks a method with failures
     return run
 
 

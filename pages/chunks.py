@@ -74,7 +74,9 @@ def cite_picker(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
 
 
 def panel(slot: str, wide: bool) -> None:
-    policy = _ui_controls.policy_controls(slot, horizontal=wide)
+    policy = _ui_controls.policy_controls(  # the second of a pair starts on another policy
+        slot, horizontal=wide, first="structure" if slot == "b" else "fixed"
+    )
     view, numbers = st.columns([3, 2], gap="medium") if wide else (st.container(), st.container())
     chunks = _ui_parse.chunked(doc, parser, policy)
     stats = _ui_parse.stats_of(doc, parser, policy, window)

@@ -31,7 +31,8 @@ except ChunkscopeError as exc:
     st.stop()
 eng.index_panel(entries)
 if not entries:
-    st.info("Nothing is indexed for this model yet: index the demo datasheets above.")
+    if not eng.indexing():  # while a job runs, its progress bar says what is happening
+        st.info("Nothing is indexed for this model yet: index the demo datasheets above.")
     st.stop()
 eng.load_indexed_sources(entries)
 

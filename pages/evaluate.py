@@ -39,7 +39,7 @@ with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_ci
     except ChunkscopeError as exc:
         st.error(_ui.md(exc), icon=":material/error:")
         queries, docs = [], []
-    policy = _ui_controls.policy_controls("eval", horizontal=True)
+    policy = _ui_controls.policy_controls("eval", horizontal=True, first=eng.DEMO_POLICY.name)
     cells = st.columns([3, 2, 2])
     usable = eng.usable_methods()
     methods = cells[0].multiselect("Methods", usable, usable, key=K.METHODS)
@@ -89,9 +89,13 @@ if st.session_state[K.QUERY_ID] in {q.id for q in run.queries}:
 st.subheader("Failure reader")
 cells = st.columns([2, 1, 3], vertical_alignment="bottom")
 failing = [m for m in METHODS if m in run.methods]
-if st.session_state[K.TRIAGE_METHOD] not in failing:
-    st.session_state[K.TRIAGE_METHOD] = "late" if "late" in failing else failing[0]
-method = cells[0].selectbox("Failures of", failing, key=K.TRIAGE_METHOD, on_change=tri.reset_triage)
+n_failed = {m: sum(q.failed[m] for q in run.queries) for m in failing}
+if st.session_state[K.TRIAGE_METHOD] not in failing:  # one with failures, late's first
+    st.session_state[K.TRIAGE_METHOD] = min(failing, key=lambda m: (not n_failed[m], m != "late"))
+method = cells[0].selectbox(
+    "Failures of", failing, key=K.TRIAGE_METHOD, on_change=tri.reset_triage,
+    format_func=lambda m: f"{m} ({n_failed[m]} failed)",
+)  # fmt: skip
 seed = int(cells[1].number_input("Seed", 0, 9999, key=K.TRIAGE_SEED, on_change=tri.reset_triage))
 triage = tri.triage_store()
 if not any(q.failed[method] for q in run.queries):

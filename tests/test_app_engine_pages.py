@@ -120,6 +120,9 @@ def wait_for_job(at: AppTest, seconds: float = 60) -> AppTest:
 def test_compare_indexes_the_demo_with_progress_then_shows_three_columns(fake, store_dir):
     at = open_page("compare")
     assert any("Nothing is indexed" in i.value for i in at.info)
+    # the form's own policy starts on the demo's, so both buttons index the same chunks
+    assert at.button_group(key="cs_policy_index").value == eng.DEMO_POLICY.name
+    assert at.button_group(key=f"cs_unit_index_{eng.DEMO_POLICY.name}").value == "tokens"
     demo = [b for b in at.button if b.label.startswith("Index the demo set")][0]
     demo.click().run()
     wait_for_job(at)
@@ -151,6 +154,7 @@ def test_indexing_can_be_cancelled_from_the_page(fake, store_dir, monkeypatch):
     assert started.wait(10)
     bars = at.get("progress")
     assert bars and "Starting: 5 document(s)" in bars[0].proto.text
+    assert not any("Nothing is indexed" in i.value for i in at.info)  # the bar says it
     [b for b in at.button if b.label == "Cancel indexing"][0].click().run()
     wait_for_job(at)
     assert any(plain(w.value).startswith("Cancelled: 0 of 5 document(s)") for w in at.warning)
@@ -264,6 +268,12 @@ def test_evaluate_runs_the_demo_and_tags_survive_a_restart(fake, store_dir, tmp_
     metrics = at.dataframe[0].value
     assert {"naive", "late", "contextual", "naive n"} <= set(metrics.columns)
     assert set(metrics["naive n"]) == {35}
+    assert not at.get("progress")[:-1]  # the run's bar is gone; the reader's stays
+    run = load_run(store_dir / "runs" / f"{at.session_state[tri.TKey.RUN]}.json")
+    failed = {m: sum(q.failed[m] for q in run.queries) for m in run.methods}
+    reader = at.selectbox(key=tri.TKey.TRIAGE_METHOD)
+    assert failed[reader.value] > 0  # the reader opens on a method with failures
+    assert reader.format_func(reader.value) == f"{reader.value} ({failed[reader.value]} failed)"
     for cause in ("boundary", "context", "context"):
         at.button(key=f"cs_tag_{cause}").click().run()
         assert not at.exception, [e.value for e in at.exception]

@@ -7,6 +7,8 @@ Nothing here imports streamlit.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import plotly.graph_objects as go
 
 from core.render.markup import escape
@@ -47,6 +49,24 @@ def layout(fig: go.Figure, *, title: str, height: int, **axes: str) -> go.Figure
     fig.update_xaxes(gridcolor=GRID)
     fig.update_yaxes(gridcolor=GRID)
     return fig
+
+
+def spread(targets: Sequence[float], *, gap: float, low: float, high: float) -> list[float]:
+    """Positions as near ``targets`` as can be with at least ``gap`` between any two, kept
+    within ``[low, high]`` where there is room (labels on one axis that must not collide;
+    any unit, pixels in practice). Returned in the order of ``targets``."""
+    order = sorted(range(len(targets)), key=lambda i: targets[i])
+    placed = [min(max(targets[i], low), high) for i in order]
+    for n in range(1, len(placed)):
+        placed[n] = max(placed[n], placed[n - 1] + gap)
+    if placed and placed[-1] > high:
+        placed[-1] = high
+        for n in range(len(placed) - 2, -1, -1):
+            placed[n] = min(placed[n], placed[n + 1] - gap)
+    out = [0.0] * len(targets)
+    for n, i in enumerate(order):
+        out[i] = placed[n]
+    return out
 
 
 def method_colour(name: str) -> str:

@@ -30,6 +30,7 @@ from core.render.chart_style import (
     UP_COLOUR,
     layout,
     method_colour,
+    spread,
 )
 from core.render.markup import escape
 
@@ -45,9 +46,15 @@ class SlopeLine:
     ranks: tuple[int | None, ...]
 
     def change(self, depth: int) -> int:
-        """First rank minus last rank (positive: moved up); unknown ranks count as depth+1."""
-        first, last = (depth + 1 if r is None else r for r in (self.ranks[0], self.ranks[-1]))
-        return first - last
+        """First rank minus last rank (positive: moved up); see ``rank_step`` for unknowns."""
+        return rank_step(self.ranks[0], self.ranks[-1], depth)
+
+
+def rank_step(before: int | None, after: int | None, depth: int) -> int:
+    """``before - after`` (positive: moved up). An unknown rank counts as one deeper than
+    ``depth`` or than the other rank, whichever is deeper: not found is never better."""
+    floor = max(depth, before or 0, after or 0) + 1
+    return (floor if before is None else before) - (floor if after is None else after)
 
 
 def biggest_movers(lines: Sequence[SlopeLine], depth: int, n: int = 5) -> list[SlopeLine]:
@@ -81,6 +88,21 @@ def _plotted(rank: int | None, depth: int) -> int:
     return depth + 1 if rank is None or rank > depth else rank
 
 
+_KEY_COLOURS = {"up": UP_COLOUR, "down": DOWN_COLOUR, "same": SAME_COLOUR}
+
+
+def _direction(step: int) -> str:
+    return "up" if step > 0 else "down" if step < 0 else "same"
+
+
+LABEL_FONT_PX = 11
+_HEIGHT_PX = 420
+# The plot area's height: the figure less the top and bottom margins and the stage names.
+_PLOT_PX = _HEIGHT_PX - 48 - 10 - 24
+# Mean advance of a label character at LABEL_FONT_PX, in pixels (generous, so no clipping).
+_LABEL_CHAR_PX = 6.6
+
+
 def slope_figure(
     stages: Sequence[str],
     lines: Sequence[SlopeLine],
@@ -89,54 +111,134 @@ def slope_figure(
     n_labelled: int = 5,
     selected: str | None = None,
 ) -> go.Figure:
-    """Rank-change slope chart; rank 1 at the top, ``depth + 1`` = "deeper than ``depth``"."""
+    """Rank-change slope chart; rank 1 at the top, ``depth + 1`` = "deeper than ``depth``".
+
+    Each segment (one stage to the next) is coloured by its own direction, so a line can
+    be green then red. Segments are three traces (up, down, same) with ``None`` gaps, and
+    every chunk's points are one marker trace, ``name="ranks"``, whose ``customdata`` is
+    the chunk id of each point (the only trace a click selects). The selected chunk is
+    drawn thicker, over a dark outline. The ``n_labelled`` biggest movers and the selected
+    chunk get a label (a layout annotation) right of the last stage, moved apart where
+    ranks are close; the right margin is sized to the longest label.
+    """
     if len(stages) < 2:
         raise ValueError("a slope chart needs at least two stages")
     labelled = {line.chunk_id for line in biggest_movers(lines, depth, n_labelled)}
     fig = go.Figure()
-    for line in sorted(lines, key=lambda ln: (ln.chunk_id == selected, ln.chunk_id in labelled)):
-        change = line.change(depth)
-        colour = UP_COLOUR if change > 0 else DOWN_COLOUR if change < 0 else SAME_COLOUR
-        is_selected = line.chunk_id == selected
-        ys = [_plotted(r, depth) for r in line.ranks]
-        shown = ["—" if r is None else str(r) for r in line.ranks]
-        arrow = f"▲{change}" if change > 0 else f"▼{-change}" if change < 0 else "="
-        text = [""] * (len(ys) - 1) + [f"{arrow} {escape(_short(line.label))}"]
+    picked = next((line for line in lines if line.chunk_id == selected), None)
+    segments = _segments(stages, [ln for ln in lines if ln is not picked], depth)
+    for key, name in (("same", "same rank"), ("down", "moved down"), ("up", "moved up")):
+        xs, ys = segments[key]
         fig.add_scatter(
-            x=list(stages),
-            y=ys,
-            mode="lines+markers+text"
-            if line.chunk_id in labelled or is_selected
-            else "lines+markers",
-            line={
-                "color": SELECTED_COLOUR if is_selected else colour,
-                "width": 4 if is_selected else 2,
-            },
-            marker={"size": 9 if is_selected else 7},
-            text=text,
-            textposition="middle right",
-            textfont={"size": 11},
-            customdata=[line.chunk_id] * len(ys),
-            hovertext=[
-                f"{escape(line.label)}<br>{stage}: rank {r}"
-                for stage, r in zip(stages, shown, strict=True)
-            ],
-            hoverinfo="text",
-            showlegend=False,
-        )
+            x=xs, y=ys, mode="lines", name=name, showlegend=False, hoverinfo="skip",
+            line={"color": _KEY_COLOURS[key], "width": 2},
+        )  # fmt: skip
+    if picked is not None:
+        ys = [_plotted(r, depth) for r in picked.ranks]
+        fig.add_scatter(
+            x=list(stages), y=ys, mode="lines", name="selected", showlegend=False,
+            hoverinfo="skip", line={"color": SELECTED_COLOUR, "width": 8},
+        )  # fmt: skip
+        for key, (xs, ys) in _segments(stages, [picked], depth).items():
+            if xs:
+                fig.add_scatter(
+                    x=xs, y=ys, mode="lines", name=f"selected, {key}", showlegend=False,
+                    hoverinfo="skip", line={"color": _KEY_COLOURS[key], "width": 4},
+                )  # fmt: skip
+    _add_points(fig, stages, lines, depth=depth, selected=selected)
     deepest = max((_plotted(r, depth) for line in lines for r in line.ranks), default=1)
     ticks = _rank_ticks(deepest, depth)
     fig.update_yaxes(
-        autorange="reversed", tickvals=[t for t, _ in ticks], ticktext=[s for _, s in ticks]
+        range=[deepest + 0.6, 0.4], tickvals=[t for t, _ in ticks], ticktext=[s for _, s in ticks]
     )
-    room = 0.5 + 0.35 * (len(stages) - 1)  # for the movers' labels, right of the last stage
-    fig.update_xaxes(range=[-0.2, len(stages) - 1 + room])
-    title = "Rank change between stages: green moved up, red moved down"
-    return layout(fig, title=title, height=420, y="rank (1 = best)")
+    fig.update_xaxes(range=[-0.2, len(stages) - 0.8], categoryorder="array", categoryarray=stages)
+    notes = _mover_notes(
+        stages[-1], [ln for ln in lines if ln.chunk_id in labelled or ln is picked],
+        depth=depth, px_per_rank=_PLOT_PX / (deepest + 0.2),
+    )  # fmt: skip
+    title = "Rank change between stages: each step green if the chunk moved up, red if down"
+    fig = layout(fig, title=title, height=_HEIGHT_PX, y="rank (1 = best)")
+    widest = max((len(str(n["text"])) for n in notes), default=0)
+    fig.update_layout(annotations=notes, margin={"r": 14 + math.ceil(widest * _LABEL_CHAR_PX)})
+    return fig
 
 
-def _short(label: str, limit: int = 30) -> str:
-    return label if len(label) <= limit else label[: limit - 1].rstrip() + "…"
+def _segments(
+    stages: Sequence[str], lines: Sequence[SlopeLine], depth: int
+) -> dict[str, tuple[list, list]]:
+    """Per direction, the x and y of every segment, ``None`` between segments."""
+    out: dict[str, tuple[list, list]] = {"up": ([], []), "down": ([], []), "same": ([], [])}
+    for line in lines:
+        for i in range(len(stages) - 1):
+            step = rank_step(line.ranks[i], line.ranks[i + 1], depth)
+            xs, ys = out[_direction(step)]
+            xs += [stages[i], stages[i + 1], None]
+            ys += [_plotted(line.ranks[i], depth), _plotted(line.ranks[i + 1], depth), None]
+    return out
+
+
+def _add_points(
+    fig: go.Figure,
+    stages: Sequence[str],
+    lines: Sequence[SlopeLine],
+    *,
+    depth: int,
+    selected: str | None,
+) -> None:
+    """One marker trace of every chunk's points, hover saying the step from the stage before."""
+    xs, ys, ids, hover = [], [], [], []
+    for line in lines:
+        for i, (stage, rank) in enumerate(zip(stages, line.ranks, strict=True)):
+            step = "" if i == 0 else _step_text(rank_step(line.ranks[i - 1], rank, depth))
+            xs.append(stage)
+            ys.append(_plotted(rank, depth))
+            ids.append(line.chunk_id)
+            shown = "not found" if rank is None else f"rank {rank}"
+            hover.append(f"{escape(line.label)}<br>{stage}: {shown}{step}")
+    fig.add_scatter(
+        x=xs, y=ys, mode="markers", name="ranks", showlegend=False,
+        marker={
+            "size": [10 if c == selected else 6 for c in ids],
+            "color": [SELECTED_COLOUR if c == selected else "#5b7083" for c in ids],
+        },
+        customdata=ids, hovertext=hover, hoverinfo="text",
+    )  # fmt: skip
+
+
+def _mover_notes(
+    stage: str, lines: Sequence[SlopeLine], *, depth: int, px_per_rank: float
+) -> list[dict]:
+    """Labels right of the last stage, spread apart vertically so none overlap; each says
+    the overall change and the label's last heading (the full label is in its hover)."""
+    targets = [_plotted(line.ranks[-1], depth) * px_per_rank for line in lines]
+    placed = spread(targets, gap=LABEL_FONT_PX + 3, low=0, high=_PLOT_PX)
+    notes = []
+    for line, target, at in zip(lines, targets, placed, strict=True):
+        change = line.change(depth)
+        notes.append(
+            {
+                "x": stage, "y": _plotted(line.ranks[-1], depth), "xanchor": "left",
+                "xshift": 8, "yshift": target - at,  # ranks grow downwards, pixels upwards
+                "showarrow": False, "text": f"{_arrow(change)} {escape(_short(line.label))}",
+                "hovertext": escape(line.label),
+                "font": {"size": LABEL_FONT_PX, "color": _KEY_COLOURS[_direction(change)]},
+            }
+        )  # fmt: skip
+    return notes
+
+
+def _arrow(change: int) -> str:
+    return f"▲{change}" if change > 0 else f"▼{-change}" if change < 0 else "="
+
+
+def _step_text(step: int) -> str:
+    return f" ({_arrow(step)} from the stage before)" if step else " (same as the stage before)"
+
+
+def _short(label: str, limit: int = 26) -> str:
+    """The label's last heading (after the last ``›``), cut to ``limit`` characters."""
+    tail = label.rsplit("›", 1)[-1].strip() or label
+    return tail if len(tail) <= limit else tail[: limit - 1].rstrip() + "…"
 
 
 def _rank_ticks(deepest: int, depth: int) -> list[tuple[int, str]]:
