@@ -25,6 +25,7 @@ from tests.conftest import (
     EVAL_DIR,
     PDF_DIR,
     PDF_PASSWORDS,
+    SAMPLE_DOCS,
     TEXT_CORPORA,
     openable_pdfs,
     text_corpora,
@@ -323,6 +324,23 @@ def test_reading_order_bands_and_columns() -> None:
     order = [boxes[i] for i in reading_order(boxes)]
     assert order == [title, *left, *right, figure, below_left, below_right]
     assert reading_order([]) == [] and reading_order([title]) == [0]
+
+
+def test_a_centred_title_is_read_before_the_author_columns_it_overhangs() -> None:
+    """The sigconf title (x 189-422) leaves a sliver of gutter left of it but crosses the
+    gutter between the second and third author columns: it is a band of its own."""
+    title = (189, 84, 422, 100)
+    authors = [(110, 109, 174, 136), (264, 111, 348, 134), (420, 111, 522, 134)]
+    below = [(110, 138, 174, 160), (264, 136, 348, 158), (426, 136, 515, 146)]
+    boxes = [authors[0], below[2], title, authors[2], below[0], authors[1], below[1]]
+    order = [boxes[i] for i in reading_order(boxes)]
+    assert order == [title, authors[0], below[0], authors[1], below[1], authors[2], below[2]]
+    # a heading sitting inside the left column still joins its columns
+    heading = (110, 84, 170, 100)
+    boxes = [heading, *authors, *below]
+    assert [boxes[i] for i in reading_order(boxes)][:3] == [heading, authors[0], below[0]]
+    doc = load(SAMPLE_DOCS / "sample-sigconf.pdf")
+    assert doc.text.startswith("The Name of the Title Is Hope\n\nBen Trovato")
 
 
 # --- text documents ---------------------------------------------------------------------

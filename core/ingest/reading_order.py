@@ -9,8 +9,10 @@ The algorithm, applied recursively to a region (a set of boxes):
 2. Merge consecutive bands while their union still has a vertical gap (a column gutter
    at least ``min_gutter_pt`` wide) that passes through every merged band; a band that
    crosses every gutter (a full-width title, abstract, figure or table) starts a new
-   group and so splits the columns above it from the columns below it. A band that
-   sits in one column (where the other column ends early) joins the group.
+   group and so splits the columns above it from the columns below it, and so does a
+   single column above columns that crosses one of their gutters (a centred title over
+   author columns). A band that sits in one column (where the other column ends early)
+   joins the group.
 3. A merged group with a gutter is cut into columns at its gutters, read left to right,
    and each column is ordered recursively.
 4. A region that is one band without a gutter may still hold columns bridged by a wide
@@ -105,16 +107,25 @@ def _around_spanning(
 
 def _group_bands(boxes: Sequence[Box], bands: list[list[int]], gutter: float) -> list[list[int]]:
     """Merge consecutive bands while their union keeps a column gutter (see the module
-    docstring); a band that crosses every gutter starts a new group."""
+    docstring). A group of one column joins the columns below it only when it sits inside
+    one of them: a centred title narrower than the page, which leaves a sliver of gutter
+    beside it but crosses the gutter between two author columns, stays above them. A band
+    sitting in one column below columns (the other ended early) still joins."""
     groups: list[list[int]] = []
     current: list[int] = []
+    current_columns = 0
     for band in bands:
-        if current and len(_split(boxes, current + band, axis=0, min_gap=gutter)) > 1:
-            current = current + band
-            continue
+        band_columns = len(_split(boxes, band, axis=0, min_gap=gutter))
+        if current:
+            union = len(_split(boxes, current + band, axis=0, min_gap=gutter))
+            # one column above columns joins them only when it sits inside one of them
+            joins = union == band_columns if current_columns == 1 else True
+            if union > 1 and joins:
+                current, current_columns = current + band, union
+                continue
         if current:
             groups.append(current)
-        current = list(band)
+        current, current_columns = list(band), band_columns
     if current:
         groups.append(current)
     return groups
