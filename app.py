@@ -9,6 +9,8 @@ citation link and document views in ``pages/_ui_cite.py``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from pages import _ui_frame
@@ -27,7 +29,10 @@ SECTIONS: dict[str, list[st.Page]] = {
 }
 
 
-st.set_page_config(page_title="Chunkscope", page_icon=":material/biotech:", layout="wide")
+# A local image: a Material icon as page_icon makes the browser fetch its favicon from
+# Google's font server, which an offline machine cannot reach.
+ICON = Path(__file__).resolve().parent / "pages" / "assets" / "icon.png"
+st.set_page_config(page_title="Chunkscope", page_icon=str(ICON), layout="wide")
 page = st.navigation(SECTIONS)
 _ui_frame.follow_redirect()
 with _ui_frame.framed():

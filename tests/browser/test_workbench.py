@@ -77,6 +77,10 @@ def assert_no_script_ran(page) -> None:
 
 
 def test_every_page_renders(page, app_url, artifacts):
+    """...and asks nothing of any host but the app's own (it must work offline)."""
+    own = urlparse(app_url).netloc
+    outside: list[str] = []
+    page.on("request", lambda r: urlparse(r.url).netloc not in ("", own) and outside.append(r.url))
     open_app(page, app_url)
     assert current_document(page) == "sample-sigconf (PDF)"
     shot(page, artifacts, "library")
@@ -88,6 +92,7 @@ def test_every_page_renders(page, app_url, artifacts):
     assert page.locator("div.cs-page img.cs-page-image").count() == 1
     assert page.locator("div.cs-box.cs-block").count() > 10
     assert_no_script_ran(page)
+    assert outside == [], outside
 
 
 def test_upload_tune_the_size_and_follow_a_citation(page, app_url, artifacts):
