@@ -13,6 +13,7 @@ import streamlit as st
 from core.config import ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError
 from core.render.markup import STYLESHEET
+from core.render.views import kind_label
 from pages import _ui
 from pages._ui import Key
 
@@ -64,7 +65,7 @@ def sidebar() -> None:
         "Document",
         ids,
         index=ids.index(current.doc_id) if current else None,
-        format_func=lambda d: f"{d} ({'PDF' if docs[d].is_paged else 'text'})",
+        format_func=lambda d: f"{d} ({kind_label(docs[d])})",
         placeholder="No documents yet",
         **_ui.synced(f"cs_w_doc_{state[Key.DOC_VERSION]}", Key.DOC, reset_page=True),
     )

@@ -242,12 +242,17 @@ def block_marks(
     return marks
 
 
+def kind_label(doc: Document) -> str:
+    """``PDF``, ``Markdown`` or ``text``: how the workbench names a document's kind."""
+    return "PDF" if doc.is_paged else ("Markdown" if doc.is_markdown else "text")
+
+
 def document_row(doc: Document, *, tokens: int, indexed: str, origin: str) -> dict[str, object]:
     """One row of the Library table (``indexed``: yes / older version / no)."""
     return {
         "document": doc.doc_id,
-        "kind": "PDF" if doc.is_paged else ("Markdown" if doc.is_markdown else "text"),
-        "pages": str(len(doc.pages)) if doc.is_paged else "none (text)",
+        "kind": kind_label(doc),
+        "pages": str(len(doc.pages)) if doc.is_paged else "-",
         "chars": len(doc.text),
         "tokens": tokens,
         "sha256": doc.sha256[:12],
