@@ -8,7 +8,13 @@ import json
 import pytest
 
 from core.embed.records import LateWindow
-from core.render.chart_style import CONTEXT_COLOURS
+from core.render.chart_style import (
+    CONTEXT_COLOURS,
+    DOWN_COLOUR,
+    SAME_COLOUR,
+    UP_COLOUR,
+    WINDOW_COLOURS,
+)
 from core.render.failure_charts import (
     ChunkContext,
     cause_bar_figure,
@@ -21,6 +27,7 @@ from core.render.rank_charts import (
     SlopeLine,
     biggest_movers,
     cosine_rank_figure,
+    rank_step,
     slope_figure,
     slope_lines,
 )
@@ -59,6 +66,12 @@ def test_biggest_movers_rank_by_absolute_change_and_count_unknown_as_deeper():
     assert lines[1].change(30) == -29 and lines[0].change(30) == 8
 
 
+def points_of(fig):
+    """The slope figure's marker trace: every chunk's points, chunk ids as customdata."""
+    [ranks] = [t for t in fig.data if t.name == "ranks"]
+    return ranks
+
+
 def test_slope_figure_labels_movers_reverses_ranks_and_escapes():
     lines = [
         SlopeLine(chunk_id="c1", label=EVIL, ranks=(12, 1)),
@@ -67,19 +80,87 @@ def test_slope_figure_labels_movers_reverses_ranks_and_escapes():
         SlopeLine(chunk_id="c4", label="small move", ranks=(5, 6)),
     ]
     fig = slope_figure(["naive", "late"], lines, depth=30, n_labelled=2, selected="c2")
-    assert fig.layout.yaxis.autorange == "reversed"
-    by_id = {t.customdata[0]: t for t in fig.data}
-    assert set(by_id) == {"c1", "c2", "c3", "c4"}
-    assert list(by_id["c3"].y) == [3, 31]  # deeper than the depth: the "> 30" band
+    assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]  # rank 1 at the top
+    ranks = points_of(fig)
+    ys = {(c, x): y for c, x, y in zip(ranks.customdata, ranks.x, ranks.y, strict=True)}
+    assert {c for c, _ in ys} == {"c1", "c2", "c3", "c4"}
+    assert ys["c3", "late"] == 31  # deeper than the depth: the "> 30" band
     assert "> 30" in fig.layout.yaxis.ticktext
-    assert "text" in by_id["c1"].mode and by_id["c1"].text[-1].startswith("▲11")
-    assert by_id["c3"].text[-1].startswith("▼247")
-    assert "text" not in by_id["c4"].mode  # not among the n_labelled movers
-    assert by_id["c2"].line.width > by_id["c1"].line.width  # the selected one stands out
-    assert "rank 250" in by_id["c3"].hovertext[-1]
+    notes = [a.text for a in fig.layout.annotations]
+    # The 2 biggest movers, and the selected chunk; not "small move".
+    assert [n.split(" ")[0] for n in notes] == ["▲11", "=", "▼247"]
+    assert notes[1] == "= steady"
+    widths = {t.name: t.line.width for t in fig.data if t.mode == "lines"}
+    assert widths["selected"] > widths["moved up"]  # the selected one stands out
+    assert any("late: rank 250" in h for h in ranks.hovertext)
     assert_escaped(fig)
     with pytest.raises(ValueError):
         slope_figure(["naive"], lines, depth=30)
+
+
+def segment_colours(fig) -> dict[tuple, str]:
+    """(from stage, to stage, from y, to y) -> colour of every segment drawn."""
+    out = {}
+    for trace in fig.data:
+        if trace.mode != "lines":
+            continue
+        xs, ys = list(trace.x), list(trace.y)
+        for i in range(len(xs) - 1):
+            if xs[i] is not None and xs[i + 1] is not None:
+                out[xs[i], xs[i + 1], ys[i], ys[i + 1]] = trace.line.color
+    return out
+
+
+def test_slope_segments_take_the_colour_of_their_own_direction():
+    stages = ["naive", "late", "contextual"]
+    lines = [
+        SlopeLine(chunk_id="dip", label="dip", ranks=(9, 28, 19)),  # down, then up
+        SlopeLine(chunk_id="gone", label="gone", ranks=(4, None, 4)),  # lost, then back
+        SlopeLine(chunk_id="flat", label="flat", ranks=(3, 3, 2)),
+    ]
+    for selected in (None, "dip"):
+        colours = segment_colours(slope_figure(stages, lines, depth=30, selected=selected))
+        assert colours["naive", "late", 9, 28] == DOWN_COLOUR
+        assert colours["late", "contextual", 28, 19] == UP_COLOUR
+        assert colours["naive", "late", 4, 31] == DOWN_COLOUR
+        assert colours["late", "contextual", 31, 4] == UP_COLOUR
+        assert colours["naive", "late", 3, 3] == SAME_COLOUR
+        assert colours["late", "contextual", 3, 2] == UP_COLOUR
+    fig = slope_figure(stages, lines, depth=30)
+    assert list(fig.layout.xaxis.categoryarray) == stages  # not the order traces met them
+    assert "each step" in fig.layout.title.text
+    # Only the marker trace answers a click, and its points carry the chunk id.
+    assert [t.name for t in fig.data if t.hoverinfo != "skip"] == ["ranks"]
+    assert list(points_of(fig).customdata) == ["dip"] * 3 + ["gone"] * 3 + ["flat"] * 3
+
+
+def test_rank_step_counts_not_found_as_deeper_than_any_rank():
+    assert rank_step(9, 28, 30) == -19 and rank_step(28, 19, 30) == 9
+    assert rank_step(2, None, 30) == -29  # None: depth + 1
+    assert rank_step(250, None, 30) < 0  # not found is never better than rank 250
+    assert rank_step(None, 250, 30) > 0 and rank_step(None, None, 30) == 0
+
+
+def test_slope_labels_fit_the_margin_and_never_overlap():
+    long = "Corvane HX40 › Maintenance and servicing intervals (datasheet-corvane-hx40)"
+    lines = [
+        SlopeLine(chunk_id=f"c{i}", label=f"{long} {i}", ranks=(25 + i, 7 + i)) for i in range(5)
+    ]
+    fig = slope_figure(["naive", "late"], lines, depth=30)
+    notes = list(fig.layout.annotations)
+    assert len(notes) == 5
+    for note in notes:
+        assert "Corvane" not in note.text and len(note.text) <= 32  # last heading, cut
+        assert note.hovertext.startswith("Corvane HX40")  # the full label in the hover
+    # The margin holds the widest label at a generous 6.6 px a character.
+    assert fig.layout.margin.r >= 6.6 * max(len(n.text) for n in notes)
+    # Ranks 7-11 are ~11 px apart on the plot; the labels are moved to 14 px apart.
+    layout = fig.layout
+    plot_px = layout.height - layout.margin.t - layout.margin.b
+    assert layout.xaxis.automargin is False  # so that height is exact
+    px_per_rank = plot_px / (layout.yaxis.range[0] - layout.yaxis.range[1])
+    at = sorted(n.y * px_per_rank - n.yshift for n in notes)
+    assert all(b - a >= 14 - 1e-9 for a, b in zip(at, at[1:], strict=False))
 
 
 def test_cosine_rank_figure_has_a_curve_per_method_and_rings_the_selection():
@@ -96,7 +177,7 @@ def test_cosine_rank_figure_has_a_curve_per_method_and_rings_the_selection():
 def test_rank_scatter_sorts_queries_by_which_method_ranked_gold_better():
     points = [("q1", EVIL, 5, 1), ("q2", "b", 1, 5), ("q3", "c", 2, 2), ("q4", "d", None, 3)]
     fig = rank_scatter_figure(points, x_method="naive", y_method="late", depth=10, selected="q1")
-    groups = {t.name: t for t in fig.data if t.mode == "markers"}
+    groups = {t.name: t for t in fig.data if t.mode != "lines"}
     assert set(groups) == {"late better (2)", "late worse (1)", "same rank (1)"}
     better = groups["late better (2)"]
     assert list(better.customdata) == ["q1", "q4"]
@@ -104,6 +185,24 @@ def test_rank_scatter_sorts_queries_by_which_method_ranked_gold_better():
     assert better.marker.size[0] > better.marker.size[1]  # the selected query
     assert fig.layout.xaxis.ticktext[-1] == "> 10"
     assert_escaped(fig)
+
+
+def test_rank_scatter_shows_how_many_queries_share_a_point():
+    points = [(f"s{i}", f"same {i}", 1, 1) for i in range(12)]
+    points += [("b1", "better one", 2, 1), ("b2", "better two", 2, 1), ("b3", "alone", 4, 2)]
+    fig = rank_scatter_figure(points, x_method="naive", y_method="late", depth=10, selected="b2")
+    groups = {t.name: t for t in fig.data if t.mode != "lines"}
+    same, better = groups["same rank (12)"], groups["late better (3)"]
+    assert list(same.x) == [1] and list(same.text) == ["12"]  # one marker, the count on it
+    assert list(same.customdata) == ["s0"]  # a click opens the first query there
+    assert "12 queries here" in same.hovertext[0] and "a click opens s0" in same.hovertext[0]
+    assert "and 6 more" in same.hovertext[0]  # six listed by name
+    assert list(zip(better.x, better.y, strict=True)) == [(2, 1), (4, 2)]
+    assert list(better.text) == ["2", ""]
+    assert list(better.customdata) == ["b2", "b3"]  # the selected query speaks for its point
+    assert same.marker.size[0] > better.marker.size[1]  # area grows with the count
+    assert "2 queries here" in better.hovertext[0] and "b1: better one" in better.hovertext[0]
+    assert fig.layout.legend.itemsizing == "constant"
 
 
 def test_cause_bar_figure_keeps_the_order_and_counts():
@@ -141,3 +240,39 @@ def test_context_coverage_draws_chunks_by_level_and_every_window():
     assert_escaped(fig)
     with pytest.raises(ValueError):
         ChunkContext(chunk_id="x", label="x", char_start=0, char_end=1, level="some")
+
+
+def window(index: int, start: int, end: int) -> LateWindow:
+    return LateWindow(
+        index=index, token_start=start, token_end=end, owned_token_start=start,
+        owned_token_end=end, char_start=start * 4, char_end=end * 4,
+        owned_char_start=start * 4, owned_char_end=end * 4,
+    )  # fmt: skip
+
+
+def coverage(windows: list[LateWindow]):
+    chunks = [ChunkContext(chunk_id="a", label="a", char_start=0, char_end=40, level="full")]
+    end = windows[-1].char_end if windows else 40
+    return context_coverage_figure(
+        doc_label="doc", doc_chars=end, doc_tokens=end // 4, window_tokens=20,
+        limit_tokens=22, windows=windows, chunks=chunks,
+    )  # fmt: skip
+
+
+def test_window_rows_are_named_by_the_numbers_the_app_shows_and_none_is_empty():
+    one = coverage([window(0, 0, 10)])
+    assert list(one.layout.yaxis.categoryarray) == ["chunks", "window 1"]
+    rows = {t.y[0] for t in one.data if not t.name}
+    assert rows == {"window 1"}  # no empty second row
+    assert [t.text[0] for t in one.data if not t.name] == ["", "1"]  # number on the owned part
+    two = coverage([window(0, 0, 10), window(1, 10, 20)])
+    assert list(two.layout.yaxis.categoryarray) == ["chunks", "window 2", "window 1"]
+    assert [t.marker.color for t in two.data if not t.name][::2] == list(WINDOW_COLOURS)
+    three = coverage([window(i, 10 * i, 10 * i + 10) for i in range(3)])
+    assert list(three.layout.yaxis.categoryarray) == ["chunks", "window 2", "windows 1 and 3"]
+    many = coverage([window(i, 10 * i, 10 * i + 10) for i in range(9)])
+    assert list(many.layout.yaxis.categoryarray) == [
+        "chunks", "windows 2, 4 … 8", "windows 1, 3 … 9",
+    ]  # fmt: skip
+    assert list(coverage([]).layout.yaxis.categoryarray) == ["chunks"]
+    assert one.layout.height < two.layout.height  # no height kept for an empty row

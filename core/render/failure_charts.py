@@ -97,7 +97,8 @@ def rank_scatter_figure(
             range=[-0.1, math.log10(far) + 0.1],
         )  # fmt: skip
     title = f"First gold rank per query: {x_method} against {y_method}"
-    return layout(fig, title=title, height=420, x=f"{x_method} rank", y=f"{y_method} rank")
+    layout(fig, title=title, height=420, x=f"{x_method} rank", y=f"{y_method} rank")
+    return fig.update_layout(legend_itemsizing="constant")  # not the size of a shared marker
 
 
 def _marker_px(count: int) -> float:
@@ -215,7 +216,9 @@ def context_coverage_figure(
     selected: str | None = None,
 ) -> go.Figure:
     """Chunks (bottom row) and macro-windows (rows above, alternating so overlaps show)
-    along the document's characters; the owned part of each window is drawn solid.
+    along the document's characters; the owned part of each window is drawn solid, with
+    its 1-based number (as the app numbers windows) written on it. Rows are named by
+    those numbers ("window 1"; "windows 1, 3 … 9") and only rows with a window are drawn.
 
     ``window_tokens`` is the macro-window late chunking used on this document and
     ``limit_tokens`` the most the model takes in one pass (content tokens, both)."""
@@ -243,9 +246,9 @@ def context_coverage_figure(
             hovertext=[_chunk_hover(c) for c in picked],
             hoverinfo="text",
         )
+    rows = _window_rows(windows)
     for w in windows:
-        row = f"windows {'A' if w.index % 2 == 0 else 'B'}"
-        colour = WINDOW_COLOURS[w.index % 2]
+        row, colour = rows[w.index % 2], WINDOW_COLOURS[w.index % 2]
         for a, b, opacity, part in (
             (w.char_start, w.char_end, 0.3, "seen"),
             (w.owned_char_start, w.owned_char_end, 0.85, "owned"),
@@ -253,13 +256,15 @@ def context_coverage_figure(
             fig.add_bar(
                 y=[row], x=[max(b - a, 1)], base=[a], orientation="h", showlegend=False,
                 marker={"color": colour, "opacity": opacity},
+                text=[str(w.index + 1) if part == "owned" else ""], textposition="inside",
+                insidetextanchor="middle", textfont={"color": "#ffffff", "size": 11},
                 hovertext=f"window {w.index + 1} ({part}): tokens {w.token_start}-{w.token_end}, "
                 f"chars {a}-{b}",
                 hoverinfo="text",
             )  # fmt: skip
     fig.update_layout(barmode="overlay")
     fig.update_xaxes(range=[0, max(doc_chars, 1)])
-    fig.update_yaxes(categoryorder="array", categoryarray=["chunks", "windows B", "windows A"])
+    fig.update_yaxes(categoryorder="array", categoryarray=["chunks", *reversed(rows.values())])
     if len(windows) <= 1:
         title = f"{doc_label}: {doc_tokens:,} tokens, one window (the model takes {limit_tokens})"
     else:
@@ -267,7 +272,24 @@ def context_coverage_figure(
             f"{doc_label}: {doc_tokens:,} tokens, over the model limit of {limit_tokens}: "
             f"{len(windows)} macro-windows of {window_tokens}"
         )
-    return layout(fig, title=title, height=260, x="characters of the document")
+    height = 170 + 45 * len(rows)
+    return layout(fig, title=title, height=height, x="characters of the document")
+
+
+def _window_rows(windows: Sequence[LateWindow]) -> dict[int, str]:
+    """Row name per window parity (``index % 2``), top row first, by the 1-based numbers
+    the app shows; windows alternate between two rows so overlaps show, and a row with no
+    window is left out."""
+    rows = {}
+    for parity in (0, 1):
+        numbers = [str(w.index + 1) for w in windows if w.index % 2 == parity]
+        if len(numbers) == 1:
+            rows[parity] = f"window {numbers[0]}"
+        elif 1 < len(numbers) <= 3:
+            rows[parity] = f"windows {', '.join(numbers[:-1])} and {numbers[-1]}"
+        elif numbers:
+            rows[parity] = f"windows {numbers[0]}, {numbers[1]} … {numbers[-1]}"
+    return rows
 
 
 def _chunk_hover(chunk: ChunkContext) -> str:

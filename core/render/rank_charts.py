@@ -97,8 +97,8 @@ def _direction(step: int) -> str:
 
 LABEL_FONT_PX = 11
 _HEIGHT_PX = 420
-# The plot area's height: the figure less the top and bottom margins and the stage names.
-_PLOT_PX = _HEIGHT_PX - 48 - 10 - 24
+_BOTTOM_PX = 30  # the stage names under the plot
+_PLOT_PX = _HEIGHT_PX - 48 - _BOTTOM_PX  # less the top margin of ``layout``
 # Mean advance of a label character at LABEL_FONT_PX, in pixels (generous, so no clipping).
 _LABEL_CHAR_PX = 6.6
 
@@ -151,7 +151,10 @@ def slope_figure(
     fig.update_yaxes(
         range=[deepest + 0.6, 0.4], tickvals=[t for t, _ in ticks], ticktext=[s for _, s in ticks]
     )
-    fig.update_xaxes(range=[-0.2, len(stages) - 0.8], categoryorder="array", categoryarray=stages)
+    fig.update_xaxes(
+        range=[-0.2, len(stages) - 0.8], categoryorder="array", categoryarray=stages,
+        automargin=False,  # a fixed plot height, so the labels' spacing in pixels holds
+    )  # fmt: skip
     notes = _mover_notes(
         stages[-1], [ln for ln in lines if ln.chunk_id in labelled or ln is picked],
         depth=depth, px_per_rank=_PLOT_PX / (deepest + 0.2),
@@ -159,7 +162,8 @@ def slope_figure(
     title = "Rank change between stages: each step green if the chunk moved up, red if down"
     fig = layout(fig, title=title, height=_HEIGHT_PX, y="rank (1 = best)")
     widest = max((len(str(n["text"])) for n in notes), default=0)
-    fig.update_layout(annotations=notes, margin={"r": 14 + math.ceil(widest * _LABEL_CHAR_PX)})
+    right = 14 + math.ceil(widest * _LABEL_CHAR_PX)
+    fig.update_layout(annotations=notes, margin={"r": right, "b": _BOTTOM_PX})
     return fig
 
 
