@@ -66,6 +66,8 @@ cols[2].metric(
     help=f"A chunk alone is cut at {info.text_tokens} tokens",
 )
 cols[3].metric("Too long for one pass", f"{overflow_share(lengths, info.whole_doc_tokens):.0%}")
+if blank := lengths.count(0):
+    st.caption(f"{blank} document(s) without text (no text layer) are left out of these numbers.")
 st.plotly_chart(
     document_lengths_figure(
         [str(r["document"]) for r in rows],

@@ -115,6 +115,7 @@ def test_a_scan_without_a_text_layer_is_read_with_a_warning(app):
         f"**{name}** read: 1 page, 0 chars; no text layer on page 1 (a scan?): run OCR on "
         "the file first, or those pages can be neither chunked nor cited"
     )
+    assert any(c.value.startswith("1 document(s) without text") for c in app.caption)
 
 
 def test_encrypted_pdf_asks_for_its_password(app):

@@ -295,6 +295,8 @@ def cosine_rank_figure(
         fig.add_vline(x=k, line={"color": "#8a9aa9", "dash": "dot"}, annotation_text=f"k = {k}")
     if longest > 100:
         fig.update_xaxes(type="log")
-    spread = [c[0] - c[min(k, len(c)) - 1] for c in curves.values() if len(c)]
-    gap = f"; the top {k} span {max(spread):.3f} cosine" if spread else ""
+    spreads = [
+        f"{m} {c[0] - c[min(k, len(c)) - 1]:.3f}" for m, c in curves.items() if len(c)
+    ]  # how little cosine separates rank 1 from rank k, per method
+    gap = f"; cosine from rank 1 to {k}: {', '.join(spreads)}" if spreads else ""
     return layout(fig, title=f"Cosine against rank{gap}", height=340, x="rank", y="cosine")
