@@ -39,7 +39,7 @@ eng.load_indexed_sources(entries)
 policies = {e.policy_key: e.policy for e in entries}
 if st.session_state[K.POLICY] not in policies:
     st.session_state[K.POLICY] = next(iter(policies))
-row = st.columns([2, 3, 3, 1])
+row = st.columns([3, 3, 4, 1])
 policy = policies[row[0].selectbox("Policy", list(policies), key=K.POLICY)]
 here = [e for e in entries if e.policy_key == policy.key]
 docs_here = sorted({e.doc_id for e in here})

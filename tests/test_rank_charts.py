@@ -171,7 +171,7 @@ def test_cosine_rank_figure_has_a_curve_per_method_and_rings_the_selection():
     assert list(fig.data[2].x) == [2] and list(fig.data[2].y) == [0.7]
     assert fig.layout.xaxis.type == "log"  # a 300-rank curve
     # naive falls 0.009 from rank 1 to 10; late's three ranks 0.200: each method named
-    assert fig.layout.title.text.endswith("cosine from rank 1 to 10: naive 0.009, late 0.200")
+    assert fig.layout.title.subtitle.text == "falls from rank 1 to 10: naive 0.009 · late 0.200"
     assert_escaped(fig)
 
 

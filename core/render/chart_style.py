@@ -36,11 +36,17 @@ CAUSE_COLOURS: dict[str, str] = {
 GRID = "#eef2f5"
 
 
-def layout(fig: go.Figure, *, title: str, height: int, **axes: str) -> go.Figure:
+def layout(
+    fig: go.Figure, *, title: str, height: int, subtitle: str = "", **axes: str
+) -> go.Figure:
+    """The shared look; ``title`` and ``subtitle`` are plain text (escaped here)."""
+    heading: dict = {"text": escape(title), "x": 0, "font": {"size": 15}}
+    if subtitle:
+        heading["subtitle"] = {"text": escape(subtitle), "font": {"size": 12}}
     fig.update_layout(
-        title={"text": escape(title), "x": 0, "font": {"size": 15}},
+        title=heading,
         height=height,
-        margin={"l": 10, "r": 10, "t": 48, "b": 10},
+        margin={"l": 10, "r": 10, "t": 64 if subtitle else 48, "b": 10},
         plot_bgcolor="#ffffff",
         legend={"orientation": "h", "y": -0.18},
         xaxis_title=axes.get("x", ""),

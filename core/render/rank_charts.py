@@ -298,5 +298,5 @@ def cosine_rank_figure(
     spreads = [
         f"{m} {c[0] - c[min(k, len(c)) - 1]:.3f}" for m, c in curves.items() if len(c)
     ]  # how little cosine separates rank 1 from rank k, per method
-    gap = f"; cosine from rank 1 to {k}: {', '.join(spreads)}" if spreads else ""
-    return layout(fig, title=f"Cosine against rank{gap}", height=340, x="rank", y="cosine")
+    gap = f"falls from rank 1 to {k}: {' · '.join(spreads)}" if spreads else ""
+    return layout(fig, title="Cosine against rank", subtitle=gap, height=340, x="rank", y="cosine")
