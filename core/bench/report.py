@@ -1,9 +1,13 @@
 """Benchmark rows, the printed table and the JSON object.
 
 A row holds our median and the baseline's median from the same interleaved run, in the
-row's ``unit`` (seconds for times, MiB for memory). ``ratio`` is the median over rounds
-of ``ours / baseline`` within each round (the two ran back to back, so a load change on
-the machine between rounds cancels out); without paired samples it is the ratio of the
+row's ``unit`` (seconds for times, MiB for memory). ``ratio`` comes from ``ours /
+baseline`` within each round (the two ran back to back, so a load change on the machine
+between rounds cancels out). Rounds alternate which contender runs first
+(``timing.interleaved``), and the second call of a round can profit from what the first
+warmed (a store query repeats the same vector): so two consecutive rounds, one of each
+order, are combined by their geometric mean, and the ratio is the median of those pairs.
+With a single round it is that round's ratio; without paired samples, the ratio of the
 medians. A target is met when every limit the row has holds: ``ratio <= max_ratio`` and
 ``ours <= max_ours``; a row without limits only reports (``met`` is ``None``).
 """
@@ -46,9 +50,12 @@ class CaseResult:
             return None
         pairs = zip(self.ours_samples, self.baseline_samples, strict=False)
         per_round = [o / b for o, b in pairs if b > 0]
-        if per_round and len(self.ours_samples) == len(self.baseline_samples):
-            return statistics.median(per_round)
-        return self.ours / self.baseline
+        if not per_round or len(self.ours_samples) != len(self.baseline_samples):
+            return self.ours / self.baseline
+        if len(per_round) == 1:
+            return per_round[0]
+        both_orders = zip(per_round[0::2], per_round[1::2], strict=False)
+        return statistics.median(math.sqrt(a * b) for a, b in both_orders)
 
     @property
     def met(self) -> bool | None:
