@@ -61,7 +61,7 @@ def text_view(doc: Document, chunks: Sequence[Chunk], slot: str) -> None:
 def cite_picker(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
     """Pick a chunk (first one of this page by default) and open it in the Source view."""
     if not chunks:
-        st.caption("No chunks: the document has no text.")
+        st.caption("No chunks: the document has no text (a scan needs OCR first).")
         return
     here = [i for i, c in enumerate(chunks) if page in c.pages] if doc.is_paged else [0]
     pick, link = st.columns([1, 3], vertical_alignment="bottom")
@@ -82,12 +82,13 @@ def panel(slot: str, wide: bool) -> None:
     stats = _ui_parse.stats_of(doc, parser, policy, window)
     with numbers:
         st.markdown(f"**{policy.key}**")
-        _ui_controls.stats_metrics(stats, columns=2 if wide else 4)
-        st.plotly_chart(
-            chunk_size_figure(stats.token_counts, window, title="Chunk sizes (tokens)"),
-            key=f"cs_hist_{slot}",
-            config={"displayModeBar": False},
-        )
+        if chunks:  # a document without text has no numbers to show (the picker says so)
+            _ui_controls.stats_metrics(stats, columns=2 if wide else 4)
+            st.plotly_chart(
+                chunk_size_figure(stats.token_counts, window, title="Chunk sizes (tokens)"),
+                key=f"cs_hist_{slot}",
+                config={"displayModeBar": False},
+            )
     with view:
         if doc.is_paged:
             shapes = chunk_shapes(doc, chunks, page)

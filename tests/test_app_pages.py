@@ -116,6 +116,9 @@ def test_a_scan_without_a_text_layer_is_read_with_a_warning(app):
         "the file first, or those pages can be neither chunked nor cited"
     )
     assert any(c.value.startswith("1 document(s) without text") for c in app.caption)
+    open_page(app, "chunks")  # the scan is the current document: no numbers, one line why
+    assert not app.metric and not app.get("plotly_chart")
+    assert any(c.value.startswith("No chunks: the document has no text") for c in app.caption)
 
 
 def test_encrypted_pdf_asks_for_its_password(app):
