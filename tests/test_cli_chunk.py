@@ -52,33 +52,12 @@ def test_json_contract_on_a_pdf(capsys: pytest.CaptureFixture[str], policy: str)
 
 def test_json_options_and_text_only_with_flag(capsys: pytest.CaptureFixture[str]) -> None:
     path = TEXT_CORPORA / "state_of_the_union.md"
-    out = run_json(
-        capsys,
-        str(path),
-        "--policy",
-        "fixed",
-        "--size",
-        "120",
-        "--overlap",
-        "30",
-        "--unit",
-        "tokens",
-    )
+    argv = [str(path), "--policy", "fixed", "--size", "120", "--overlap", "30", "--unit", "tokens"]
+    out = run_json(capsys, *argv)
     assert "text" not in out["document"] and out["document"]["pages"] == []
     assert out["policy"] == {"name": "fixed", "size": 120, "overlap": 30, "unit": "tokens"}
     assert all(c["token_count"] <= 120 and c["pages"] == [] for c in out["chunks"])
-    again = run_json(
-        capsys,
-        str(path),
-        "--policy",
-        "fixed",
-        "--size",
-        "120",
-        "--overlap",
-        "30",
-        "--unit",
-        "tokens",
-    )
+    again = run_json(capsys, *argv)
     assert [c["chunk_id"] for c in again["chunks"]] == [c["chunk_id"] for c in out["chunks"]]
 
 
