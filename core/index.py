@@ -166,10 +166,26 @@ def _chunk(
     return chunk_document(doc, blocks, policy, tokenizer=load_tokenizer(encoder.model_dir))
 
 
+def method_records(
+    doc: Document,
+    chunks: Sequence[Chunk],
+    method: str,
+    encoder: Any,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    cache: Any = None,
+) -> list[ChunkVector]:
+    """The records of one stored method, made by its registered index step."""
+    from core import methods
+
+    step = methods.get(method).index
+    if step is None:
+        raise ValueError(f"{method} is a fusion: index its parts")
+    return step(doc, chunks, encoder, progress=progress, cache=cache)
+
+
 def default_steps(embed: EmbedFn | None = None) -> IndexSteps:
-    if embed is None:
-        from core.embed import embed_chunks as embed
-    return IndexSteps(parse=_parse, chunk=_chunk, embed=embed)
+    return IndexSteps(parse=_parse, chunk=_chunk, embed=embed or method_records)
 
 
 @dataclass(slots=True)
@@ -335,10 +351,13 @@ def index_documents(
     is recorded on the document it hit and ends the run (``halted``). ``force``
     re-embeds versions that are already complete.
     """
+    from core import methods as registry
+
     if not methods or len(set(methods)) != len(methods):
         raise ValueError("methods must be a non-empty list without repeats")
+    methods = registry.needs_indexing(methods)  # a fusion is indexed as its parts
     _refuse_shared_ids(docs)
-    if "late" in methods:
+    if any(registry.get(m).needs_mean_pooling for m in methods):
         from core.embed.late import check_late_pooling
 
         check_late_pooling(encoder)  # refuse before any document is touched

@@ -178,7 +178,7 @@ def rerank(
         readiness, status = citation_readiness(hit, loaded)
         statuses.append(status)
         base.append(
-            {"score": hit.cosine, "citation": readiness, "heading": float(bool(hit.heading_path))}
+            {"score": hit.score, "citation": readiness, "heading": float(bool(hit.heading_path))}
         )
     partial = [sum(w[name] * value for name, value in feats.items()) for feats in base]
     prelim = sorted(range(len(ordered)), key=lambda i: (-partial[i], i))

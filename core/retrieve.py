@@ -1,11 +1,12 @@
-"""One query, several methods, side by side: ranks, cosines and rank changes.
+"""One query, several methods, side by side: ranks, scores and rank changes.
 
-The query is encoded once, on its own (every method compares chunk vectors against the
-same query vector). Within a scope of at most ``EXACT_LIMIT`` chunks (one document, or a
-small index) every stored vector is read and ranked exactly in memory, so each chunk has
-its full rank under every method ("moved from 143 to 2"). A larger scope is searched with
-Chroma's HNSW index to a depth of ``ANN_DEPTH``; a chunk beyond that depth under a method
-gets its exact cosine but no rank (``None``).
+The query is encoded once, on its own, when a dense method is asked (every dense method
+compares chunk vectors against the same query vector). How each method ranks a scope,
+and when a rank is exact, is ``core.ranking``'s: dense ranks are exact within
+``EXACT_LIMIT`` chunks and searched to ``ANN_DEPTH`` beyond, lexical ranks are always
+exact, fused ranks are exact when their parts' are. A chunk beyond the depth searched
+under a method gets its score but no rank (``None``). Each method's scores are on its
+own scale (``core.methods.get(m).score``).
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core import methods as registry
 from core.errors import ChunkscopeError, StoreError
+from core.ranking import ANN_DEPTH, EXACT_LIMIT, Ranking, Scope, rank_in_memory, rank_scope
 from core.store.records import StoredHit
 from core.types import ChunkPolicy
 
@@ -25,8 +28,7 @@ if TYPE_CHECKING:
     from core.embed import Encoder
     from core.store import ChunkStore
 
-EXACT_LIMIT = 5000
-ANN_DEPTH = 1000
+__all__ = ["ANN_DEPTH", "EXACT_LIMIT", "Comparison", "RankChange", "compare", "rank_in_memory"]
 RankedChunk = StoredHit
 
 
@@ -35,14 +37,15 @@ class RankChange:
     """One chunk's standing under each method.
 
     ``deltas[m] = ranks[m] - ranks[baseline]`` for every method but the baseline (the
-    first method asked for); negative means the chunk moved up. ``delta`` is the delta of
+    first method asked for); negative means the chunk moved up. ``scores[m]`` is on
+    method ``m``'s own scale. ``delta`` is the delta of
     the second method (``late - naive`` for ``naive,late``); ``None`` when a rank is
     unknown or only one method was asked for.
     """
 
     chunk_id: str
     ranks: dict[str, int | None]
-    cosines: dict[str, float | None]
+    scores: dict[str, float | None]
     deltas: dict[str, int | None]
     delta: int | None
 
@@ -66,112 +69,24 @@ class Comparison:
     elapsed_s: float
 
 
-def rank_in_memory(
-    query_vec: np.ndarray, matrix: np.ndarray, ids: Sequence[str]
-) -> list[tuple[str, int, float]]:
-    """Exact cosine ranking: ``(id, rank, cosine)`` best first, ranks 1-based.
-
-    Rows and query are normalised here (a zero row has cosine 0). Ties keep the order of
-    ``ids`` (a stable sort), so pass ids in chunk order.
-    """
-    if len(ids) != len(matrix):
-        raise ValueError(f"{len(ids)} ids for {len(matrix)} rows")
-    if not len(ids):
-        return []
-    mat = np.asarray(matrix, dtype=np.float64)
-    query = np.asarray(query_vec, dtype=np.float64).reshape(-1)
-    norms = np.linalg.norm(mat, axis=1) * (np.linalg.norm(query) or 1.0)
-    cosines = np.divide(mat @ query, norms, out=np.zeros(len(ids)), where=norms > 0)
-    order = np.argsort(-cosines, kind="stable")
-    return [(ids[i], rank, float(cosines[i])) for rank, i in enumerate(order, start=1)]
-
-
-@dataclass(slots=True)
-class _MethodRanks:
-    top: list[RankedChunk]
-    ranks: dict[str, tuple[int, float]]
-    size: int
-    exact: bool
-
-
-def _scope_size(store: ChunkStore, doc_id: str | None, **where: Any) -> int:
-    return store.doc_count(doc_id, **where) if doc_id else store.count(**where)
-
-
-def _exact_ranking(
-    store: ChunkStore, qvec: np.ndarray, doc_id: str | None, **where: Any
-) -> list[tuple[str, int, float]]:
-    """Full exact ranking of the scope; equal cosines keep chunk order (doc_id, position).
-
-    Only vectors are read for ranking; metadata is read just for the tied rows, if any.
-    """
-    ids, matrix = store.scope_vectors(doc_id=doc_id, **where)
-    ranked = rank_in_memory(qvec, matrix, ids)
-    tied = {
-        cid
-        for (a, _, ca), (b, _, cb) in zip(ranked, ranked[1:], strict=False)
-        if ca == cb
-        for cid in (a, b)
-    }
-    if not tied:
-        return ranked
-    recs = store.scope_records(ids=sorted(tied), **where)
-    key = {
-        cid: (m["doc_id"], m["chunk_index"], m["char_start"])
-        for cid, m in zip(recs.ids, recs.metadatas, strict=True)
-    }
-    order = sorted(range(len(ids)), key=lambda i: key.get(ids[i], ("", -1, -1)))
-    return rank_in_memory(qvec, matrix[order], [ids[i] for i in order])
-
-
-def _hydrate(
-    store: ChunkStore, ranked: Sequence[tuple[str, int, float]], **where: Any
-) -> list[RankedChunk]:
-    recs = store.scope_records(ids=[cid for cid, _, _ in ranked], **where)
-    row_of = {cid: row for row, cid in enumerate(recs.ids)}
-    return [recs.hit(row_of[cid], cosine=cos, rank=rank) for cid, rank, cos in ranked]
-
-
-def _rank_method(
-    store: ChunkStore, qvec: np.ndarray, k: int, size: int, doc_id: str | None, **where: Any
-) -> _MethodRanks:
-    if size <= EXACT_LIMIT:
-        ranked = _exact_ranking(store, qvec, doc_id, **where)
-        exact = True
-    else:
-        depth = min(size, max(k, ANN_DEPTH))
-        found = store.nearest(qvec, n=depth, doc_id=doc_id, **where)
-        ranked = [(cid, rank, cos) for rank, (cid, cos) in enumerate(found, start=1)]
-        exact = len(ranked) == size
-    ranks = {cid: (rank, cos) for cid, rank, cos in ranked}
-    return _MethodRanks(_hydrate(store, ranked[:k], **where), ranks, size, exact)
-
-
-def _missing_cosines(store: ChunkStore, qvec: np.ndarray, ids: list[str], **where: Any) -> dict:
-    if not ids:
-        return {}
-    recs = store.scope_records(ids=ids, **where)
-    return {cid: cos for cid, _, cos in rank_in_memory(qvec, recs.matrix, recs.ids)}
-
-
 def _rank_changes(
-    methods: Sequence[str], per: dict[str, _MethodRanks], extra: dict[str, dict[str, float]]
+    methods: Sequence[str], per: dict[str, Ranking], tops: dict[str, list[RankedChunk]]
 ) -> list[RankChange]:
-    seen = list(dict.fromkeys(h.chunk_id for m in methods for h in per[m].top))
+    seen = list(dict.fromkeys(h.chunk_id for m in methods for h in tops[m]))
+    missing = {m: per[m].scores_of([c for c in seen if per[m].lookup(c) is None]) for m in methods}
     base = methods[0]
     changes = []
     for cid in seen:
-        ranks = {m: per[m].ranks[cid][0] if cid in per[m].ranks else None for m in methods}
-        cosines = {
-            m: per[m].ranks[cid][1] if cid in per[m].ranks else extra[m].get(cid) for m in methods
-        }
+        found = {m: per[m].lookup(cid) for m in methods}
+        ranks = {m: None if found[m] is None else found[m][0] for m in methods}
+        scores = {m: missing[m].get(cid) if found[m] is None else found[m][1] for m in methods}
         deltas = {
             m: None if ranks[m] is None or ranks[base] is None else ranks[m] - ranks[base]
             for m in methods[1:]
         }
         delta = deltas[methods[1]] if len(methods) > 1 else None
         changes.append(
-            RankChange(chunk_id=cid, ranks=ranks, cosines=cosines, deltas=deltas, delta=delta)
+            RankChange(chunk_id=cid, ranks=ranks, scores=scores, deltas=deltas, delta=delta)
         )
     far = 1 << 62
     changes.sort(key=lambda c: min((r for r in c.ranks.values() if r is not None), default=far))
@@ -179,19 +94,20 @@ def _rank_changes(
 
 
 def _check_scope(
-    store: ChunkStore, size: int, doc_id: str | None, method: str, model: str, policy: ChunkPolicy
+    size: int, doc_id: str | None, method: str, model: str, policy: ChunkPolicy
 ) -> None:
     if size:
         return
+    parts = ",".join(registry.needs_indexing([method]))
     if doc_id:
         raise StoreError(
             f"no chunks of {doc_id!r} indexed for {model}, method {method}, policy "
-            f"{policy.key}: index it with `chunkscope index FILE --methods {method}` and "
+            f"{policy.key}: index it with `chunkscope index FILE --methods {parts}` and "
             "the same policy, or check --doc"
         )
     raise StoreError(
         f"nothing indexed for {model}, method {method}, policy {policy.key}: run "
-        f"`chunkscope index PATH --methods {method}` with the same policy first"
+        f"`chunkscope index PATH --methods {parts}` with the same policy first"
     )
 
 
@@ -217,50 +133,42 @@ def compare(
         raise ValueError("methods must be a non-empty list without repeats")
     if k < 1:
         raise ValueError("k must be at least 1")
+    names = registry.parse_methods(methods)
     started = time.perf_counter()
     model = encoder.name
+    scope = Scope(store=store, model=model, policy=policy, doc_id=doc_id)
     sizes = {}
-    for m in methods:
-        sizes[m] = _scope_size(store, doc_id, model=model, method=m, policy=policy)
-        _check_scope(store, sizes[m], doc_id, m, model, policy)
-    qvec = np.asarray(encoder.encode_query(query), dtype=np.float32)
-    per = {
-        m: _rank_method(store, qvec, k, sizes[m], doc_id, model=model, method=m, policy=policy)
-        for m in methods
-    }
-    top_ids = list(dict.fromkeys(h.chunk_id for m in methods for h in per[m].top))
-    extra = {
-        m: _missing_cosines(
-            store,
-            qvec,
-            [c for c in top_ids if c not in per[m].ranks],
-            model=model,
-            method=m,
-            policy=policy,
-        )
-        for m in methods
-    }
+    for m in names:
+        sizes[m] = scope.size(m)
+        _check_scope(sizes[m], doc_id, m, model, policy)
+    dense = any(registry.get(p).family == "dense" for p in registry.needs_indexing(names))
+    qvec = np.asarray(encoder.encode_query(query), dtype=np.float32) if dense else None
+    per = {m: rank_scope(scope, m, query=query, qvec=qvec, depth=k) for m in names}
+    tops = {m: per[m].top(k) for m in names}
     return Comparison(
         query=query,
-        methods=tuple(methods),
+        methods=names,
         k=k,
         doc_id=doc_id,
         model=model,
         policy=policy,
-        results={m: per[m].top for m in methods},
-        rank_changes=_rank_changes(methods, per, extra),
+        results=tops,
+        rank_changes=_rank_changes(names, per, tops),
         scope_sizes=sizes,
-        exact=all(per[m].exact for m in methods),
+        exact=all(per[m].exact for m in names),
         elapsed_s=time.perf_counter() - started,
     )
 
 
 def hit_to_dict(hit: RankedChunk) -> dict[str, object]:
-    """One ranked chunk in the CLI's JSON contract (plus provenance extras)."""
+    """One ranked chunk in the CLI's JSON contract (plus provenance extras): ``score`` on
+    the scale ``score_kind`` names; ``matched`` (lexical) the document spans of matched
+    words; ``part_ranks`` (fused) each part's rank."""
     return {
         "rank": hit.rank,
         "chunk_id": hit.chunk_id,
-        "cosine": round(hit.cosine, 6),
+        "score": round(hit.score, 6),
+        "score_kind": registry.get(hit.method).score.kind,
         "doc_id": hit.doc_id,
         "doc_sha256": hit.doc_sha256,
         "char_start": hit.char_start,
@@ -273,6 +181,8 @@ def hit_to_dict(hit: RankedChunk) -> dict[str, object]:
         "truncated_tokens": hit.truncated_tokens,
         "windows": list(hit.windows),
         "context": hit.context,
+        "matched": [list(span) for span in hit.matched],
+        "part_ranks": dict(hit.part_ranks),
     }
 
 
@@ -285,6 +195,7 @@ def comparison_to_dict(cmp: Comparison) -> dict[str, object]:
         "doc_id": cmp.doc_id,
         "k": cmp.k,
         "methods": list(cmp.methods),
+        "score_kinds": {m: registry.get(m).score.kind for m in cmp.methods},
         "exact_ranks": cmp.exact,
         "scope_sizes": dict(cmp.scope_sizes),
         "results": {m: [hit_to_dict(h) for h in cmp.results[m]] for m in cmp.methods},
@@ -292,7 +203,7 @@ def comparison_to_dict(cmp: Comparison) -> dict[str, object]:
             {
                 "chunk_id": c.chunk_id,
                 "ranks": dict(c.ranks),
-                "cosines": {m: None if v is None else round(v, 6) for m, v in c.cosines.items()},
+                "scores": {m: None if v is None else round(v, 6) for m, v in c.scores.items()},
                 "deltas": dict(c.deltas),
                 "delta": c.delta,
             }

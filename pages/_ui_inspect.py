@@ -52,7 +52,7 @@ def hit_card(hit, rank: int, whole_index: bool, *, note: str = "", extra: str = 
     """A stored hit as a card (the document named when the scope is the whole index)."""
     doc = hit.doc_id if whole_index else ""
     path = " › ".join(hit.heading_path)
-    card(rank, hit.cosine, path, hit.text, doc=doc, note=note, extra=extra)
+    card(rank, hit.score, path, hit.text, doc=doc, note=note, extra=extra)
     short_link(hit.citation)
 
 

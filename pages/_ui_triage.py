@@ -283,7 +283,7 @@ def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
                 )
                 mark = '<span class="cs-up">gold</span> ' if gold else ""
                 ins.card(
-                    hit.rank, hit.cosine, None, cite.quote, doc=cite.doc_id, note=mark, gold=gold
+                    hit.rank, hit.score, None, cite.quote, doc=cite.doc_id, note=mark, gold=gold
                 )
                 ins.short_link(cite)
         rank = record.ranks[m]

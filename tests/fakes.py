@@ -84,9 +84,13 @@ def fake_embed_chunks(
     progress: Callable[[int, int], None] | None = None,
     cache: object = None,
 ) -> list[ChunkVector]:
-    """Same signature and record shape as ``core.embed.embed_chunks``."""
+    """Same signature and record shape as ``core.index.method_records``: the dense methods
+    faked, any other registered method (lexical, or one a test registers) made by its own
+    index step."""
     if method not in FAKE_METHODS:
-        raise ValueError(f"unknown method {method!r}")
+        from core.index import method_records
+
+        return method_records(doc, chunks, method, encoder, progress=progress, cache=cache)
     if method == "contextual":
         texts = [" > ".join((doc.title, *c.heading_path)) + "\n\n" + c.text for c in chunks]
     else:

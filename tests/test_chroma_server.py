@@ -107,11 +107,11 @@ def test_store_round_trip_through_the_server(chroma_server):
     hits = store.query(vectors[4].vector, model=enc.name, method="late", policy=POLICY, k=3)
     hit = hits[0]
     assert hit.chunk_id == chunks[4].chunk_id
-    assert hit.cosine == pytest.approx(1.0, abs=1e-5)
+    assert hit.score == pytest.approx(1.0, abs=1e-5)
     by_id = {v.chunk_id: v.vector for v in vectors}
     for other in hits[1:]:  # cosine space: 1 - distance is the cosine (not 1 - squared L2)
         expected = float(np.dot(by_id[other.chunk_id], vectors[4].vector))
-        assert other.cosine == pytest.approx(expected, abs=1e-5) and expected < 0.999
+        assert other.score == pytest.approx(expected, abs=1e-5) and expected < 0.999
     assert hit.citation.verify(doc).value == "ok"
     changed = make_document("srv", doc.text + "\n\nOne more paragraph.")
     assert store.records_with_other_sha("srv", changed.sha256) == 9

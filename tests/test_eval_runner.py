@@ -95,7 +95,7 @@ def test_records_are_consistent_with_the_metrics() -> None:
             assert record.failed[method] == (values["hit@3"] == 0.0)
             hits = run.hits(record.id, method)
             assert [h.rank for h, _ in hits] == list(range(1, len(hits) + 1))
-            assert [h.cosine for h, _ in hits] == sorted((h.cosine for h, _ in hits), reverse=True)
+            assert [h.score for h, _ in hits] == sorted((h.score for h, _ in hits), reverse=True)
     for method in run.methods:
         assert run.n[method]["hit@1"] == 5 and run.n[method]["doc_hit@1"] == 5
         assert run.metrics[method]["span_validity"] == 1.0
@@ -168,7 +168,7 @@ def test_ties_keep_corpus_order() -> None:
     )
     assert run.query("qa-doc").ranks["naive"] == 1 and run.query("qb-doc").ranks["naive"] == 2
     top = run.hits("qa-doc", "naive")
-    assert top[0][0].cosine == top[1][0].cosine and top[0][1].doc_id == "a-doc"
+    assert top[0][0].score == top[1][0].score and top[0][1].doc_id == "a-doc"
     assert run.metrics["naive"]["duplicate_rate"] == 0.5  # the twin repeats the first
 
 

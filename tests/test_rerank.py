@@ -42,7 +42,7 @@ def hit(
     """A stored hit of ``doc.text[start:end]`` (or of ``text``, for spans of other docs)."""
     quote = doc.text[start:end] if text is None else text
     return StoredHit(
-        chunk_id=f"c{rank}-{start}-{end}", rank=rank, cosine=cosine, method="late", model="m",
+        chunk_id=f"c{rank}-{start}-{end}", rank=rank, score=cosine, method="late", model="m",
         policy_key="p", doc_id=doc.doc_id, doc_sha256=doc.sha256, doc_source=doc.source,
         doc_title=doc.title, char_start=start, char_end=end, pages=(), heading_path=heading,
         block_kinds=("paragraph",), text=quote, chunk_index=rank, token_count=3,

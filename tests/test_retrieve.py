@@ -10,7 +10,7 @@ from fakes import FakeEncoder, fake_embed_chunks, make_document, paragraph_chunk
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import retrieve
+from core import ranking
 from core.errors import StoreError
 from core.retrieve import compare, comparison_to_dict, rank_in_memory
 from core.store import ChunkStore
@@ -111,7 +111,7 @@ def test_compare_ranks_are_full_exact_ranks(filled, enc):
         for change in cmp.rank_changes:
             rank, cos = full[change.chunk_id]
             assert change.ranks[method] == rank
-            assert change.cosines[method] == pytest.approx(cos, abs=1e-5)
+            assert change.scores[method] == pytest.approx(cos, abs=1e-5)
     union = {h.chunk_id for m in METHODS for h in cmp.results[m]}
     assert {c.chunk_id for c in cmp.rank_changes} == union
     for change in cmp.rank_changes:
@@ -147,8 +147,8 @@ def test_query_is_encoded_once(filled, enc):
 
 def test_large_scope_falls_back_to_the_store_index(filled, enc, monkeypatch):
     store, vectors = filled
-    monkeypatch.setattr(retrieve, "EXACT_LIMIT", 5)
-    monkeypatch.setattr(retrieve, "ANN_DEPTH", 6)
+    monkeypatch.setattr(ranking, "EXACT_LIMIT", 5)
+    monkeypatch.setattr(ranking, "ANN_DEPTH", 6)
     cmp = compare(
         "noise level", methods=["naive", "late"], encoder=enc, store=store, policy=POLICY, k=6
     )
@@ -167,7 +167,7 @@ def test_large_scope_falls_back_to_the_store_index(filled, enc, monkeypatch):
     }
     for change in cmp.rank_changes:
         for method in ("naive", "late"):
-            assert change.cosines[method] == pytest.approx(exact[method][change.chunk_id], abs=1e-5)
+            assert change.scores[method] == pytest.approx(exact[method][change.chunk_id], abs=1e-5)
             if change.ranks[method] is None:
                 assert change.chunk_id not in {h.chunk_id for h in cmp.results[method]}
 
@@ -204,7 +204,7 @@ def test_comparison_to_dict_contract(filled, enc):
             for key in (
                 "rank",
                 "chunk_id",
-                "cosine",
+                "score",
                 "char_start",
                 "char_end",
                 "pages",
@@ -251,7 +251,7 @@ def test_real_model_store_round_trip_and_exact_ranks(tmp_path):
         expected = rank_in_memory(qvec, np.stack([v.vector for v in vectors]), stored.ids)
         assert [h.chunk_id for h in cmp.results[method]] == [cid for cid, _, _ in expected[:5]]
         for hit, (_, _, cos) in zip(cmp.results[method], expected, strict=False):
-            assert hit.cosine == pytest.approx(cos, abs=1e-5)
+            assert hit.score == pytest.approx(cos, abs=1e-5)
             assert hit.citation.verify(doc).value == "ok"
             assert hit.pages and hit.pages == doc.pages_of(hit.char_start, hit.char_end)
 
@@ -267,4 +267,4 @@ def test_equal_cosines_keep_chunk_order_not_insertion_order(tmp_path, enc):
     cmp = compare(shared, methods=["naive"], encoder=enc, store=store, policy=POLICY, k=4)
     top = [(h.doc_id, h.chunk_index) for h in cmp.results["naive"]]
     assert top == [("alpha", 1), ("alpha", 2), ("zulu", 1), ("zulu", 2)]
-    assert len({h.cosine for h in cmp.results["naive"]}) == 1
+    assert len({h.score for h in cmp.results["naive"]}) == 1

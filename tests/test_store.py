@@ -97,7 +97,7 @@ def test_round_trip_keeps_full_provenance(store, enc):
         hits = store.query(vectors[i].vector, model=enc.name, method="late", policy=POLICY, k=1)
         hit = hits[0]
         assert hit.chunk_id == chunk.chunk_id and hit.rank == 1
-        assert hit.cosine == pytest.approx(1.0, abs=1e-5)
+        assert hit.score == pytest.approx(1.0, abs=1e-5)
         assert (hit.doc_id, hit.doc_sha256) == (doc.doc_id, doc.sha256)
         assert (hit.char_start, hit.char_end, hit.text) == (
             chunk.char_start,
@@ -240,7 +240,7 @@ def test_query_scoped_to_one_document(store, enc):
     assert len(everywhere) == 6 and everywhere[0].doc_id == "b"
     assert [h.rank for h in everywhere] == list(range(1, 7))
     assert all(
-        a.cosine >= b.cosine - 1e-6 for a, b in zip(everywhere, everywhere[1:], strict=False)
+        a.score >= b.score - 1e-6 for a, b in zip(everywhere, everywhere[1:], strict=False)
     )
     only_a = store.query(q, model=enc.name, method="naive", policy=POLICY, k=10, doc_id="a")
     assert {h.doc_id for h in only_a} == {"a"} and len(only_a) == 4

@@ -31,16 +31,17 @@ _SEPARATOR = " > "
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "embed",
-        help="chunk a file and embed its chunks (naive, late or contextual)",
+        help="chunk a file and embed its chunks with one dense method",
         description=(
             "Chunk FILE under a policy and embed every chunk with one method. The chunk "
             "spans are the same under every method; only the vectors differ."
         ),
     )
+    from core import methods
+
     add_file_and_policy_options(parser)
-    parser.add_argument(
-        "--method", choices=("naive", "late", "contextual"), default="naive", help="(naive)"
-    )
+    dense = [m for m in methods.base_methods() if methods.get(m).family == "dense"]
+    parser.add_argument("--method", choices=dense, default="naive", help="a dense method (naive)")
     parser.add_argument("--model", metavar="DIR", help="local model folder (default: MiniLM)")
     parser.add_argument("--pooling", choices=("mean", "cls"), help="override the model's pooling")
     parser.add_argument(

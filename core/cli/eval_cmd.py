@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from core.cli.index_cmd import methods_help
 from core.errors import LabelError
 
 DOC_SUFFIXES = (".pdf", ".md", ".markdown", ".txt")
@@ -52,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--unit", choices=("chars", "tokens", "sentences"))
     parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
     parser.add_argument(
-        "--methods", default=DEFAULT_METHODS, help=f"comma-separated ({DEFAULT_METHODS})"
+        "--methods", default=DEFAULT_METHODS, help=methods_help(f"default {DEFAULT_METHODS}")
     )
     parser.add_argument("--k", default="1,5,10", help="cut-offs for hit@k and recall@k (1,5,10)")
     parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM)")
@@ -111,25 +112,23 @@ def expand_docs(paths: Sequence[str]) -> list[Path]:
 
 
 def load_model(args: argparse.Namespace) -> tuple[Any, Callable[..., Any], Any]:
-    """``(encoder, embed_chunks, tokenizer)`` for ``--model``: the seam tests replace."""
+    """``(encoder, method_records, tokenizer)`` for ``--model``: the seam tests replace."""
     import torch
 
-    from core.embed import embed_chunks, load_encoder
+    from core.embed import load_encoder
+    from core.index import method_records
     from core.tokens import load_tokenizer
 
     torch.use_deterministic_algorithms(True)
-    return load_encoder(args.model), embed_chunks, load_tokenizer(args.model)
+    return load_encoder(args.model), method_records, load_tokenizer(args.model)
 
 
 def _config(args: argparse.Namespace) -> Any:
     from core.chunk import policy_from_args
-    from core.embed import METHODS
+    from core.cli.index_cmd import parse_methods
     from core.evaluate import EvalConfig
 
-    methods = tuple(parse_list(args.methods, "--methods"))
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown:
-        raise LabelError(f"unknown method {unknown[0]!r}: use {', '.join(METHODS)}")
+    methods = parse_methods(args.methods)
     policy = policy_from_args(args.policy, args.size, args.overlap, args.unit)
     try:
         return EvalConfig(

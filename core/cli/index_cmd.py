@@ -9,7 +9,9 @@ indexed or skipped, 1 when some failed, 2 when none could be indexed (or on a us
 error), 130 when stopped by Ctrl-C.
 
 The helpers ``add_store_arguments``, ``add_policy_arguments``, ``add_model_arguments``
-and ``parse_methods`` are shared with ``query``.
+and ``parse_methods`` are shared with ``query`` and ``eval``. Without ``--methods``, every
+registered method is indexed (``core.methods``); a fusion named in ``--methods`` is
+indexed as its parts.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from typing import Any
 
 from core.errors import ChunkscopeError
 
-ALL_METHODS = ("naive", "late", "contextual")
 DEFAULT_POLICY = "structure"
 
 
@@ -51,17 +52,21 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_methods(text: str | None) -> tuple[str, ...] | None:
-    """``"naive,late"`` -> ``("naive", "late")``; None stays None (the command's default)."""
+    """``"naive,hybrid(late,bm25)"`` -> ``("naive", "hybrid(late,bm25;rrf60)")``: the
+    registry's names (``core.methods``); None stays None (the command's default)."""
     if text is None:
         return None
-    methods = tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
-    unknown = [m for m in methods if m not in ALL_METHODS]
-    if unknown or not methods:
-        raise ChunkscopeError(
-            f"unknown method {','.join(unknown) or repr(text)}: use a comma list of "
-            + ", ".join(ALL_METHODS)
-        )
-    return methods
+    from core import methods
+
+    return methods.parse_methods(text)
+
+
+def methods_help(default: str) -> str:
+    """The ``--methods`` help: every registered method, and how to name a fusion."""
+    from core import methods
+
+    names = ", ".join(methods.base_methods())
+    return f"comma list of {names}, or hybrid(A,B;rrf60) / hybrid(A,B;w0.5,0.5) ({default})"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -73,7 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
     add_policy_arguments(parser, default=DEFAULT_POLICY)
     parser.add_argument(
-        "--methods", default=",".join(ALL_METHODS), help="comma list (default: all three)"
+        "--methods", help=methods_help("default: every registered method; a fusion indexes its parts")
     )
     parser.add_argument("--parser", default="fast", help="block parser: fast or layout")
     add_model_arguments(parser)
@@ -173,7 +178,9 @@ def run(args: argparse.Namespace) -> int:
     from core.store import ChunkStore
 
     policy = policy_from_args(args.policy, args.size, args.overlap, args.unit)
-    methods = parse_methods(args.methods) or ALL_METHODS
+    from core import methods as registry
+
+    methods = parse_methods(args.methods) or registry.base_methods()
     if args.parser not in PARSERS:
         raise ChunkscopeError(f"unknown parser {args.parser!r}: use {' or '.join(PARSERS)}")
     files = collect_files(args.paths)

@@ -3,9 +3,11 @@
 Searches one document (``--doc DOC_ID``) or the whole index. Without ``--policy`` the
 policy the index holds for this model is used (an error lists them if there are
 several); without ``--methods``, every method indexed under that policy. ``--json``
-prints ``{"query", "results": {method: [{"rank", "chunk_id", "cosine", "char_start",
-"char_end", "pages", "citation", "text", ...}]}, "rank_changes": [{"chunk_id", "ranks",
-...}], ...}``; otherwise the methods are printed in columns, then the rank changes.
+prints ``{"query", "score_kinds", "results": {method: [{"rank", "chunk_id", "score",
+"score_kind", "char_start", "char_end", "pages", "citation", "text", "matched",
+"part_ranks", ...}]}, "rank_changes": [{"chunk_id", "ranks", "scores", ...}], ...}``;
+otherwise the methods are printed in columns (each score on its method's own scale),
+then the rank changes.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ import textwrap
 from typing import Any
 
 from core.cli.index_cmd import (
-    ALL_METHODS,
     add_model_arguments,
     add_policy_arguments,
     add_store_arguments,
+    methods_help,
     parse_methods,
 )
 from core.errors import StoreError
@@ -35,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("text", metavar="TEXT", help="the query")
     parser.add_argument("--doc", metavar="DOC_ID", help="search only this document")
-    parser.add_argument("--methods", help="comma list (default: every method indexed)")
+    parser.add_argument("--methods", help=methods_help("default: every method indexed"))
     parser.add_argument("--k", type=int, default=10, help="results per method (default 10)")
     add_policy_arguments(parser, default=None)
     add_model_arguments(parser)
@@ -78,7 +80,9 @@ def resolve_methods(
         and d.complete
         and (args.doc is None or d.doc_id == args.doc)
     }
-    methods = tuple(m for m in ALL_METHODS if m in held)
+    from core import methods as registry
+
+    methods = tuple(m for m in registry.base_methods() if m in held)
     if not methods:
         what = f"no document {args.doc!r}" if args.doc else "nothing"
         raise StoreError(
@@ -120,18 +124,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _cell(hit: Any, width: int, with_doc: bool) -> list[str]:
-    """Cosine and citation (wrapped), then up to two lines of the chunk's text."""
+    """Score and citation (wrapped), then up to two lines of the chunk's text."""
     citation = hit.citation.render()
     if not with_doc:
         citation = citation.removeprefix(f"{hit.doc_id}, ")
-    head = textwrap.wrap(f"{hit.cosine:.3f}  {citation}", width=width) or [""]
+    head = textwrap.wrap(f"{hit.score:.3f}  {citation}", width=width) or [""]
     flat = " ".join(hit.text.split())
     body = textwrap.wrap(textwrap.shorten(flat, width=2 * width, placeholder=" …"), width=width)
     return head + body[:2]
 
 
+def _heading(method: str) -> str:
+    from core import methods as registry
+
+    return f"{method} ({registry.get(method).score.label})"
+
+
 def render_comparison(cmp: Any, *, width: int = 120) -> str:
-    """Methods in columns (cosine and citation, then two lines of text), rank changes below."""
+    """Methods in columns (score and citation, then two lines of text), rank changes below;
+    each column is headed by its method and what its scores are."""
     n = len(cmp.methods)
     col = max(24, (width - 5) // n - 2)
     scope = f"document {cmp.doc_id}" if cmp.doc_id else "all documents"
@@ -140,7 +151,7 @@ def render_comparison(cmp: Any, *, width: int = 120) -> str:
         f"model {cmp.model}, policy {cmp.policy.key}, {scope}, "
         f"{'exact ranks' if cmp.exact else 'approximate ranks beyond the top'}",
         "",
-        "rank " + "  ".join(m.ljust(col) for m in cmp.methods),
+        "rank " + "  ".join(_heading(m).ljust(col) for m in cmp.methods),
     ]
     for row in range(max(len(cmp.results[m]) for m in cmp.methods)):
         cells = [

@@ -80,7 +80,7 @@ def print_failure(number: int, failure: Any, out: TextIO) -> None:
         )
     for hit, citation in failure.hits:
         print(
-            f"  #{hit.rank:<2} {hit.cosine:.3f} {citation.render()}: {_short(citation.quote)}",
+            f"  #{hit.rank:<2} {hit.score:.3f} {citation.render()}: {_short(citation.quote)}",
             file=out,
         )
     if failure.tag:

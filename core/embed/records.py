@@ -30,8 +30,11 @@ class ChunkVector:
     ``context`` is ``"none"`` for naive/contextual; for late ``"full"`` when every token
     of the chunk had at least the margin of context on both sides in its window (a
     document edge counts as full context), else ``"partial"``; ``full_context_tokens``
-    counts the chunk's tokens that had that full context. Records compare by identity
-    (the vector is an array); compare fields and vectors explicitly.
+    counts the chunk's tokens that had that full context. ``prefix`` is the text the
+    method read before the chunk's own (a lexical method's contextual prefix), ``""`` when
+    none; it is stored with the record so a lexical index can be rebuilt from the store.
+    Records compare by identity (the vector is an array); compare fields and vectors
+    explicitly.
     """
 
     chunk_id: str
@@ -42,6 +45,7 @@ class ChunkVector:
     windows: tuple[int, ...] = ()
     context: ContextLevel = "none"
     full_context_tokens: int = 0
+    prefix: str = ""
 
     def __post_init__(self) -> None:
         if self.vector.ndim != 1:

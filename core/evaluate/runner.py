@@ -1,8 +1,11 @@
-"""Run an evaluation: chunk every document once, embed the chunks once per method, rank
-every query against every chunk with one matrix product per method, score.
+"""Run an evaluation: chunk every document once, index the chunks once per stored method,
+score every query against every chunk, rank, score the ranking.
 
-Ranking is exact cosine in memory (vectors are L2-normalised, so a dot product), not the
-Chroma index: the numbers describe chunking and embedding, not an approximate index.
+Scores are exact and in memory, not the Chroma index, so the numbers describe chunking
+and the methods, not an approximate index: a dense method's cosine (vectors are
+L2-normalised, so one matrix product), a lexical method's BM25 over the whole corpus's
+statistics (``core.methods.lexical``), a fusion of its parts' full rankings
+(``core.methods.fusion``). The methods come from the registry (``core.methods``).
 Chunks are stacked in a fixed order (documents by ``doc_id``, chunks by offset) and ties
 keep that order (stable sort), so rankings never depend on the order of ``docs``.
 
@@ -22,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from core import methods as registry
 from core.cite import Citation, CitationStatus
 from core.errors import LabelError
 from core.evaluate.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, DeltaInterval, metric_deltas
@@ -43,8 +47,9 @@ Progress = Callable[[int, int], None]
 ChunkFn = Callable[[Document], Sequence[Chunk]]
 EmbedFn = Callable[..., Sequence[Any]]
 SCOPES: tuple[str, ...] = ("corpus", "doc")
-# Deltas are "more elaborate minus simpler": positive means the later method helped.
-_METHOD_PRECEDENCE: tuple[str, ...] = ("naive", "contextual", "late")
+# Deltas are "more elaborate minus simpler" (the registry's order): positive means the
+# more elaborate method helped.
+delta_pairs = registry.delta_pairs
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,6 +67,7 @@ class EvalConfig:
     def __post_init__(self) -> None:
         if not self.methods or len(set(self.methods)) != len(self.methods):
             raise ValueError("methods must be a non-empty list without repeats")
+        object.__setattr__(self, "methods", registry.parse_methods(self.methods))
         if self.scope not in SCOPES:
             raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
         MetricSpec.for_ks(self.ks, doc_level=False)
@@ -76,16 +82,6 @@ class _Corpus:
     chunks: list[Chunk]
     doc_index: np.ndarray  # (n_chunks,) index of each chunk's document in chunks_by_doc
     valid: np.ndarray  # (n_chunks,) citation verifies against the loaded document
-
-
-def delta_pairs(methods: Sequence[str]) -> list[tuple[str, str]]:
-    """``(simpler, elaborate)`` pairs, each method against every other, in a fixed order."""
-    rank = {
-        m: (_METHOD_PRECEDENCE.index(m) if m in _METHOD_PRECEDENCE else 99, i)
-        for i, m in enumerate(methods)
-    }
-    ordered = sorted(methods, key=rank.__getitem__)
-    return [(a, b) for i, b in enumerate(ordered) for a in ordered[:i]]
 
 
 def default_chunker(policy: ChunkPolicy, tokenizer: object | None = None) -> ChunkFn:
@@ -121,25 +117,69 @@ def _build_corpus(docs: Sequence[Document], chunker: ChunkFn) -> _Corpus:
     )
 
 
-def _embed_method(
+def _records_of(
     corpus: _Corpus,
     method: str,
     encoder: object,
     embed: EmbedFn,
     cache: object,
     tick: Callable[[int], Progress],
-) -> np.ndarray:
-    """``(n_chunks, dim)`` float32 matrix of one method, rows in corpus order."""
-    rows: list[np.ndarray] = []
+) -> list[Any]:
+    """One stored method's records (vectors, prefixes) for every chunk, in corpus order."""
+    rows: list[Any] = []
     for doc, chunks in corpus.chunks_by_doc:
         if not chunks:
             continue
-        vectors = embed(doc, chunks, method, encoder, progress=tick(len(chunks)), cache=cache)
-        by_id = {v.chunk_id: v.vector for v in vectors}
-        rows.extend(np.asarray(by_id[c.chunk_id], dtype=np.float32) for c in chunks)
-    if not rows:
-        return np.zeros((0, 1), dtype=np.float32)
-    return np.vstack(rows)
+        records = embed(doc, chunks, method, encoder, progress=tick(len(chunks)), cache=cache)
+        by_id = {r.chunk_id: r for r in records}
+        rows.extend(by_id[c.chunk_id] for c in chunks)
+    return rows
+
+
+@dataclass(slots=True)
+class _Scorer:
+    """Score matrices ``(n_queries, n_chunks)`` per method, each part computed once."""
+
+    corpus: _Corpus
+    queries: list[str]
+    encoder: Any
+    embed: EmbedFn
+    cache: object
+    ticker: _Ticker
+    allowed: np.ndarray | None
+    done: dict[str, np.ndarray]
+    query_matrix: np.ndarray | None = None
+
+    def scores(self, method: str) -> np.ndarray:
+        if method not in self.done:
+            self.done[method] = self._compute(registry.get(method))
+        return self.done[method]
+
+    def _compute(self, spec: registry.MethodSpec) -> np.ndarray:
+        n_chunks = len(self.corpus.chunks)
+        if spec.family == "fused":
+            from core.methods.fusion import fuse_matrices
+
+            parts = [self.scores(p) for p in spec.parts]
+            return fuse_matrices(spec, parts, self.allowed)
+        records = _records_of(
+            self.corpus, spec.name, self.encoder, self.embed, self.cache, self.ticker
+        )
+        if not n_chunks:
+            return np.zeros((len(self.queries), 0), dtype=np.float32)
+        if spec.family == "lexical":
+            from core.methods.lexical import Bm25Index, indexed_text
+
+            texts = [
+                indexed_text(r.prefix, c.text)
+                for r, c in zip(records, self.corpus.chunks, strict=True)
+            ]
+            return Bm25Index.build(texts).score_matrix(self.queries)
+        if self.query_matrix is None:
+            encoded = self.encoder.encode_texts(self.queries)
+            self.query_matrix = np.asarray(encoded, dtype=np.float32)
+        matrix = np.vstack([np.asarray(r.vector, dtype=np.float32) for r in records])
+        return self.query_matrix @ matrix.T
 
 
 class _Ticker:
@@ -194,25 +234,23 @@ class _Scored:
     rank: int | None
 
 
+def _allowed(resolved: Sequence[ResolvedQuery], corpus: _Corpus, scope: str) -> np.ndarray | None:
+    """``(n_queries, n_chunks)`` mask of the chunks each query may rank (None: all)."""
+    if scope != "doc":
+        return None
+    position = {doc.doc_id: i for i, (doc, _) in enumerate(corpus.chunks_by_doc)}
+    wanted = np.array([position[q.doc_id] for q in resolved], dtype=np.int64)
+    return corpus.doc_index[None, :] == wanted[:, None]
+
+
 def _score_method(
     resolved: Sequence[ResolvedQuery],
     corpus: _Corpus,
-    query_matrix: np.ndarray,
-    chunk_matrix: np.ndarray,
+    scores: np.ndarray,
+    allowed: np.ndarray | None,
     spec: MetricSpec,
-    scope: str,
 ) -> list[_Scored]:
-    """Rank every query against one method's chunk matrix and score it."""
-    allowed = None
-    if scope == "doc":
-        position = {doc.doc_id: i for i, (doc, _) in enumerate(corpus.chunks_by_doc)}
-        wanted = np.array([position[q.doc_id] for q in resolved], dtype=np.int64)
-        allowed = corpus.doc_index[None, :] == wanted[:, None]
-    scores = (
-        query_matrix @ chunk_matrix.T
-        if len(corpus.chunks)
-        else (np.zeros((len(resolved), 0), dtype=np.float32))
-    )
+    """Rank every query by one method's score matrix and score the ranking."""
     relevant = _relevant_counts(resolved, corpus)
     out = []
     for row, picked in enumerate(_rank(scores, allowed, spec.depth)):
@@ -228,7 +266,7 @@ def _score_method(
             valid=corpus.valid[picked].tolist(),
         )
         hits = tuple(
-            RankedHit(chunk_id=corpus.chunks[i].chunk_id, rank=r, cosine=float(scores[row, i]))
+            RankedHit(chunk_id=corpus.chunks[i].chunk_id, rank=r, score=float(scores[row, i]))
             for r, i in enumerate(picked, start=1)
         )
         out.append(_Scored(hits, values, first_relevant_rank(ranked, query.doc_id, gold)))
@@ -248,8 +286,9 @@ def run_eval(
 ) -> EvalRun:
     """Evaluate ``queries`` over ``docs``; see the module docstring.
 
-    ``encoder`` needs ``encode_texts(texts) -> (n, dim)`` and ``name``; ``embed`` defaults
-    to ``core.embed.embed_chunks`` and ``chunker`` to the default parser plus
+    ``encoder`` needs ``encode_texts(texts) -> (n, dim)`` and ``name``; ``embed`` (the
+    records of one stored method) defaults to ``core.index.method_records`` (each method's
+    registered index step) and ``chunker`` to the default parser plus
     ``config.policy`` (both are seams for tests and for other pipelines). ``progress``
     gets ``(done, total)`` over all chunks times methods while embedding. Queries that do
     not resolve are listed in ``EvalRun.unresolved``; if none resolves, ``LabelError``.
@@ -266,15 +305,24 @@ def run_eval(
     clock["chunked"] = time.perf_counter()
     spec = MetricSpec.for_ks(config.ks, doc_level=config.scope == "corpus" and len(docs) > 1)
     if embed is None:
-        from core.embed import embed_chunks as embed
-    ticker = _Ticker(len(corpus.chunks) * len(config.methods), progress)
-    matrices = {m: _embed_method(corpus, m, encoder, embed, cache, ticker) for m in config.methods}
+        from core.index import method_records as embed
+    stored = registry.needs_indexing(config.methods)
+    allowed = _allowed(resolved, corpus, config.scope)
+    scorer = _Scorer(
+        corpus=corpus,
+        queries=[q.query.query for q in resolved],
+        encoder=encoder,
+        embed=embed,
+        cache=cache,
+        ticker=_Ticker(len(corpus.chunks) * len(stored), progress),
+        allowed=allowed,
+        done={},
+    )
+    for method in stored:  # every index step first, so "embedded" times the encoder alone
+        scorer.scores(method)
     clock["embedded"] = time.perf_counter()
-    texts = [q.query.query for q in resolved]
-    query_matrix = np.asarray(encoder.encode_texts(texts), dtype=np.float32)
     scored = {
-        m: _score_method(resolved, corpus, query_matrix, matrices[m], spec, config.scope)
-        for m in config.methods
+        m: _score_method(resolved, corpus, scorer.scores(m), allowed, spec) for m in config.methods
     }
     clock["ranked"] = time.perf_counter()
     return _finish(
@@ -359,7 +407,7 @@ def _deltas(
         f"{b}-{a}": metric_deltas(
             rows[a], rows[b], spec.names(), resamples=config.resamples, seed=config.seed
         )
-        for a, b in delta_pairs(config.methods)
+        for a, b in registry.delta_pairs(config.methods)
     }
 
 

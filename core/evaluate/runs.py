@@ -24,28 +24,30 @@ from core.evaluate.bootstrap import DeltaInterval
 from core.evaluate.labels import GoldSpan, LabelledQuery
 from core.evaluate.resolve import Unresolved
 
-RUN_FORMAT = 1
+# 2: a hit's "cosine" became "score" (on its method's own scale); format 1 reads as 2.
+RUN_FORMAT = 2
 Values = Mapping[str, float | None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RankedHit:
-    """One retrieved chunk: 1-based ``rank`` and ``cosine`` in [-1, 1]; its citation is
-    ``EvalRun.chunks[chunk_id]`` (stored once per run, however often it is retrieved)."""
+    """One retrieved chunk: 1-based ``rank`` and ``score`` on its method's scale (a cosine,
+    a BM25 score, a fused score); its citation is ``EvalRun.chunks[chunk_id]`` (stored
+    once per run, however often it is retrieved)."""
 
     chunk_id: str
     rank: int
-    cosine: float
+    score: float
 
     def to_dict(self) -> dict[str, object]:
-        return {"chunk_id": self.chunk_id, "rank": self.rank, "cosine": round(self.cosine, 6)}
+        return {"chunk_id": self.chunk_id, "rank": self.rank, "score": round(self.score, 6)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> RankedHit:
         return cls(
             chunk_id=str(data["chunk_id"]),
             rank=int(data["rank"]),  # type: ignore[call-overload]
-            cosine=float(data["cosine"]),  # type: ignore[arg-type]
+            score=float(data["score"] if "score" in data else data["cosine"]),  # type: ignore[arg-type]
         )
 
 
@@ -246,6 +248,12 @@ def load_run(path: str | os.PathLike[str]) -> EvalRun:
         raise LabelError(f"run file {file} not found: pass a RUN.json written by `eval --out`")
     try:
         data = json.loads(file.read_text("utf-8"))
+        written = int(data.get("format", 1))
+        if written > RUN_FORMAT:
+            raise LabelError(
+                f"{file} was written in run format {written}, newer than this Chunkscope's "
+                f"({RUN_FORMAT}): upgrade Chunkscope to read it"
+            )
         return EvalRun.from_dict(data)
     except (ValueError, KeyError, TypeError) as exc:
         raise LabelError(f"{file} is not a Chunkscope run file ({exc}): re-run eval --out") from exc

@@ -45,17 +45,22 @@ def _str_to_ints(text: object) -> tuple[int, ...]:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StoredHit:
-    """A stored chunk ranked for a query: ``cosine`` in [-1, 1], ``rank`` 1-based.
+    """A stored chunk ranked for a query under one method: ``rank`` 1-based, ``score``
+    on that method's scale (``core.methods.get(method).score``: a cosine in [-1, 1], a
+    BM25 score, a fused score).
 
     ``token_count``/``truncated_tokens`` count the model's tokens for this method's
     vector (``truncated_tokens > 0``: the vector never saw that many of the chunk's
     tokens); ``windows`` are the late-chunking macro-windows that gave the token states
     (empty for naive and contextual) and ``context`` says how much context they had.
+    ``matched`` (lexical methods) are the document character spans of the words whose
+    terms the query holds; ``part_ranks`` (fused methods) each part's rank of the chunk
+    (None: beyond the depth that part was searched to).
     """
 
     chunk_id: str
     rank: int
-    cosine: float
+    score: float
     method: str
     model: str
     policy_key: str
@@ -76,6 +81,9 @@ class StoredHit:
     context: str
     full_context_tokens: int
     oversize: bool
+    prefix: str = ""
+    matched: tuple[tuple[int, int], ...] = ()
+    part_ranks: tuple[tuple[str, int | None], ...] = ()
 
     @property
     def citation(self) -> Citation:
@@ -132,6 +140,7 @@ def chunk_metadata(
         "windows": _ints_to_str(tuple(vector.windows)),
         "context": str(vector.context),
         "full_context_tokens": int(vector.full_context_tokens),
+        "prefix": str(vector.prefix),
     }
     for key, value in meta.items():
         if value is None or (isinstance(value, float) and not math.isfinite(value)):
@@ -140,7 +149,7 @@ def chunk_metadata(
 
 
 def hit_from_record(
-    chunk_id: str, meta: Mapping[str, object], text: str, *, cosine: float, rank: int
+    chunk_id: str, meta: Mapping[str, object], text: str, *, score: float, rank: int
 ) -> StoredHit:
     """Rebuild a hit from what Chroma returned; the stored text must fill the stored span."""
     char_start, char_end = int(meta["char_start"]), int(meta["char_end"])  # type: ignore[call-overload]
@@ -150,7 +159,7 @@ def hit_from_record(
     return StoredHit(
         chunk_id=chunk_id,
         rank=rank,
-        cosine=float(cosine),
+        score=float(score),
         method=str(meta["method"]),
         model=str(meta["model"]),
         policy_key=str(meta["policy"]),
@@ -171,6 +180,7 @@ def hit_from_record(
         context=str(meta.get("context", "none")),
         full_context_tokens=int(meta.get("full_context_tokens", 0)),  # type: ignore[call-overload]
         oversize=bool(meta.get("oversize", False)),
+        prefix=str(meta.get("prefix", "")),
     )
 
 
@@ -185,7 +195,7 @@ def hits_from_query(result: Mapping[str, Any]) -> list[StoredHit]:
         strict=True,
     )
     return [
-        hit_from_record(cid, meta, text, cosine=1.0 - float(dist), rank=i)
+        hit_from_record(cid, meta, text, score=1.0 - float(dist), rank=i)
         for i, (cid, meta, text, dist) in enumerate(rows, start=1)
     ]
 
@@ -247,7 +257,7 @@ class ScopeRecords:
     metadatas: tuple[dict[str, Any], ...]
     texts: tuple[str, ...]
 
-    def hit(self, row: int, *, cosine: float, rank: int) -> StoredHit:
+    def hit(self, row: int, *, score: float, rank: int) -> StoredHit:
         return hit_from_record(
-            self.ids[row], self.metadatas[row], self.texts[row], cosine=cosine, rank=rank
+            self.ids[row], self.metadatas[row], self.texts[row], score=score, rank=rank
         )

@@ -1,0 +1,129 @@
+"""The method registry: every retrieval method, registered once, read everywhere.
+
+The CLI choices, the index run, the comparison, the evaluation, the charts and the pages
+ask this registry which methods exist, what each needs and what its score means, so a new
+method is one module and one ``register`` call. Built-in entries: ``naive``, ``late``,
+``contextual`` (``dense.py``), ``bm25``, ``contextual-bm25`` (``lexical.py``). A fusion
+``hybrid(a,b,...;rrf60)`` or ``hybrid(a,b;w0.7,0.3)`` is built from its name on demand
+(``fusion.py``), so any combination of registered methods is a method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from core.errors import ChunkscopeError
+from core.methods.spec import BM25, COSINE, MethodSpec, ScoreScale
+
+__all__ = [
+    "BM25",
+    "COSINE",
+    "MethodSpec",
+    "ScoreScale",
+    "UnknownMethodError",
+    "base_methods",
+    "delta_pairs",
+    "get",
+    "needs_indexing",
+    "parse_methods",
+    "register",
+    "unregister",
+]
+
+_REGISTRY: dict[str, MethodSpec] = {}
+_LOADED = False
+
+
+class UnknownMethodError(ChunkscopeError):
+    """A method name that is neither registered nor a well-formed fusion."""
+
+
+def _load_builtins() -> None:
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        from core.methods import dense, lexical
+
+        dense.register_all()
+        lexical.register_all()
+
+
+def register(spec: MethodSpec, *, replace: bool = False) -> MethodSpec:
+    """Add ``spec``; a second entry of the same name is refused unless ``replace``."""
+    _load_builtins()
+    if spec.name in _REGISTRY and not replace:
+        raise ValueError(f"method {spec.name!r} is already registered")
+    if spec.name.startswith("hybrid("):
+        raise ValueError("hybrid(...) names are built from their parts, not registered")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Remove a registered method (tests that register a toy one clean up with this)."""
+    _REGISTRY.pop(name, None)
+
+
+def base_methods() -> tuple[str, ...]:
+    """Registered (stored) method names, simpler first: the default choices everywhere."""
+    _load_builtins()
+    return tuple(sorted(_REGISTRY, key=lambda n: (_REGISTRY[n].order, n)))
+
+
+def get(name: str) -> MethodSpec:
+    """The spec of a registered method or of a fusion name; ``UnknownMethodError`` else."""
+    _load_builtins()
+    name = name.strip()
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    if name.startswith("hybrid"):
+        from core.methods.fusion import fusion_spec
+
+        return fusion_spec(name, known=_REGISTRY)
+    raise UnknownMethodError(
+        f"unknown method {name!r}: use {', '.join(base_methods())} or "
+        "hybrid(A,B;rrf60) / hybrid(A,B;w0.5,0.5) of them"
+    )
+
+
+def split_names(text: str) -> list[str]:
+    """``"naive,hybrid(late,bm25;rrf60)"`` -> ``["naive", "hybrid(late,bm25;rrf60)"]``:
+    commas inside parentheses belong to the fusion."""
+    names, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise UnknownMethodError(f"unbalanced ')' in the method list {text!r}")
+        elif ch == "," and depth == 0:
+            names.append(text[start:i])
+            start = i + 1
+    if depth:
+        raise UnknownMethodError(f"unbalanced '(' in the method list {text!r}")
+    names.append(text[start:])
+    return [n.strip() for n in names if n.strip()]
+
+
+def parse_methods(text: str | Iterable[str]) -> tuple[str, ...]:
+    """Canonical method names, once each, in the order given; ``UnknownMethodError`` on
+    a name that is not a method (or an empty list)."""
+    raw = split_names(text) if isinstance(text, str) else [str(t).strip() for t in text]
+    names = tuple(dict.fromkeys(get(n).name for n in raw if n))
+    if not names:
+        raise UnknownMethodError(f"no method named in {text!r}: use {', '.join(base_methods())}")
+    return names
+
+
+def needs_indexing(methods: Sequence[str]) -> tuple[str, ...]:
+    """The stored methods that ``methods`` need (fusions by their parts), once each."""
+    return tuple(dict.fromkeys(p for m in methods for p in get(m).indexed_parts))
+
+
+def delta_pairs(methods: Sequence[str]) -> list[tuple[str, str]]:
+    """``(simpler, elaborate)`` pairs, each method against every other, simpler first by
+    the registry's ``order`` (then the order given)."""
+    position = {m: (get(m).order, i) for i, m in enumerate(methods)}
+    ordered = sorted(methods, key=position.__getitem__)
+    return [(a, b) for i, b in enumerate(ordered) for a in ordered[:i]]

@@ -1,0 +1,57 @@
+"""The dense methods: one vector per chunk from the encoder, scored by cosine.
+
+Their vectors come from ``core.embed.embed_chunks`` (naive, late, contextual), which
+documents exactly what each encodes. Registered here, so the rest of the code asks the
+registry instead of spelling the names out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from core.methods.spec import COSINE, MethodSpec, Progress
+
+_SUMMARIES = {
+    "naive": "each chunk encoded alone",
+    "late": "token states of the whole document, pooled per chunk (late chunking)",
+    "contextual": "each chunk encoded alone, prefixed with the title and heading path",
+}
+_COLOURS = {"naive": "#5b7083", "late": "#f18f01", "contextual": "#3bb273"}
+_ORDER = {"naive": 0, "contextual": 20, "late": 30}
+
+
+def embed_step(method: str) -> Any:
+    """The index step of the dense method ``method``: ``core.embed.embed_chunks``."""
+
+    def index(
+        doc: Any,
+        chunks: Sequence[Any],
+        encoder: Any,
+        *,
+        progress: Progress | None = None,
+        cache: Any = None,
+    ) -> list[Any]:
+        from core.embed import embed_chunks
+
+        return embed_chunks(doc, chunks, method, encoder, progress=progress, cache=cache)
+
+    return index
+
+
+def register_all() -> None:
+    from core.methods import register
+
+    for name in ("naive", "late", "contextual"):
+        register(
+            MethodSpec(
+                name=name,
+                family="dense",
+                score=COSINE,
+                summary=_SUMMARIES[name],
+                colour=_COLOURS[name],
+                order=_ORDER[name],
+                index=embed_step(name),
+                needs_mean_pooling=name == "late",
+            )
+        )

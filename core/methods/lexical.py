@@ -1,0 +1,169 @@
+"""Lexical methods: BM25 over the chunk text (``bm25``) or over the contextual prefix
+plus the chunk text (``contextual-bm25``), on the same spans as the dense methods.
+
+Terms, stated once and shown in the workbench (``TOKENISATION``): maximal runs of
+Unicode word characters (``\\w+``, so ``HX40``, ``458`` and ``2.4`` -> ``2``, ``4`` are
+terms), lower-cased, English stopwords of bm25s left out, then the Snowball English
+stemmer (PyStemmer). Scores are bm25s's Lucene BM25 with ``k1 = 1.5``, ``b = 0.75``:
+``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))`` and each term adds
+``idf * tf / (tf + k1 * (1 - b + b * len / avg_len))`` (Lucene drops the constant
+``k1 + 1`` factor, which changes no rank). ``N``, ``df`` and ``avg_len`` are those of the
+index searched (a store collection, or an evaluation's whole corpus); a one-document
+scope ranks that document's chunks by the same scores, as a dense filter does.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core.methods.spec import BM25, MethodSpec, Progress
+
+K1 = 1.5
+B = 0.75
+TOKENISATION = (
+    "terms are runs of word characters (\\w+), lower-cased, English stopwords removed, "
+    f"Snowball English stems; BM25 (Lucene) with k1={K1}, b={B}"
+)
+_WORD = re.compile(r"\w+")
+_UNIT = np.ones(1, dtype=np.float32)  # Chroma keeps a vector per record; lexical has none
+
+
+@functools.lru_cache(maxsize=1)
+def _stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def word_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, term)`` of every indexed word of ``text``: offsets into ``text``,
+    ``term`` its stem (stopwords left out)."""
+    stop = _stopwords()
+    found = [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(text)]
+    kept = [(a, b, w) for a, b, w in found if w not in stop]
+    stems = _stemmer().stemWords([w for _, _, w in kept])
+    return [(a, b, s) for (a, b, _), s in zip(kept, stems, strict=True)]
+
+
+def terms(text: str) -> list[str]:
+    """The terms BM25 indexes for ``text``, in order (repeats kept)."""
+    return [term for _, _, term in word_spans(text)]
+
+
+def matched_words(query: str, text: str) -> list[tuple[int, int]]:
+    """Offsets in ``text`` of the words whose term is one of the query's terms."""
+    wanted = set(terms(query))
+    return [(a, b) for a, b, term in word_spans(text) if term in wanted]
+
+
+@dataclass(slots=True)
+class Bm25Index:
+    """A bm25s index over ``n`` texts (rows in the order given)."""
+
+    n: int
+    retriever: Any
+
+    @classmethod
+    def build(cls, texts: Sequence[str]) -> Bm25Index:
+        import bm25s
+
+        retriever = bm25s.BM25(method="lucene", k1=K1, b=B)
+        if texts:
+            retriever.index([terms(t) for t in texts], show_progress=False)
+        return cls(n=len(texts), retriever=retriever)
+
+    def scores(self, query: str) -> np.ndarray:
+        """``(n,)`` float32 BM25 score of every text for ``query`` (0 when no term matches)."""
+        if not self.n:
+            return np.zeros(0, dtype=np.float32)
+        vocab = self.retriever.vocab_dict
+        known = [t for t in terms(query) if t in vocab]
+        if not known:
+            return np.zeros(self.n, dtype=np.float32)
+        return np.asarray(self.retriever.get_scores(known), dtype=np.float32)
+
+    def score_matrix(self, queries: Sequence[str]) -> np.ndarray:
+        """``(len(queries), n)`` scores."""
+        if not queries:
+            return np.zeros((0, self.n), dtype=np.float32)
+        return np.vstack([self.scores(q) for q in queries])
+
+
+def lexical_step(contextual: bool) -> Any:
+    """The index step: one record per chunk, with its term count and (contextual) prefix."""
+
+    def index(
+        doc: Any,
+        chunks: Sequence[Any],
+        encoder: Any,
+        *,
+        progress: Progress | None = None,
+        cache: Any = None,
+    ) -> list[Any]:
+        from core.embed.contextual import contextual_prefix
+        from core.embed.records import ChunkVector
+
+        method = "contextual-bm25" if contextual else "bm25"
+        out = []
+        for chunk in chunks:
+            prefix = contextual_prefix(doc, chunk) if contextual else ""
+            indexed = f"{prefix}\n\n{chunk.text}" if prefix else chunk.text
+            out.append(
+                ChunkVector(
+                    chunk_id=chunk.chunk_id,
+                    method=method,
+                    vector=_UNIT,
+                    token_count=len(terms(indexed)),
+                    prefix=prefix,
+                )
+            )
+        if progress is not None:
+            progress(len(chunks), len(chunks))
+        return out
+
+    return index
+
+
+def indexed_text(prefix: str, text: str) -> str:
+    """What a lexical record's terms are taken from (as the index step built it)."""
+    return f"{prefix}\n\n{text}" if prefix else text
+
+
+def register_all() -> None:
+    from core.methods import register
+
+    register(
+        MethodSpec(
+            name="bm25",
+            family="lexical",
+            score=BM25,
+            summary="BM25 over the chunk text",
+            colour="#c0392b",
+            order=10,
+            index=lexical_step(contextual=False),
+        )
+    )
+    register(
+        MethodSpec(
+            name="contextual-bm25",
+            family="lexical",
+            score=BM25,
+            summary="BM25 over the title and heading path prefixed to the chunk text",
+            colour="#8e44ad",
+            order=25,
+            index=lexical_step(contextual=True),
+        )
+    )

@@ -1,0 +1,100 @@
+"""What a retrieval method is: a named index step and a score over the *same* chunk spans.
+
+Every method ranks the chunks a policy made; methods differ only in how they score a
+query against a chunk. A method's ``score`` says what its numbers are, so a chart or a
+table labels them truthfully (a cosine in [-1, 1], an unbounded BM25 score, a fused score
+of ranks). Families:
+
+- ``dense``: one stored vector per chunk, scored by cosine against one query vector;
+- ``lexical``: a term index over the chunk text (and what the method prefixes to it),
+  scored by BM25;
+- ``fused``: no index of its own; fuses the rankings of its ``parts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from core.embed.records import ChunkVector
+    from core.types import Chunk, Document
+
+Family = Literal["dense", "lexical", "fused"]
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScoreScale:
+    """What a method's scores mean: ``kind`` is a short machine name (``cosine``,
+    ``bm25``, ``rrf``, ``wsum``), ``label`` the axis/column label, ``low``/``high`` the
+    bounds when the scale has them (None: unbounded on that side)."""
+
+    kind: str
+    label: str
+    low: float | None = None
+    high: float | None = None
+
+    def format(self, value: float) -> str:
+        """A score as shown in a card or a table cell."""
+        return f"{value:.4f}" if self.kind in ("rrf", "wsum") else f"{value:.3f}"
+
+
+COSINE = ScoreScale(kind="cosine", label="cosine", low=-1.0, high=1.0)
+BM25 = ScoreScale(kind="bm25", label="BM25 score", low=0.0)
+
+
+class IndexStep(Protocol):
+    """One record per chunk, in the order given: what the store keeps for this method."""
+
+    def __call__(
+        self,
+        doc: Document,
+        chunks: Sequence[Chunk],
+        encoder: Any,
+        *,
+        progress: Progress | None = None,
+        cache: Any = None,
+    ) -> list[ChunkVector]: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MethodSpec:
+    """One registered method (see the module docstring).
+
+    ``order`` sorts methods from simpler to more elaborate: evaluation deltas are "more
+    elaborate minus simpler". ``needs_mean_pooling`` marks methods that pool token states
+    themselves (late chunking), refused on CLS-pooled models. ``index`` is None for fused
+    methods, whose ``parts`` are indexed instead. ``prefix`` gives the text a method reads
+    before a chunk's own text (the contextual prefix), or None.
+    """
+
+    name: str
+    family: Family
+    score: ScoreScale
+    summary: str
+    colour: str
+    order: int
+    index: IndexStep | None = None
+    parts: tuple[str, ...] = ()
+    needs_mean_pooling: bool = False
+    params: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.name or any(ch.isspace() for ch in self.name):
+            raise ValueError(f"a method name needs characters and no spaces: {self.name!r}")
+        if (self.family == "fused") != (self.index is None):
+            raise ValueError(f"method {self.name}: fused methods, and only they, have no index")
+        if self.family == "fused" and len(self.parts) < 2:
+            raise ValueError(f"method {self.name}: a fusion needs at least two parts")
+
+    @property
+    def stored(self) -> bool:
+        """True when the method keeps records of its own in the store."""
+        return self.index is not None
+
+    @property
+    def indexed_parts(self) -> tuple[str, ...]:
+        """The stored methods this method needs: itself, or its parts."""
+        return self.parts if self.family == "fused" else (self.name,)

@@ -1,0 +1,188 @@
+"""The lexical index of one stored lexical collection (``bm25``, ``contextual-bm25``).
+
+The records themselves (provenance, text, the contextual prefix) live in the method's
+Chroma collection like any other method's, written by the same index runs with the same
+completion markers, so a run stopped half-way is finished by running it again and a
+Chroma server shares them with every client. (Chroma keeps a vector per record; a
+lexical record carries the constant ``[1.0]``, which nothing ranks.) The term index is
+derived from those records: built with bm25s, persisted beside the collection, keyed by
+the collection's *fingerprint* (its complete document versions: id, sha256, chunk count,
+time of writing), and rebuilt whenever that changes, so it never disagrees with the
+records it ranks.
+
+Where it is kept: ``<store folder>/lexical/<collection>/<fingerprint>/`` for an embedded
+store; for a Chroma server, ``$CHUNKSCOPE_STORE`` (default ``.chunkscope/``) under
+``lexical-cache/<host>-<port>/`` on each client (the index is rebuilt from the shared
+records where it is missing). Loaded indexes are kept in memory, a few at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.methods.lexical import Bm25Index, indexed_text, matched_words
+from core.store import markers, scan
+from core.store.records import StoredHit, hit_from_record
+from core.types import ChunkPolicy
+
+if TYPE_CHECKING:
+    from core.store.chroma import ChunkStore
+
+FORMAT_VERSION = 1
+_LOADED: OrderedDict[tuple[str, str, str], LexicalCollection] = OrderedDict()
+_KEEP_LOADED = 4
+
+
+@dataclass(slots=True)
+class LexicalCollection:
+    """One collection's records in chunk order with their BM25 index (rows align)."""
+
+    name: str
+    fingerprint: str
+    ids: tuple[str, ...]
+    metadatas: tuple[dict[str, Any], ...]
+    texts: tuple[str, ...]
+    index: Bm25Index
+    doc_rows: dict[str, np.ndarray]
+
+    @classmethod
+    def of(cls, name: str, fingerprint: str, records: Any, index: Bm25Index | None = None):
+        rows: dict[str, list[int]] = {}
+        for row, meta in enumerate(records.metadatas):
+            rows.setdefault(str(meta["doc_id"]), []).append(row)
+        if index is None:
+            index = Bm25Index.build(
+                [
+                    indexed_text(str(m.get("prefix", "")), t)
+                    for m, t in zip(records.metadatas, records.texts, strict=True)
+                ]
+            )
+        return cls(
+            name=name,
+            fingerprint=fingerprint,
+            ids=tuple(records.ids),
+            metadatas=tuple(records.metadatas),
+            texts=tuple(records.texts),
+            index=index,
+            doc_rows={d: np.asarray(r, dtype=np.int64) for d, r in rows.items()},
+        )
+
+    def rows(self, doc_id: str | None) -> np.ndarray:
+        if doc_id is None:
+            return np.arange(len(self.ids))
+        return self.doc_rows.get(doc_id, np.zeros(0, dtype=np.int64))
+
+    def hit(self, row: int, *, score: float, rank: int, query: str) -> StoredHit:
+        hit = hit_from_record(
+            self.ids[row], self.metadatas[row], self.texts[row], score=score, rank=rank
+        )
+        start = hit.char_start
+        words = tuple((start + a, start + b) for a, b in matched_words(query, hit.text))
+        return replace(hit, matched=words)
+
+
+def fingerprint(store: ChunkStore, name: str) -> str:
+    """A digest of the complete document versions a collection holds (its markers)."""
+
+    def read(meta: Any) -> list[tuple]:
+        found = []
+        for page in scan.iter_pages(meta, where={"collection": name}, include=["metadatas"]):
+            for m in page["metadatas"]:
+                if m.get("complete"):
+                    found.append((m["doc_id"], m["sha256"], m["n_chunks"], m["updated_at"]))
+        return sorted(found)
+
+    entries = store._read(markers.META_COLLECTION, read, [])
+    raw = json.dumps([FORMAT_VERSION, *entries]).encode()
+    return hashlib.blake2b(raw, digest_size=10).hexdigest()
+
+
+def cache_root(store: ChunkStore) -> Path:
+    """The folder that holds the persisted lexical indexes of ``store``."""
+    loc = store.location
+    if loc.path is not None:
+        return loc.path / "lexical"
+    from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE
+
+    base = Path(os.environ.get(ENV_STORE, "").strip() or DEFAULT_STORE_DIRNAME).resolve()
+    return base / "lexical-cache" / f"{loc.host}-{loc.port}"
+
+
+def _save(folder: Path, col: LexicalCollection) -> None:
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    if col.index.n:
+        col.index.retriever.save(str(tmp / "bm25"), show_progress=False)
+    payload = {
+        "format": FORMAT_VERSION,
+        "ids": col.ids,
+        "metadatas": col.metadatas,
+        "texts": col.texts,
+    }
+    (tmp / "records.json").write_text(json.dumps(payload, ensure_ascii=False), "utf-8")
+    for old in folder.parent.glob("*"):
+        if old != tmp:
+            shutil.rmtree(old, ignore_errors=True)  # older fingerprints: never read again
+    tmp.rename(folder)
+
+
+def _load(folder: Path, name: str, fp: str) -> LexicalCollection | None:
+    try:
+        payload = json.loads((folder / "records.json").read_text("utf-8"))
+        if payload.get("format") != FORMAT_VERSION:
+            return None
+        import bm25s
+
+        records = _Records(payload["ids"], payload["metadatas"], payload["texts"])
+        index = Bm25Index(n=len(records.ids), retriever=None)
+        if records.ids:
+            index.retriever = bm25s.BM25.load(str(folder / "bm25"), show_progress=False)
+        else:
+            index = Bm25Index.build([])
+        return LexicalCollection.of(name, fp, records, index)
+    except (OSError, ValueError, KeyError):
+        return None  # unreadable or half-written: rebuilt from the records
+
+
+@dataclass(slots=True)
+class _Records:
+    ids: list[str]
+    metadatas: list[dict[str, Any]]
+    texts: list[str]
+
+
+def lexical_collection(
+    store: ChunkStore, *, model: str, method: str, policy: ChunkPolicy
+) -> LexicalCollection | None:
+    """The current lexical index of a collection: from memory, from disk, or built from
+    the stored records (then persisted); None when the collection does not exist."""
+    name = store.collection_name(model, method, policy)
+    fp = fingerprint(store, name)
+    key = (store.location.describe(), name, fp)
+    if key in _LOADED:
+        _LOADED.move_to_end(key)
+        return _LOADED[key]
+    folder = cache_root(store) / name / fp
+    col = _load(folder, name, fp) if folder.exists() else None
+    if col is None:
+        records = store._read(name, lambda c: scan.records(c, where=None, ids=None), None)
+        if records is None:
+            return None
+        col = LexicalCollection.of(name, fp, records)
+        with contextlib.suppress(OSError):  # a read-only place: it answers from memory
+            _save(folder, col)
+    _LOADED[key] = col
+    while len(_LOADED) > _KEEP_LOADED:
+        _LOADED.popitem(last=False)
+    return col
