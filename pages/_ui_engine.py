@@ -21,8 +21,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from core import methods as registry
 from core.chunk import DEFAULT_POLICIES
-from core.embed import METHODS, VectorCache, load_encoder
+from core.embed import VectorCache, load_encoder
 from core.embed.late import check_late_pooling, late_windows, window_policy
 from core.embed.records import LateWindow
 from core.errors import ChunkscopeError, PoolingError
@@ -37,6 +38,7 @@ from pages import _ui, _ui_controls
 DEMO_DIR = _ui.DATASHEET_DIR
 DEMO_QUERY = "Corvane HX40 operating temperature range"
 DEMO_POLICY = DEFAULT_POLICIES["structure"]  # one chunk per datasheet section
+COMPARE_METHODS = ("naive", "late", "contextual", "bm25", "hybrid(late,bm25;rrf60)")
 WIDE = 5000  # candidates kept per method: the cosine curve and the rerank stage use them
 ALL = "__all__"
 STYLE = """<style>
@@ -70,7 +72,7 @@ class EKey:
 
 
 DEFAULTS: dict[str, object] = {
-    EKey.SCOPE: ALL, EKey.POLICY: None, EKey.METHODS: list(METHODS), EKey.QUERY: DEMO_QUERY,
+    EKey.SCOPE: ALL, EKey.POLICY: None, EKey.METHODS: list(COMPARE_METHODS), EKey.QUERY: DEMO_QUERY,
     EKey.K: 10, EKey.RERANK: False, EKey.RERANK_METHOD: "late", EKey.SELECTED: None,
     EKey.JOB: None,
 }  # fmt: skip
@@ -115,7 +117,11 @@ def late_refusal() -> str | None:
 
 
 def usable_methods() -> list[str]:
-    return [m for m in METHODS if m != "late" or late_refusal() is None]
+    """Registered stored methods the loaded model can run (what an index run offers)."""
+    refused = late_refusal() is not None
+    return [
+        m for m in registry.base_methods() if not (refused and registry.get(m).needs_mean_pooling)
+    ]
 
 
 def late_window_tokens(doc_tokens: int) -> tuple[int, int]:
@@ -142,7 +148,8 @@ def _compare_cached(
     query: str, methods: tuple, doc_id: str | None, policy_key: str, where: str, state: str,
     _policy: ChunkPolicy, _store,
 ) -> Comparison:  # fmt: skip
-    scope = max(_store.count(model=encoder().name, method=m, policy=_policy) for m in methods)
+    stored = registry.needs_indexing(methods)
+    scope = max(_store.count(model=encoder().name, method=m, policy=_policy) for m in stored)
     return compare(
         query, methods=methods, encoder=encoder(), store=_store, policy=_policy,
         k=max(1, min(WIDE, scope)), doc_id=doc_id,
@@ -181,7 +188,7 @@ def context_chunks(doc_id: str, policy_key: str, where: str, state: str, _policy
     ``where`` is the store's ``location.describe()``: with ``policy_key`` and ``state`` it
     keys the cache, so another store never answers from this one's entry."""
     name = encoder().name
-    for method in ("late", *METHODS):
+    for method in ("late", *registry.base_methods()):
         recs = _store.scope_records(model=name, method=method, policy=_policy, doc_id=doc_id)
         if recs.ids:
             return chunk_contexts(recs.ids, recs.metadatas, recs.texts, late=method == "late")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import methods as registry
 from core.cite import Citation, CitationStatus
 from core.render.chart_style import WINDOW_COLOURS
 from core.render.markup import Mark, Shape, badge_html, escape, marked_text_html
@@ -19,17 +20,41 @@ from core.types import Document
 from pages import _ui, _ui_cite
 from pages import _ui_engine as eng
 
+SCORE_SHORT = {"cosine": "cos", "bm25": "BM25", "rrf": "RRF", "wsum": "fused"}
 
-def card(rank, cosine, path, text, *, doc="", note="", extra="", gold=False) -> None:
-    """One ranked chunk as escaped HTML: rank, cosine, notes, heading path, first words."""
+
+def score_text(method: str, score: float | None) -> str:
+    """``cos 0.812`` / ``BM25 7.21`` / ``RRF 0.0325``: a score named by its scale."""
+    scale = registry.get(method).score
+    shown = "-" if score is None else scale.format(score)
+    return f"{SCORE_SHORT.get(scale.kind, scale.kind)} {shown}"
+
+
+def card(rank, score, path, text, *, doc="", note="", extra="", gold=False) -> None:
+    """One ranked chunk as escaped HTML: rank, score (already named, see ``score_text``),
+    notes, heading path, first words."""
     shown = escape(path) if path else "<i>no heading</i>" if path is not None else ""
     where = f'<span class="cs-doc">{escape(doc)}</span>' if doc else ""
     st.html(
         f'<div class="cs-hit{" cs-gold" if gold else ""}"><b class="cs-rank">#{rank}</b>'
-        f'<span class="cs-cos">cos {cosine:.3f}</span>{note}{where}'
+        f'<span class="cs-cos">{escape(score)}</span>{note}{where}'
         f'<div class="cs-path">{shown}</div>'
         f'<div class="cs-words">{escape(first_words(text, 18))}</div>{extra}</div>'
     )
+
+
+def evidence_line(hit) -> str:
+    """What decided a hit beyond its score: the query words a lexical method matched, or
+    each part's rank under a fusion (escaped HTML, ``""`` for dense hits)."""
+    if hit.part_ranks:
+        ranks = " · ".join(f"{p} #{'-' if r is None else r}" for p, r in hit.part_ranks)
+        return f'<div class="cs-words">parts: {escape(ranks)}</div>'
+    if registry.get(hit.method).family == "lexical":
+        a = hit.char_start
+        words = list(dict.fromkeys(hit.text[s - a : e - a].lower() for s, e in hit.matched))
+        shown = ", ".join(words[:8]) + (" …" if len(words) > 8 else "") if words else "none"
+        return f'<div class="cs-words">matched: <b>{escape(shown)}</b></div>'
+    return ""
 
 
 def short_link(citation: Citation) -> None:
@@ -52,13 +77,16 @@ def hit_card(hit, rank: int, whole_index: bool, *, note: str = "", extra: str = 
     """A stored hit as a card (the document named when the scope is the whole index)."""
     doc = hit.doc_id if whole_index else ""
     path = " › ".join(hit.heading_path)
-    card(rank, hit.score, path, hit.text, doc=doc, note=note, extra=extra)
+    shown = score_text(hit.method, hit.score)
+    extra = evidence_line(hit) + extra
+    card(rank, shown, path, hit.text, doc=doc, note=note, extra=extra)
     short_link(hit.citation)
 
 
 def method_column(view: Comparison, method: str, changes: dict, whole_index: bool) -> None:
-    st.subheader(method, divider="gray")
-    st.caption(f"{view.scope_sizes[method]:,} chunks searched")
+    spec = registry.get(method)
+    st.subheader(method, divider="gray", help=f"{spec.summary}; scores: {spec.score.label}")
+    st.caption(f"{view.scope_sizes[method]:,} chunks searched · {spec.score.label}")
     base = view.methods[0]
     for hit in view.results[method]:
         delta = changes[hit.chunk_id].deltas.get(method) if method != base else 0
@@ -72,7 +100,11 @@ def rerank_column(result, k: int, whole_index: bool) -> None:
         parts = " ".join(f"{n} {v:+.3f}" for n, v in c.contributions.items() if v)
         extra = f'<div class="cs-words">{escape(parts)} = {c.score:.3f}</div>'
         note = move_note(c.rank_change, "first stage")
-        hit_card(c.hit, c.rank, whole_index, note=note, extra=extra)
+        shown = f"rerank {c.score:.3f}"
+        path = " › ".join(c.hit.heading_path)
+        doc = c.hit.doc_id if whole_index else ""
+        card(c.rank, shown, path, c.hit.text, doc=doc, note=note, extra=extra)
+        short_link(c.hit.citation)
 
 
 def chunk_label(hit, whole_index: bool) -> str:
@@ -130,7 +162,12 @@ def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
     left, right = st.columns([3, 2], gap="medium")
     with right:
         rows = [
-            {"method": m, "rank": change.ranks[m], "cosine": change.cosines[m]}
+            {
+                "method": m,
+                "rank": change.ranks[m],
+                "score": change.scores[m],
+                "score is": registry.get(m).score.label,
+            }
             for m in (wide.methods if change else ())
         ]
         if reranked:
@@ -141,10 +178,7 @@ def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
         st.dataframe(
             rows,
             hide_index=True,
-            column_config={
-                "cosine": st.column_config.NumberColumn(format="%.4f"),
-                "score": st.column_config.NumberColumn("rerank score", format="%.4f"),
-            },
+            column_config={"score": st.column_config.NumberColumn(format="%.4f")},
         )
         _ui_cite.citation_link(hit.citation)
         if late is not None:

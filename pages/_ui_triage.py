@@ -282,9 +282,8 @@ def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
                     for g in record.gold
                 )
                 mark = '<span class="cs-up">gold</span> ' if gold else ""
-                ins.card(
-                    hit.rank, hit.score, None, cite.quote, doc=cite.doc_id, note=mark, gold=gold
-                )
+                shown = ins.score_text(m, hit.score)
+                ins.card(hit.rank, shown, None, cite.quote, doc=cite.doc_id, note=mark, gold=gold)
                 ins.short_link(cite)
         rank = record.ranks[m]
         if rank is None or rank > run.text_k:

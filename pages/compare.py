@@ -1,10 +1,10 @@
-"""Compare: one query ranked side by side under naive, late and contextual vectors."""
+"""Compare: one query ranked side by side under every method the registry holds."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core.embed import METHODS
+from core import methods as registry
 from core.errors import ChunkscopeError
 from core.render import rank_charts as charts
 from core.render.failure_charts import context_coverage_figure
@@ -12,6 +12,7 @@ from core.rerank import FEATURE_HELP, RerankWeights, contribution_rows, rerank
 from pages import _ui, _ui_frame
 from pages import _ui_engine as eng
 from pages import _ui_inspect as ins
+from pages import _ui_methods as meth
 
 _ui_frame.entry("pages/compare.py")
 eng.init_state()
@@ -19,8 +20,9 @@ K = eng.EKey
 NO_BAR = {"displayModeBar": False}
 st.title("Compare")
 st.caption(
-    "The same chunk spans embedded three ways: alone (naive), from the whole document "
-    "(late) and with its title and headings prefixed (contextual). See where each ranks."
+    "The same chunk spans ranked by each method: embedded alone (naive), from the whole "
+    "document (late), with title and headings prefixed (contextual), by their words (BM25) "
+    "and by fusions of these. See where each ranks."
 )
 eng.require_encoder()
 try:
@@ -52,13 +54,15 @@ scope = row[1].selectbox(
 doc_id = None if scope == eng.ALL else scope
 whole = doc_id is None
 stored = {e.method for e in here if doc_id in (None, e.doc_id)}
-chosen = row[2].multiselect("Methods", METHODS, key=K.METHODS)
+offered = meth.offered_methods()
+st.session_state[K.METHODS] = [m for m in st.session_state[K.METHODS] if m in offered]
+chosen = row[2].multiselect("Methods", offered, key=K.METHODS)
 k = int(row[3].number_input("k", 1, 50, key=K.K))
+meth.fusion_builder(K.METHODS)
 query = st.text_input("Query", key=K.QUERY, placeholder="e.g. " + eng.DEMO_QUERY).strip()
 refusal = eng.late_refusal()
-usable = [m for m in chosen if m != "late" or refusal is None]
-methods = [m for m in usable if m in stored]
-if missing := [m for m in usable if m not in stored]:
+methods = [m for m in chosen if set(registry.get(m).indexed_parts) <= stored]
+if missing := [m for m in chosen if m not in methods]:
     st.warning(f"Not indexed with {policy.key} here: {', '.join(missing)}. Index them above.")
 if not query or not methods:
     st.info("Type a query and pick at least one indexed method.")
@@ -93,14 +97,12 @@ st.caption(
     f"model {wide.model}"
 )
 
-names = [m for m in chosen if m in methods or (m == "late" and refusal)]
-names += ["rerank"] if reranked else []
+if refusal:
+    st.info(f"Late chunking is disabled: {_ui.md(refusal)}", icon=":material/block:")
+names = [*methods, *(["rerank"] if reranked else [])]
 for col, name in zip(st.columns(len(names)), names, strict=True):
     with col:
-        if name == "late" and refusal:
-            st.subheader("late", divider="gray")
-            st.info(f"Late chunking is disabled: {_ui.md(refusal)}", icon=":material/block:")
-        elif name == "rerank":
+        if name == "rerank":
             ins.rerank_column(reranked, k, whole)
         elif name in methods:
             ins.method_column(view, name, changes, whole)
@@ -128,12 +130,14 @@ if len(stages) > 1:
     )  # fmt: skip
 change = changes.get(picked)
 marks = [
-    (m, change.ranks[m], change.cosines[m], labels[picked])
+    (m, change.ranks[m], change.scores[m], labels[picked])
     for m in wide.methods
     if change is not None and change.ranks[m] is not None
 ]
-curves = {m: [h.cosine for h in wide.results[m]] for m in wide.methods}
-right.plotly_chart(charts.cosine_rank_figure(curves, k=k, marks=marks), config=NO_BAR)
+curves = {m: [h.score for h in wide.results[m]] for m in wide.methods}
+scales = {m: registry.get(m).score for m in wide.methods}
+fig = charts.score_rank_figure(curves, scales=scales, k=k, marks=marks)
+right.plotly_chart(fig, config=NO_BAR)
 
 st.subheader("Inspect a chunk")
 selected = st.selectbox("Chunk", list(labels), key=K.SELECTED, format_func=labels.get)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.embed import METHODS
 from core.errors import ChunkscopeError
 from core.evaluate import CAUSES, EvalConfig, sample_failures
 from core.evaluate.triage import CAUSE_HELP
@@ -12,6 +11,7 @@ from core.render.failure_charts import cause_bar_figure, rank_scatter_figure
 from pages import _ui, _ui_controls, _ui_frame
 from pages import _ui_engine as eng
 from pages import _ui_inspect as ins
+from pages import _ui_methods as meth
 from pages import _ui_triage as tri
 
 _ui_frame.entry("pages/evaluate.py")
@@ -41,8 +41,11 @@ with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_ci
         queries, docs = [], []
     policy = _ui_controls.policy_controls("eval", horizontal=True, first=eng.DEMO_POLICY.name)
     cells = st.columns([3, 2, 2])
-    usable = eng.usable_methods()
-    methods = cells[0].multiselect("Methods", usable, usable, key=K.METHODS)
+    offered = meth.offered_methods()
+    st.session_state.setdefault(K.METHODS, eng.usable_methods())
+    st.session_state[K.METHODS] = [m for m in st.session_state[K.METHODS] if m in offered]
+    methods = cells[0].multiselect("Methods", offered, key=K.METHODS)
+    meth.fusion_builder(K.METHODS)
     ks = cells[1].multiselect("k", [1, 3, 5, 10, 20], [1, 5, 10], key=K.KS)
     scope = cells[2].radio(
         "Rank over", ("corpus", "doc"), key=K.SCOPE, horizontal=True,
@@ -88,7 +91,7 @@ if st.session_state[K.QUERY_ID] in {q.id for q in run.queries}:
 
 st.subheader("Failure reader")
 cells = st.columns([2, 1, 3], vertical_alignment="bottom")
-failing = [m for m in METHODS if m in run.methods]
+failing = list(run.methods)
 n_failed = {m: sum(q.failed[m] for q in run.queries) for m in failing}
 if st.session_state[K.TRIAGE_METHOD] not in failing:  # one with failures, late's first
     st.session_state[K.TRIAGE_METHOD] = min(failing, key=lambda m: (not n_failed[m], m != "late"))

@@ -25,6 +25,7 @@ import pytest
 from fakes import FakeEncoder, fake_embed_chunks
 from streamlit.testing.v1 import AppTest
 
+from core import methods as methods_registry
 from core.embed.records import LateWindow
 from core.evaluate import TriageStore, export_tags, load_run, run_eval
 from core.index import default_steps, index_documents
@@ -71,8 +72,9 @@ def fake(monkeypatch, store_dir):
     return enc
 
 
-def index_demo(store_dir, enc, methods=("naive", "late", "contextual"), docs=None, embed=None):
+def index_demo(store_dir, enc, methods=None, docs=None, embed=None):
     store = ChunkStore.open(store_dir)
+    methods = methods or methods_registry.base_methods()
     report = index_documents(
         docs or list(eng.demo_documents().values()), policy=eng.DEMO_POLICY, methods=methods,
         encoder=enc, store=store, steps=default_steps(embed or fake_embed_chunks),
@@ -117,7 +119,7 @@ def wait_for_job(at: AppTest, seconds: float = 60) -> AppTest:
 # -- compare ------------------------------------------------------------------------------
 
 
-def test_compare_indexes_the_demo_with_progress_then_shows_three_columns(fake, store_dir):
+def test_compare_indexes_the_demo_with_progress_then_shows_every_method(fake, store_dir):
     at = open_page("compare")
     assert any("Nothing is indexed" in i.value for i in at.info)
     # the form's own policy starts on the demo's, so both buttons index the same chunks
@@ -127,10 +129,16 @@ def test_compare_indexes_the_demo_with_progress_then_shows_three_columns(fake, s
     demo.click().run()
     wait_for_job(at)
     assert any("5 of 5 document(s) indexed" in plain(s.value) for s in at.success)
-    for method in ("naive", "late", "contextual"):
+    scales = {"naive": "cosine", "late": "cosine", "contextual": "cosine", "bm25": "BM25 score"}
+    scales["hybrid(late,bm25;rrf60)"] = "RRF score (sum of 1/(K + rank))"
+    for method, scale in scales.items():  # the default columns, each score named
         cards = ranked(at, method)
         assert [r for r, _ in cards] == list(range(1, 11))
-        assert column(at, method).caption[0].value == "45 chunks searched"
+        assert column(at, method).caption[0].value == f"45 chunks searched · {scale}"
+    bm25 = [h.proto.body for h in column(at, "bm25").html]
+    assert all("matched: " in b for b in bm25)  # the words that matched, on every hit
+    fused = [h.proto.body for h in column(at, "hybrid(late,bm25;rrf60)").html]
+    assert all("parts: late #" in b and "bm25 #" in b for b in fused)
     links = at.get("page_link")
     assert len(links) >= 30
     params = parse_qs(links[0].proto.query_string)
@@ -163,14 +171,18 @@ def test_indexing_can_be_cancelled_from_the_page(fake, store_dir, monkeypatch):
     )
 
 
-def test_a_cls_model_disables_the_late_column_and_says_why(fake, store_dir):
+def test_a_cls_model_disables_late_and_every_fusion_of_it_and_says_why(fake, store_dir):
     fake.pooling = "cls"
-    index_demo(store_dir, fake, methods=("naive", "contextual"))
+    index_demo(store_dir, fake, methods=("naive", "contextual", "bm25"))
     at = open_page("compare")
-    info = plain(column(at, "late").info[0].value)
-    assert "Late chunking is disabled" in info and "mean-pooled" in info
+    info = [plain(i.value) for i in at.info if "Late chunking is disabled" in plain(i.value)]
+    assert len(info) == 1 and "mean-pooled" in info[0]
     assert len(ranked(at, "naive")) == 10 and len(ranked(at, "contextual")) == 10
-    assert at.multiselect(key=eng.EKey.INDEX_METHODS).options == ["naive", "contextual"]
+    offered = at.multiselect(key=eng.EKey.METHODS).options
+    assert not any("late" in m for m in offered)  # late, and hybrid(late,bm25), are not
+    assert "hybrid(naive,bm25;rrf60)" in offered
+    stored = [m for m in methods_registry.base_methods() if m != "late"]
+    assert at.multiselect(key=eng.EKey.INDEX_METHODS).options == stored
 
 
 def test_the_rerank_stage_adds_a_column_with_feature_contributions(fake, store_dir):
@@ -194,7 +206,7 @@ def test_one_document_scope_and_the_inspected_chunk(fake, store_dir):
     at.selectbox(key=eng.EKey.SCOPE).select("datasheet-corvane-hx40").run()
     assert not at.exception, [e.value for e in at.exception]
     for method in ("naive", "late", "contextual"):
-        assert column(at, method).caption[0].value == "9 chunks searched"
+        assert column(at, method).caption[0].value == "9 chunks searched · cosine"
         assert all(p.startswith("Corvane HX40") for _, p in ranked(at, method))
     recs = ChunkStore.open(store_dir).scope_records(
         model=fake.name, method="late", policy=eng.DEMO_POLICY, doc_id="datasheet-corvane-hx40"
@@ -305,9 +317,9 @@ def test_opening_a_query_from_the_scatter_shows_its_card(fake, store_dir):
 
 @pytest.mark.slow
 def test_compare_late_ranks_the_asked_products_section_higher(store_dir):
-    from core.embed import embed_chunks
+    from core.index import method_records
 
-    index_demo(store_dir, eng.encoder(), embed=embed_chunks)
+    index_demo(store_dir, eng.encoder(), embed=method_records)
     at = open_page("compare")
     assert at.text_input(key=eng.EKey.QUERY).value == eng.DEMO_QUERY
     assert [s.value for s in at.subheader][:3] == ["naive", "late", "contextual"]

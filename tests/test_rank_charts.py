@@ -26,7 +26,8 @@ from core.render.failure_charts import (
 from core.render.rank_charts import (
     SlopeLine,
     biggest_movers,
-    cosine_rank_figure,
+    rank_axis_ticks,
+    score_rank_figure,
     rank_step,
     slope_figure,
     slope_lines,
@@ -163,16 +164,39 @@ def test_slope_labels_fit_the_margin_and_never_overlap():
     assert all(b - a >= 14 - 1e-9 for a, b in zip(at, at[1:], strict=False))
 
 
-def test_cosine_rank_figure_has_a_curve_per_method_and_rings_the_selection():
-    curves = {"naive": [0.9 - 0.001 * i for i in range(300)], "late": [0.8, 0.7, 0.6]}
-    fig = cosine_rank_figure(curves, k=10, marks=[("late", 2, 0.7, EVIL)])
+def test_score_rank_figure_draws_each_method_on_its_own_scale_and_rings_the_selection():
+    from core.methods import get
+
+    curves = {"naive": [0.9 - 0.001 * i for i in range(300)], "bm25": [12.0, 7.0, 6.5]}
+    scales = {m: get(m).score for m in curves}
+    fig = score_rank_figure(curves, scales=scales, k=10, marks=[("bm25", 2, 7.0, EVIL)])
     names = [t.name for t in fig.data]
-    assert names[:2] == ["naive", "late"] and len(fig.data) == 3
-    assert list(fig.data[2].x) == [2] and list(fig.data[2].y) == [0.7]
-    assert fig.layout.xaxis.type == "log"  # a 300-rank curve
-    # naive falls 0.009 from rank 1 to 10; late's three ranks 0.200: each method named
-    assert fig.layout.title.subtitle.text == "falls from rank 1 to 10: naive 0.009 · late 0.200"
+    assert names[:2] == ["naive", "bm25"] and len(fig.data) == 3
+    assert fig.data[0].yaxis == "y" and fig.data[1].yaxis == "y2"  # one panel each
+    assert fig.data[2].yaxis == "y2" and list(fig.data[2].y) == [7.0]  # ring on bm25's panel
+    assert fig.layout.yaxis.title.text == "cosine"
+    assert fig.layout.yaxis2.title.text == "BM25 score"
+    assert fig.layout.xaxis.type == "log"  # a 300-rank curve, ticks a reader expects
+    assert list(fig.layout.xaxis.tickvals) == [1, 2, 5, 10, 20, 50, 100, 200, 300]
+    # naive falls 0.009 from rank 1 to 10; bm25's three ranks 5.5: each on its own scale
+    assert fig.layout.title.subtitle.text == "falls from rank 1 to 10: naive 0.009 · bm25 5.5"
     assert_escaped(fig)
+
+
+@pytest.mark.parametrize(
+    ("longest", "ticks"),
+    [
+        (1, [1]),
+        (8, [1, 2, 5, 8]),
+        (6, [1, 2, 6]),
+        (120, [1, 2, 5, 10, 20, 50, 120]),
+        (110, [1, 2, 5, 10, 20, 50, 110]),
+        (1000, [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]),
+        (1400, [1, 2, 5, 10, 20, 50, 100, 200, 500, 1400]),
+    ],
+)
+def test_rank_axis_ticks_stay_within_the_data_and_end_on_the_last_rank(longest, ticks):
+    assert rank_axis_ticks(longest) == ticks
 
 
 def test_rank_scatter_sorts_queries_by_which_method_ranked_gold_better():

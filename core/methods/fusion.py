@@ -13,6 +13,7 @@ A fusion is named by its parts and parameters, and that name is the method:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 
@@ -24,6 +25,7 @@ DEFAULT_RRF_K = 60
 _NAME = re.compile(r"^hybrid\((?P<parts>[^;()]+)(?:;(?P<params>[^()]*))?\)$")
 _RRF = re.compile(r"^rrf(?P<k>\d{1,6})$")
 _WEIGHTS = re.compile(r"^w(?P<w>[0-9.]+(?:,[0-9.]+)+)$")
+_PALETTE = ("#2e86ab", "#d35400", "#16a085", "#7f8c8d", "#b7950b", "#5d6d7e")
 RRF_SCALE = ScoreScale(kind="rrf", label="RRF score (sum of 1/(K + rank))", low=0.0)
 WSUM_SCALE = ScoreScale(kind="wsum", label="fused score (weighted, min-max scaled)", low=0.0)
 
@@ -75,14 +77,15 @@ def fusion_spec(name: str, *, known: Mapping[str, MethodSpec]) -> MethodSpec:
         raise _error(f"{name}: a fusion needs two or more different methods")
     params = _parse_params(name, match["params"], len(parts))
     rrf = "rrf" in params
+    canonical = canonical_name(parts, params)
     return MethodSpec(
-        name=canonical_name(parts, params),
+        name=canonical,
         family="fused",
         score=RRF_SCALE if rrf else WSUM_SCALE,
         summary=("reciprocal rank fusion" if rrf else "weighted score fusion")
         + " of "
         + ", ".join(parts),
-        colour="#2e86ab",
+        colour=_PALETTE[hashlib.blake2b(canonical.encode(), digest_size=1).digest()[0] % 6],
         order=40 + max(known[p].order for p in parts),
         parts=parts,
         needs_mean_pooling=any(known[p].needs_mean_pooling for p in parts),

@@ -13,12 +13,8 @@ import plotly.graph_objects as go
 
 from core.render.markup import escape
 
-METHOD_COLOURS: dict[str, str] = {
-    "naive": "#5b7083",
-    "late": "#f18f01",
-    "contextual": "#3bb273",
-    "rerank": "#7768ae",
-}
+RERANK_COLOUR = "#7768ae"
+OTHER_COLOUR = "#2e86ab"
 UP_COLOUR = "#2a9d55"
 DOWN_COLOUR = "#d1495b"
 SAME_COLOUR = "#a7b4c0"
@@ -76,6 +72,14 @@ def spread(targets: Sequence[float], *, gap: float, low: float, high: float) -> 
 
 
 def method_colour(name: str) -> str:
-    """Colour of a method (or a stage such as ``late+rerank``, by its last part)."""
+    """Colour of a method (the registry's) or of a stage such as ``late+rerank`` (by its
+    last part)."""
+    from core import methods
+
     key = name.split("+")[-1].strip()
-    return METHOD_COLOURS.get(key, METHOD_COLOURS.get(name, "#2e86ab"))
+    if key == "rerank":
+        return RERANK_COLOUR
+    try:
+        return methods.get(key).colour
+    except methods.UnknownMethodError:
+        return OTHER_COLOUR

@@ -1,9 +1,10 @@
-"""Plotly figures of ranks: how chunks move between methods, and how far apart cosines are.
+"""Plotly figures of ranks: how chunks move between methods, and how far apart scores are.
 
 - ``slope_figure``: each chunk a line from its rank under one stage to the next (naive,
   late, a rerank stage...), the biggest movers labelled;
-- ``cosine_rank_figure``: cosine against rank per method, so a reader sees how little
-  cosine separates rank 3 from rank 300 in a big scope.
+- ``score_rank_figure``: score against rank, one panel per method on its own scale (a
+  cosine, a BM25 score, a fused score), so a reader sees how little the score separates
+  rank 3 from rank 300 in a big scope.
 
 The figures of why a query failed (gold-rank scatter, triage causes, late-context
 coverage) are in ``core.render.failure_charts``; the shared colours in
@@ -22,7 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
+from core.methods.spec import ScoreScale
 from core.render.chart_style import (
     DOWN_COLOUR,
     SAME_COLOUR,
@@ -159,7 +162,7 @@ def slope_figure(
         stages[-1], [ln for ln in lines if ln.chunk_id in labelled or ln is picked],
         depth=depth, px_per_rank=_PLOT_PX / (deepest + 0.2),
     )  # fmt: skip
-    title = "Rank change between stages: each step green if the chunk moved up, red if down"
+    title = "Rank under each method: each step green if the chunk moved up, red if down"
     fig = layout(fig, title=title, height=_HEIGHT_PX, y="rank (1 = best)")
     widest = max((len(str(n["text"])) for n in notes), default=0)
     right = 14 + math.ceil(widest * _LABEL_CHAR_PX)
@@ -253,50 +256,72 @@ def _rank_ticks(deepest: int, depth: int) -> list[tuple[int, str]]:
     return ticks
 
 
-def cosine_rank_figure(
+def rank_axis_ticks(longest: int) -> list[int]:
+    """Ranks to label on a log rank axis running to ``longest``: 1, 2, 5, 10, 20, 50, ...
+    (never past the data, the last rank always labelled)."""
+    ticks, base = [], 1
+    while base <= longest:
+        ticks.extend(t for t in (base, 2 * base, 5 * base) if t <= longest)
+        base *= 10
+    if longest and ticks[-1] != longest:
+        if longest / ticks[-1] < 1.5:
+            ticks.pop()  # too close to the last round number to read apart
+        ticks.append(longest)
+    return ticks
+
+
+def score_rank_figure(
     curves: Mapping[str, Sequence[float]],
     *,
+    scales: Mapping[str, ScoreScale],
     k: int,
     marks: Sequence[tuple[str, int, float, str]] = (),
 ) -> go.Figure:
-    """Cosine (y) against rank (x) per method; ``curves[m]`` are cosines best first.
+    """Score (y) against rank (x), one panel per method on its own score scale
+    (``scales[m]``: a cosine, a BM25 score, a fused score); ``curves[m]`` best first.
 
-    ``marks`` are ``(method, rank, cosine, label)`` points to ring (the selected chunk).
-    The x axis turns logarithmic when a curve is longer than 100 ranks.
+    ``marks`` are ``(method, rank, score, label)`` points to ring (the selected chunk).
+    The shared x axis turns logarithmic when a curve is longer than 100 ranks, with ticks
+    at 1, 2, 5, 10, ... up to the longest curve.
     """
-    fig = go.Figure()
+    names = list(curves)
+    rows = max(1, len(names))
+    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.06)
     longest = max((len(c) for c in curves.values()), default=0)
-    for method, cosines in curves.items():
+    for row, method in enumerate(names, start=1):
+        scores, label = curves[method], scales[method].label
+        hover = f"{escape(method)}: rank %{{x}}, {escape(label)} %{{y:.4f}}<extra></extra>"
         fig.add_scatter(
-            x=list(range(1, len(cosines) + 1)),
-            y=list(cosines),
-            mode="lines+markers" if len(cosines) <= 60 else "lines",
-            name=method,
-            line={"color": method_colour(method), "width": 2},
-            marker={"size": 5},
-            hovertemplate=f"{method}: rank %{{x}}, cosine %{{y:.4f}}<extra></extra>",
-        )
-    for method, rank, cosine, label in marks:
+            x=list(range(1, len(scores) + 1)), y=list(scores),
+            mode="lines+markers" if len(scores) <= 60 else "lines", name=method,
+            line={"color": method_colour(method), "width": 2}, marker={"size": 5},
+            hovertemplate=hover, row=row, col=1,
+        )  # fmt: skip
+        if 0 < k < len(scores):
+            fig.add_vline(x=k, line={"color": "#8a9aa9", "dash": "dot"}, row=row, col=1)
+    for method, rank, score, label in marks:
+        if method not in names:
+            continue
         fig.add_scatter(
-            x=[rank],
-            y=[cosine],
-            mode="markers",
-            name=f"selected ({method})",
-            marker={
-                "size": 14,
-                "color": "rgba(0,0,0,0)",
-                "line": {"width": 3, "color": method_colour(method)},
-            },
-            hovertext=f"{escape(label)}<br>{method}: rank {rank}, cosine {cosine:.4f}",
-            hoverinfo="text",
-            showlegend=False,
-        )
-    if 0 < k < longest:
-        fig.add_vline(x=k, line={"color": "#8a9aa9", "dash": "dot"}, annotation_text=f"k = {k}")
+            x=[rank], y=[score], mode="markers", name=f"selected ({method})", showlegend=False,
+            marker={"size": 14, "color": "rgba(0,0,0,0)",
+                    "line": {"width": 3, "color": method_colour(method)}},
+            hovertext=f"{escape(label)}<br>{escape(method)}: rank {rank}, score {score:.4f}",
+            hoverinfo="text", row=names.index(method) + 1, col=1,
+        )  # fmt: skip
     if longest > 100:
-        fig.update_xaxes(type="log")
-    spreads = [
-        f"{m} {c[0] - c[min(k, len(c)) - 1]:.3f}" for m, c in curves.items() if len(c)
-    ]  # how little cosine separates rank 1 from rank k, per method
-    gap = f"falls from rank 1 to {k}: {' · '.join(spreads)}" if spreads else ""
-    return layout(fig, title="Cosine against rank", subtitle=gap, height=340, x="rank", y="cosine")
+        ticks = rank_axis_ticks(longest)
+        fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{t:,}" for t in ticks])
+    fig.update_xaxes(title_text="rank", row=rows, col=1)
+    falls = [
+        f"{m} {c[0] - c[min(k, len(c)) - 1]:.3g}" for m, c in curves.items() if len(c)
+    ]  # how little the score separates rank 1 from rank k, per method, on its own scale
+    gap = f"falls from rank 1 to {k}: {' · '.join(falls)}" if falls else ""
+    fig = layout(
+        fig, title="Score against rank, each method on its own scale", subtitle=gap,
+        height=110 + 150 * rows,
+    )  # fmt: skip
+    for row, method in enumerate(names, start=1):
+        title = escape(scales[method].label)
+        fig.update_yaxes(title_text=title, title_font={"size": 11}, row=row, col=1)
+    return fig
