@@ -157,35 +157,51 @@ def _dense(scope: Scope, method: str, qvec: np.ndarray, depth: int, size: int) -
 # -- lexical ---------------------------------------------------------------------------
 
 
-def _lexical(scope: Scope, method: str, query: str, depth: int, size: int) -> Ranking:
+def top_positions(scores: np.ndarray, depth: int) -> np.ndarray:
+    """Positions of the ``depth`` best scores, best first, equal scores in position order
+    (what a stable sort of the whole vector gives, without sorting all of it)."""
+    n = len(scores)
+    if depth >= n:
+        return np.argsort(-scores, kind="stable")
+    threshold = np.partition(scores, n - depth)[n - depth]  # the depth-th largest
+    above = np.flatnonzero(scores > threshold)
+    level = np.flatnonzero(scores == threshold)[: depth - len(above)]
+    picked = np.concatenate([above, level])
+    return picked[np.lexsort((picked, -scores[picked]))]
+
+
+def _lexical(scope: Scope, method: str, query: str, depth: int) -> Ranking:
     from core.store.lexical import lexical_collection
 
     col = lexical_collection(scope.store, model=scope.model, method=method, policy=scope.policy)
     if col is None:
         return Ranking(method, [], 0, True, lambda part: [], lambda ids: {})
-    rows = col.rows(scope.doc_id)
-    scores = col.index.scores(query)[rows] if len(rows) else np.zeros(0, np.float32)
-    order = np.argsort(-scores, kind="stable")  # rows are in chunk order: ties keep it
+    lo, hi = col.rows(scope.doc_id)
+    scores = col.index.scores(query)[lo:hi] if hi > lo else np.zeros(0, np.float32)
     ranked = [
-        (col.ids[rows[i]], rank, float(scores[i]))
-        for rank, i in enumerate(order[: max(depth, 1)], start=1)
+        (col.ids[lo + int(i)], rank, float(scores[i]))
+        for rank, i in enumerate(top_positions(scores, max(depth, 1)), start=1)
     ]
-    position = {col.ids[r]: i for i, r in enumerate(rows)}
-    rank_of = np.empty(len(order), dtype=np.int64)
-    rank_of[order] = np.arange(1, len(order) + 1)
-    row_of = {cid: int(rows[i]) for cid, i in position.items()}
 
-    def hydrate(part: Ranked) -> list[StoredHit]:
-        return [col.hit(row_of[c], score=s, rank=r, query=query) for c, r, s in part]
-
-    def scores_of(ids: list[str]) -> dict[str, float]:
-        return {c: float(scores[position[c]]) for c in ids if c in position}
+    def position(chunk_id: str) -> int | None:
+        row = col.row_of.get(chunk_id)
+        return None if row is None or not lo <= row < hi else row - lo
 
     def find(chunk_id: str) -> tuple[int, float] | None:  # every chunk has its full rank
-        i = position.get(chunk_id)
-        return None if i is None else (int(rank_of[i]), float(scores[i]))
+        i = position(chunk_id)
+        if i is None:
+            return None
+        s = scores[i]
+        return int((scores > s).sum() + (scores[:i] == s).sum()) + 1, float(s)
 
-    return Ranking(method, ranked, len(rows), True, hydrate, scores_of, find)
+    def hydrate(part: Ranked) -> list[StoredHit]:
+        return [col.hit(col.row_of[c], score=s, rank=r, query=query) for c, r, s in part]
+
+    def scores_of(ids: list[str]) -> dict[str, float]:
+        found = {c: position(c) for c in ids}
+        return {c: float(scores[i]) for c, i in found.items() if i is not None}
+
+    return Ranking(method, ranked, hi - lo, True, hydrate, scores_of, find)
 
 
 # -- fused -----------------------------------------------------------------------------
@@ -234,9 +250,9 @@ def rank_scope(
             deep = size if size <= EXACT_LIMIT else max(depth, ANN_DEPTH)
             parts.append(rank_scope(scope, part, query=query, qvec=qvec, depth=deep))
         return _fused(spec, parts, depth)
-    size = scope.size(method)
     if spec.family == "lexical":
-        return _lexical(scope, method, query, depth, size)
+        return _lexical(scope, method, query, depth)
+    size = scope.size(method)
     if qvec is None:
         raise ValueError(f"{method} is dense: it needs the query vector")
     return _dense(scope, method, qvec, depth, size)

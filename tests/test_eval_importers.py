@@ -154,3 +154,48 @@ def test_import_qa_user_errors_exit_2(
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+FINANCEBENCH = Path(EVAL_DIR).parent / "financebench"
+
+
+@pytest.mark.skipif(not (FINANCEBENCH / "questions.jsonl").is_file(), reason="no shared set")
+def test_nested_financebench_evidence_imports_with_0_based_pages_and_resolves() -> None:
+    queries = import_qa(
+        FINANCEBENCH / "questions.jsonl",
+        question="question",
+        evidence="evidence[].evidence_text",
+        page="evidence[].evidence_page_num",
+        doc="doc_name",
+        id_column="financebench_id",
+        page_base=0,
+    )
+    raw = [json.loads(line) for line in (FINANCEBENCH / "questions.jsonl").open()]
+    assert len(queries) == len(raw) == 10
+    for query, row in zip(queries, raw, strict=True):
+        assert [e.page for e in query.evidence] == [
+            e["evidence_page_num"] + 1 for e in row["evidence"]
+        ]
+    docs = [load_document(p) for p in sorted((FINANCEBENCH / "pdfs").glob("*.pdf"))]
+    resolved, unresolved = resolve_queries(queries, docs)
+    assert not unresolved and len(resolved) == 10
+    for item in resolved:  # every span starts on the labelled page
+        doc = next(d for d in docs if d.doc_id == item.doc_id)
+        for gold in item.gold:
+            assert doc.text[gold.char_start : gold.char_end].strip()
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"q": "a?", "d": "x", "ev": "notalist"}, "'ev' is not a list of objects"),
+        ({"q": "a?", "d": "x", "ev": [{"t": "b"}]}, "item 0 of 'ev' has no 'p'"),
+        ({"q": "a?", "d": "x", "ev": [{"t": "b", "p": -1}]}, "before the first page"),
+        ({"q": "a?", "d": "x", "ev": []}, "empty question or evidence"),
+    ],
+)
+def test_bad_nested_evidence_is_a_one_line_label_error(tmp_path: Path, row, message) -> None:
+    file = tmp_path / "qa.jsonl"
+    file.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(LabelError, match=message):
+        import_qa(file, question="q", evidence="ev[].t", page="ev[].p", doc="d", page_base=0)

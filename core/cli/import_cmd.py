@@ -31,8 +31,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     qa.add_argument("file", metavar="FILE", help="a .csv or .jsonl file")
     qa.add_argument("--question", required=True, metavar="COL", help="question column")
-    qa.add_argument("--evidence", required=True, metavar="COL", help="evidence text column")
-    qa.add_argument("--page", metavar="COL", help="1-based page column (optional)")
+    qa.add_argument(
+        "--evidence", required=True, metavar="COL",
+        help="evidence text column, or LIST[].FIELD for nested evidence (evidence[].evidence_text)",
+    )  # fmt: skip
+    qa.add_argument(
+        "--page", metavar="COL", help="page column, or LIST[].FIELD paired with --evidence"
+    )
+    qa.add_argument(
+        "--page-base", type=int, choices=(0, 1), default=1,
+        help="number of the first page in the file (0 for FinanceBench; default 1)",
+    )  # fmt: skip
     qa.add_argument("--doc", required=True, metavar="COL", help="document name column")
     qa.add_argument("--id", dest="id_column", metavar="COL", help="query id column")
     qa.add_argument("--docs", nargs="+", metavar="PATH", help="resolve evidence against these")
@@ -68,6 +77,7 @@ def run_qa(args: argparse.Namespace) -> int:
         page=args.page,
         doc=args.doc,
         id_column=args.id_column,
+        page_base=args.page_base,
     )
     if not args.docs:
         count = write_queries(args.out, queries)

@@ -9,7 +9,11 @@
 - ``import_qa(FILE)``: any CSV or JSONL with a question, an evidence text, a page and a
   document column. Rows with the same document and question become one query with several
   evidence texts; ids come from ``id_column`` or are ``qa-<first row>``. Evidence is left
-  to resolve against the loaded documents (``resolve_queries``).
+  to resolve against the loaded documents (``resolve_queries``). Nested evidence, as real
+  QA sets carry it, is named by a path: ``evidence[].evidence_text`` takes the field
+  ``evidence_text`` of every item of the row's list ``evidence`` (FinanceBench), paired
+  item by item with ``evidence[].evidence_page_num``; ``page_base`` is the number of the
+  first page in the file (0 for FinanceBench, 1 by default).
 """
 
 from __future__ import annotations
@@ -139,16 +143,52 @@ def _rows(path: Path) -> Iterator[dict[str, object]]:
             yield data
 
 
-def _page_of(value: object, where: str) -> int | None:
+def _page_of(value: object, where: str, base: int = 1) -> int | None:
+    """A 1-based page from ``value`` counted from ``base`` (None when empty)."""
     if value is None or str(value).strip() == "":
         return None
     try:
-        page = int(float(str(value)))
+        page = int(float(str(value))) - base + 1
     except (ValueError, OverflowError) as exc:
         raise LabelError(f"{where}: page {value!r} is not a number") from exc
     if page < 1:
-        raise LabelError(f"{where}: pages are 1-based, got {page}")
+        raise LabelError(
+            f"{where}: page {value!r} is before the first page ({base}): check --page-base"
+        )
     return page
+
+
+def _values(row: Mapping[str, object], column: str, where: str) -> list[object]:
+    """The values a column path names: ``col`` -> ``[row[col]]``; ``list[].field`` ->
+    ``field`` of every item of the list ``row[list]``."""
+    if "[]." not in column:
+        if column not in row:
+            raise LabelError(f"{where}: no column {column!r} (columns: {', '.join(row)})")
+        return [row[column]]
+    key, field_name = column.split("[].", 1)
+    items = row.get(key)
+    if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
+        raise LabelError(f"{where}: {key!r} is not a list of objects, as {column!r} needs")
+    missing = [n for n, item in enumerate(items) if field_name not in item]
+    if missing:
+        raise LabelError(f"{where}: item {missing[0]} of {key!r} has no {field_name!r}")
+    return [item[field_name] for item in items]
+
+
+def _evidence_of(
+    row: Mapping[str, object], evidence: str, page: str | None, base: int, where: str
+) -> list[Evidence]:
+    texts = [str(t or "").strip() for t in _values(row, evidence, where)]
+    if not texts or not all(texts):
+        raise LabelError(f"{where}: empty question or evidence: fill it or drop the row")
+    pages = _values(row, page, where) if page else [None] * len(texts)
+    if len(pages) == 1 and len(texts) > 1:
+        pages = pages * len(texts)
+    if len(pages) != len(texts):
+        raise LabelError(f"{where}: {len(texts)} evidence texts but {len(pages)} pages")
+    return [
+        Evidence(text=t, page=_page_of(p, where, base)) for t, p in zip(texts, pages, strict=True)
+    ]
 
 
 def import_qa(
@@ -159,6 +199,7 @@ def import_qa(
     page: str | None,
     doc: str,
     id_column: str | None = None,
+    page_base: int = 1,
 ) -> list[LabelledQuery]:
     """Queries with evidence from a QA table; see the module docstring."""
     file = Path(path)
@@ -167,19 +208,17 @@ def import_qa(
     grouped: dict[tuple[str, str], dict[str, object]] = {}
     for number, row in enumerate(_rows(file)):
         where = f"{file.name} row {number}"
-        missing = [c for c in (question, evidence, doc) if c not in row]
+        missing = [c for c in (question, doc) if c not in row]
         if missing:
             raise LabelError(f"{where}: no column {missing[0]!r} (columns: {', '.join(row)})")
-        text = str(row[evidence] or "").strip()
         asked = str(row[question] or "").strip()
-        if not text or not asked:
+        if not asked:
             raise LabelError(f"{where}: empty question or evidence: fill it or drop the row")
+        found = _evidence_of(row, evidence, page, page_base, where)
         key = (str(row[doc]), asked)
         first = {"row": number, "evidence": [], "id": row.get(id_column) if id_column else None}
         entry = grouped.setdefault(key, first)
-        entry["evidence"].append(  # type: ignore[attr-defined]
-            Evidence(text=text, page=_page_of(row.get(page) if page else None, where))
-        )
+        entry["evidence"].extend(found)  # type: ignore[attr-defined]
     queries = [
         LabelledQuery(
             id=str(entry["id"] or f"qa-{entry['row']}"),

@@ -7,7 +7,8 @@ terms), lower-cased, English stopwords of bm25s left out, then the Snowball Engl
 stemmer (PyStemmer). Scores are bm25s's Lucene BM25 with ``k1 = 1.5``, ``b = 0.75``:
 ``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))`` and each term adds
 ``idf * tf / (tf + k1 * (1 - b + b * len / avg_len))`` (Lucene drops the constant
-``k1 + 1`` factor, which changes no rank). ``N``, ``df`` and ``avg_len`` are those of the
+``k1 + 1`` factor, which changes no rank), summed over the query's terms (a term the
+query holds twice counts twice). ``N``, ``df`` and ``avg_len`` are those of the
 index searched (a store collection, or an evaluation's whole corpus); a one-document
 scope ranks that document's chunks by the same scores, as a dense filter does.
 """

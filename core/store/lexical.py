@@ -28,8 +28,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from core.methods.lexical import Bm25Index, indexed_text, matched_words
 from core.store import markers, scan
 from core.store.records import StoredHit, hit_from_record
@@ -53,13 +51,15 @@ class LexicalCollection:
     metadatas: tuple[dict[str, Any], ...]
     texts: tuple[str, ...]
     index: Bm25Index
-    doc_rows: dict[str, np.ndarray]
+    doc_rows: dict[str, tuple[int, int]]
+    row_of: dict[str, int]
 
     @classmethod
     def of(cls, name: str, fingerprint: str, records: Any, index: Bm25Index | None = None):
-        rows: dict[str, list[int]] = {}
-        for row, meta in enumerate(records.metadatas):
-            rows.setdefault(str(meta["doc_id"]), []).append(row)
+        rows: dict[str, tuple[int, int]] = {}
+        for row, meta in enumerate(records.metadatas):  # chunk order: a document is a run
+            doc_id = str(meta["doc_id"])
+            rows[doc_id] = (rows.get(doc_id, (row, row))[0], row + 1)
         if index is None:
             index = Bm25Index.build(
                 [
@@ -74,13 +74,15 @@ class LexicalCollection:
             metadatas=tuple(records.metadatas),
             texts=tuple(records.texts),
             index=index,
-            doc_rows={d: np.asarray(r, dtype=np.int64) for d, r in rows.items()},
+            doc_rows=rows,
+            row_of={cid: row for row, cid in enumerate(records.ids)},
         )
 
-    def rows(self, doc_id: str | None) -> np.ndarray:
+    def rows(self, doc_id: str | None) -> tuple[int, int]:
+        """``[lo, hi)``: the rows of one document (chunk order keeps them together), or all."""
         if doc_id is None:
-            return np.arange(len(self.ids))
-        return self.doc_rows.get(doc_id, np.zeros(0, dtype=np.int64))
+            return 0, len(self.ids)
+        return self.doc_rows.get(doc_id, (0, 0))
 
     def hit(self, row: int, *, score: float, rank: int, query: str) -> StoredHit:
         hit = hit_from_record(
