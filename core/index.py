@@ -1,7 +1,10 @@
-"""The indexing pipeline: document -> blocks -> chunks -> vectors (per method) -> store.
+"""The indexing pipeline: document -> blocks -> chunks -> records (per method) -> store.
 
-Each document is parsed and chunked once; its chunks are then embedded and stored once
-per method, so every method holds the same spans. A (document version, method) already
+Each document is parsed and chunked once; its chunks are then made into records once per
+stored method (its registered index step: vectors for dense methods, term counts and
+prefixes for lexical ones) and stored, so every method holds the same spans. A fusion
+asked for is indexed as its parts. At the end, the term index of each lexical method
+written to is rebuilt from the store's records and persisted. A (document version, method) already
 complete in the store is skipped without parsing or embedding.
 
 Cancellation (``should_cancel()`` returning True) is checked between documents, between
@@ -329,6 +332,18 @@ def _index_one(run: _Run, item: Document | DocumentFile, state: _DocState) -> No
         state.truncated[method] = sum(1 for v in vectors if v.truncated_tokens > 0)
 
 
+def _refresh_lexical(run: _Run, results: Sequence[DocIndexResult]) -> None:
+    """Build (and persist) the term index of every lexical method this run wrote to, so
+    the first query does not pay for it (``core.store.lexical``)."""
+    from core import methods as registry
+    from core.store.lexical import lexical_collection
+
+    written = {m for r in results for m in r.indexed}
+    for method in run.methods:
+        if method in written and registry.get(method).family == "lexical":
+            lexical_collection(run.store, model=run.encoder.name, method=method, policy=run.policy)
+
+
 def index_documents(
     docs: Sequence[Document | DocumentFile],
     *,
@@ -407,6 +422,8 @@ def index_documents(
         if cancelled or halted:
             break
         run.emit("done", state.doc_id, None, i + 1, len(docs))
+    if not halted:
+        _refresh_lexical(run, results)
     return IndexReport(
         documents=tuple(results),
         policy=policy,

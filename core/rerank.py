@@ -1,11 +1,13 @@
 """Second stage: rerank a wide candidate set with logged, visible features.
 
-The first stage (``core.retrieve.compare``) ranks chunks by one method's cosine. This stage
+The first stage (``core.retrieve.compare``) ranks chunks by one method's score. This stage
 takes a wider set of its candidates (say the top 5,000, or the whole scope) and scores
 each one as a weighted sum of named features, every one of them kept per chunk so a user
 can see why a chunk moved:
 
-- ``score``: the first stage's cosine, in [-1, 1];
+- ``score``: the first stage's score: a cosine as it is, in [-1, 1]; a score without
+  fixed bounds (BM25, a fusion) min-max scaled to [0, 1] over the candidates, so one
+  weight means the same on every method;
 - ``citation``: citation readiness of the chunk's provenance: 1.0 when document id, hash
   and a non-empty span are present and the quote verifies against the loaded document;
   0.5 when they are present but the document is not loaded here (cannot be checked);
@@ -38,7 +40,7 @@ from core.types import Document
 
 FEATURES: tuple[str, ...] = ("score", "citation", "heading", "duplicate")
 FEATURE_HELP: dict[str, str] = {
-    "score": "the method's cosine",
+    "score": "the method's cosine, or its BM25/fused score scaled to [0, 1]",
     "citation": "1 verified, 0.5 present but its document is not loaded, 0 stale/mismatch",
     "heading": "1 when the chunk carries a heading path",
     "duplicate": "1 when it repeats a higher-ranked chunk (the weight is negative)",
@@ -157,6 +159,17 @@ def near_duplicates(hits: Sequence[StoredHit]) -> list[str | None]:
     return out
 
 
+def first_stage_scores(hits: Sequence[StoredHit]) -> list[float]:
+    """The ``score`` feature of each hit (see the module docstring)."""
+    from core import methods
+
+    raw = [h.score for h in hits]
+    if not hits or methods.get(hits[0].method).score.kind == "cosine":
+        return raw
+    low, high = min(raw), max(raw)
+    return [(r - low) / (high - low) if high > low else 0.0 for r in raw]
+
+
 def rerank(
     candidates: Sequence[StoredHit],
     *,
@@ -172,13 +185,14 @@ def rerank(
     w = chosen.as_dict()
     loaded = docs or {}
     ordered = sorted(candidates, key=lambda h: h.rank)
+    scores = first_stage_scores(ordered)
     base: list[dict[str, float]] = []
     statuses: list[str] = []
-    for hit in ordered:
+    for hit, score in zip(ordered, scores, strict=True):
         readiness, status = citation_readiness(hit, loaded)
         statuses.append(status)
         base.append(
-            {"score": hit.score, "citation": readiness, "heading": float(bool(hit.heading_path))}
+            {"score": score, "citation": readiness, "heading": float(bool(hit.heading_path))}
         )
     partial = [sum(w[name] * value for name, value in feats.items()) for feats in base]
     prelim = sorted(range(len(ordered)), key=lambda i: (-partial[i], i))

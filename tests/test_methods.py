@@ -270,3 +270,14 @@ def test_lexical_ranks_at_full_depth_equal_a_brute_force_ranking(tmp_path, monke
     assert len(ranking.ranked) == 3
     for rank, row in enumerate(brute, start=1):
         assert ranking.lookup(col.ids[row])[0] == rank
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60))
+def test_terms_and_matched_words_agree_on_any_text(text):
+    from core.methods.lexical import word_spans
+
+    spans = word_spans(text)
+    assert terms(text) == [term for _, _, term in spans]
+    for start, end, _ in spans:  # offsets are exact slices of the text itself
+        assert text[start:end].strip() == text[start:end] and end > start

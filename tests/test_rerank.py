@@ -154,3 +154,14 @@ def test_reranking_a_wide_first_stage_keeps_every_candidate(tmp_path):
     digest = hashlib.sha256(repr([c.chunk_id for c in result.chunks]).encode()).hexdigest()
     again = rerank(wide.results["late"], docs=docs, method="late")
     assert digest == hashlib.sha256(repr([c.chunk_id for c in again.chunks]).encode()).hexdigest()
+
+
+def test_an_unbounded_first_stage_score_is_scaled_before_it_is_weighted():
+    from dataclasses import replace
+
+    from core.rerank import first_stage_scores
+
+    hits = [replace(hit(r, s, 0, 10), method="bm25") for r, s in ((1, 12.0), (2, 6.0), (3, 2.0))]
+    assert first_stage_scores(hits) == [1.0, 0.4, 0.0]
+    cosine = [hit(1, 0.8, 0, 10), hit(2, 0.3, 0, 10)]  # late: kept as it is
+    assert first_stage_scores(cosine) == [0.8, 0.3]

@@ -41,6 +41,8 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
             steps.append((case, label, _skip(case, no_cuda) if no_cuda else _one(fn)))
     if "store" in s.cases:
         steps += _store_steps(inputs)
+    if "lexical" in s.cases:
+        steps += _lexical_steps(inputs)
     if "ui" in s.cases:
         steps.append(("ui", "slider move", _one(lambda: cases.ui_case(inputs))))
     if "memory" in s.cases:
@@ -77,6 +79,18 @@ def _store_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     for n in inputs.settings.scale_sizes:
         thunk = _one(lambda n=n: store_cases.scale_case(inputs, n))
         steps.append(("store", f"store query at {n:,}", thunk))
+    return steps
+
+
+def _lexical_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
+    from core.bench import lexical_cases
+
+    steps: list[tuple[str, str, Thunk]] = [
+        ("lexical", "bm25 index build", _one(lambda: lexical_cases.build_case(inputs)))
+    ]
+    for n in inputs.settings.scale_sizes:
+        thunk = _one(lambda n=n: lexical_cases.query_case(inputs, n))
+        steps.append(("lexical", f"bm25 query at {n:,}", thunk))
     return steps
 
 

@@ -167,7 +167,9 @@ def run(args: argparse.Namespace) -> int:
         from core.embed import VectorCache
 
         cache = VectorCache(args.cache)
-    bar = ProgressBar(f"embedding ({', '.join(config.methods)})")
+    from core import methods as registry
+
+    bar = ProgressBar(f"indexing ({', '.join(registry.needs_indexing(config.methods))})")
     try:
         result = run_eval(
             queries,
@@ -214,11 +216,13 @@ def print_run(run: Any, out: TextIO) -> None:
     )
     names = list(run.metrics[run.methods[0]])
     width = max(len(n) for n in names) + 2
-    print(f"{'metric':<{width}}" + "".join(f"{m:>12}" for m in run.methods) + f"{'n':>8}", file=out)
+    cols = {m: max(12, len(m) + 2) for m in run.methods}  # fusion names are long
+    heads = "".join(f"{m:>{cols[m]}}" for m in run.methods)
+    print(f"{'metric':<{width}}{heads}{'n':>8}", file=out)
     for name in names:
         counts = sorted({run.n[m][name] for m in run.methods})
         shown = "/".join(str(c) for c in counts)
-        cells = "".join(f"{_cell(run.metrics[m][name]):>12}" for m in run.methods)
+        cells = "".join(f"{_cell(run.metrics[m][name]):>{cols[m]}}" for m in run.methods)
         print(f"{name:<{width}}{cells}{shown:>8}", file=out)
     if run.deltas:
         pairs = list(run.deltas)
@@ -227,9 +231,10 @@ def print_run(run: Any, out: TextIO) -> None:
             f"seed {run.seed}); * = interval excludes 0",
             file=out,
         )
-        print(f"{'metric':<{width}}" + "".join(f"{p:>28}" for p in pairs), file=out)
+        wide = {p: max(28, len(p) + 2) for p in pairs}
+        print(f"{'metric':<{width}}" + "".join(f"{p:>{wide[p]}}" for p in pairs), file=out)
         for name in names:
-            cells = "".join(f"{_delta_cell(run.deltas[p].get(name)):>28}" for p in pairs)
+            cells = "".join(f"{_delta_cell(run.deltas[p].get(name)):>{wide[p]}}" for p in pairs)
             print(f"{name:<{width}}{cells}", file=out)
     print_by_doc(run, out)
     failed = ", ".join(f"{m} {sum(q.failed[m] for q in run.queries)}" for m in run.methods)
@@ -253,13 +258,13 @@ def print_by_doc(run: Any, out: TextIO) -> None:
         return
     hit = f"hit@{run.text_k}"
     width = max(len(r.doc_id) for r in rows) + 2
+    cols = {m: max(14, len(m) + 2) for m in run.methods}
     print(f"\nper document ({hit} / mrr)", file=out)
-    print(
-        f"{'document':<{width}}" + "".join(f"{m:>14}" for m in run.methods) + f"{'n':>8}", file=out
-    )
+    heads = "".join(f"{m:>{cols[m]}}" for m in run.methods)
+    print(f"{'document':<{width}}{heads}{'n':>8}", file=out)
     for row in rows:
         cells = "".join(
-            f"{_cell(row.metrics[m][hit]) + '/' + _cell(row.metrics[m]['mrr']):>14}"
+            f"{_cell(row.metrics[m][hit]) + '/' + _cell(row.metrics[m]['mrr']):>{cols[m]}}"
             for m in run.methods
         )
         print(f"{row.doc_id:<{width}}{cells}{row.n_queries:>8}", file=out)

@@ -60,8 +60,12 @@ def word_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def terms(text: str) -> list[str]:
-    """The terms BM25 indexes for ``text``, in order (repeats kept)."""
-    return [term for _, _, term in word_spans(text)]
+    """The terms BM25 indexes for ``text``, in order (repeats kept): ``word_spans``'s
+    terms without the offsets (words are found before lower-casing, as there: lower-casing
+    can change a word's boundaries, e.g. a dotted capital I)."""
+    stop = _stopwords()
+    words = [w.lower() for w in _WORD.findall(text)]
+    return _stemmer().stemWords([w for w in words if w not in stop])
 
 
 def matched_words(query: str, text: str) -> list[tuple[int, int]]:
