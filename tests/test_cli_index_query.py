@@ -266,11 +266,12 @@ def test_real_model_index_and_query(tmp_path):
     done = run_cli("index", manual, "--policy", "fixed", "--size", "120", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("pump: ")
-    assert "indexed naive,late,contextual" in done.stdout
+    assert "indexed " + ",".join(methods.base_methods()) in done.stdout
     asked = run_cli("query", "How long is the guarantee?", "--k", "1", "--json", cwd=tmp_path)
     assert asked.returncode == 0, asked.stderr
     data = json.loads(asked.stdout)
     for method in ("naive", "late", "contextual"):
         (top,) = data["results"][method]
         assert "three years" in top["text"], (method, top)
-        assert 0.2 < top["score"] <= 1.0
+        assert 0.2 < top["score"] <= 1.0 and top["score_kind"] == "cosine"
+    assert data["score_kinds"]["bm25"] == "bm25"  # "guarantee" is not a word of the text
