@@ -43,9 +43,10 @@ WIDE = 5000  # candidates kept per method: the cosine curve and the rerank stage
 ALL = "__all__"
 STYLE = """<style>
 div.cs-hit { border-left: 3px solid #d5dde3; padding: .1rem 0 .1rem .55rem; margin: .2rem 0 0;
-  font-size: .86rem; line-height: 1.35; }
+  font-size: .86rem; line-height: 1.35; overflow-wrap: anywhere; }
 div.cs-hit b.cs-rank { font-size: .95rem; margin-right: .4rem; }
 span.cs-cos, span.cs-doc { color: #5b7083; margin-right: .4rem; }
+span.cs-cos { white-space: nowrap; }
 span.cs-up { color: #2a9d55; font-weight: 700; } span.cs-down { color: #d1495b; font-weight: 700; }
 div.cs-path { color: #33475b; font-weight: 600; } div.cs-words { color: #52606d; }
 div.cs-hit.cs-gold { border-left-color: #ffb000; background: #fff8e1; }

@@ -179,7 +179,9 @@ def test_score_rank_figure_draws_each_method_on_its_own_scale_and_rings_the_sele
     assert fig.layout.xaxis.type == "log"  # a 300-rank curve, ticks a reader expects
     assert list(fig.layout.xaxis.tickvals) == [1, 2, 5, 10, 20, 50, 100, 200, 300]
     # naive falls 0.009 from rank 1 to 10; bm25's three ranks 5.5: each on its own scale
-    assert fig.layout.title.subtitle.text == "falls from rank 1 to 10: naive 0.009 · bm25 5.5"
+    notes = [a.text for a in fig.layout.annotations]
+    assert notes == ["<b>naive</b> · falls 0.009", "<b>bm25</b> · falls 5.5"]
+    assert fig.layout.xaxis2.title.text == "rank"  # under the last panel
     assert_escaped(fig)
 
 

@@ -25,7 +25,7 @@ DEFAULT_RRF_K = 60
 _NAME = re.compile(r"^hybrid\((?P<parts>[^;()]+)(?:;(?P<params>[^()]*))?\)$")
 _RRF = re.compile(r"^rrf(?P<k>\d{1,6})$")
 _WEIGHTS = re.compile(r"^w(?P<w>[0-9.]+(?:,[0-9.]+)*)$")
-_PALETTE = ("#2e86ab", "#d35400", "#16a085", "#7f8c8d", "#b7950b", "#5d6d7e")
+_PALETTE = ("#2e86ab", "#d35400", "#16a085", "#c71585", "#b7950b", "#6a3d9a")
 RRF_SCALE = ScoreScale(kind="rrf", label="RRF score (sum of 1/(K + rank))", low=0.0)
 WSUM_SCALE = ScoreScale(kind="wsum", label="fused score (weighted, min-max scaled)", low=0.0)
 

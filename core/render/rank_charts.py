@@ -312,16 +312,21 @@ def score_rank_figure(
     if longest > 100:
         ticks = rank_axis_ticks(longest)
         fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{t:,}" for t in ticks])
-    fig.update_xaxes(title_text="rank", row=rows, col=1)
-    falls = [
-        f"{m} {c[0] - c[min(k, len(c)) - 1]:.3g}" for m, c in curves.items() if len(c)
-    ]  # how little the score separates rank 1 from rank k, per method, on its own scale
-    gap = f"falls from rank 1 to {k}: {' · '.join(falls)}" if falls else ""
     fig = layout(
-        fig, title="Score against rank, each method on its own scale", subtitle=gap,
-        height=110 + 150 * rows,
+        fig, title="Score against rank, each method on its own scale",
+        subtitle=f"how far each method's score falls from rank 1 to {k}", height=90 + 150 * rows,
     )  # fmt: skip
+    fig.update_xaxes(title_text="rank", row=rows, col=1)
     for row, method in enumerate(names, start=1):
+        scores = curves[method]
         title = escape(scales[method].label)
-        fig.update_yaxes(title_text=title, title_font={"size": 11}, row=row, col=1)
+        fig.update_yaxes(title_text=title, title_font={"size": 10}, row=row, col=1)
+        fall = f" · falls {scores[0] - scores[min(k, len(scores)) - 1]:.3g}" if scores else ""
+        suffix = "" if row == 1 else str(row)
+        fig.add_annotation(
+            text=f"<b>{escape(method)}</b>{fall}", xref=f"x{suffix} domain",
+            yref=f"y{suffix} domain", x=1, y=1.02, xanchor="right", yanchor="bottom",
+            showarrow=False, font={"size": 11, "color": method_colour(method)},
+        )  # fmt: skip
+    fig.update_layout(showlegend=False)
     return fig
