@@ -50,7 +50,9 @@ def one_page_pdf(
     """Catalog 1, pages 2, page 3, content 4, font 5, then ``extra_objects`` from 6."""
     rotation = b" /Rotate %d" % rotate if rotate is not None else b""
     page = (
-        b"<< /Type /Page /Parent 2 0 R /MediaBox " + media_box + rotation
+        b"<< /Type /Page /Parent 2 0 R /MediaBox "
+        + media_box
+        + rotation
         + b" /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>"
     )
     return assemble(
@@ -77,9 +79,10 @@ def text_ops(lines: Sequence[str], *, size: int = 11, top: float = 740.0) -> byt
 
 def text_bomb_pdf(inflated_bytes: int) -> bytes:
     """One page whose compressed content stream inflates to about ``inflated_bytes`` of
-    text-showing operators (each draws 50 characters at the same spot)."""
-    unit = b"(" + b"A" * 50 + b") Tj\n"
-    body = b"BT /F1 1 Tf 10 10 Td\n" + unit * max(1, inflated_bytes // len(unit)) + b"ET"
+    text-showing operators, each drawing 50 characters a hundredth of a point below the
+    last (so MuPDF keeps every one)."""
+    unit = b"(" + b"A" * 50 + b") Tj 0 -0.01 Td\n"
+    body = b"BT /F1 1 Tf 10 780 Td\n" + unit * max(1, inflated_bytes // len(unit)) + b"ET"
     return one_page_pdf(body, compress=True)
 
 
@@ -155,9 +158,9 @@ def lone_surrogate_pdf() -> bytes:
 
 
 def many_chars_pdf(n_chars: int) -> bytes:
-    """One page showing ``n_chars`` letters in lines of 100 at 1 pt."""
-    lines = ["abcdefghij" * 10] * max(1, n_chars // 100)
-    ops = [b"BT /F1 1 Tf 1.2 TL 10 780 Td"]
+    """One page showing ``n_chars`` letters in lines of 100, set at 0.3 pt."""
+    lines = ["abcdefghi " * 10] * max(1, n_chars // 100)
+    ops = [b"BT /F1 0.3 Tf 0.35 TL 10 780 Td"]
     ops += [b"(" + line.encode() + b") Tj T*" for line in lines]
     ops.append(b"ET")
     return one_page_pdf(b"\n".join(ops), compress=True)
@@ -175,7 +178,7 @@ def many_pages_pdf(n_pages: int) -> bytes:
             b"<< /Type /Catalog /Pages 2 0 R >>",
             b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % n_pages,
             b"<< >>",
-            stream(text_ops(["Every page says the same thing."])),
+            stream(text_ops(["Every page says the same thing in its body."], top=400.0)),
             _FONT,
             *([page] * n_pages),
         ]
