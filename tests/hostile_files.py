@@ -196,3 +196,57 @@ def text_file_with_pdf_marker() -> bytes:
 def short_lines_pdf(lines: Sequence[str]) -> bytes:
     """A one-page PDF of a few short lines near the top (all in the header zone)."""
     return one_page_pdf(text_ops(lines, top=760.0))
+
+
+def column_heading_pdf(n_pages: int = 6) -> bytes:
+    """``n_pages`` pages of body paragraphs starting near the top edge (in the header
+    zone); the last page starts instead with a bold section heading alone in its block,
+    as "6.5 Calling External Functions" does on p. 10 of the pdf.js tracemonkey paper."""
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+
+    def paragraph(top: float, word: str) -> bytes:
+        body = [f"The {word} section of the paper runs on in lines of one size and font."]
+        return text_ops(body * 6, size=9, top=top).replace(b"14 TL", b"10 TL")
+
+    pages, contents = [], []
+    for number in range(n_pages):
+        word = words[number % len(words)]
+        ops = [paragraph(712, word), paragraph(600, word), paragraph(480, word)]
+        if number == n_pages - 1:
+            heading = text_ops(["6.5 Calling External Functions"], size=9, top=712)
+            ops = [heading.replace(b"/F1", b"/F2", 1), paragraph(690, word), paragraph(570, word)]
+        contents.append(stream(b"\n".join(ops)))
+        pages.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font "
+            b"<< /F1 3 0 R /F2 4 0 R >> >> /Contents %d 0 R >>" % (5 + n_pages + number)
+        )
+    kids = b" ".join(b"%d 0 R" % (5 + i) for i in range(n_pages))
+    bold = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>"
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % n_pages,
+            _FONT,
+            bold,
+            *pages,
+            *contents,
+        ]
+    )
+
+
+def repeated_form_pdf(lines: Sequence[str], n_pages: int = 2) -> bytes:
+    """``n_pages`` identical pages whose only text is ``lines`` near the top edge."""
+    kids = b" ".join(b"%d 0 R" % (5 + i) for i in range(n_pages))
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>"
+    )
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % n_pages,
+            _FONT,
+            stream(text_ops(lines, top=760.0)),
+            *([page] * n_pages),
+        ]
+    )
