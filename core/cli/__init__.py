@@ -14,8 +14,8 @@ from core.cli.one_line import (
     OneLineParser,
     SafeTerminal,
     add_limit_arguments,
-    apply_limit_arguments,
     error_line,
+    limit_arguments,
 )
 from core.errors import ChunkscopeError
 
@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "json", False):  # tables show document text: no raw controls
         sys.stdout = SafeTerminal(stdout)  # type: ignore[assignment]
     try:
-        apply_limit_arguments(args)
-        return int(args.func(args) or 0)
+        with limit_arguments(args):
+            return int(args.func(args) or 0)
     except ChunkscopeError as exc:
         print(error_line(exc), file=sys.stderr)
         return 2

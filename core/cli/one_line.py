@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from contextlib import AbstractContextManager
 from typing import NoReturn, TextIO
 
 from core.ingest import limits
@@ -77,6 +78,6 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         )
 
 
-def apply_limit_arguments(args: argparse.Namespace) -> None:
-    """Make the ``--max-*`` values given on the command line the limits in force."""
-    limits.set_overrides({key: getattr(args, f"limit_{key}", None) for key in limits.LIMITS})
+def limit_arguments(args: argparse.Namespace) -> AbstractContextManager[None]:
+    """The ``--max-*`` values given on the command line, in force inside a ``with``."""
+    return limits.override(**{key: getattr(args, f"limit_{key}", None) for key in limits.LIMITS})

@@ -43,14 +43,14 @@ def read_source(path: Path, display: str) -> bytes:
         if exc.errno == errno.ELOOP:
             raise UnsupportedFileError(f"{shown} is a symlink loop; give a file") from None
         raise UnsupportedFileError(f"{shown} cannot be opened ({exc.strerror})") from None
-    with os.fdopen(fd, "rb", buffering=0) as handle:
-        mode = os.fstat(fd).st_mode
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
         if stat.S_ISDIR(mode):
             raise UnsupportedFileError(f"{shown} is a folder; give a file")
-        if not stat.S_ISREG(mode):
-            kind = _kind(mode)
-            raise UnsupportedFileError(f"{shown} is {kind}, not a regular file; give a file")
-        os.set_blocking(fd, True)
+        raise UnsupportedFileError(f"{shown} is {_kind(mode)}, not a regular file; give a file")
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb", buffering=0) as handle:
         return _read_bounded(handle, shown)
 
 

@@ -6,8 +6,9 @@ to raise it (the environment variable, and the CLI flag). The defaults keep pars
 of any accepted input under about 2 GB and 60 s on a 2-core machine (measured numbers are
 in the README).
 
-A value comes from, in order: ``override(...)`` (the CLI flags), the environment variable,
-the default. ``0`` or a negative value is refused (a limit cannot be switched off).
+A value comes from, in order: ``override(...)`` (the CLI flags, for one command), the
+environment variable, the default. ``0`` or a negative value is refused (a limit cannot
+be switched off).
 """
 
 from __future__ import annotations
@@ -121,15 +122,6 @@ def override(**values: float | None) -> Iterator[None]:
     finally:
         _overrides.clear()
         _overrides.update(previous)
-
-
-def set_overrides(values: dict[str, float | None]) -> None:
-    """Like ``override`` for the rest of the process (the CLI calls it once)."""
-    for key, number in values.items():
-        if number is not None:
-            if number <= 0:
-                raise LimitExceededError(f"{LIMITS[key].flag} must be positive, got {number:g}")
-            _overrides[key] = float(number)
 
 
 def check(key: str, found: float, name: str, *, where: str = "") -> None:

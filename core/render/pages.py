@@ -6,9 +6,10 @@ points with the origin at the page's top-left corner maps to pixels by multiplyi
 stores decrypted, so no password is needed here.
 
 A page is never rendered past ``MAX_SIDE_PX`` pixels a side or ``MAX_PIXELS`` in all
-(a 14,400-pt page at 2x would be 28,800 px square, past what MuPDF allocates): its zoom
-is lowered until it fits (``fitted_zoom``). The image is still drawn at the page's size
-in points, so the overlays, which are placed in points, stay where they belong.
+(give or take the rounding of its sides; a 14,400-pt page at 2x would be 28,800 px
+square, past what MuPDF allocates): its zoom is lowered until it fits (``fitted_zoom``).
+The image is still drawn at the page's size in points, so the overlays, which are
+placed in points, stay where they belong.
 """
 
 from __future__ import annotations
