@@ -87,6 +87,13 @@ def test_every_limit_has_a_flag_an_environment_variable_and_a_positive_default()
         assert limit.flag.startswith("--")
 
 
+def test_the_layout_model_stops_at_its_time_limit() -> None:
+    doc = load_document(h.many_pages_pdf(3), name="three.pdf")
+    with limits.override(layout_s=1e-9), pytest.raises(LimitExceededError) as info:
+        parse_document(doc, parser="layout")
+    assert "the layout model spent" in str(info.value) and "--layout-timeout" in str(info.value)
+
+
 def test_too_many_pages_is_refused_before_any_page_is_read() -> None:
     with limits.override(pages=10), pytest.raises(LimitExceededError, match="11 pages"):
         load_document(h.many_pages_pdf(11), name="eleven.pdf")

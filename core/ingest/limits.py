@@ -72,7 +72,7 @@ LIMITS: dict[str, Limit] = {
             "layout_s",
             "seconds in the layout model",
             "seconds of layout model a document",
-            120,
+            60,
             "CHUNKSCOPE_LAYOUT_TIMEOUT_S",
             "--layout-timeout",
         ),
