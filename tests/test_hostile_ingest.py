@@ -10,6 +10,7 @@ from pathlib import Path
 
 import hostile_files as h
 import numpy as np
+import pymupdf
 import pytest
 
 import core.embed
@@ -24,6 +25,7 @@ from core.errors import (
     UnsupportedFileError,
 )
 from core.ingest import limits, load_document
+from core.ingest.pdf_guard import normalise_rotation
 from core.parse import parse_document
 from core.parse.furniture import furniture_lines
 from core.render.links import parse_span
@@ -138,6 +140,10 @@ def test_an_off_grid_rotation_keeps_its_text_on_the_page(rotate: int) -> None:
     assert np.all(boxes[:, 0] >= 0) and np.all(boxes[:, 2] <= page.width_pt)
     assert np.all(boxes[:, 1] >= 0) and np.all(boxes[:, 3] <= page.height_pt)
     assert np.all(boxes[:, 2] > boxes[:, 0]) and np.all(boxes[:, 3] > boxes[:, 1])
+    pdf = pymupdf.open(stream=doc.pdf_bytes, filetype="pdf")  # as parsers and renders open it
+    again = normalise_rotation(pdf, pdf[0])
+    assert (again.rect.width, again.rect.height) == (page.width_pt, page.height_pt)
+    assert again.rotation == page.rotation_deg
 
 
 def test_a_text_file_that_mentions_the_pdf_header_is_text() -> None:

@@ -83,6 +83,15 @@ def effective_rotation(pdf: pymupdf.Document, page: pymupdf.Page) -> int | None:
     return rounded if rounded != page.rotation else None
 
 
+def normalise_rotation(pdf: pymupdf.Document, page: pymupdf.Page) -> pymupdf.Page:
+    """``page`` with an off-grid ``/Rotate`` set to what MuPDF renders (in memory only):
+    every reader of ``Document.pdf_bytes`` calls this, so all agree on the page's frame."""
+    rotation = effective_rotation(pdf, page)
+    if rotation is not None:
+        page.set_rotation(rotation)
+    return page
+
+
 def check_page_content(pdf: pymupdf.Document, page: pymupdf.Page, name: str) -> None:
     """Refuse a page whose decoded content exceeds ``page_content_mb``."""
     cap = int(limits.value("page_content_mb") * 1_000_000)

@@ -132,10 +132,7 @@ def build_canonical_text(
     pages: list[Page] = []
     geometry: list[_Geometry] = []
     for number in range(pdf_guard.page_count(pdf, name)):
-        page = pdf[number]
-        rotation = pdf_guard.effective_rotation(pdf, page)
-        if rotation is not None:
-            page.set_rotation(rotation)
+        page = pdf_guard.normalise_rotation(pdf, pdf[number])
         start = builder.pos
         _add_page(builder, page, doc_sha256, name)
         limits.check("chars", builder.pos, name)

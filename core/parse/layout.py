@@ -26,7 +26,7 @@ import pymupdf
 
 from core.errors import LimitExceededError
 from core.ingest import limits
-from core.ingest.pdf_guard import mupdf_errors
+from core.ingest.pdf_guard import mupdf_errors, normalise_rotation
 from core.parse.headings import OutlineIndex
 from core.parse.heuristic import (
     Run,
@@ -107,7 +107,7 @@ def _regions_by_page(
         if not page_info.has_text:
             continue
         deadline.check(page_info.number)
-        page = pdf[page_info.number - 1]
+        page = normalise_rotation(pdf, pdf[page_info.number - 1])
         with mupdf_errors(doc.doc_id):
             page.get_layout()
         matrix = page.rotation_matrix
