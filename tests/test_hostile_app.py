@@ -63,3 +63,14 @@ def test_a_deep_link_with_a_five_thousand_digit_span_is_one_line(app):  # noqa: 
     open_page(app, "source", doc="sample-sigconf", span=span)
     (error,) = app.error
     assert "is not two character offsets" in plain(error.value)
+
+
+def test_the_layout_model_past_its_time_limit_is_one_line_in_place(app, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("CHUNKSCOPE_LAYOUT_TIMEOUT_S", "0.000000001")
+    upload(app, ("slow-layout.pdf", h.many_pages_pdf(4)))
+    app.sidebar.selectbox[0].set_value("slow-layout").run()
+    open_page(app, "parse")
+    app.button_group(key="cs_w_parser").set_value("layout").run()
+    assert not app.exception, [e.value for e in app.exception]
+    (error,) = app.error
+    assert "the layout model spent" in plain(error.value) and "fast parser" in plain(error.value)
