@@ -52,3 +52,13 @@ class StoreLostError(StoreError):
 
 class LabelError(ChunkscopeError):
     """A labelled query set is malformed or points at a missing document."""
+
+
+class LimitExceededError(ChunkscopeError):
+    """An input is past one of the limits of ``core.ingest.limits`` (the message names the
+    limit and how to raise it)."""
+
+
+class DamagedPdfError(NotAPdfError):
+    """MuPDF could open the file but not read it (a cycle in the page tree, a lying page
+    count, a broken object): the PDF is damaged."""

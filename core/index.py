@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from core.errors import ChunkscopeError, StoreLostError, UnsupportedFileError
+from core.index_identity import item_name, refuse_other_file
 from core.types import Block, Chunk, ChunkPolicy, Document
 
 if TYPE_CHECKING:
@@ -49,11 +50,12 @@ class DocumentFile:
     def identity(self) -> tuple[str, str] | None:
         """``(doc_id, sha256)`` exactly as ``load_document`` assigns them; None if unreadable."""
         from core.ingest import doc_id_for, sha256_of
+        from core.ingest.files import read_source
 
-        try:
-            return doc_id_for(self.path.name), sha256_of(self.path.read_bytes())
-        except OSError:
-            return None
+        try:  # regular files only, bounded: a FIFO or a device must not hang the run
+            return doc_id_for(self.path.name), sha256_of(read_source(self.path, str(self.path)))
+        except ChunkscopeError:
+            return None  # load() raises the same error, reported on the document's line
 
     def load(self) -> Document:
         from core.ingest import load_document
@@ -294,6 +296,8 @@ def _index_one(run: _Run, item: Document | DocumentFile, state: _DocState) -> No
     if identity is not None:
         state.doc_id, state.sha256 = identity
     pending = _pending(run, identity)
+    if pending and not run.force:
+        refuse_other_file(run.store, state.doc_id, state.sha256, item_name(item))
     state.skipped = tuple(m for m in run.methods if m not in pending)
     if not pending:
         run.emit("skip", state.doc_id, None, len(run.methods), len(run.methods))

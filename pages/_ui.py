@@ -18,6 +18,7 @@ links and document views in ``_ui_cite``, cached parses and chunks in ``_ui_pars
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ import streamlit as st
 from core.config import DEFAULT_STORE_DIRNAME, ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError, PasswordRequiredError, StoreError
 from core.ingest import load_document
+from core.ingest.files import display_name
 from core.modelpath import resolve_model_dir
 from core.render.views import document_row, stale_note
 from core.tokens import load_tokenizer
@@ -233,16 +235,27 @@ def stale_message(doc: Document, old_sha: str) -> str:
 
 
 def read_upload(name: str, data: bytes, password: str | None = None) -> Note:
-    """Ingest one file; errors become a one-line note, encrypted files wait for a password."""
+    """Ingest one file; errors become a one-line note, encrypted files wait for a password.
+
+    A failure that is not a user error (a bug) still costs only this file's note, so the
+    rest of a batch loads; its traceback goes to the server log."""
+    shown = display_name(name)  # a newline or ESC in a name must not split its note
     try:
         doc = load_document(data, name=name, password=password)
     except PasswordRequiredError:
         st.session_state[Key.PENDING][name] = data
-        return Note(name=name, level="warning", text="is encrypted: enter its password below")
+        return Note(name=shown, level="warning", text="is encrypted: enter its password below")
     except ChunkscopeError as exc:
         if password is not None:
             st.session_state[Key.PENDING][name] = data
-        return Note(name=name, level="error", text=str(exc))
+        return Note(name=shown, level="error", text=str(exc))
+    except Exception as exc:  # noqa: BLE001 - one bad upload must not end the batch
+        logging.getLogger(__name__).exception("reading the upload %r failed", name)
+        return Note(
+            name=shown,
+            level="error",
+            text=f"could not be read ({type(exc).__name__}); the server log has the details",
+        )
     st.session_state[Key.PENDING].pop(name, None)
     return add_document(doc)
 
@@ -270,7 +283,8 @@ def read_uploads(files: list) -> None:
     with st.status(f"Reading {len(new)} file(s)…", expanded=True) as status:
         bar = st.progress(0.0)
         for i, upload in enumerate(new, start=1):
-            bar.progress((i - 1) / len(new), text=f"{i} of {len(new)}: {upload.name}")
+            shown = md(display_name(upload.name))  # a file name is data, not markdown
+            bar.progress((i - 1) / len(new), text=f"{i} of {len(new)}: {shown}")
             notes.append(read_upload(upload.name, upload.getvalue()))
             st.session_state[Key.SEEN_UPLOADS].add(upload.file_id)
         bar.progress(1.0, text=f"{len(new)} of {len(new)} read")

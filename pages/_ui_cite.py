@@ -8,9 +8,12 @@
 
 from __future__ import annotations
 
+import html
+
 import streamlit as st
 
 from core.cite import Citation
+from core.errors import ChunkscopeError
 from core.render.links import source_params
 from core.render.markup import Shape, page_html
 from core.render.pages import DEFAULT_ZOOM, render_page_png
@@ -23,8 +26,12 @@ SOURCE_PAGE = "pages/source.py"
 def page_figure(doc: Document, page: int, shapes: list[Shape], *, view_pt=None) -> str:
     """HTML of ``page`` rendered at 2x with ``shapes`` (escaped inside ``core.render.markup``)."""
     info = doc.pages[page - 1]
+    try:
+        png = render_page_png(doc, page, DEFAULT_ZOOM)
+    except ChunkscopeError as exc:  # a page MuPDF cannot draw: its line, not a traceback
+        return f'<p role="alert">page {page} cannot be drawn: {html.escape(str(exc))}</p>'
     return page_html(
-        render_page_png(doc, page, DEFAULT_ZOOM),
+        png,
         width_pt=info.width_pt,
         height_pt=info.height_pt,
         shapes=shapes,

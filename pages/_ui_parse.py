@@ -13,6 +13,7 @@ import time
 import streamlit as st
 
 from core.chunk import chunk_document, chunk_stats
+from core.errors import ChunkscopeError
 from core.parse import PARSERS, parse_document
 from core.types import Chunk, ChunkPolicy, Document
 from pages import _ui
@@ -31,7 +32,17 @@ _parsed_keys: set[tuple[str, str, str]] = set()
 
 
 def parsed(doc: Document, parser: str):  # -> core.parse.ParseResult
-    """Blocks of ``doc`` by ``parser``; the first parse of a version shows its progress."""
+    """Blocks of ``doc`` by ``parser``; the first parse of a version shows its progress.
+    A parse that fails with a user error (the layout model past its time limit) shows
+    its line in place and stops the page there."""
+    try:
+        return _parsed(doc, parser)
+    except ChunkscopeError as exc:
+        st.error(_ui.md(str(exc)))
+        st.stop()
+
+
+def _parsed(doc: Document, parser: str):  # -> core.parse.ParseResult
     key = (doc.doc_id, doc.sha256, parser)
     quick = parser == "fast" and len(doc.pages) < BIG_DOCUMENT_PAGES
     if key in _parsed_keys or quick:

@@ -30,7 +30,7 @@ for note in st.session_state[_ui.Key.NOTES]:
 
 for name in list(st.session_state[_ui.Key.PENDING]):
     with st.form(f"password-{name}", border=True):
-        password = st.text_input(f"Password for {_ui.md(name)}", type="password")
+        password = st.text_input(f"Password for {_ui.md(_ui.display_name(name))}", type="password")
         if st.form_submit_button("Open", icon=":material/lock_open:"):
             data = st.session_state[_ui.Key.PENDING][name]
             _ui.replace_note(_ui.read_upload(name, data, password))

@@ -230,10 +230,10 @@ def test_default_methods_are_those_holding_the_document(fake_model, folder, tmp_
     assert rc == 0 and json.loads(out)["methods"] == ["naive", "late"]
 
 
-def test_a_bad_file_among_good_ones_exits_1(fake_model, folder, tmp_path, capsys):
+def test_a_bad_file_among_good_ones_exits_2(fake_model, folder, tmp_path, capsys):
     (folder / "empty.txt").write_bytes(b"")
     rc, out, _ = cli(capsys, "index", folder, *FIXED, "--store", tmp_path / "s", "--json")
-    assert rc == 1
+    assert rc == 2
     docs = {d["doc_id"]: d for d in json.loads(out)["documents"]}
     assert docs["empty"]["error"].startswith("empty.txt is empty")
     assert docs["pump"]["indexed"] and docs["ledger"]["indexed"]

@@ -10,6 +10,13 @@ import argparse
 import importlib
 import sys
 
+from core.cli.one_line import (
+    OneLineParser,
+    SafeTerminal,
+    add_limit_arguments,
+    error_line,
+    limit_arguments,
+)
 from core.errors import ChunkscopeError
 
 # Order here is the order in `chunkscope --help`.
@@ -24,33 +31,43 @@ COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.triage_cmd",
     "core.cli.bench_cmd",
 )
+# Commands that read documents take the --max-* flags of core.ingest.limits.
+LIMITED_COMMANDS: tuple[str, ...] = ("parse", "chunk", "embed", "index", "eval")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="chunkscope",
         description="Inspect chunking, provenance and late chunking on real documents.",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
+    for name in LIMITED_COMMANDS:
+        add_limit_arguments(subparsers.choices[name])
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    stdout = sys.stdout
+    if not getattr(args, "json", False):  # tables show document text: no raw controls
+        sys.stdout = SafeTerminal(stdout)  # type: ignore[assignment]
     try:
-        return int(args.func(args) or 0)
+        with limit_arguments(args):
+            return int(args.func(args) or 0)
     except ChunkscopeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return 2
     except OSError as exc:  # a file or folder the system refused: say which, in one line
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":  # pragma: no cover

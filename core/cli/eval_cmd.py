@@ -104,7 +104,7 @@ def expand_docs(paths: Sequence[str]) -> list[Path]:
             if not inside:
                 raise LabelError(f"{path} holds no .pdf, .md or .txt file")
             found.extend(inside)
-        elif path.is_file():
+        elif path.exists():  # a FIFO or a device is refused, in its own line, by ingest
             found.append(path)
         else:
             raise LabelError(f"{path} does not exist: check --docs")
@@ -146,16 +146,18 @@ def _config(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from core.chunk import chunk_document
-    from core.cli.options import check_out
+    from core.cli.options import check_out, failed_files_line, load_each
     from core.cli.progress import ProgressBar
     from core.evaluate import read_queries, run_eval, save_run
-    from core.ingest import load_document
     from core.parse import parse_document
 
     config = _config(args)
     check_out(args.out)
     queries = read_queries(args.queries)
-    docs = [load_document(path) for path in expand_docs(args.docs)]
+    paths = expand_docs(args.docs)
+    docs, failures = load_each(paths)  # a bad file costs its line, not the run
+    if not docs:
+        raise LabelError(failed_files_line(failures, len(paths)))
     encoder, embed, tokenizer = load_model(args)
 
     def chunks_of(doc: Any) -> Any:
@@ -191,6 +193,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print_run(result, sys.stdout)
+    if failures:
+        print(f"error: {failed_files_line(failures, len(paths))}", file=sys.stderr)
+        return 2
     return 0
 
 

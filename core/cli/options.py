@@ -1,11 +1,15 @@
-"""Argument groups shared by the commands that load one file and chunk it, and the
-check of an output path that runs before any work."""
+"""Argument groups shared by the commands that load one file and chunk it, the check of
+an output path that runs before any work, and the loading of many files in which each
+bad file costs one line, not the run."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from core.errors import ChunkscopeError
 
@@ -45,3 +49,24 @@ def check_out(path: str | os.PathLike[str] | None) -> None:
         raise ChunkscopeError(
             f"cannot write --out {file}: {folder} is not a writable folder; pass another path"
         )
+
+
+def load_each(paths: Sequence[Path], **options: Any) -> tuple[list[Any], list[str]]:
+    """Load every file, one ``error:`` line on stderr for each that fails; return the
+    documents and the failures' messages (a bad file never ends a run over many)."""
+    from core.cli.one_line import error_line
+    from core.ingest import load_document
+
+    docs, failures = [], []
+    for path in paths:
+        try:
+            docs.append(load_document(path, **options))
+        except ChunkscopeError as exc:
+            failures.append(str(exc))
+            print(error_line(exc), file=sys.stderr)
+    return docs, failures
+
+
+def failed_files_line(failures: Sequence[str], total: int) -> str:
+    """The closing line of a run in which some files failed (the exit status is 2)."""
+    return f"{len(failures)} of {total} files could not be read (see the lines above)"

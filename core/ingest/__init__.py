@@ -4,7 +4,8 @@
 the first KiB, as the PDF spec allows) are a PDF; a ``.pdf`` name without that header is
 rejected as not a PDF; anything else must be UTF-8 text (``.md``/``.markdown`` is read as
 Markdown). The rules for each kind's canonical text are in ``core.ingest.pdf`` and
-``core.ingest.text``.
+``core.ingest.text``. Every input is read under the limits of ``core.ingest.limits``
+(only regular files; a typed one-line error past any limit).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import re
 from pathlib import Path
 
 from core.errors import EmptyFileError, NotAPdfError, UnsupportedFileError
+from core.ingest.files import display_name, read_source
 from core.ingest.pdf import load_pdf
-from core.ingest.text import load_text
+from core.ingest.text import TEXT_SUFFIXES, load_text
 from core.types import Document
 
 __all__ = ["doc_id_for", "document_to_dict", "load_document", "sha256_of"]
@@ -45,8 +47,9 @@ def load_document(
 ) -> Document:
     """Read a PDF, text or Markdown file (a path, or raw bytes plus their file ``name``).
 
-    Raises ``EmptyFileError``, ``NotAPdfError``, ``ZeroPagesError``,
-    ``PasswordRequiredError``, ``WrongPasswordError`` or ``UnsupportedFileError``.
+    Raises ``EmptyFileError``, ``NotAPdfError`` (``DamagedPdfError``), ``ZeroPagesError``,
+    ``PasswordRequiredError``, ``WrongPasswordError``, ``UnsupportedFileError`` or
+    ``LimitExceededError``.
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
         if not name:
@@ -57,23 +60,14 @@ def load_document(
         path = Path(source)
         display = str(source)
         name = name or path.name
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise UnsupportedFileError(f"{display} does not exist; check the path") from None
-        except IsADirectoryError:
-            raise UnsupportedFileError(f"{display} is a folder; give a file") from None
-        except PermissionError:
-            raise UnsupportedFileError(
-                f"{display} is not readable; check its permissions"
-            ) from None
-    base = Path(name).name
+        data = read_source(path, display)  # regular files only, at most the size limit
+    base = display_name(Path(name).name)
     if not data:
         raise EmptyFileError(f"{base} is empty (0 bytes); give a file with content")
     doc_id = doc_id_for(base)
     digest = sha256_of(data)
     stem = Path(base).stem or base
-    if _PDF_MAGIC in data[:1024]:
+    if _PDF_MAGIC in data[:1024] and not _text_mentioning_pdf(base, data):
         return load_pdf(
             data, name=base, source=display, ids=(doc_id, digest, stem), password=password
         )
@@ -82,6 +76,11 @@ def load_document(
     if data[:4] in (b"\x89PNG", b"PK\x03\x04") or data[:3] == b"\xff\xd8\xff":
         raise UnsupportedFileError(f"{base} is not a PDF or text file; give a PDF, .txt or .md")
     return load_text(data, name=base, source=display, ids=(doc_id, digest, stem))
+
+
+def _text_mentioning_pdf(base: str, data: bytes) -> bool:
+    """A .txt/.md file that mentions ``%PDF-`` after its start is text, not a broken PDF."""
+    return base.lower().endswith(TEXT_SUFFIXES) and data.lstrip()[:5] != _PDF_MAGIC
 
 
 def document_to_dict(doc: Document, *, with_text: bool = False) -> dict[str, object]:

@@ -53,6 +53,7 @@ from core.errors import (
     WrongPasswordError,
     ZeroPagesError,
 )
+from core.ingest.pdf_guard import mupdf_errors, page_count
 from core.ingest.pdf_outline import outline_entries
 from core.ingest.pdf_text import build_canonical_text
 from core.types import Document, TextLine
@@ -71,6 +72,13 @@ def open_pdf(data: bytes, *, name: str, password: str | None) -> tuple[pymupdf.D
         raise NotAPdfError(
             f"{name} is not a readable PDF ({type(exc).__name__}); check the file or re-export it"
         ) from None
+    with mupdf_errors(name):
+        return _authenticated(pdf, data, name=name, password=password)
+
+
+def _authenticated(
+    pdf: pymupdf.Document, data: bytes, *, name: str, password: str | None
+) -> tuple[pymupdf.Document, bytes]:
     if pdf.needs_pass:
         if not password:
             raise PasswordRequiredError(f"{name} is encrypted; give its password with --password")
@@ -78,7 +86,7 @@ def open_pdf(data: bytes, *, name: str, password: str | None) -> tuple[pymupdf.D
             raise WrongPasswordError(f"the password for {name} is wrong; give the right one")
         data = pdf.tobytes(encryption=pymupdf.PDF_ENCRYPT_NONE)
         pdf = pymupdf.open(stream=data, filetype="pdf")
-    if pdf.page_count == 0:
+    if page_count(pdf, name) == 0:
         raise ZeroPagesError(f"{name} has no pages (broken page tree); repair or re-export it")
     return pdf, data
 
@@ -92,13 +100,10 @@ def load_pdf(
     """
     doc_id, sha256, stem = ids
     pdf, readable = open_pdf(data, name=name, password=password)
-    try:
-        built = build_canonical_text(pdf, sha256)
-    except (RuntimeError, ValueError) as exc:
-        if isinstance(exc, pymupdf.FileDataError) or "pymupdf" in type(exc).__module__:
-            raise NotAPdfError(f"{name} is damaged ({exc}); repair or re-export it") from None
-        raise
-    title = _metadata_title(pdf) or _first_heading_line(built.text, built.lines) or stem
+    with mupdf_errors(name):
+        built = build_canonical_text(pdf, sha256, name)
+        outline = outline_entries(pdf)
+        title = _metadata_title(pdf) or _first_heading_line(built.text, built.lines) or stem
     return Document(
         doc_id=doc_id,
         sha256=sha256,
@@ -108,7 +113,7 @@ def load_pdf(
         title=title,
         pages=built.pages,
         lines=built.lines,
-        outline=outline_entries(pdf),
+        outline=outline,
         char_page=built.char_page,
         char_bbox_pt=built.char_bbox_pt,
         pdf_bytes=readable,

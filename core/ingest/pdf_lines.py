@@ -28,8 +28,10 @@ LIGATURES: dict[str, str] = {
 HYPHENS = "-\u00ad\u2010"
 # A line needs the slow per-character path when it has whitespace other than a plain
 # space, control characters or ligatures (or, after its edge spaces are stripped, a run
-# of spaces, or a glyph that is not one character, or a box outside the page).
-_NEEDS_CARE = re.compile(r"[^\S ]|[\x00-\x1f\x7f-\x9f\ufb00-\ufb06]")
+# of spaces, or a glyph that is not one character, or a box outside the page), or a
+# lone surrogate (a ToUnicode map can yield one; no encoder or tokenizer accepts it).
+_NEEDS_CARE = re.compile(r"[^\S ]|[\x00-\x1f\x7f-\x9f\ufb00-\ufb06\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
 _EDGE_TOLERANCE_PT = 1.0
 
 
@@ -123,8 +125,9 @@ def _clean_line(raw_line: dict, rect: pymupdf.Rect) -> Line | None:
 
 
 def _clean_chars(chars: list[dict], clip: pymupdf.Rect | None) -> tuple[str, list[BBox]]:
-    """Per-character rules: drop controls and off-page glyphs, expand ligatures, fold
-    whitespace runs to one space, strip the line's edges."""
+    """Per-character rules: drop controls and off-page glyphs, expand ligatures, turn
+    lone surrogates into U+FFFD, fold whitespace runs to one space, strip the line's
+    edges."""
     out: list[str] = []
     boxes: list[BBox] = []
     for ch in chars:
@@ -138,6 +141,9 @@ def _clean_chars(chars: list[dict], clip: pymupdf.Rect | None) -> tuple[str, lis
                     boxes.append(box)
             elif c < " " or "\x7f" <= c <= "\x9f":
                 continue
+            elif "\ud800" <= c <= "\udfff":
+                out.append(REPLACEMENT)
+                boxes.append(box)
             elif c in LIGATURES:
                 letters = LIGATURES[c]
                 out.extend(letters)

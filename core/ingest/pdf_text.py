@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pymupdf
 
+from core.ingest import limits, pdf_guard
 from core.ingest.pdf_lines import (
     NAN_BOX,
     Line,
@@ -117,18 +118,25 @@ class _Geometry:
         boxes[:, [1, 3]] = np.clip(boxes[:, [1, 3]], ry0, ry1)
 
 
-def build_canonical_text(pdf: pymupdf.Document, doc_sha256: str) -> CanonicalText:
+def build_canonical_text(
+    pdf: pymupdf.Document, doc_sha256: str, name: str = "the PDF"
+) -> CanonicalText:
     """Canonical text, per-character maps, pages and lines of an opened, readable PDF.
 
     Table regions (``core.ingest.tables``, cached under ``doc_sha256``) are read row by
-    row as one unit.
+    row as one unit. Every page is checked against ``core.ingest.limits`` before its
+    characters are extracted (``core.ingest.pdf_guard``), and the text so far against
+    the ``chars`` and ``lines`` limits after each page; ``name`` names the file in errors.
     """
     builder = _Builder()
     pages: list[Page] = []
     geometry: list[_Geometry] = []
-    for page in pdf:
+    for number in range(pdf_guard.page_count(pdf, name)):
+        page = pdf_guard.normalise_rotation(pdf, pdf[number])
         start = builder.pos
-        _add_page(builder, page, doc_sha256)
+        _add_page(builder, page, doc_sha256, name)
+        limits.check("chars", builder.pos, name)
+        limits.check("lines", len(builder.line_records), name)
         geo = _Geometry.of(page)
         geometry.append(geo)
         pages.append(
@@ -222,9 +230,11 @@ def unrotated_rect(page: pymupdf.Page) -> pymupdf.Rect:
     return pymupdf.Rect(0, 0, box.width, box.height)
 
 
-def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str) -> None:
+def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str) -> None:
     rect = unrotated_rect(page)
-    raw = page.get_text("rawdict", flags=RAWDICT_FLAGS)
+    pdf_guard.check_page_content(page.parent, page, name)
+    textpage = pdf_guard.page_textpage(page, RAWDICT_FLAGS, name)
+    raw = page.get_text("rawdict", flags=RAWDICT_FLAGS, textpage=textpage)
     blocks = [block_lines(block, rect) for block in raw["blocks"] if block.get("type") == 0]
     blocks = [lines for lines in blocks if lines]
     worded = [ln.bbox for lines in blocks for ln in lines if _WORD.search(ln.text)]

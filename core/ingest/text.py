@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from core.errors import EmptyFileError, UnsupportedFileError
+from core.ingest import limits
 from core.types import Document, TextLine
 
 MARKDOWN_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".mdown", ".mkd")
@@ -89,12 +90,15 @@ def guess_text_title(text: str, *, is_markdown: bool, fallback: str) -> str:
 
 
 def load_text(data: bytes, *, name: str, source: str, ids: tuple[str, str, str]) -> Document:
-    """Build a reflowable ``Document``; raises ``EmptyFileError`` when it holds no text.
+    """Build a reflowable ``Document``; raises ``EmptyFileError`` when it holds no text and
+    ``LimitExceededError`` past the ``chars`` or ``lines`` limit.
 
     ``ids`` is ``(doc_id, sha256, file stem)``; ``name`` is the file name.
     """
     doc_id, sha256, stem = ids
     text = decode_text(data, name)
+    limits.check("chars", len(text), name)
+    limits.check("lines", text.count("\n") + 1, name)
     if not text.strip():
         raise EmptyFileError(f"{name} holds no text; give a file with some content")
     is_markdown = name.lower().endswith(MARKDOWN_SUFFIXES)

@@ -10,11 +10,20 @@ A line is furniture when it sits in the page's top or bottom edge zone
 * it is a bare page number ("12", "iv", "Page 3", "3 of 12", "- 3 -") and the outermost
   line of its page on that side (for this rule the zone is ``PAGE_NUMBER_SHARE`` deep),
   or
-* lines at its position (2 pt steps) in its size sit in the zone on at least
-  ``repeat_threshold`` pages, and it is either the outermost line of its page on that
-  side, alone in its layout block and set smaller than the body text or in another
-  font, or it is in the top zone at most ``SMALL_SHARE`` of the body size (running
-  headers and slide navigation whose text changes with the section).
+* it is the outermost line of its page on that side, alone in its layout block and set
+  smaller than the body text or in another font, and lines like it (outermost, alone
+  in their block) sit at its position (2 pt steps) in its size on at least
+  ``repeat_threshold`` pages (running headers whose text changes with the section), or
+* it is in the top zone at most ``SMALL_SHARE`` of the body size and lines at its
+  position in its size sit in the zone on at least ``repeat_threshold`` pages (slide
+  navigation).
+
+Furniture needs evidence beyond one page: repetition across pages, or the shape of a
+page number at the page's edge. The first line of body text at the top of a column
+shares its position with the first lines of other pages, but those sit in blocks of
+many lines, so a heading there (alone in its block, in bold) is not taken for a running
+header. And furniture is set apart from body text: when every line of a document would
+be furniture (a short form, a title page), none is.
 
 Lines in the top zone are headers; lines in the bottom zone or a side margin, footers.
 """
@@ -69,6 +78,8 @@ def furniture_lines(doc: Document) -> dict[int, FurnitureKind]:
     for index, zone, norm in zoned:
         if len(pages_by_text[(zone, norm)]) >= threshold or running.holds(index, zone, threshold):
             found[index] = zone
+    if len(found) == sum(1 for line in doc.lines if line.char_end > line.char_start):
+        return {}  # no body text to set the furniture apart from: it is all content
     return found
 
 
@@ -98,22 +109,30 @@ class _Running:
         self.body_pt = body_size(doc.lines)
         self.body_font = _body_font(doc.lines)
         self.block_sizes = Counter((ln.page, ln.source_block) for ln in doc.lines)
-        self.pages_by_slot: dict[tuple[FurnitureKind, int, float], set[int]] = defaultdict(set)
+        Slots = dict[tuple[FurnitureKind, int, float], set[int]]
+        self.pages_by_slot: Slots = defaultdict(set)  # any zone line
+        self.alone_by_slot: Slots = defaultdict(set)  # outermost lines alone in their block
         for index, zone, _ in zoned:
-            self.pages_by_slot[_slot(doc.lines[index], zone)].add(doc.lines[index].page)
+            line = doc.lines[index]
+            self.pages_by_slot[_slot(line, zone)].add(line.page)
+            if self._alone_outside(index):
+                self.alone_by_slot[_slot(line, zone)].add(line.page)
+
+    def _alone_outside(self, index: int) -> bool:
+        line = self.lines[index]
+        return index in self.outermost and self.block_sizes[(line.page, line.source_block)] == 1
 
     def holds(self, index: int, zone: FurnitureKind, threshold: int) -> bool:
         line = self.lines[index]
         if line.size_pt > 1.05 * self.body_pt:
             return False
-        if len(self.pages_by_slot[_slot(line, zone)]) < threshold:
-            return False
-        alone_outside = (
-            index in self.outermost
-            and self.block_sizes[(line.page, line.source_block)] == 1
-            and (line.size_pt <= 0.95 * self.body_pt or line.font != self.body_font)
-        )
-        return alone_outside or (zone == "header" and line.size_pt <= SMALL_SHARE * self.body_pt)
+        slot = _slot(line, zone)
+        unlike_body = line.size_pt <= 0.95 * self.body_pt or line.font != self.body_font
+        alone = self._alone_outside(index) and unlike_body
+        if alone and len(self.alone_by_slot[slot]) >= threshold:
+            return True
+        small = zone == "header" and line.size_pt <= SMALL_SHARE * self.body_pt
+        return small and len(self.pages_by_slot[slot]) >= threshold
 
 
 def _body_font(lines: tuple[TextLine, ...]) -> str:

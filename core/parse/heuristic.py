@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from core.ingest.pdf_guard import normalise_rotation
 from core.ingest.tables import cached_table_regions, table_regions
 from core.parse.blocks import lines_bbox, make_block
 from core.parse.furniture import furniture_lines
@@ -138,7 +139,7 @@ def _table_boxes(doc: Document) -> dict[int, list[BBox]]:
                 import pymupdf
 
                 pdf = pymupdf.open(stream=doc.pdf_bytes, filetype="pdf")
-            regions = table_regions(pdf[page.number - 1], doc.sha256)
+            regions = table_regions(normalise_rotation(pdf, pdf[page.number - 1]), doc.sha256)
         if regions:
             out[page.number] = [region.page_bbox_pt for region in regions]
     return out

@@ -12,14 +12,21 @@ box covers are paragraphs. Text runs set in monospace become code (the model has
 code class), consecutive list items one list, and heading levels come from the same
 rules as the fast parser (outline, numbering, font-size rank), without dropping any
 heading the model found.
+
+The model's time is bounded by the ``layout_s`` limit (``core.ingest.limits``), checked
+before each page; its MuPDF errors become typed one-line errors.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
 import pymupdf
 
+from core.errors import LimitExceededError
+from core.ingest import limits
+from core.ingest.pdf_guard import mupdf_errors, normalise_rotation
 from core.parse.headings import OutlineIndex
 from core.parse.heuristic import (
     Run,
@@ -93,13 +100,16 @@ def _regions_by_page(
     """Layout boxes per 1-based page, moved to the rendered page's space."""
     pdf = pymupdf.open(stream=doc.pdf_bytes, filetype="pdf")
     out: dict[int, list[Region]] = {}
+    deadline = LayoutDeadline(doc.doc_id)
     for done, page_info in enumerate(doc.pages):
         if progress is not None:
             progress(done, len(doc.pages))
         if not page_info.has_text:
             continue
-        page = pdf[page_info.number - 1]
-        page.get_layout()
+        deadline.check(page_info.number)
+        page = normalise_rotation(pdf, pdf[page_info.number - 1])
+        with mupdf_errors(doc.doc_id):
+            page.get_layout()
         matrix = page.rotation_matrix
         regions: list[Region] = []
         for x0, y0, x1, y1, cls in page.layout_information or ():
@@ -107,6 +117,25 @@ def _regions_by_page(
             regions.append(((r.x0, r.y0, r.x1, r.y1), str(cls)))
         out[page_info.number] = regions
     return out
+
+
+class LayoutDeadline:
+    """The ``layout_s`` limit of ``core.ingest.limits``, checked before each page."""
+
+    def __init__(self, doc_id: str) -> None:
+        self.doc_id = doc_id
+        self.started = time.perf_counter()
+        self.limit_s = limits.value("layout_s")
+
+    def check(self, page: int) -> None:
+        elapsed = time.perf_counter() - self.started
+        if elapsed > self.limit_s:
+            spec = limits.LIMITS["layout_s"]
+            raise LimitExceededError(
+                f"the layout model spent {elapsed:.0f} s on {self.doc_id} before page {page}, "
+                f"over the limit of {self.limit_s:g} s; use the fast parser, or "
+                f"{spec.how_to_raise()}"
+            )
 
 
 def _best_region(line: TextLine, regions: Sequence[Region]) -> int:

@@ -18,7 +18,9 @@ from urllib.parse import urlencode
 from core.cite import Citation, CitationStatus
 from core.types import Document
 
-_SPAN = re.compile(r"([0-9]+)-([0-9]+)")
+# At most 12 digits an offset: no document is near 10**12 characters, and a longer run
+# of digits (a crafted link) would make ``int`` refuse it or cost quadratic time.
+_SPAN = re.compile(r"([0-9]{1,12})-([0-9]{1,12})")
 
 SOURCE_PATH = "source"
 
@@ -44,8 +46,8 @@ def link_url(base: str, params: dict[str, str]) -> str:
 
 
 def parse_span(value: str) -> tuple[int, int] | None:
-    """``"120-180"`` -> ``(120, 180)``; None for anything else (ASCII digits only:
-    ``str.isdigit`` also accepts superscripts, which ``int`` rejects)."""
+    """``"120-180"`` -> ``(120, 180)``; None for anything else (ASCII digits only, at
+    most 12 each: ``str.isdigit`` also accepts superscripts, which ``int`` rejects)."""
     match = _SPAN.fullmatch(value)
     if match is None or int(match[2]) < int(match[1]):
         return None

@@ -1,0 +1,38 @@
+"""The guard against silent replacement across index runs.
+
+A document id is its file name without the extension (``core.ingest.doc_id_for``), so
+``report.md`` and ``report.pdf``, or ``My Report.pdf`` and ``My-Report.pdf``, share one.
+Within one run two such files are refused up front; across runs, a file whose id is
+already stored from a file of another name, with other bytes, is refused too (its line
+says so; ``--force`` replaces the stored one). A file of the same name with new bytes is
+a new version of that document and replaces it, as before.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core.errors import ChunkscopeError
+
+
+def item_name(item: Any) -> str:
+    """The file name of a ``DocumentFile`` (its path) or a ``Document`` (its source)."""
+    path = getattr(item, "path", None)
+    return Path(str(path if path is not None else item.source)).name
+
+
+def refuse_other_file(store: Any, doc_id: str, sha256: str | None, name: str) -> None:
+    """Raise when ``doc_id`` is stored from a file named other than ``name`` with bytes
+    other than ``sha256`` (``sha256`` None: the file was unreadable; nothing to check)."""
+    if sha256 is None or not hasattr(store, "indexed_documents"):
+        return
+    for stored in store.indexed_documents():
+        if stored.doc_id != doc_id or stored.sha256 == sha256:
+            continue
+        other = Path(stored.source).name
+        if other and other != name:
+            raise ChunkscopeError(
+                f"{name} would replace the stored records of {other} (both have the document "
+                f"id {doc_id!r}); rename {name}, or pass --force to replace {other}"
+            )

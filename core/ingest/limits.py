@@ -1,0 +1,140 @@
+"""Limits that bound the time and memory one input can take.
+
+Every document is read under these limits; past one, loading stops with
+``LimitExceededError``, whose one-line message names the limit, the value found, and how
+to raise it (the environment variable, and the CLI flag). The defaults keep parse + chunk
+of any accepted input under about 2 GB and 60 s on a 2-core machine (measured numbers are
+in the README).
+
+A value comes from, in order: ``override(...)`` (the CLI flags, for one command), the
+environment variable, the default. ``0`` or a negative value is refused (a limit cannot
+be switched off).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from core.errors import LimitExceededError
+
+__all__ = ["LIMITS", "Limit", "check", "current", "override", "value"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """One limit: its key, unit, default, environment variable and CLI flag."""
+
+    key: str
+    unit: str  # "characters"
+    what: str  # "characters on a page": the limit's name in the error message
+    default: float
+    env: str
+    flag: str
+
+    def how_to_raise(self) -> str:
+        return f"raise it with {self.flag} N or {self.env}=N"
+
+
+LIMITS: dict[str, Limit] = {
+    limit.key: limit
+    for limit in (
+        Limit("file_mb", "MB", "MB a file", 100, "CHUNKSCOPE_MAX_FILE_MB", "--max-file-mb"),
+        Limit("pages", "pages", "pages a document", 5000, "CHUNKSCOPE_MAX_PAGES", "--max-pages"),
+        Limit(
+            "page_content_mb",
+            "MB of content",
+            "MB of decoded content a page",
+            8,
+            "CHUNKSCOPE_MAX_PAGE_CONTENT_MB",
+            "--max-page-content-mb",
+        ),
+        Limit(
+            "page_chars",
+            "characters",
+            "characters a page",
+            100_000,
+            "CHUNKSCOPE_MAX_PAGE_CHARS",
+            "--max-page-chars",
+        ),
+        Limit(
+            "chars",
+            "characters",
+            "characters a document",
+            4_000_000,
+            "CHUNKSCOPE_MAX_CHARS",
+            "--max-chars",
+        ),
+        Limit("lines", "lines", "lines a document", 400_000, "CHUNKSCOPE_MAX_LINES", "--max-lines"),
+        Limit(
+            "layout_s",
+            "seconds in the layout model",
+            "seconds of layout model a document",
+            60,
+            "CHUNKSCOPE_LAYOUT_TIMEOUT_S",
+            "--layout-timeout",
+        ),
+    )
+}
+
+_overrides: dict[str, float] = {}
+
+
+def value(key: str) -> float:
+    """The limit in force for ``key`` (override, else environment, else default)."""
+    limit = LIMITS[key]
+    if key in _overrides:
+        return _overrides[key]
+    raw = os.environ.get(limit.env, "").strip()
+    if not raw:
+        return limit.default
+    try:
+        number = float(raw)
+    except ValueError:
+        raise LimitExceededError(
+            f"{limit.env}={raw!r} is not a number; set it to a positive number"
+        ) from None
+    if number <= 0:
+        raise LimitExceededError(f"{limit.env} must be positive, got {raw}")
+    return number
+
+
+def current() -> dict[str, float]:
+    """Every limit in force, by key."""
+    return {key: value(key) for key in LIMITS}
+
+
+@contextmanager
+def override(**values: float | None) -> Iterator[None]:
+    """Limits set for the duration of a ``with`` block (None keeps the current one)."""
+    previous = dict(_overrides)
+    for key, number in values.items():
+        if key not in LIMITS:
+            raise KeyError(key)
+        if number is not None:
+            if number <= 0:
+                raise LimitExceededError(f"{LIMITS[key].flag} must be positive, got {number:g}")
+            _overrides[key] = float(number)
+    try:
+        yield
+    finally:
+        _overrides.clear()
+        _overrides.update(previous)
+
+
+def check(key: str, found: float, name: str, *, where: str = "") -> None:
+    """Raise ``LimitExceededError`` when ``found`` exceeds the limit ``key``.
+
+    ``name`` is the file's name; ``where`` says where in it (``"page 3"``)."""
+    limit = value(key)
+    if found <= limit:
+        return
+    spec = LIMITS[key]
+    place = f" {where}" if where else ""
+    shown = f"{found:,.0f}" if found >= 10 else f"{found:.1f}"
+    raise LimitExceededError(
+        f"{name}{place} has {shown} {spec.unit}, over the limit of {limit:,.0f} {spec.what}; "
+        f"{spec.how_to_raise()}"
+    )

@@ -1,0 +1,371 @@
+"""Hostile inputs in process: the limits and how to raise them, typed errors for damaged
+PDFs, surrogates and rotations in the canonical text, furniture that needs evidence,
+pages too large to draw, deep links, the CLI's one-line errors and escaped tables, and
+runs over many files in which a bad one costs only its own line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import hostile_files as h
+import numpy as np
+import pymupdf
+import pytest
+
+import core.embed
+from core.chunk import chunk_document, policy_from_args
+from core.cli import eval_cmd, main
+from core.cli.one_line import escape_controls
+from core.errors import (
+    ChunkscopeError,
+    DamagedPdfError,
+    LimitExceededError,
+    NotAPdfError,
+    UnsupportedFileError,
+)
+from core.ingest import limits, load_document
+from core.ingest.pdf_guard import normalise_rotation
+from core.parse import parse_document
+from core.parse.furniture import furniture_lines
+from core.render.links import parse_span
+from core.render.pages import MAX_PIXELS, MAX_SIDE_PX, fitted_zoom, render_page_png
+from core.tokens import load_tokenizer
+from tests.fakes import FakeEncoder, fake_embed_chunks
+
+STRUCTURE = policy_from_args("structure", None, None, None)
+
+
+def exact(doc) -> None:  # noqa: ANN001
+    blocks = parse_document(doc).blocks
+    chunks = chunk_document(doc, blocks, STRUCTURE, load_tokenizer(None))
+    assert chunks
+    for item in (*blocks, *chunks):
+        assert doc.text[item.char_start : item.char_end] == item.text
+
+
+# -- limits -----------------------------------------------------------------------------
+
+
+def test_limit_message_names_the_limit_and_both_ways_to_raise_it() -> None:
+    with pytest.raises(LimitExceededError) as info, limits.override(lines=10):
+        load_document(b"a\n" * 20, name="many.txt")
+    message = str(info.value)
+    assert message.startswith("many.txt has 21 lines, over the limit of 10 lines a document")
+    assert "--max-lines N" in message and "CHUNKSCOPE_MAX_LINES=N" in message
+
+
+def test_environment_raises_a_limit_and_a_flag_beats_it(monkeypatch) -> None:
+    data = b"word " * 3000  # 15,000 characters
+    monkeypatch.setenv("CHUNKSCOPE_MAX_CHARS", "10000")
+    with pytest.raises(LimitExceededError, match="15,000 characters"):
+        load_document(data, name="long.txt")
+    monkeypatch.setenv("CHUNKSCOPE_MAX_CHARS", "20000")
+    assert len(load_document(data, name="long.txt").text) == 15_000
+    with limits.override(chars=1000), pytest.raises(LimitExceededError):
+        load_document(data, name="long.txt")
+    assert limits.value("chars") == 20_000  # the override ended with its block
+
+
+@pytest.mark.parametrize("raw", ["abc", "0", "-5"])
+def test_a_bad_limit_in_the_environment_is_one_line(monkeypatch, raw: str) -> None:
+    monkeypatch.setenv("CHUNKSCOPE_MAX_PAGES", raw)
+    with pytest.raises(LimitExceededError, match="CHUNKSCOPE_MAX_PAGES"):
+        limits.value("pages")
+
+
+def test_every_limit_has_a_flag_an_environment_variable_and_a_positive_default() -> None:
+    assert set(limits.LIMITS) == {
+        "file_mb",
+        "pages",
+        "page_content_mb",
+        "page_chars",
+        "chars",
+        "lines",
+        "layout_s",
+    }
+    for limit in limits.LIMITS.values():
+        assert limit.default > 0 and limit.env.startswith("CHUNKSCOPE_")
+        assert limit.flag.startswith("--")
+
+
+def test_the_layout_model_stops_at_its_time_limit() -> None:
+    doc = load_document(h.many_pages_pdf(3), name="three.pdf")
+    with limits.override(layout_s=1e-9), pytest.raises(LimitExceededError) as info:
+        parse_document(doc, parser="layout")
+    assert "the layout model spent" in str(info.value) and "--layout-timeout" in str(info.value)
+
+
+def test_too_many_pages_is_refused_before_any_page_is_read() -> None:
+    with limits.override(pages=10), pytest.raises(LimitExceededError, match="11 pages"):
+        load_document(h.many_pages_pdf(11), name="eleven.pdf")
+
+
+def test_a_file_past_the_size_limit_is_read_only_to_the_limit(tmp_path: Path) -> None:
+    path = tmp_path / "big.txt"
+    path.write_bytes(b"x" * 2_000_001)
+    with limits.override(file_mb=2), pytest.raises(LimitExceededError, match="2 MB a file"):
+        load_document(path)
+
+
+# -- damaged and odd PDFs -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (h.page_tree_cycle_pdf(), "cycle in page tree"),
+        (h.count_lie_pdf(), "damaged"),
+    ],
+)
+def test_damaged_page_trees_are_typed_errors(data: bytes, words: str) -> None:
+    with pytest.raises(DamagedPdfError, match=words) as info:
+        load_document(data, name="broken.pdf")
+    assert isinstance(info.value, NotAPdfError) and "\n" not in str(info.value)
+
+
+def test_a_lone_surrogate_becomes_the_replacement_character() -> None:
+    doc = load_document(h.lone_surrogate_pdf(), name="surrogate.pdf")
+    assert doc.text == "\ufffdb\ufffdb plain"
+    assert doc.text.encode("utf-8")  # encodable: no surrogate left
+    exact(doc)
+
+
+@pytest.mark.parametrize("rotate", [45, 91, 134, 271])
+def test_an_off_grid_rotation_keeps_its_text_on_the_page(rotate: int) -> None:
+    doc = load_document(h.one_page_pdf(h.text_ops(["Turned text."]), rotate=rotate), name="r.pdf")
+    page = doc.pages[0]
+    assert doc.text == "Turned text." and page.has_text and not doc.pages_without_text
+    boxes = doc.char_bbox_pt
+    assert np.all(boxes[:, 0] >= 0) and np.all(boxes[:, 2] <= page.width_pt)
+    assert np.all(boxes[:, 1] >= 0) and np.all(boxes[:, 3] <= page.height_pt)
+    assert np.all(boxes[:, 2] > boxes[:, 0]) and np.all(boxes[:, 3] > boxes[:, 1])
+    pdf = pymupdf.open(stream=doc.pdf_bytes, filetype="pdf")  # as parsers and renders open it
+    again = normalise_rotation(pdf, pdf[0])
+    assert (again.rect.width, again.rect.height) == (page.width_pt, page.height_pt)
+    assert again.rotation == page.rotation_deg
+
+
+def test_a_text_file_that_mentions_the_pdf_header_is_text() -> None:
+    doc = load_document(h.text_file_with_pdf_marker(), name="notes.txt")
+    assert doc.kind == "text" and "%PDF-1.7" in doc.text
+
+
+def test_a_pdf_named_txt_is_still_a_pdf() -> None:
+    data = h.one_page_pdf(h.text_ops(["Still a PDF."]))
+    assert load_document(data, name="renamed.txt").kind == "pdf"
+
+
+# -- special files ----------------------------------------------------------------------
+
+
+def test_special_files_are_refused_without_reading(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    loop = tmp_path / "loop.md"
+    loop.symlink_to(loop.name)
+    cases = {fifo: "FIFO", Path("/dev/zero"): "a device", loop: "symlink loop", tmp_path: "folder"}
+    for path, words in cases.items():
+        with pytest.raises(UnsupportedFileError, match=words):
+            load_document(path)
+
+
+# -- furniture --------------------------------------------------------------------------
+
+
+def test_a_heading_at_the_top_of_a_column_is_content() -> None:
+    doc = load_document(h.column_heading_pdf(), name="paper.pdf")
+    heading = next(
+        i for i, ln in enumerate(doc.lines) if doc.text[ln.char_start :].startswith("6.5")
+    )
+    assert heading not in furniture_lines(doc)
+    blocks = parse_document(doc).blocks
+    chunks = chunk_document(doc, blocks, STRUCTURE, load_tokenizer(None))
+    assert any("6.5 Calling External Functions" in c.text for c in chunks)
+
+
+def test_a_document_that_would_be_all_furniture_has_none() -> None:
+    doc = load_document(h.repeated_form_pdf(["Visitor form", "Name and date"]), name="form.pdf")
+    assert furniture_lines(doc) == {}
+    exact(doc)
+
+
+def test_running_headers_repeated_beside_body_text_stay_furniture() -> None:
+    doc = load_document(h.many_pages_pdf(5), name="five.pdf")
+    assert furniture_lines(doc) == {}  # body text only, in the middle of the page
+    header = h.one_page_pdf(
+        h.text_ops(["Running head"], top=770) + b"\n" + h.text_ops(["Body."], top=400)
+    )
+    pages = load_document(header, name="one.pdf")
+    assert furniture_lines(pages) == {}  # one page is no evidence of repetition
+
+
+# -- rendering --------------------------------------------------------------------------
+
+
+def test_a_huge_page_is_drawn_at_a_fitted_zoom() -> None:
+    doc = load_document(
+        h.one_page_pdf(h.text_ops(["Huge."]), media_box=b"[0 0 14400 14400]"), name="huge.pdf"
+    )
+    png = render_page_png(doc, 1)
+    width = int.from_bytes(png[16:20], "big")
+    height = int.from_bytes(png[20:24], "big")
+    assert width <= MAX_SIDE_PX and width * height <= 1.001 * MAX_PIXELS and width > 1000
+    assert fitted_zoom(612, 792, 2.0) == 2.0  # ordinary pages keep their zoom
+
+
+def test_an_image_bomb_and_a_zero_page_are_drawn() -> None:
+    for name, data in (
+        ("image.pdf", h.image_bomb_pdf(20_000)),
+        ("zero.pdf", h.one_page_pdf(h.text_ops(["Zero."]), media_box=b"[0 0 0 0]")),
+    ):
+        doc = load_document(data, name=name)
+        assert render_page_png(doc, 1).startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("span", ["1" * 5000 + "-2", "0-" + "9" * 13, "1²-3"])
+def test_a_deep_link_span_with_too_many_digits_is_no_span(span: str) -> None:
+    assert parse_span(span) is None
+    assert parse_span("120-180") == (120, 180)
+
+
+# -- the command line -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["chunk", "x.txt", "--policy", "fixed", "--size", "abc"],
+        ["chunk", "x.txt", "--policy", "bogus"],
+        ["parse"],
+        ["frobnicate"],
+        [],
+    ],
+)
+def test_argparse_mistakes_are_one_error_line(argv: list[str], capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert info.value.code == 2 and out == ""
+    assert len(err.splitlines()) == 1 and err.startswith("error: chunkscope"), err
+
+
+def test_a_file_name_with_a_newline_keeps_its_error_on_one_line(tmp_path, capsys) -> None:
+    path = tmp_path / "bad\nname\x1b[2J.pdf"
+    path.write_bytes(b"not a pdf")
+    assert main(["parse", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and "\x1b" not in err
+    assert "bad\\nname\\x1b[2J.pdf" in err
+
+
+def test_tables_escape_the_control_characters_of_a_document(tmp_path, capsys) -> None:
+    path = tmp_path / "ctl.txt"
+    path.write_text("Hello \x1b[31mred\x07 text \x9b2J.\n\nOverwrite\r me.\n", "utf-8")
+    for command in (["parse", str(path)], ["chunk", str(path), "--policy", "fixed"]):
+        assert main(command) == 0
+        out = capsys.readouterr().out
+        assert not any(c in out for c in "\x1b\x07\x9b\r"), out
+        assert "\\x1b[31mred\\x07" in out
+    assert main(["parse", str(path), "--json", "--with-text"]) == 0
+    assert "\x1b[31m" in json.loads(capsys.readouterr().out)["document"]["text"]
+
+
+def test_escape_controls_keeps_text_and_breaks() -> None:
+    assert escape_controls("a\tb\nc é 中") == "a\tb\nc é 中"
+    assert escape_controls("a\nb", keep_breaks=False) == "a\\nb"
+
+
+def test_limit_flags_reach_the_loader(tmp_path, capsys) -> None:
+    path = tmp_path / "long.txt"
+    path.write_text("word " * 500, "utf-8")
+    assert main(["parse", str(path), "--max-chars", "100"]) == 2
+    err = capsys.readouterr().err
+    assert "over the limit of 100 characters a document" in err and "--max-chars" in err
+    assert limits.value("chars") == limits.LIMITS["chars"].default  # for that command only
+
+
+# -- runs over many files ---------------------------------------------------------------
+
+
+@pytest.fixture()
+def fake_model(monkeypatch):
+    monkeypatch.setattr(core.embed, "load_encoder", lambda *a, **k: FakeEncoder())
+    monkeypatch.setattr(core.embed, "embed_chunks", fake_embed_chunks)
+    monkeypatch.setattr(
+        eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
+    )
+
+
+def test_index_reports_a_bad_file_and_indexes_the_good_one(fake_model, tmp_path, capsys):
+    good = tmp_path / "good.md"
+    good.write_text("# Good\n\nThe good file has a sentence.\n", "utf-8")
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(h.page_tree_cycle_pdf())
+    store = tmp_path / "store"
+    argv = ["index", str(good), str(bad), "--policy", "fixed", "--store", str(store)]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert "good: 1 chunk indexed" in out and "bad: error: bad.pdf is damaged" in out
+    assert err.strip().splitlines()[-1] == "error: 1 of 2 files could not be indexed (see above)"
+
+
+def test_a_second_file_with_the_same_id_never_replaces_the_first(fake_model, tmp_path, capsys):
+    store = str(tmp_path / "store")
+    first = tmp_path / "report.md"
+    first.write_text("# Report\n\nThe first report.\n", "utf-8")
+    other = tmp_path / "other"
+    other.mkdir()
+    second = other / "report.txt"
+    second.write_text("A different file with the same stem.\n", "utf-8")
+    base = ["--policy", "fixed", "--methods", "naive", "--store", store, "--json"]
+    assert main(["index", str(first), *base]) == 0
+    capsys.readouterr()
+    assert main(["index", str(second), *base]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert "would replace the stored records of report.md" in report["documents"][0]["error"]
+    assert main(["query", "first report", "--methods", "naive", "--store", store, "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert "The first report." in json.dumps(hits)
+    assert main(["index", str(second), *base, "--force"]) == 0  # asked for: replaced
+
+
+def test_eval_reports_a_bad_file_and_scores_the_others(fake_model, tmp_path, capsys):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    text = "# Notes\n\nThe harbour master logs every ship that docks after dark.\n"
+    (docs / "notes.md").write_text(text, "utf-8")
+    (docs / "broken.pdf").write_bytes(h.count_lie_pdf())
+    start = text.index("The harbour")
+    query = {
+        "id": "q",
+        "query": "ships",
+        "doc": "notes",
+        "gold": [{"char_start": start, "char_end": start + 20}],
+    }
+    (tmp_path / "q.jsonl").write_text(json.dumps(query) + "\n", "utf-8")
+    argv = [
+        "eval",
+        "--queries",
+        str(tmp_path / "q.jsonl"),
+        "--docs",
+        str(docs),
+        "--methods",
+        "naive",
+        "--json",
+    ]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["n_queries"] == 1
+    lines = err.strip().splitlines()
+    assert lines[0].startswith("error: broken.pdf is damaged")
+    assert lines[-1] == "error: 1 of 2 files could not be read (see the lines above)"
+
+
+def test_a_load_error_is_a_chunkscope_error_for_every_crafted_pdf() -> None:
+    crafted = [h.page_tree_cycle_pdf(), h.count_lie_pdf(), b"%PDF-1.7\n" + b"\xff" * 200]
+    for data in crafted:
+        with pytest.raises(ChunkscopeError):
+            load_document(data, name="x.pdf")
