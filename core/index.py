@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from core.errors import ChunkscopeError, StoreLostError, UnsupportedFileError
+from core.ingest.formats import is_supported_name
 from core.types import Block, Chunk, ChunkPolicy, Document
 
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from core.store import ChunkStore
 
 Stage = Literal["parse", "chunk", "embed", "store", "skip", "done"]
-INDEXABLE_SUFFIXES: tuple[str, ...] = (".pdf", ".txt", ".md", ".markdown")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,8 +59,9 @@ class DocumentFile:
 
 
 def collect_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Files named, plus the PDFs/text/Markdown under named folders (recursive, sorted,
-    hidden folders such as ``.chunkscope`` skipped); each file once, in the order given.
+    """Files named, plus the files of every registered format under named folders
+    (recursive, sorted, hidden folders such as ``.chunkscope`` skipped); each file once,
+    in the order given.
 
     Raises ``UnsupportedFileError`` for a path that does not exist.
     """
@@ -75,7 +76,7 @@ def collect_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
                     p
                     for p in path.rglob("*")
                     if p.is_file()
-                    and p.suffix.lower() in INDEXABLE_SUFFIXES
+                    and is_supported_name(p)
                     and not any(part.startswith(".") for part in p.relative_to(path).parts)
                 )
             )

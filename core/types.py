@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 BBox = tuple[float, float, float, float]
-DocKind = Literal["pdf", "text"]
+DocKind = str  # the name of the document's format in ``core.ingest.formats``
 BlockKind = Literal["heading", "paragraph", "list", "table", "code", "caption", "header", "footer"]
 BLOCK_KINDS: tuple[str, ...] = (
     "heading",
@@ -102,8 +102,8 @@ class Document:
 
     For PDFs, ``char_page[i]`` is the 1-based page of ``text[i]`` (0 for characters the
     builder inserted, such as line breaks) and ``char_bbox_pt[i]`` its box (NaN for
-    inserted characters). Reflowable documents (``kind == "text"``) have no pages and
-    both maps are ``None``.
+    inserted characters). Reflowable documents (every format but PDF) have no pages and
+    both maps are ``None``. ``kind`` names the format (``core.ingest.formats``).
     """
 
     doc_id: str
@@ -117,7 +117,6 @@ class Document:
     outline: tuple[OutlineEntry, ...] = ()
     char_page: np.ndarray | None = None
     char_bbox_pt: np.ndarray | None = None
-    is_markdown: bool = False
     pdf_bytes: bytes | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -128,7 +127,8 @@ class Document:
 
     @property
     def is_paged(self) -> bool:
-        return self.kind == "pdf"
+        """Whether the document has pages (and so boxes and a rendered image)."""
+        return bool(self.pages)
 
     @property
     def pages_without_text(self) -> tuple[int, ...]:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from core.errors import LabelError
+from core.ingest.formats import describe_formats, is_supported_name
 
-DOC_SUFFIXES = (".pdf", ".md", ".markdown", ".txt")
 DEFAULT_METHODS = "naive,late,contextual"
 
 
@@ -94,14 +94,14 @@ def parse_ks(text: str) -> tuple[int, ...]:
 
 
 def expand_docs(paths: Sequence[str]) -> list[Path]:
-    """Files as given; folders become their .pdf/.md/.txt files, sorted."""
+    """Files as given; folders become their files of a registered format, sorted."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            inside = sorted(p for p in path.iterdir() if p.suffix.lower() in DOC_SUFFIXES)
+            inside = sorted(p for p in path.iterdir() if p.is_file() and is_supported_name(p))
             if not inside:
-                raise LabelError(f"{path} holds no .pdf, .md or .txt file")
+                raise LabelError(f"{path} holds no document ({describe_formats()})")
             found.extend(inside)
         elif path.is_file():
             found.append(path)

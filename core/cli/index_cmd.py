@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.errors import ChunkscopeError
+from core.ingest.formats import describe_formats
 
 ALL_METHODS = ("naive", "late", "contextual")
 DEFAULT_POLICY = "structure"
@@ -178,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
         raise ChunkscopeError(f"unknown parser {args.parser!r}: use {' or '.join(PARSERS)}")
     files = collect_files(args.paths)
     if not files:
-        raise ChunkscopeError("no PDF, .txt or .md files under the given paths")
+        raise ChunkscopeError(f"no documents ({describe_formats()}) under the given paths")
     store = ChunkStore.open(args.store, host=args.chroma_host)
     from core.embed import load_encoder
 

@@ -15,6 +15,8 @@ import json
 import sys
 from typing import TextIO
 
+from core.ingest.formats import describe_formats
+
 _PREVIEW_CHARS = 60
 
 
@@ -24,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="show the typed blocks of a PDF, text or Markdown file",
         description="Load FILE and print its typed blocks with their exact character spans.",
     )
-    parser.add_argument("file", metavar="FILE", help="a PDF, .txt or .md file")
+    parser.add_argument("file", metavar="FILE", help="a document: " + describe_formats())
     parser.add_argument("--password", help="password of an encrypted PDF")
     parser.add_argument(
         "--parser",

@@ -1,10 +1,11 @@
 """Ingest: source bytes to a ``Document`` with one canonical text.
 
-``load_document`` picks the kind from the content: bytes starting with ``%PDF-`` (within
-the first KiB, as the PDF spec allows) are a PDF; a ``.pdf`` name without that header is
-rejected as not a PDF; anything else must be UTF-8 text (``.md``/``.markdown`` is read as
-Markdown). The rules for each kind's canonical text are in ``core.ingest.pdf`` and
-``core.ingest.text``.
+``load_document`` asks the format registry (``core.ingest.formats``) which format reads
+the bytes: a PDF header anywhere in the first KiB makes a PDF, otherwise the suffix
+decides, and anything unclaimed that is not a binary container is UTF-8 text. The rules
+for each format's canonical text are in its loader module (``core.ingest.pdf``,
+``core.ingest.text``, ...); the built-in formats are registered in
+``core.ingest.catalogue``.
 """
 
 from __future__ import annotations
@@ -14,14 +15,13 @@ import os
 import re
 from pathlib import Path
 
-from core.errors import EmptyFileError, NotAPdfError, UnsupportedFileError
-from core.ingest.pdf import load_pdf
-from core.ingest.text import load_text
+from core.errors import EmptyFileError, UnsupportedFileError
+from core.ingest import catalogue as _catalogue  # noqa: F401  (registers the formats)
+from core.ingest.formats import LoadRequest, resolve_format
 from core.types import Document
 
 __all__ = ["doc_id_for", "document_to_dict", "load_document", "sha256_of"]
 
-_PDF_MAGIC = b"%PDF-"
 _SLUG_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -43,7 +43,7 @@ def load_document(
     name: str | None = None,
     password: str | None = None,
 ) -> Document:
-    """Read a PDF, text or Markdown file (a path, or raw bytes plus their file ``name``).
+    """Read a file of any registered format (a path, or raw bytes plus their ``name``).
 
     Raises ``EmptyFileError``, ``NotAPdfError``, ``ZeroPagesError``,
     ``PasswordRequiredError``, ``WrongPasswordError`` or ``UnsupportedFileError``.
@@ -72,16 +72,17 @@ def load_document(
         raise EmptyFileError(f"{base} is empty (0 bytes); give a file with content")
     doc_id = doc_id_for(base)
     digest = sha256_of(data)
-    stem = Path(base).stem or base
-    if _PDF_MAGIC in data[:1024]:
-        return load_pdf(
-            data, name=base, source=display, ids=(doc_id, digest, stem), password=password
-        )
-    if base.lower().endswith(".pdf"):
-        raise NotAPdfError(f"{base} is not a PDF (no %PDF- header); check the file")
-    if data[:4] in (b"\x89PNG", b"PK\x03\x04") or data[:3] == b"\xff\xd8\xff":
-        raise UnsupportedFileError(f"{base} is not a PDF or text file; give a PDF, .txt or .md")
-    return load_text(data, name=base, source=display, ids=(doc_id, digest, stem))
+    spec = resolve_format(data, base)
+    request = LoadRequest(
+        data=data,
+        name=base,
+        source=display,
+        doc_id=doc_id,
+        sha256=digest,
+        stem=Path(base).stem or base,
+        password=password,
+    )
+    return spec.load(request)
 
 
 def document_to_dict(doc: Document, *, with_text: bool = False) -> dict[str, object]:

@@ -18,9 +18,6 @@ import re
 from core.errors import EmptyFileError, UnsupportedFileError
 from core.types import Document, TextLine
 
-MARKDOWN_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".mdown", ".mkd")
-TEXT_SUFFIXES: tuple[str, ...] = (".txt", ".text", *MARKDOWN_SUFFIXES)
-
 _NEWLINES = re.compile(r"\r\n?")
 _ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -88,8 +85,12 @@ def guess_text_title(text: str, *, is_markdown: bool, fallback: str) -> str:
     return fallback
 
 
-def load_text(data: bytes, *, name: str, source: str, ids: tuple[str, str, str]) -> Document:
-    """Build a reflowable ``Document``; raises ``EmptyFileError`` when it holds no text.
+def load_text(
+    data: bytes, *, name: str, source: str, ids: tuple[str, str, str], kind: str = "text"
+) -> Document:
+    """Build a reflowable ``Document`` of format ``kind`` (``"text"`` or ``"markdown"``,
+    which only changes how the title is found); raises ``EmptyFileError`` when it holds
+    no text.
 
     ``ids`` is ``(doc_id, sha256, file stem)``; ``name`` is the file name.
     """
@@ -97,14 +98,12 @@ def load_text(data: bytes, *, name: str, source: str, ids: tuple[str, str, str])
     text = decode_text(data, name)
     if not text.strip():
         raise EmptyFileError(f"{name} holds no text; give a file with some content")
-    is_markdown = name.lower().endswith(MARKDOWN_SUFFIXES)
     return Document(
         doc_id=doc_id,
         sha256=sha256,
         source=source,
-        kind="text",
+        kind=kind,
         text=text,
-        title=guess_text_title(text, is_markdown=is_markdown, fallback=stem),
+        title=guess_text_title(text, is_markdown=kind == "markdown", fallback=stem),
         lines=text_lines(text),
-        is_markdown=is_markdown,
     )

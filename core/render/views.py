@@ -243,8 +243,10 @@ def block_marks(
 
 
 def kind_label(doc: Document) -> str:
-    """``PDF``, ``Markdown`` or ``text``: how the workbench names a document's kind."""
-    return "PDF" if doc.is_paged else ("Markdown" if doc.is_markdown else "text")
+    """``PDF``, ``Markdown``, ``text``, ...: the display label of the document's format."""
+    from core.ingest.formats import get_format
+
+    return get_format(doc.kind).label
 
 
 def document_row(doc: Document, *, tokens: int, indexed: str, origin: str) -> dict[str, object]:

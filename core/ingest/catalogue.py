@@ -1,0 +1,92 @@
+"""The formats Chunkscope ships, registered once when ``core.ingest`` is imported.
+
+Loaders and parsers are imported when first used, so registering costs nothing and no
+parser module is imported by the ingest package at start-up (the parsers import
+``core.ingest`` themselves).
+"""
+
+from __future__ import annotations
+
+from core.errors import NotAPdfError
+from core.ingest.formats import FormatSpec, LoadRequest, register
+from core.types import Block, Document
+
+PDF_MAGIC = b"%PDF-"
+
+
+def _load_pdf(req: LoadRequest) -> Document:
+    from core.ingest.pdf import load_pdf
+
+    return load_pdf(req.data, name=req.name, source=req.source, ids=req.ids, password=req.password)
+
+
+def _parse_pdf(doc: Document) -> list[Block | None]:
+    from core.parse.heuristic import parse_pdf
+
+    return parse_pdf(doc)
+
+
+def _parse_pdf_layout(doc: Document, **kwargs: object) -> list[Block | None]:
+    from core.parse.layout import parse_pdf_layout
+
+    return parse_pdf_layout(doc, **kwargs)  # type: ignore[arg-type]
+
+
+def _load_text(req: LoadRequest) -> Document:
+    from core.ingest.text import load_text
+
+    return load_text(req.data, name=req.name, source=req.source, ids=req.ids, kind="text")
+
+
+def _load_markdown(req: LoadRequest) -> Document:
+    from core.ingest.text import load_text
+
+    return load_text(req.data, name=req.name, source=req.source, ids=req.ids, kind="markdown")
+
+
+def _parse_plain(doc: Document) -> list[Block | None]:
+    from core.parse.markdown import parse_plain_text
+
+    return parse_plain_text(doc)
+
+
+def _parse_markdown(doc: Document) -> list[Block | None]:
+    from core.parse.markdown import parse_markdown
+
+    return parse_markdown(doc)
+
+
+register(
+    FormatSpec(
+        name="pdf",
+        label="PDF",
+        suffixes=(".pdf",),
+        load=_load_pdf,
+        parse=_parse_pdf,
+        parse_layout=_parse_pdf_layout,
+        paged=True,
+        sniff=lambda head: PDF_MAGIC in head,
+        content_wins=True,
+        mismatch="{name} is not a PDF (no %PDF- header); check the file",
+        mismatch_error=NotAPdfError,
+    )
+)
+register(
+    FormatSpec(
+        name="text",
+        label="text",
+        suffixes=(".txt", ".text"),
+        load=_load_text,
+        parse=_parse_plain,
+        default=True,
+    )
+)
+register(
+    FormatSpec(
+        name="markdown",
+        label="Markdown",
+        suffixes=(".md", ".markdown", ".mdown", ".mkd"),
+        load=_load_markdown,
+        parse=_parse_markdown,
+    )
+)
