@@ -90,3 +90,47 @@ register(
         parse=_parse_markdown,
     )
 )
+
+
+def _load_vtt(req: LoadRequest) -> Document:
+    from core.ingest.transcript import load_transcript
+
+    return load_transcript(req, kind="vtt")
+
+
+def _load_srt(req: LoadRequest) -> Document:
+    from core.ingest.transcript import load_transcript
+
+    return load_transcript(req, kind="srt")
+
+
+def _parse_transcript(doc: Document) -> list[Block | None]:
+    from core.parse.transcript import parse_transcript
+
+    return parse_transcript(doc)
+
+
+def _sniff_vtt(head: bytes) -> bool:
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n").startswith(b"WEBVTT")
+
+
+register(
+    FormatSpec(
+        name="vtt",
+        label="WebVTT transcript",
+        suffixes=(".vtt",),
+        load=_load_vtt,
+        parse=_parse_transcript,
+        sniff=_sniff_vtt,
+        mismatch="{name} is not a WebVTT file (it does not start with WEBVTT); check the file",
+    )
+)
+register(
+    FormatSpec(
+        name="srt",
+        label="SRT transcript",
+        suffixes=(".srt",),
+        load=_load_srt,
+        parse=_parse_transcript,
+    )
+)
