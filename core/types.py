@@ -118,6 +118,17 @@ class Cue:
             raise ValueError(f"Cue: bad time range {self.start_s}-{self.end_s} s")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MarkupBlock:
+    """A block the source's own markup declares (an HTML element, a Word paragraph
+    style): its kind, heading level (0 for other kinds) and span of the canonical text."""
+
+    kind: str
+    level: int
+    char_start: int
+    char_end: int
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class Document:
     """A source file and its canonical text.
@@ -126,7 +137,10 @@ class Document:
     builder inserted, such as line breaks) and ``char_bbox_pt[i]`` its box (NaN for
     inserted characters). Reflowable documents (every format but PDF) have no pages and
     both maps are ``None``. ``kind`` names the format (``core.ingest.formats``).
-    Transcripts have ``cues``, sorted by ``char_start`` and not overlapping.
+    Transcripts have ``cues``, sorted by ``char_start`` and not overlapping. Formats
+    with markup (HTML, Word) list the blocks it declares in ``markup_blocks``. For HTML,
+    ``char_raw_span[i]`` is the half-open byte range of ``source_bytes`` (the raw file)
+    that ``text[i]`` came from, ``(-1, -1)`` for inserted characters.
     """
 
     doc_id: str
@@ -141,6 +155,9 @@ class Document:
     char_page: np.ndarray | None = None
     char_bbox_pt: np.ndarray | None = None
     cues: tuple[Cue, ...] = ()
+    markup_blocks: tuple[MarkupBlock, ...] = ()
+    char_raw_span: np.ndarray | None = None
+    source_bytes: bytes | None = field(default=None, repr=False)
     pdf_bytes: bytes | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -148,6 +165,8 @@ class Document:
             raise ValueError("char_page must have one entry per character of text")
         if self.char_bbox_pt is not None and len(self.char_bbox_pt) != len(self.text):
             raise ValueError("char_bbox_pt must have one row per character of text")
+        if self.char_raw_span is not None and len(self.char_raw_span) != len(self.text):
+            raise ValueError("char_raw_span must have one row per character of text")
 
     @property
     def is_paged(self) -> bool:
@@ -169,6 +188,18 @@ class Document:
         """``(start_s, end_s)`` of the cues that hold a character of the span, or ``None``
         (no cues, or the span holds only characters outside every cue)."""
         return cue_time_ranges(self.cues, [(char_start, char_end)])[0]
+
+    def raw_range(self, char_start: int, char_end: int) -> tuple[int, int] | None:
+        """The byte range of the raw source the span came from: from its first mapped
+        character's first byte to its last one's end; ``None`` without a raw map or when
+        the span holds only inserted characters."""
+        if self.char_raw_span is None or char_end <= char_start:
+            return None
+        rows = self.char_raw_span[char_start:char_end]
+        mapped = rows[rows[:, 0] >= 0]
+        if not len(mapped):
+            return None
+        return int(mapped[:, 0].min()), int(mapped[:, 1].max())
 
     def slice(self, char_start: int, char_end: int) -> str:
         return self.text[char_start:char_end]

@@ -134,3 +134,26 @@ register(
         parse=_parse_transcript,
     )
 )
+
+
+def _load_html(req: LoadRequest) -> Document:
+    from core.ingest.html import load_html
+
+    return load_html(req)
+
+
+def _parse_markup(doc: Document) -> list[Block | None]:
+    from core.parse.markup import parse_markup
+
+    return parse_markup(doc)
+
+
+register(
+    FormatSpec(
+        name="html",
+        label="HTML",
+        suffixes=(".html", ".htm", ".xhtml"),
+        load=_load_html,
+        parse=_parse_markup,
+    )
+)
