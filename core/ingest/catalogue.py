@@ -157,3 +157,25 @@ register(
         parse=_parse_markup,
     )
 )
+
+
+def _load_docx(req: LoadRequest) -> Document:
+    from core.ingest.docx import load_docx
+
+    return load_docx(req)
+
+
+register(
+    FormatSpec(
+        name="docx",
+        label="Word",
+        suffixes=(".docx",),
+        load=_load_docx,
+        parse=_parse_markup,
+        sniff=lambda head: head.startswith(b"PK\x03\x04"),
+        mismatch=(
+            "{name} is not a Word .docx file (not a ZIP package: an old .doc, or a "
+            "password-protected file); save it as .docx without a password"
+        ),
+    )
+)
