@@ -45,15 +45,15 @@ def _load_markdown(req: LoadRequest) -> Document:
 
 
 def _parse_plain(doc: Document) -> list[Block | None]:
-    from core.parse.markdown import parse_plain_text
+    from core.parse.plaintext import parse_plain_text
 
     return parse_plain_text(doc)
 
 
 def _parse_markdown(doc: Document) -> list[Block | None]:
-    from core.parse.markdown import parse_markdown
+    from core.parse.commonmark import parse_commonmark
 
-    return parse_markdown(doc)
+    return parse_commonmark(doc)
 
 
 register(

@@ -7,9 +7,10 @@ b.text``. Headings have ``level >= 1``; ``heading_path`` is the breadcrumb of en
 headings (a heading's own path ends with itself).
 
 Parsers: ``"fast"`` (default) is the block parser the document's format registers
-(``core.ingest.formats``: ``core.parse.heuristic`` for PDFs, ``core.parse.markdown`` for
-text and Markdown, ...); ``"layout"`` uses a format's layout-model parser where it has one
-(PyMuPDF's layout model for PDFs, ``core.parse.layout``) and falls back to the fast one.
+(``core.ingest.formats``: ``core.parse.heuristic`` for PDFs, ``core.parse.plaintext`` for
+text, ``core.parse.commonmark`` for Markdown, ...); ``"layout"`` uses a format's
+layout-model parser where it has one (PyMuPDF's layout model for PDFs,
+``core.parse.layout``) and falls back to the fast one.
 """
 
 from __future__ import annotations
