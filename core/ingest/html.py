@@ -20,7 +20,7 @@ Canonical text rules:
   one space and are trimmed at block edges; ``<br>`` is a line break. Inside ``pre``
   the text is kept, CRLF and CR read as LF. U+00A0 (``&nbsp;``) is kept as itself.
 * Character references (``&amp;``, ``&#233;``) are decoded; one that names nothing
-  stays as written.
+  stays as written. An unclosed comment or tag at the end of the file is dropped.
 
 Maps: ``char_raw_span[i] = (b0, b1)`` is the half-open byte range of ``source_bytes``
 that ``text[i]`` came from: one character's bytes, a whole character reference, or the
@@ -79,6 +79,8 @@ class _Builder(HTMLParser):
         self.table_depth = 0
         self.in_title = False
         self.title_parts: list[str] = []
+        self.at_end = False
+        self.dropping_tail = False
 
     # -- positions and output ------------------------------------------------------------
     def _pos(self) -> int:
@@ -197,7 +199,14 @@ class _Builder(HTMLParser):
         elif tag in _PARAGRAPHS and not self._inline_only():
             self.open_block("paragraph")
 
+    def close(self) -> None:
+        self.at_end = True
+        super().close()
+
     def handle_data(self, data: str) -> None:
+        if self.at_end and (self.dropping_tail or data.startswith("<")):
+            self.dropping_tail = True  # an unclosed comment or tag at the end of the file
+            return
         start = self._pos()
         if self.in_title:
             self.title_parts.append(data)
