@@ -161,6 +161,15 @@ def test_a_transcript_citation_shows_its_time_range() -> None:
     assert cite.to_dict()["start_s"] == cite.start_s
 
 
+def test_cli_parse_json_carries_speakers_and_times(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", str(DATA / "interview.srt"), "--json"]) == 0
+    blocks = json.loads(capsys.readouterr().out)["blocks"]
+    assert [b["speaker"] for b in blocks][:2] == ["ANNA", "MARK"]
+    assert blocks[0]["start_s"] == 1.0 and blocks[0]["end_s"] == 5.7
+    assert main(["chunk", str(DATA / "lecture-3.vtt"), "--policy", "fixed"]) == 0
+    assert "00:12:25" in capsys.readouterr().out  # the table shows where a chunk starts
+
+
 def test_cli_chunk_json_carries_times(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["chunk", str(DATA / "interview.srt"), "--policy", "structure", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -77,8 +77,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def block_to_dict(block, *, paged: bool) -> dict[str, object]:  # noqa: ANN001
-    """One block as the JSON contract names it."""
-    return {
+    """One block as the JSON contract names it (a transcript turn adds ``speaker``,
+    ``start_s`` and ``end_s``)."""
+    out: dict[str, object] = {
         "kind": block.kind,
         "level": block.level,
         "char_start": block.char_start,
@@ -88,6 +89,9 @@ def block_to_dict(block, *, paged: bool) -> dict[str, object]:  # noqa: ANN001
         "heading_path": list(block.heading_path),
         "text": block.text,
     }
+    if block.start_s is not None:
+        out.update(speaker=block.speaker, start_s=block.start_s, end_s=block.end_s)
+    return out
 
 
 def print_blocks(blocks, out: TextIO) -> None:  # noqa: ANN001
