@@ -94,7 +94,7 @@ def _pages(chunk) -> str:  # chunk: Chunk; a transcript chunk shows its start ti
 
 
 def print_table(chunks, out: TextIO) -> None:  # chunks: Sequence[Chunk]
-    header = f"{'#':>4}  {'chars':>15}  {'page/time':>9}  {'tokens':>6}  {'heading path':<28}  text"
+    header = f"{'#':>4}  {'chars':>15}  {'pages':>9}  {'tokens':>6}  {'heading path':<28}  text"
     print(header, file=out)
     for n, chunk in enumerate(chunks, start=1):
         span = f"{chunk.char_start}-{chunk.char_end}"
