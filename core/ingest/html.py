@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import html
 import re
+from array import array
 from html.parser import HTMLParser
 
 import numpy as np
@@ -69,7 +70,8 @@ class _Builder(HTMLParser):
         self.source = source
         self.line_starts = [0, *(m.end() for m in re.finditer("\n", source))]
         self.chars: list[str] = []
-        self.raw: list[tuple[int, int]] = []
+        self.raw_a = array("q")  # raw character range of each canonical character
+        self.raw_b = array("q")
         self.blocks: list[MarkupBlock] = []
         self.kind, self.level, self.block_start = "paragraph", 0, 0
         self.pending_space: tuple[int, int] | None = None
@@ -87,30 +89,40 @@ class _Builder(HTMLParser):
         line, column = self.getpos()
         return self.line_starts[line - 1] + column
 
+    def _map(self, a: int, b: int, count: int = 1) -> None:
+        """Map ``count`` more canonical characters to the raw characters ``[a, b)``."""
+        if count == 1:
+            self.raw_a.append(a)
+            self.raw_b.append(b)
+        else:
+            self.raw_a.extend([a] * count)
+            self.raw_b.extend([b] * count)
+
     def _has_content(self) -> bool:
         return len(self.chars) > self.block_start
 
     def _emit(self, text: str, raw: tuple[int, int]) -> None:
         if self.pending_space is not None and self._has_content():
             self.chars.append(" ")
-            self.raw.append(self.pending_space)
+            self._map(*self.pending_space)
         self.pending_space = None
         self.chars.extend(text)
-        self.raw.extend([raw] * len(text))
+        self._map(*raw, count=len(text))
 
     def _insert(self, text: str) -> None:
         """A separator the builder adds (maps to no raw bytes); none at a block's start."""
         self.pending_space = None
         if self._has_content():
             self.chars.extend(text)
-            self.raw.extend([(INSERTED, INSERTED)] * len(text))
+            self._map(INSERTED, INSERTED, count=len(text))
 
     def open_block(self, kind: str, level: int = 0) -> None:
         """End the current block (kept if it holds text) and start one of ``kind``."""
         self.pending_space = None
         while self._has_content() and self.chars[-1] in "\n\t":
             self.chars.pop()
-            self.raw.pop()
+            self.raw_a.pop()
+            self.raw_b.pop()
         if self._has_content():
             self.blocks.append(
                 MarkupBlock(
@@ -121,7 +133,7 @@ class _Builder(HTMLParser):
                 )
             )
             self.chars.extend("\n\n")
-            self.raw.extend([(INSERTED, INSERTED)] * 2)
+            self._map(INSERTED, INSERTED, count=2)
         self.kind, self.level, self.block_start = kind, level, len(self.chars)
 
     def _inline_only(self) -> bool:
@@ -227,7 +239,8 @@ class _Builder(HTMLParser):
     def _emit_run(self, text: str, raw_start: int) -> None:
         self._emit(text[0], (raw_start, raw_start + 1))
         self.chars.extend(text[1:])
-        self.raw.extend((raw_start + i, raw_start + i + 1) for i in range(1, len(text)))
+        self.raw_a.extend(range(raw_start + 1, raw_start + len(text)))
+        self.raw_b.extend(range(raw_start + 2, raw_start + len(text) + 1))
 
     def _verbatim(self, data: str, start: int) -> None:
         i = 0
@@ -244,7 +257,7 @@ class _Builder(HTMLParser):
         if not self._has_content() and char in " \t\n\r\f":
             return  # a pre block starts at its first visible character
         self.chars.append(char)
-        self.raw.append(raw)
+        self._map(*raw)
 
     def _reference(self) -> None:
         start = self._pos()
@@ -301,12 +314,18 @@ def load_html(req: LoadRequest) -> Document:
     builder.close()
     builder.open_block("paragraph")
     if builder.chars and builder.chars[-2:] == ["\n", "\n"]:
-        del builder.chars[-2:], builder.raw[-2:]
+        del builder.chars[-2:], builder.raw_a[-2:], builder.raw_b[-2:]
     text = "".join(builder.chars)
     if not text.strip():
         raise EmptyFileError(f"{req.name} holds no visible text; give a page with content")
     offsets = _byte_offsets(source, bom)
-    raw = np.asarray(builder.raw, dtype=np.int64).reshape(-1, 2)
+    raw = np.stack(
+        [
+            np.frombuffer(builder.raw_a, dtype=np.int64),
+            np.frombuffer(builder.raw_b, dtype=np.int64),
+        ],
+        axis=1,
+    )
     mapped = raw[:, 0] >= 0
     char_raw = np.full_like(raw, INSERTED)
     char_raw[mapped, 0] = offsets[raw[mapped, 0]]
