@@ -12,7 +12,8 @@ _ui_frame.entry("pages/library.py")
 st.title("Library")
 st.caption(
     "Documents to inspect: the bundled samples and whatever you upload in this session. "
-    "PDFs keep a character-exact map to their pages; text and Markdown are reflowable."
+    "PDFs keep a character-exact map to their pages; every other format is reflowable: "
+    "character offsets, plus cue times for transcripts and raw byte ranges for HTML."
 )
 
 limit_mb = st.get_option("server.maxUploadSize")

@@ -201,3 +201,25 @@ def test_bad_transcripts_fail_in_one_line(name, data, error, words, tmp_path, ca
     assert main(["parse", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_stored_hits_keep_the_time_range(tmp_path: Path) -> None:
+    from fakes import FakeEncoder, fake_embed_chunks
+
+    from core.store import ChunkStore
+
+    doc, blocks = parsed(DATA / "lecture-3.vtt")
+    policy = ChunkPolicy(name="structure", size=96, overlap=0, unit="tokens")
+    chunks = chunk_document(doc, blocks, policy, load_tokenizer())
+    encoder = FakeEncoder()
+    vectors = fake_embed_chunks(doc, chunks, "naive", encoder)
+    store = ChunkStore.open(tmp_path / "store")
+    store.upsert_document(doc, chunks, vectors, model=encoder.name, method="naive", policy=policy)
+    hits = store.query(vectors[1].vector, model=encoder.name, method="naive", policy=policy, k=3)
+    by_id = {c.chunk_id: c for c in chunks}
+    assert hits and all(h.start_s is not None for h in hits)
+    for hit in hits:
+        chunk = by_id[hit.chunk_id]
+        assert (hit.start_s, hit.end_s) == (chunk.start_s, chunk.end_s)
+        assert hit.citation == Citation.of_chunk(chunk)
+        assert format_clock(chunk.start_s) in hit.citation.render()
