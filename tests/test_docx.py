@@ -124,3 +124,15 @@ def test_an_empty_docx_says_so() -> None:
     docx.Document().save(buffer)
     with pytest.raises(EmptyFileError, match="holds no text"):
         load_document(buffer.getvalue(), name="empty.docx")
+
+
+def test_a_zip_bomb_is_refused_before_it_is_read() -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml", b"<Types/>")
+        with z.open("word/document.xml", "w", force_zip64=True) as member:
+            block = b"\0" * 2**24
+            for _ in range(33):  # 528 MiB of zeros, about 0.5 MiB compressed
+                member.write(block)
+    with pytest.raises(UnsupportedFileError, match="ZIP bomb"):
+        load_document(buffer.getvalue(), name="bomb.docx")

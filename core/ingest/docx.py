@@ -27,6 +27,7 @@ from core.errors import EmptyFileError, UnsupportedFileError
 from core.ingest.formats import LoadRequest
 from core.types import Document, MarkupBlock, TextLine
 
+MAX_UNPACKED_BYTES = 512 * 2**20
 _HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
@@ -81,10 +82,26 @@ def _body_items(document) -> list[tuple[str, int, str]]:
     return items
 
 
+def _check_expansion(req: LoadRequest) -> None:
+    """Refuse a package whose parts would expand past ``MAX_UNPACKED_BYTES`` (a ZIP bomb)
+    before python-docx reads every part into memory."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(req.data)) as package:
+            unpacked = sum(info.file_size for info in package.infolist())
+    except (zipfile.BadZipFile, ValueError):
+        return  # python-docx reports the damage
+    if unpacked > MAX_UNPACKED_BYTES:
+        raise UnsupportedFileError(
+            f"{req.name} expands to {unpacked / 2**20:,.0f} MiB (more than "
+            f"{MAX_UNPACKED_BYTES // 2**20} MiB); refusing it as a likely ZIP bomb"
+        )
+
+
 def _open(req: LoadRequest):  # -> docx.document.Document
     import docx
     from docx.opc.exceptions import PackageNotFoundError
 
+    _check_expansion(req)
     try:
         return docx.Document(io.BytesIO(req.data))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:

@@ -57,7 +57,7 @@ _LISTS = frozenset({"ul", "ol", "dl", "menu"})
 _IN_HEAD = frozenset({"title", "meta", "link", "style", "script", "base", "noscript", "template"})
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _SPACE = re.compile(r"[ \t\n\r\f]+")
-_NOT_SPACE = re.compile(r"[^ \t\n\r\f]+")
+_WORD_OR_SPACE = re.compile(r"[ \t\n\r\f]+|[^ \t\n\r\f]+")
 _REFERENCE = re.compile(r"&(?:#[0-9]{1,8};?|#[xX][0-9a-fA-F]{1,8};?|[A-Za-z][A-Za-z0-9]{0,40};?)")
 INSERTED = -1
 
@@ -228,7 +228,10 @@ class _Builder(HTMLParser):
         if self.pre_depth:
             self._verbatim(data, start)
             return
-        for match in re.finditer(r"[ \t\n\r\f]+|[^ \t\n\r\f]+", data):
+        if _SPACE.search(data) is None:  # one word (a lone "<" or "&" among them)
+            self._emit_run(data, start)
+            return
+        for match in _WORD_OR_SPACE.finditer(data):
             a, b = start + match.start(), start + match.end()
             if match.group()[0] in " \t\n\r\f":
                 if self.pending_space is None and self._has_content():
