@@ -75,3 +75,13 @@ def test_chunks_page_offers_the_exports(app) -> None:
     assert any(c.value.startswith("**lecture\\-3** cut by") for c in app.caption)
     labels = [b.proto.label for b in app.get("download_button")]
     assert "LangChain JSONL" in labels and "LlamaIndex JSONL" in labels
+
+
+@pytest.mark.parametrize("doc_id", ["lecture-3", "pumps"])
+def test_parse_page_types_the_blocks(app, doc_id: str) -> None:
+    app.switch_page("pages/parse.py").run()
+    app.sidebar.selectbox[0].set_value(doc_id).run()
+    assert not app.exception, [e.value for e in app.exception]
+    page = "\n".join(h.proto.body for h in app.html)
+    kind = "turn" if doc_id == "lecture-3" else "table"
+    assert f'data-kind="{kind}"' in page

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
+from core.ingest.formats import get_format
 from core.render.markup import Mark, Shape
 from core.render.overlay import (
     BLOCK_COLOURS,
@@ -244,8 +245,6 @@ def block_marks(
 
 def kind_label(doc: Document) -> str:
     """``PDF``, ``Markdown``, ``text``, ...: the display label of the document's format."""
-    from core.ingest.formats import get_format
-
     return get_format(doc.kind).label
 
 
