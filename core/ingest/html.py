@@ -301,27 +301,22 @@ def _byte_offsets(source: str, bom: int) -> np.ndarray:
     return offsets
 
 
-def load_html(req: LoadRequest) -> Document:
+def _decode(req: LoadRequest) -> tuple[str, int]:
+    """The source as text and the length of its byte-order mark (0 or 3 bytes)."""
     data = req.data
     bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     if b"\x00" in data:
         raise UnsupportedFileError(f"{req.name} is a binary file, not HTML; check the file")
     try:
-        source = data[bom:].decode("utf-8")
+        return data[bom:].decode("utf-8"), bom
     except UnicodeDecodeError as exc:
         raise UnsupportedFileError(
             f"{req.name} is not UTF-8 HTML (bad byte at offset {exc.start + bom}); save it as UTF-8"
         ) from None
-    builder = _Builder(source)
-    builder.feed(source)
-    builder.close()
-    builder.open_block("paragraph")
-    if builder.chars and builder.chars[-2:] == ["\n", "\n"]:
-        del builder.chars[-2:], builder.raw_a[-2:], builder.raw_b[-2:]
-    text = "".join(builder.chars)
-    if not text.strip():
-        raise EmptyFileError(f"{req.name} holds no visible text; give a page with content")
-    offsets = _byte_offsets(source, bom)
+
+
+def _byte_map(builder: _Builder, source: str, bom: int) -> np.ndarray:
+    """The builder's raw character ranges as byte ranges of the file (``(n, 2)`` int64)."""
     raw = np.stack(
         [
             np.frombuffer(builder.raw_a, dtype=np.int64),
@@ -329,14 +324,30 @@ def load_html(req: LoadRequest) -> Document:
         ],
         axis=1,
     )
+    offsets = _byte_offsets(source, bom)
     mapped = raw[:, 0] >= 0
     char_raw = np.full_like(raw, INSERTED)
     char_raw[mapped, 0] = offsets[raw[mapped, 0]]
     char_raw[mapped, 1] = offsets[raw[mapped, 1]]
-    title = " ".join("".join(builder.title_parts).split())
+    return char_raw
+
+
+def load_html(req: LoadRequest) -> Document:
+    """An HTML ``Document`` (see the module docstring for the rules and the raw map)."""
+    source, bom = _decode(req)
+    builder = _Builder(source)
+    builder.feed(source)
+    builder.close()
+    builder.open_block("paragraph")
+    if builder.chars[-2:] == ["\n", "\n"]:
+        del builder.chars[-2:], builder.raw_a[-2:], builder.raw_b[-2:]
+    text = "".join(builder.chars)
+    if not text.strip():
+        raise EmptyFileError(f"{req.name} holds no visible text; give a page with content")
     blocks = tuple(builder.blocks)
-    if not title:
-        title = next((text[b.char_start : b.char_end] for b in blocks if b.kind == "heading"), "")
+    title = " ".join("".join(builder.title_parts).split()) or next(
+        (text[b.char_start : b.char_end] for b in blocks if b.kind == "heading"), ""
+    )
     return Document(
         doc_id=req.doc_id,
         sha256=req.sha256,
@@ -351,6 +362,6 @@ def load_html(req: LoadRequest) -> Document:
             for i, b in enumerate(blocks)
         ),
         markup_blocks=blocks,
-        char_raw_span=char_raw,
-        source_bytes=data,
+        char_raw_span=_byte_map(builder, source, bom),
+        source_bytes=req.data,
     )

@@ -110,35 +110,33 @@ def _speaker_and_text(cue: RawCue) -> tuple[str, str]:
 
 def _turns(cues: list[RawCue]) -> list[tuple[str, list[RawCue]]]:
     """Cues grouped into turns (see the module docstring), each cue's text cleaned."""
-    cleaned = [
-        (sp, RawCue(c.start_s, c.end_s, sp, t))
-        for c in cues
-        for sp, t in [_speaker_and_text(c)]
-        if t
-    ]
-    named = any(sp for sp, _ in cleaned)
+    cleaned = []
+    for cue in cues:
+        speaker, text = _speaker_and_text(cue)
+        if text:
+            cleaned.append(RawCue(cue.start_s, cue.end_s, speaker, text))
+    named = any(cue.speaker for cue in cleaned)
     turns: list[tuple[str, list[RawCue]]] = []
-    for speaker, cue in cleaned:
-        if turns:
-            current, members = turns[-1]
-            continues = (
-                (not speaker or speaker == current)
-                if named
-                else (cue.start_s - members[-1].end_s < PAUSE_S)
-            )
-            if continues:
-                members.append(RawCue(cue.start_s, cue.end_s, current, cue.text))
-                continue
-        turns.append((speaker, [cue]))
+    for cue in cleaned:
+        if turns and _continues(turns[-1], cue, named=named):
+            speaker, members = turns[-1]
+            members.append(RawCue(cue.start_s, cue.end_s, speaker, cue.text))
+        else:
+            turns.append((cue.speaker, [cue]))
     return turns
 
 
-def load_transcript(req: LoadRequest, *, kind: str) -> Document:
-    """A transcript ``Document`` of format ``kind`` (``"vtt"`` or ``"srt"``)."""
-    raw = vtt_cues(req.data, req.name) if kind == "vtt" else srt_cues(req.data, req.name)
-    turns = _turns(raw)
-    if not turns:
-        raise EmptyFileError(f"{req.name} holds no cues with text; give a transcript with content")
+def _continues(turn: tuple[str, list[RawCue]], cue: RawCue, *, named: bool) -> bool:
+    """Whether ``cue`` belongs to ``turn``: the same speaker or none named (in a
+    transcript that names speakers), else no pause of ``PAUSE_S`` before it."""
+    speaker, members = turn
+    if named:
+        return not cue.speaker or cue.speaker == speaker
+    return cue.start_s - members[-1].end_s < PAUSE_S
+
+
+def _canonical(turns: list[tuple[str, list[RawCue]]]) -> tuple[str, list[Cue], list[TextLine]]:
+    """The canonical text, every cue's span and times, and one line per turn."""
     parts: list[str] = []
     cues: list[Cue] = []
     lines: list[TextLine] = []
@@ -156,27 +154,38 @@ def load_transcript(req: LoadRequest, *, kind: str) -> Document:
                 parts.append(" ")
                 position += 1
             parts.append(cue.text)
+            end = position + len(cue.text)
             cues.append(
                 Cue(
                     char_start=position,
-                    char_end=position + len(cue.text),
+                    char_end=end,
                     start_s=cue.start_s,
                     end_s=max(cue.end_s, cue.start_s),
                     speaker=speaker,
                 )
             )
-            position += len(cue.text)
+            position = end
         lines.append(
             TextLine(
                 char_start=turn_start, char_end=position, page=0, bbox_pt=None, source_block=number
             )
         )
+    return "".join(parts), cues, lines
+
+
+def load_transcript(req: LoadRequest, *, kind: str) -> Document:
+    """A transcript ``Document`` of format ``kind`` (``"vtt"`` or ``"srt"``)."""
+    raw = vtt_cues(req.data, req.name) if kind == "vtt" else srt_cues(req.data, req.name)
+    turns = _turns(raw)
+    if not turns:
+        raise EmptyFileError(f"{req.name} holds no cues with text; give a transcript with content")
+    text, cues, lines = _canonical(turns)
     return Document(
         doc_id=req.doc_id,
         sha256=req.sha256,
         source=req.source,
         kind=kind,
-        text="".join(parts),
+        text=text,
         title=req.stem,
         lines=tuple(lines),
         cues=tuple(cues),
