@@ -6,9 +6,11 @@ from __future__ import annotations
 import functools
 import io
 import zipfile
+from pathlib import Path
 
 import docx
 import pytest
+from conftest import ROOT
 from test_chunk import assert_chunk_invariants
 from test_chunk_corpus import POLICIES
 
@@ -53,9 +55,12 @@ def manual_bytes() -> bytes:
     return buffer.getvalue()
 
 
+THIRD_PARTY = sorted((ROOT / "tests" / "data" / "formats" / "third_party").glob("*.docx"))
+
+
 @functools.cache
-def parsed() -> tuple[Document, tuple[Block, ...]]:
-    doc = load_document(manual_bytes(), name="manual.docx")
+def parsed(path: Path | None = None) -> tuple[Document, tuple[Block, ...]]:
+    doc = load_document(path) if path else load_document(manual_bytes(), name="manual.docx")
     return doc, parse_document(doc).blocks
 
 
@@ -82,9 +87,26 @@ def test_styles_become_typed_blocks() -> None:
     assert "altitude.\tSee section 3.\nA line after a break" in doc.text
 
 
+def test_third_party_documents_read_as_written() -> None:
+    assert len(THIRD_PARTY) == 4
+    known = parsed(THIRD_PARTY[2])  # par-known-paragraphs: a Heading 1 and a Normal paragraph
+    assert [(b.kind, b.level, b.text) for b in known[1]][:2] == [
+        ("heading", 1, "Heading Paragraph"),
+        ("paragraph", 0, "Normal paragraph"),
+    ]
+    numbered = parsed(THIRD_PARTY[0])[1]
+    assert [b.kind for b in numbered] == ["list"]
+    inner = parsed(THIRD_PARTY[3])[1]  # paragraphs and tables in body order
+    assert [b.text for b in inner][:4] == ["P1", "T2", "P3", "T4"]
+    assert [b.kind for b in inner][:4] == ["paragraph", "table", "paragraph", "table"]
+    links = parsed(THIRD_PARTY[1])[0]
+    assert "Three with link to https://foo.com." in links.text  # hyperlink text is read
+
+
 @pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p.key)
-def test_every_policy_keeps_exact_offsets(policy: ChunkPolicy) -> None:
-    doc, blocks = parsed()
+@pytest.mark.parametrize("path", [None, *THIRD_PARTY], ids=lambda p: p.name if p else "manual")
+def test_every_policy_keeps_exact_offsets(path: Path | None, policy: ChunkPolicy) -> None:
+    doc, blocks = parsed(path)
     tokenizer = load_tokenizer()
     chunks = chunk_document(doc, blocks, policy, tokenizer)
     assert_chunk_invariants(doc, blocks, policy, chunks, tokenizer)

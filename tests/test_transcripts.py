@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,10 @@ from core.tokens import load_tokenizer
 from core.types import Block, ChunkPolicy, Document
 
 DATA = ROOT / "tests" / "data" / "formats"
-TRANSCRIPTS = sorted([*DATA.glob("*.vtt"), *DATA.glob("*.srt")])
+NOT_UTF8 = {"srt_gb2312.srt"}
+TRANSCRIPTS = sorted(
+    p for p in [*DATA.rglob("*.vtt"), *DATA.rglob("*.srt")] if p.name not in NOT_UTF8
+)
 
 
 @functools.cache
@@ -39,7 +43,12 @@ def brute_time_range(doc: Document, start: int, end: int) -> tuple[float, float]
 
 
 def test_the_transcripts_are_there() -> None:
-    assert {p.suffix for p in TRANSCRIPTS} == {".vtt", ".srt"} and len(TRANSCRIPTS) >= 3
+    assert {p.suffix for p in TRANSCRIPTS} == {".vtt", ".srt"} and len(TRANSCRIPTS) >= 11
+
+
+def test_a_transcript_that_is_not_utf8_fails_in_one_line() -> None:
+    with pytest.raises(UnsupportedFileError, match="not UTF-8 text .* save it as UTF-8$"):
+        load_document(DATA / "third_party" / "srt_gb2312.srt")
 
 
 @pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: p.name)
@@ -56,7 +65,8 @@ def test_turns_and_cues_are_exact(path: Path) -> None:
             assert block.text.startswith(block.speaker + ": ")
     for cue in doc.cues:
         cue_text = doc.text[cue.char_start : cue.char_end]
-        assert cue_text == cue_text.strip() and "\n" not in cue_text and "<" not in cue_text
+        assert cue_text == cue_text.strip() and "\n" not in cue_text
+        assert re.search(r"<[a-zA-Z/0-9][^<>]*>|\{\\", cue_text) is None  # markup removed
         holder = [
             b for b in blocks if b.char_start <= cue.char_start and cue.char_end <= b.char_end
         ]

@@ -27,15 +27,12 @@ _TITLE_MAX_CHARS = 120
 def decode_text(data: bytes, name: str) -> str:
     """UTF-8 bytes to canonical text (BOM dropped, newlines normalised to ``\\n``)."""
     if b"\x00" in data:
-        raise UnsupportedFileError(
-            f"{name} is a binary file; give a PDF, a UTF-8 text file or a Markdown file"
-        )
+        raise UnsupportedFileError(f"{name} is a binary file, not text; check the file")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise UnsupportedFileError(
-            f"{name} is not UTF-8 text (bad byte at offset {exc.start}); "
-            "save it as UTF-8 or give a PDF"
+            f"{name} is not UTF-8 text (bad byte at offset {exc.start}); save it as UTF-8"
         ) from None
     return _NEWLINES.sub("\n", text)
 
