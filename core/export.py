@@ -15,8 +15,9 @@ Two shapes, one JSON object per line, one line per chunk, in chunk order:
 Both carry the full provenance in ``metadata`` (``chunkscope_*`` keys, so they never
 clash with a peer's own): document id, sha256, source, format, title, chunk id, the
 half-open character span into the canonical text, pages, heading path, block kinds,
-policy, token count, the rendered citation, transcript times in seconds where the
-document has them, and for PDFs one box per laid-out line (``[page, x0, y0, x1, y1]``,
+policy, token count, the rendered citation, transcript times in seconds and an HTML
+chunk's half-open byte range of the raw file where the document has them, and for PDFs
+one box per laid-out line (``[page, x0, y0, x1, y1]``,
 points, origin top-left of the rendered page). ``read_export`` loads either shape back
 and ``check_export`` verifies every offset against the document.
 """
@@ -74,6 +75,9 @@ def provenance(doc: Document, chunk: Chunk) -> dict[str, object]:
     if chunk.start_s is not None:
         meta["chunkscope_start_s"] = chunk.start_s
         meta["chunkscope_end_s"] = chunk.end_s
+    raw = doc.raw_range(chunk.char_start, chunk.char_end)
+    if raw is not None:
+        meta["chunkscope_raw_bytes"] = list(raw)
     if doc.is_paged:
         meta["chunkscope_boxes"] = [
             [line.page, *(round(v, 2) for v in line.bbox_pt)]

@@ -24,6 +24,8 @@ DOCS = [
     SAMPLE_DOCS / "sample-sigconf.pdf",
     TEXT_CORPORA / "wikitexts.md",
     ROOT / "tests" / "data" / "formats" / "lecture-3.vtt",
+    ROOT / "tests" / "data" / "formats" / "pumps.html",
+    ROOT / "tests" / "data" / "formats" / "third_party" / "python-docx_sct-inner-content.docx",
 ]
 # TextNode.to_dict() of llama-index-core 0.14.25 has exactly these keys
 TEXTNODE_KEYS = {
@@ -61,6 +63,8 @@ def test_round_trip_keeps_every_offset(path: Path, policy: str, shape: str) -> N
         assert meta["chunkscope_pages"] == list(chunk.pages)
         assert meta["chunkscope_heading_path"] == list(chunk.heading_path)
         assert meta.get("chunkscope_start_s") == chunk.start_s
+        raw = doc.raw_range(chunk.char_start, chunk.char_end)
+        assert meta.get("chunkscope_raw_bytes") == (None if raw is None else list(raw))
         if doc.is_paged:
             assert meta["chunkscope_boxes"]
             assert {box[0] for box in meta["chunkscope_boxes"]} <= set(chunk.pages)
