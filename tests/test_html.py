@@ -133,6 +133,14 @@ def test_what_the_pump_page_says() -> None:
     assert doc.source_bytes[a:b] == b"bearings</b>."  # the raw range, tags included
 
 
+def test_an_svg_title_is_neither_text_nor_the_documents_title() -> None:
+    doc = load_document(
+        b"<title>Page</title><p>Drawn: <svg><title>icon</title><text>T</text></svg> done</p>",
+        name="svg.html",
+    )
+    assert doc.title == "Page" and doc.text == "Drawn: done"
+
+
 def test_tricky_markup() -> None:
     doc, blocks = parsed("tricky")
     assert blocks[0].kind == "heading" and blocks[0].text == "Caf\u00e9 na\u00efve & co"

@@ -37,6 +37,7 @@ __all__ = [
     "FormatSpec",
     "LoadRequest",
     "all_formats",
+    "describe_formats",
     "get_format",
     "is_supported_name",
     "register",

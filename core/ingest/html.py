@@ -147,7 +147,7 @@ class _Builder(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self.skipping == ["head"] and tag not in _IN_HEAD:
             self.skipping.clear()  # content without </head>: the head has ended
-        if tag == "title":
+        if tag == "title" and self.skipping in ([], ["head"]):  # not an <svg> <title>
             self.in_title = True
             return
         if self.skipping or tag in _SKIPPED:
@@ -186,7 +186,7 @@ class _Builder(HTMLParser):
             self.handle_starttag(tag, attrs)
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
+        if tag == "title" and self.in_title:
             self.in_title = False
             return
         if self.skipping:
