@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_chunk import assert_chunk_invariants
 from test_chunk_corpus import POLICIES
 
@@ -233,3 +235,65 @@ def test_stored_hits_keep_the_time_range(tmp_path: Path) -> None:
         assert (hit.start_s, hit.end_s) == (chunk.start_s, chunk.end_s)
         assert hit.citation == Citation.of_chunk(chunk)
         assert format_clock(chunk.start_s) in hit.citation.render()
+
+
+_CUE_TEXT = st.lists(
+    st.sampled_from(
+        ["word", "Caf\u00e9", "&amp;", "<i>it</i>", "<b>", "2 < 3", "\u05e9\u05dc\u05d5\u05dd",
+         "e\u0301", "\U0001f680", "  ", "\n", "Dr.", "Note:", "ok.", "?", "-"]
+    ),
+    min_size=1,
+    max_size=8,
+)  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["", "Ann", "Dr. Bo", "C3"]), _CUE_TEXT, st.floats(0, 5)),
+        min_size=1,
+        max_size=25,
+    ),
+    st.sampled_from(["vtt", "srt"]),
+)
+def test_random_cues_keep_spans_and_times(cues, kind) -> None:
+    def stamp(seconds: float, sep: str) -> str:
+        ms = round(seconds * 1000)
+        return (
+            f"{ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d}{sep}{ms % 1000:03d}"
+        )
+
+    now, parts = 0.0, ["WEBVTT", ""] if kind == "vtt" else []
+    for n, (speaker, words, gap) in enumerate(cues, 1):
+        text = " ".join(words)
+        if kind == "vtt":
+            voice = f"<v {speaker}>" if speaker else ""
+            parts += [f"{stamp(now, '.')} --> {stamp(now + 1, '.')}", voice + text, ""]
+        else:
+            prefix = f"{speaker.upper()}: " if speaker else ""
+            parts += [str(n), f"{stamp(now, ',')} --> {stamp(now + 1, ',')}", prefix + text, ""]
+        now += 1 + gap
+    try:
+        doc = load_document("\n".join(parts).encode(), name=f"random.{kind}")
+    except EmptyFileError:
+        return
+    blocks = parse_document(doc).blocks
+    assert [(b.char_start, b.char_end) for b in blocks] == [
+        (ln.char_start, ln.char_end) for ln in doc.lines
+    ]
+    for cue in doc.cues:
+        assert (
+            doc.text[cue.char_start : cue.char_end].strip()
+            == doc.text[cue.char_start : cue.char_end]
+        )
+    for block in blocks:
+        assert doc.text[block.char_start : block.char_end] == block.text
+        assert (block.start_s, block.end_s) == brute_time_range(
+            doc, block.char_start, block.char_end
+        )
+    policy = ChunkPolicy(name="structure", size=12, overlap=0, unit="tokens")
+    for chunk in chunk_document(doc, blocks, policy, load_tokenizer()):
+        assert doc.text[chunk.char_start : chunk.char_end] == chunk.text
+        assert (chunk.start_s, chunk.end_s) == brute_time_range(
+            doc, chunk.char_start, chunk.char_end
+        )
