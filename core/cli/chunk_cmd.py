@@ -24,7 +24,7 @@ _SEPARATOR = " > "
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "chunk",
-        help="chunk a PDF, text or Markdown file under a policy",
+        help="chunk a document under a policy",
         description=(
             "Chunk FILE under a policy and print the chunks with their exact spans. "
             "Defaults: fixed 800/100 chars (200/40 tokens), sentence 5/1 sentences, "

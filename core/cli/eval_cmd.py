@@ -1,6 +1,6 @@
 """``chunkscope eval``: score a labelled query set over a corpus, one column per method.
 
-Every document given to ``--docs`` (files, or folders of .pdf/.md/.txt files) is chunked
+Every document given to ``--docs`` (files, or folders of documents) is chunked
 under one policy and embedded once per method; each query is ranked against all chunks
 (``--scope corpus``) or its own document's (``--scope doc``). Without ``--json`` a table:
 metrics as rows, methods as columns, the query count of each row, then the deltas between
@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         required=True,
         nargs="+",
         metavar="PATH",
-        help="documents, or folders of .pdf/.md/.txt files",
+        help="documents, or folders of documents (" + describe_formats() + ")",
     )
     parser.add_argument(
         "--policy",

@@ -1,6 +1,6 @@
 """``chunkscope index PATH...``: chunk, embed and store files for later queries.
 
-A PATH may be a folder (its PDFs, .txt and .md files, recursively). Each file is parsed
+A PATH may be a folder (its files of every registered format, recursively). Each file is parsed
 and chunked once and embedded once per method; versions already stored completely are
 skipped. Progress goes to stderr, one summary line per document to stdout (``--json``:
 one JSON object instead). The first Ctrl-C stops cleanly between batches (a re-run

@@ -23,7 +23,7 @@ _PREVIEW_CHARS = 60
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "parse",
-        help="show the typed blocks of a PDF, text or Markdown file",
+        help="show the typed blocks of a document",
         description="Load FILE and print its typed blocks with their exact character spans.",
     )
     parser.add_argument("file", metavar="FILE", help="a document: " + describe_formats())
