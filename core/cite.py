@@ -79,7 +79,7 @@ class Citation:
         elif self.pages:
             parts.append(f"pp. {self.pages[0]}-{self.pages[-1]}")
         if self.start_s is not None and self.end_s is not None:
-            parts.append(f"{format_clock(self.start_s)}-{format_clock(self.end_s)}")
+            parts.append(clock_range(self.start_s, self.end_s))
         parts.append(f"chars {self.char_start}-{self.char_end}")
         return ", ".join(parts)
 
@@ -125,6 +125,11 @@ def format_clock(seconds: float) -> str:
     """``HH:MM:SS`` of a time in seconds (rounded down to the second)."""
     whole = max(0, int(seconds))
     return f"{whole // 3600:02d}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+def clock_range(start_s: float, end_s: float | None) -> str:
+    """``HH:MM:SS-HH:MM:SS`` of a time range in seconds."""
+    return f"{format_clock(start_s)}-{format_clock(end_s if end_s is not None else start_s)}"
 
 
 def _seconds(value: object) -> float | None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from core.cite import Citation
+from core.cite import Citation, clock_range
 from core.export import EXPORT_SHAPES, export_jsonl
 from core.render.charts import chunk_size_figure
 from core.render.markup import legend_html, marked_text_html
@@ -72,7 +72,10 @@ def cite_picker(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
     )
     with link:
         chunk = chunks[int(number) - 1]
-        _ui_cite.citation_link(Citation.of_chunk(chunk), label=f"Open chunk {number} in Source")
+        when = "" if chunk.start_s is None else f" ({clock_range(chunk.start_s, chunk.end_s)})"
+        _ui_cite.citation_link(
+            Citation.of_chunk(chunk), label=f"Open chunk {number}{when} in Source"
+        )
 
 
 def export_buttons(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:

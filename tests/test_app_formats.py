@@ -73,6 +73,7 @@ def test_chunks_page_offers_the_exports(app) -> None:
     app.sidebar.selectbox[0].set_value("lecture-3").run()
     assert not app.exception, [e.value for e in app.exception]
     assert any(c.value.startswith("**lecture\\-3** cut by") for c in app.caption)
+    assert any("(00:12:25-" in p.proto.label.replace("\\", "") for p in app.get("page_link"))
     labels = [b.proto.label for b in app.get("download_button")]
     assert "LangChain JSONL" in labels and "LlamaIndex JSONL" in labels
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bisect
 
-from core.cite import format_clock
+from core.cite import clock_range
 from core.render.markup import escape, marked_text_html
 from core.render.views import highlight_mark
 from core.types import Document
@@ -37,7 +37,7 @@ def transcript_html(doc: Document, char_start: int, char_end: int, around: int =
     for k in cited_turns(doc, char_start, char_end, around):
         line = doc.lines[k]
         time = doc.time_range(line.char_start, line.char_end)
-        when = f"{format_clock(time[0])}-{format_clock(time[1])}" if time else "-"
+        when = clock_range(*time) if time else "-"
         cue = bisect.bisect_left(cue_starts, line.char_start)
         speaker = doc.cues[cue].speaker if cue < len(doc.cues) else ""
         cited = line.char_start < char_end and char_start < line.char_end
