@@ -146,7 +146,7 @@ def test_structure_ends_chunks_at_speaker_changes() -> None:
                 assert turn.char_end <= chunk.char_end  # a turn opened mid-chunk ends in it
 
 
-def test_a_turn_moves_whole_to_the_next_chunk_when_it_fits() -> None:
+def test_a_turns_opening_moves_to_the_next_chunk_at_a_speaker_change() -> None:
     vtt = (
         "WEBVTT\n\n00:01.000 --> 00:02.000\n<v Ann>Short question here?\n\n"
         "00:03.000 --> 00:04.000\n<v Bo>First answer sentence.\n\n"
@@ -155,12 +155,23 @@ def test_a_turn_moves_whole_to_the_next_chunk_when_it_fits() -> None:
     )
     doc = load_document(vtt.encode(), name="qa.vtt")
     blocks = parse_document(doc).blocks
-    # Ann's turn (27 chars) + Bo's first two sentences fit in 80 chars, the third does
-    # not; Bo's whole turn (75 chars) fits, so the chunk ends where the speaker changes.
+    tokenizer = load_tokenizer()
+    # 60 chars: Ann's turn (25) and Bo's first sentence (26) fit together, his second does
+    # not; Bo's first two sentences fit together, so they open the next chunk and the
+    # first chunk ends where the speaker changes (without rule 7: "Ann: ... Bo: First
+    # answer sentence." and "Second answer sentence. Third answer sentence.").
+    policy = ChunkPolicy(name="structure", size=60, overlap=0, unit="chars")
+    chunks = chunk_document(doc, blocks, policy, tokenizer)
+    assert [c.text for c in chunks] == [
+        "Ann: Short question here?",
+        "Bo: First answer sentence. Second answer sentence.",
+        "Third answer sentence.",
+    ]
+    assert [(c.start_s, c.end_s) for c in chunks] == [(1.0, 2.0), (3.0, 6.0), (7.0, 8.0)]
+    # 80 chars: Bo's whole turn (73) fits, so it is one chunk
     policy = ChunkPolicy(name="structure", size=80, overlap=0, unit="chars")
-    chunks = chunk_document(doc, blocks, policy, load_tokenizer())
+    chunks = chunk_document(doc, blocks, policy, tokenizer)
     assert [c.text for c in chunks] == [blocks[0].text, blocks[1].text]
-    assert (chunks[1].start_s, chunks[1].end_s) == (3.0, 8.0)
 
 
 def test_a_transcript_citation_shows_its_time_range() -> None:
