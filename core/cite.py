@@ -1,7 +1,9 @@
 """Citations: a quoted span of one document version, rendered and verified.
 
 A citation is checkable on its own: it names the document (``doc_id``), the exact bytes it
-was made from (``doc_sha256``) and a half-open character span with the quoted text.
+was made from (``doc_sha256``) and a half-open character span with the quoted text. A
+citation of a transcript also carries the time range of its cues in seconds
+(``start_s``/``end_s``) and renders it: ``lecture-3, 00:12:31-00:13:05, chars a-b``.
 Verifying never re-points a citation: if the document changed, the citation is ``stale``.
 """
 
@@ -29,6 +31,8 @@ class Citation:
     char_end: int
     quote: str
     pages: tuple[int, ...] = ()
+    start_s: float | None = None
+    end_s: float | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.char_start <= self.char_end:
@@ -41,6 +45,7 @@ class Citation:
         """Cite ``doc.text[char_start:char_end]`` exactly."""
         if not 0 <= char_start <= char_end <= len(doc.text):
             raise ValueError(f"span [{char_start}, {char_end}) outside {doc.doc_id}")
+        time = doc.time_range(char_start, char_end)
         return cls(
             doc_id=doc.doc_id,
             doc_sha256=doc.sha256,
@@ -48,6 +53,8 @@ class Citation:
             char_end=char_end,
             quote=doc.text[char_start:char_end],
             pages=doc.pages_of(char_start, char_end),
+            start_s=None if time is None else time[0],
+            end_s=None if time is None else time[1],
         )
 
     @classmethod
@@ -59,15 +66,20 @@ class Citation:
             char_end=chunk.char_end,
             quote=chunk.text,
             pages=chunk.pages,
+            start_s=chunk.start_s,
+            end_s=chunk.end_s,
         )
 
     def render(self) -> str:
-        """``doc_id, p. N, chars a-b`` (``pp. N-M`` across pages; no page for reflowable)."""
+        """``doc_id, p. N, chars a-b`` (``pp. N-M`` across pages; no page for reflowable;
+        ``HH:MM:SS-HH:MM:SS`` in place of the page for a transcript)."""
         parts = [self.doc_id]
         if len(self.pages) == 1:
             parts.append(f"p. {self.pages[0]}")
         elif self.pages:
             parts.append(f"pp. {self.pages[0]}-{self.pages[-1]}")
+        if self.start_s is not None and self.end_s is not None:
+            parts.append(clock_range(self.start_s, self.end_s))
         parts.append(f"chars {self.char_start}-{self.char_end}")
         return ", ".join(parts)
 
@@ -92,6 +104,7 @@ class Citation:
             "pages": list(self.pages),
             "quote": self.quote,
             "citation": self.render(),
+            **({} if self.start_s is None else {"start_s": self.start_s, "end_s": self.end_s}),
         }
 
     @classmethod
@@ -103,7 +116,24 @@ class Citation:
             char_end=int(data["char_end"]),  # type: ignore[call-overload]
             quote=str(data["quote"]),
             pages=tuple(int(p) for p in data.get("pages", ())),  # type: ignore[attr-defined]
+            start_s=_seconds(data.get("start_s")),
+            end_s=_seconds(data.get("end_s")),
         )
+
+
+def format_clock(seconds: float) -> str:
+    """``HH:MM:SS`` of a time in seconds (rounded down to the second)."""
+    whole = max(0, int(seconds))
+    return f"{whole // 3600:02d}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+def clock_range(start_s: float, end_s: float | None) -> str:
+    """``HH:MM:SS-HH:MM:SS`` of a time range in seconds."""
+    return f"{format_clock(start_s)}-{format_clock(end_s if end_s is not None else start_s)}"
+
+
+def _seconds(value: object) -> float | None:
+    return None if value is None else float(value)  # type: ignore[arg-type]
 
 
 def merge_citations(citations: Iterable[Citation]) -> list[Citation]:
@@ -131,7 +161,17 @@ def merge_citations(citations: Iterable[Citation]) -> list[Citation]:
                     char_end=cit.char_end,
                     quote=last.quote + tail,
                     pages=tuple(sorted(set(last.pages) | set(cit.pages))),
+                    start_s=_min_time(last.start_s, cit.start_s),
+                    end_s=_max_time(last.end_s, cit.end_s),
                 )
             continue
         merged.append(cit)
     return merged
+
+
+def _min_time(a: float | None, b: float | None) -> float | None:
+    return b if a is None else (a if b is None else min(a, b))
+
+
+def _max_time(a: float | None, b: float | None) -> float | None:
+    return b if a is None else (a if b is None else max(a, b))

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from core.errors import ChunkscopeError, StoreLostError, UnsupportedFileError
 from core.index_identity import item_name, refuse_other_file
+from core.ingest.formats import is_supported_name
 from core.types import Block, Chunk, ChunkPolicy, Document
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from core.store import ChunkStore
 
 Stage = Literal["parse", "chunk", "embed", "store", "skip", "done"]
-INDEXABLE_SUFFIXES: tuple[str, ...] = (".pdf", ".txt", ".md", ".markdown")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,8 +64,9 @@ class DocumentFile:
 
 
 def collect_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Files named, plus the PDFs/text/Markdown under named folders (recursive, sorted,
-    hidden folders such as ``.chunkscope`` skipped); each file once, in the order given.
+    """Files named, plus the files of every registered format under named folders
+    (recursive, sorted, hidden folders such as ``.chunkscope`` skipped); each file once,
+    in the order given.
 
     Raises ``UnsupportedFileError`` for a path that does not exist.
     """
@@ -80,7 +81,7 @@ def collect_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
                     p
                     for p in path.rglob("*")
                     if p.is_file()
-                    and p.suffix.lower() in INDEXABLE_SUFFIXES
+                    and is_supported_name(p)
                     and not any(part.startswith(".") for part in p.relative_to(path).parts)
                 )
             )

@@ -12,6 +12,7 @@ points (1/72 inch) with the origin at the top-left corner of the page as rendere
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,8 +21,10 @@ from typing import Literal
 import numpy as np
 
 BBox = tuple[float, float, float, float]
-DocKind = Literal["pdf", "text"]
-BlockKind = Literal["heading", "paragraph", "list", "table", "code", "caption", "header", "footer"]
+DocKind = str  # the name of the document's format in ``core.ingest.formats``
+BlockKind = Literal[
+    "heading", "paragraph", "list", "table", "code", "caption", "header", "footer", "turn"
+]
 BLOCK_KINDS: tuple[str, ...] = (
     "heading",
     "paragraph",
@@ -31,6 +34,7 @@ BLOCK_KINDS: tuple[str, ...] = (
     "caption",
     "header",
     "footer",
+    "turn",
 )
 PolicyName = Literal["fixed", "sentence", "structure"]
 PolicyUnit = Literal["chars", "tokens", "sentences"]
@@ -96,14 +100,47 @@ class OutlineEntry:
     y_pt: float | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cue:
+    """One timed cue of a transcript: its text's span in the canonical text, its start
+    and end in seconds from the start of the recording, and its speaker ("" if none)."""
+
+    char_start: int
+    char_end: int
+    start_s: float
+    end_s: float
+    speaker: str = ""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.char_start <= self.char_end:
+            raise ValueError(f"Cue: bad span [{self.char_start}, {self.char_end})")
+        if not 0 <= self.start_s <= self.end_s:
+            raise ValueError(f"Cue: bad time range {self.start_s}-{self.end_s} s")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MarkupBlock:
+    """A block the source's own markup declares (an HTML element, a Word paragraph
+    style): its kind, heading level (0 for other kinds) and span of the canonical text."""
+
+    kind: str
+    level: int
+    char_start: int
+    char_end: int
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class Document:
     """A source file and its canonical text.
 
     For PDFs, ``char_page[i]`` is the 1-based page of ``text[i]`` (0 for characters the
     builder inserted, such as line breaks) and ``char_bbox_pt[i]`` its box (NaN for
-    inserted characters). Reflowable documents (``kind == "text"``) have no pages and
-    both maps are ``None``.
+    inserted characters). Reflowable documents (every format but PDF) have no pages and
+    both maps are ``None``. ``kind`` names the format (``core.ingest.formats``).
+    Transcripts have ``cues``, sorted by ``char_start`` and not overlapping. Formats
+    with markup (HTML, Word) list the blocks it declares in ``markup_blocks``. For HTML,
+    ``char_raw_span[i]`` is the half-open byte range of ``source_bytes`` (the raw file)
+    that ``text[i]`` came from, ``(-1, -1)`` for inserted characters.
     """
 
     doc_id: str
@@ -117,7 +154,10 @@ class Document:
     outline: tuple[OutlineEntry, ...] = ()
     char_page: np.ndarray | None = None
     char_bbox_pt: np.ndarray | None = None
-    is_markdown: bool = False
+    cues: tuple[Cue, ...] = ()
+    markup_blocks: tuple[MarkupBlock, ...] = ()
+    char_raw_span: np.ndarray | None = None
+    source_bytes: bytes | None = field(default=None, repr=False)
     pdf_bytes: bytes | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -125,10 +165,13 @@ class Document:
             raise ValueError("char_page must have one entry per character of text")
         if self.char_bbox_pt is not None and len(self.char_bbox_pt) != len(self.text):
             raise ValueError("char_bbox_pt must have one row per character of text")
+        if self.char_raw_span is not None and len(self.char_raw_span) != len(self.text):
+            raise ValueError("char_raw_span must have one row per character of text")
 
     @property
     def is_paged(self) -> bool:
-        return self.kind == "pdf"
+        """Whether the document has pages (and so boxes and a rendered image)."""
+        return bool(self.pages)
 
     @property
     def pages_without_text(self) -> tuple[int, ...]:
@@ -141,13 +184,54 @@ class Document:
         found = np.unique(self.char_page[char_start:char_end])
         return tuple(int(p) for p in found if p > 0)
 
+    def time_range(self, char_start: int, char_end: int) -> tuple[float, float] | None:
+        """``(start_s, end_s)`` of the cues that hold a character of the span, or ``None``
+        (no cues, or the span holds only characters outside every cue)."""
+        return cue_time_ranges(self.cues, [(char_start, char_end)])[0]
+
+    def raw_range(self, char_start: int, char_end: int) -> tuple[int, int] | None:
+        """The byte range of the raw source the span came from: from its first mapped
+        character's first byte to its last one's end; ``None`` without a raw map or when
+        the span holds only inserted characters."""
+        if self.char_raw_span is None or char_end <= char_start:
+            return None
+        rows = self.char_raw_span[char_start:char_end]
+        mapped = rows[rows[:, 0] >= 0]
+        if not len(mapped):
+            return None
+        return int(mapped[:, 0].min()), int(mapped[:, 1].max())
+
     def slice(self, char_start: int, char_end: int) -> str:
         return self.text[char_start:char_end]
 
 
+def cue_time_ranges(
+    cues: tuple[Cue, ...], spans: list[tuple[int, int]]
+) -> list[tuple[float, float] | None]:
+    """``Document.time_range`` for many spans at once (two binary searches a span)."""
+    if not cues:
+        return [None] * len(spans)
+    starts = [c.char_start for c in cues]
+    ends = [c.char_end for c in cues]
+    out: list[tuple[float, float] | None] = []
+    for char_start, char_end in spans:
+        first = bisect.bisect_right(ends, char_start)
+        last = bisect.bisect_left(starts, char_end) - 1
+        if char_end <= char_start or first > last:
+            out.append(None)
+            continue
+        inside = cues[first : last + 1]
+        out.append((min(c.start_s for c in inside), max(c.end_s for c in inside)))
+    return out
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Block:
-    """A typed region of the document: one contiguous span of the canonical text."""
+    """A typed region of the document: one contiguous span of the canonical text.
+
+    A transcript ``turn`` carries its ``speaker`` ("" if unknown) and its time range in
+    seconds (``start_s``/``end_s``); other blocks have ``None`` times.
+    """
 
     doc_id: str
     doc_sha256: str
@@ -159,6 +243,9 @@ class Block:
     bbox_pt: BBox | None
     heading_path: tuple[str, ...] = ()
     level: int = 0
+    speaker: str = ""
+    start_s: float | None = None
+    end_s: float | None = None
 
     def __post_init__(self) -> None:
         _check_span("Block", self.char_start, self.char_end, self.text)
@@ -232,6 +319,8 @@ class Chunk:
 
     ``oversize`` is set when a single unit that may not be cut (a sentence, a list item,
     a table row) alone exceeds the policy size, so the chunk is larger than asked.
+    ``start_s``/``end_s``: the time range in seconds of a transcript chunk's cues
+    (``Document.time_range``), ``None`` for other documents.
     """
 
     chunk_id: str
@@ -246,6 +335,8 @@ class Chunk:
     token_count: int
     policy: ChunkPolicy
     oversize: bool = False
+    start_s: float | None = None
+    end_s: float | None = None
 
     def __post_init__(self) -> None:
         _check_span("Chunk", self.char_start, self.char_end, self.text)
@@ -264,6 +355,8 @@ class Chunk:
             "policy": self.policy.to_dict(),
             "oversize": self.oversize,
         }
+        if self.start_s is not None:
+            out["start_s"], out["end_s"] = self.start_s, self.end_s
         if with_text:
             out["text"] = self.text
         return out

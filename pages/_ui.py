@@ -29,6 +29,7 @@ from core.config import DEFAULT_STORE_DIRNAME, ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError, PasswordRequiredError, StoreError
 from core.ingest import load_document
 from core.ingest.files import display_name
+from core.ingest.formats import all_formats, is_supported_name
 from core.modelpath import resolve_model_dir
 from core.render.views import document_row, stale_note
 from core.tokens import load_tokenizer
@@ -37,8 +38,17 @@ from core.types import Document
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_docs"
 DATASHEET_DIR = SAMPLE_DIR / "datasheets"  # the retrieval demo set, bundled as samples too
-UPLOAD_TYPES = ("pdf", "txt", "md", "markdown")
 LIBRARY_PAGE = "pages/library.py"
+
+
+def upload_types() -> list[str]:
+    """The uploader's accepted extensions (no dot), read from the format registry."""
+    return [s.lstrip(".") for spec in all_formats() for s in spec.suffixes]
+
+
+def format_labels() -> str:
+    """``"PDF, text, Markdown, ..."`` for the uploader's label."""
+    return ", ".join(dict.fromkeys(spec.label for spec in all_formats()))
 
 
 class Key:
@@ -183,7 +193,7 @@ def samples() -> dict[str, Document]:
         load_document(path)
         for folder in (SAMPLE_DIR, DATASHEET_DIR)
         for path in folder.iterdir()
-        if path.suffix.lower().lstrip(".") in UPLOAD_TYPES and path.name != "README.md"
+        if is_supported_name(path) and path.name != "README.md"
     ]
     found.sort(key=lambda d: (not d.is_paged, -len(d.pages), d.doc_id))
     return {doc.doc_id: doc for doc in found}

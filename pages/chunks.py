@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 
 import streamlit as st
 
-from core.cite import Citation
+from core.cite import Citation, clock_range
+from core.export import EXPORT_SHAPES, export_jsonl
 from core.render.charts import chunk_size_figure
 from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import CHUNK_COLOURS, OVERLAP_COLOUR
@@ -70,7 +72,26 @@ def cite_picker(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
     )
     with link:
         chunk = chunks[int(number) - 1]
-        _ui_cite.citation_link(Citation.of_chunk(chunk), label=f"Open chunk {number} in Source")
+        when = "" if chunk.start_s is None else f" ({clock_range(chunk.start_s, chunk.end_s)})"
+        _ui_cite.citation_link(
+            Citation.of_chunk(chunk), label=f"Open chunk {number}{when} in Source"
+        )
+
+
+def export_buttons(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
+    """Downloads of these chunks as LangChain / LlamaIndex JSONL (built on click only)."""
+    labels = {"langchain": "LangChain JSONL", "llamaindex": "LlamaIndex JSONL"}
+    for shape, column in zip(EXPORT_SHAPES, st.columns(len(EXPORT_SHAPES)), strict=True):
+        column.download_button(
+            labels[shape],
+            functools.partial(export_jsonl, doc, list(chunks), shape),
+            f"{doc.doc_id}.{policy_key}.{shape}.jsonl",
+            "application/jsonl",
+            key=f"cs_export_{slot}_{shape}",
+            on_click="ignore",
+            icon=":material/download:",
+            help="Every chunk with its exact span and provenance in the metadata",
+        )
 
 
 def panel(slot: str, wide: bool) -> None:
@@ -89,6 +110,7 @@ def panel(slot: str, wide: bool) -> None:
                 key=f"cs_hist_{slot}",
                 config={"displayModeBar": False},
             )
+            export_buttons(chunks, slot, policy.key)
     with view:
         if doc.is_paged:
             shapes = chunk_shapes(doc, chunks, page)

@@ -12,13 +12,14 @@ _ui_frame.entry("pages/library.py")
 st.title("Library")
 st.caption(
     "Documents to inspect: the bundled samples and whatever you upload in this session. "
-    "PDFs keep a character-exact map to their pages; text and Markdown are reflowable."
+    "PDFs keep a character-exact map to their pages; every other format is reflowable: "
+    "character offsets, plus cue times for transcripts and raw byte ranges for HTML."
 )
 
 limit_mb = st.get_option("server.maxUploadSize")
 files = st.file_uploader(
-    f"Add PDF, text or Markdown files (several at once, up to {limit_mb} MB each)",
-    type=list(_ui.UPLOAD_TYPES),
+    f"Add documents: {_ui.format_labels()} (several at once, up to {limit_mb} MB each)",
+    type=_ui.upload_types(),
     accept_multiple_files=True,
     key="cs_uploader",
 )
@@ -38,7 +39,7 @@ for name in list(st.session_state[_ui.Key.PENDING]):
 
 rows = _ui.library_rows()
 if not rows:
-    st.info("The library is empty: upload a PDF, .txt or .md file above.")
+    st.info("The library is empty: upload a document above.")
     st.stop()
 
 st.subheader(f"{len(rows)} documents")

@@ -12,7 +12,7 @@ from core.cite import Citation
 from core.render.links import check_link, link_url, parse_span, source_params
 from core.render.markup import badge_html, marked_text_html
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
-from pages import _ui, _ui_cite, _ui_frame
+from pages import _ui, _ui_cite, _ui_frame, _ui_source
 
 _ui_frame.entry("pages/source.py")
 
@@ -73,7 +73,7 @@ st.markdown(f"`{citation.render()}` · {end - start:,} chars")
 left, right = st.columns([3, 2], gap="medium")
 with left:
     if not doc.is_paged:
-        _ui_cite.no_pages_note(doc)
+        _ui_source.reflowable_view(doc, start, end)
     elif not citation.pages:
         st.warning("These characters have no box on any page (only inserted line breaks).")
     else:

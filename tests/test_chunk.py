@@ -138,10 +138,9 @@ def make_doc(text: str, doc_id: str = "hand") -> Document:
         doc_id=doc_id,
         sha256=sha,
         source=f"{doc_id}.md",
-        kind="text",
+        kind="markdown",
         text=text,
         title=doc_id,
-        is_markdown=True,
     )
 
 

@@ -45,7 +45,7 @@ def test_json_for_markdown_has_no_pages(capsys: pytest.CaptureFixture[str], tmp_
     path = tmp_path / "notes.md"
     path.write_bytes(b"# Notes\r\n\r\nSome text.\r\n")
     data = run_json(capsys, str(path), "--parser", "layout", "--with-text")
-    assert data["document"]["kind"] == "text" and data["document"]["pages"] == []
+    assert data["document"]["kind"] == "markdown" and data["document"]["pages"] == []
     assert data["document"]["text"] == "# Notes\n\nSome text.\n"
     assert [(b["kind"], b["page"], b["bbox"]) for b in data["blocks"]] == [
         ("heading", None, None),

@@ -349,7 +349,7 @@ def test_a_centred_title_is_read_before_the_author_columns_it_overhangs() -> Non
 @pytest.mark.parametrize("path", text_corpora(), ids=lambda p: p.name)
 def test_text_corpora_read_like_python(path: Path) -> None:
     doc = load(path)
-    assert doc.kind == "text" and doc.is_markdown and doc.pages == ()
+    assert doc.kind == "markdown" and doc.pages == ()
     assert doc.char_page is None and doc.char_bbox_pt is None
     assert doc.text == path.read_text(encoding="utf-8")
     assert doc.lines[0].char_start == 0 and doc.lines[-1].char_end == len(doc.text)
@@ -372,7 +372,7 @@ def test_evaluation_spans_index_the_canonical_text() -> None:
 def test_text_newlines_bom_and_kinds() -> None:
     doc = load_document("\ufeffTitle\r\nline two\rline three\n".encode(), name="notes.txt")
     assert doc.text == "Title\nline two\nline three\n"
-    assert doc.kind == "text" and not doc.is_markdown and doc.title == "Title"
+    assert doc.kind == "text" and doc.title == "Title"
     assert [doc.text[ln.char_start : ln.char_end] for ln in doc.lines] == [
         "Title",
         "line two",
@@ -380,7 +380,7 @@ def test_text_newlines_bom_and_kinds() -> None:
         "",
     ]
     md = load_document(b"intro\n\n# Heading One\n", name="README.markdown")
-    assert md.is_markdown and md.title == "Heading One"
+    assert md.kind == "markdown" and md.title == "Heading One"
 
 
 _TEXT_ALPHABET = st.sampled_from(

@@ -220,6 +220,7 @@ def test_markdown_blocks_follow_the_syntax() -> None:
         ("heading", 2, "Setext Heading"),
         ("list", 0, "- item one"),
         ("list", 0, "1. first"),
+        ("list", 0, "2) second"),  # CommonMark: another delimiter starts another list
         ("code", 0, "```python"),
         ("code", 0, "indented code"),
         ("table", 0, "| a | b |"),

@@ -27,8 +27,8 @@ from core.render.rank_charts import (
     SlopeLine,
     biggest_movers,
     rank_axis_ticks,
-    score_rank_figure,
     rank_step,
+    score_rank_figure,
     slope_figure,
     slope_lines,
 )

@@ -14,6 +14,7 @@ Every chunk is one span of ``doc.text`` with exact provenance:
   chunk's first character, or of the last block before it when no block holds it (for
   ``structure``: of its section's heading, see ``structure``);
 * ``token_count`` = ``tokenizer.count(text)`` (no special tokens);
+* ``start_s``/``end_s`` = ``doc.time_range(span)`` for transcripts, else ``None``;
 * size: ``len(text) <= size`` (chars) or ``token_count <= size`` (tokens) unless
   ``oversize``, which is set only when one uncuttable unit alone is larger.
 
@@ -41,7 +42,7 @@ from core.chunk.stats import ChunkStats, chunk_stats
 from core.chunk.structure import EXCLUDED_KINDS, structure_pieces
 from core.errors import ChunkscopeError
 from core.tokens import Tokenizer, load_tokenizer
-from core.types import Block, Chunk, ChunkPolicy, Document, chunk_id_maker
+from core.types import Block, Chunk, ChunkPolicy, Document, chunk_id_maker, cue_time_ranges
 
 __all__ = [
     "DEFAULT_POLICIES",
@@ -152,12 +153,14 @@ def _chunks(
     pages = analysis.pages_of_spans(doc, starts, ends)
     kinds = index.kinds_of(starts, ends)
     paths = index.paths_at(starts)
+    times = cue_time_ranges(doc.cues, spans)
     text, doc_id, sha256 = doc.text, doc.doc_id, doc.sha256
     chunk_id = chunk_id_maker(doc_id, sha256, policy)
     chunks: list[Chunk] = []
     for k, piece in enumerate(pieces):
         start, end = piece.char_start, piece.char_end
         heading = piece.heading_block
+        time = times[k]
         chunks.append(
             Chunk(
                 chunk_id=chunk_id(start, end),
@@ -172,6 +175,8 @@ def _chunks(
                 token_count=counts[k],
                 policy=policy,
                 oversize=piece.oversize,
+                start_s=None if time is None else time[0],
+                end_s=None if time is None else time[1],
             )
         )
     return chunks

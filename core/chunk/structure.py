@@ -27,6 +27,12 @@ Rules, in order of precedence:
    qualifier (``However``, ``But``, ``Unless``, ``Except``, ``Although``, ``Note:``...)
    and does not fit, the chunk ends one unit earlier, so the claim opens the next chunk
    with its qualifier, provided the pair fits and the chunk keeps some non-heading text.
+7. Transcript turns (blocks of kind ``turn``) are split like paragraphs, at sentence
+   boundaries only (never inside the ``"Speaker: "`` prefix), so no turn is cut
+   mid-sentence unless one sentence alone exceeds ``size``. A speaker change is the
+   preferred boundary: when a turn's next sentence does not fit, and the chunk holds an
+   earlier turn before this turn's first sentences, those sentences move to the next
+   chunk (if they fit with it), so the chunk ends where the speaker changed.
 
 For ``tokens``, packing uses the document's token cells as an estimate and every
 chunk is then checked with ``tokenizer.count``; a chunk that the estimate let through
@@ -73,6 +79,7 @@ class Unit(NamedTuple):
     heading_block: int | None  # block whose heading path chunks of this unit carry
     group: int | None = None  # sentences of one split block share a group (overlap)
     heading: bool = False
+    turn: bool = False  # part of a transcript turn (rule 7)
     qualifier: bool = False
     break_before: bool = False  # a chunk must start here (section start, after a header)
     oversize: bool = False
@@ -204,11 +211,14 @@ def _units(analysis: DocAnalysis, index: BlockIndex, measure: Measure) -> list[U
             heading=is_heading,
             qualifier=segment.qualifier,
             break_before=opens or segment.break_before,
+            turn=segment.kind == "turn",
         )
         if measure.estimate(segment.char_start, segment.char_end) <= measure.limit:
             units.append(base)
             continue
         spans = _inner_spans(text, segment, sentences, sentence_starts)
+        if segment.kind == "turn" and segment.block is not None:
+            spans = _keep_speaker_prefix(spans, index.blocks[segment.block].speaker)
         group = number if segment.kind not in ("list", "table", "code") else None
         units.extend(_split_units(base, spans, group, measure))
     return units
@@ -261,6 +271,18 @@ def _inner_spans(
     return spans or [(start, end)]
 
 
+def _keep_speaker_prefix(spans: list[tuple[int, int]], speaker: str) -> list[tuple[int, int]]:
+    """Join the first sentences of a turn until one ends past its ``"Speaker: "`` prefix
+    (a sentence splitter may cut after ``Dr.`` in ``"Dr. Meyer: ..."``)."""
+    if not speaker or not spans:
+        return spans
+    prefix_end = spans[0][0] + len(speaker) + 2
+    k = 0
+    while k + 1 < len(spans) and spans[k][1] <= prefix_end:
+        k += 1
+    return [(spans[0][0], spans[k][1]), *spans[k + 1 :]]
+
+
 def _stripped(text: str, spans) -> list[tuple[int, int]]:  # spans: Iterable[tuple[int, int]]
     found = []
     for start, end in spans:
@@ -286,6 +308,8 @@ def _pack(
             carried = _qualifier_carry(current, unit, fits)
             if carried:
                 current = current[:-1]
+            elif carried := _turn_carry(current, unit, fits):
+                current = current[: -len(carried)]
             else:
                 carried = _overlap_carry(current, unit, fits, measure, overlap)
         if current:
@@ -305,6 +329,19 @@ def _qualifier_carry(
     if not any(not u.heading for u in current[:-1]):
         return []
     return [claim] if fits(claim.char_start, unit.char_end) else []
+
+
+def _turn_carry(current: list[Unit], unit: Unit, fits: Callable[[int, int], bool]) -> list[Unit]:
+    """The leading sentences of ``unit``'s turn at the end of ``current``, when an earlier
+    turn precedes them in the chunk and they fit with ``unit`` (rule 7)."""
+    if not unit.turn or unit.group is None:
+        return []
+    k = len(current)
+    while k > 0 and current[k - 1].group == unit.group:
+        k -= 1
+    if k == len(current) or k == 0 or not any(not u.heading for u in current[:k]):
+        return []
+    return current[k:] if fits(current[k].char_start, unit.char_end) else []
 
 
 def _overlap_carry(

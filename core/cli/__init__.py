@@ -23,6 +23,7 @@ from core.errors import ChunkscopeError
 COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.parse_cmd",
     "core.cli.chunk_cmd",
+    "core.cli.export_cmd",
     "core.cli.embed_cmd",
     "core.cli.index_cmd",
     "core.cli.query_cmd",

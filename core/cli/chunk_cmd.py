@@ -24,7 +24,7 @@ _SEPARATOR = " > "
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "chunk",
-        help="chunk a PDF, text or Markdown file under a policy",
+        help="chunk a document under a policy",
         description=(
             "Chunk FILE under a policy and print the chunks with their exact spans. "
             "Defaults: fixed 800/100 chars (200/40 tokens), sentence 5/1 sentences, "
@@ -82,21 +82,26 @@ def _one_line(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "\u2026"
 
 
-def _pages(pages: tuple[int, ...]) -> str:
+def _pages(chunk) -> str:  # chunk: Chunk; a transcript chunk shows its start time
+    pages = chunk.pages
+    if chunk.start_s is not None:
+        from core.cite import format_clock
+
+        return format_clock(chunk.start_s)
     if not pages:
         return "-"
     return str(pages[0]) if len(pages) == 1 else f"{pages[0]}-{pages[-1]}"
 
 
 def print_table(chunks, out: TextIO) -> None:  # chunks: Sequence[Chunk]
-    header = f"{'#':>4}  {'chars':>15}  {'pages':>7}  {'tokens':>6}  {'heading path':<28}  text"
+    header = f"{'#':>4}  {'chars':>15}  {'pages':>9}  {'tokens':>6}  {'heading path':<28}  text"
     print(header, file=out)
     for n, chunk in enumerate(chunks, start=1):
         span = f"{chunk.char_start}-{chunk.char_end}"
         tokens = f"{chunk.token_count}{'!' if chunk.oversize else ''}"
         heading = _one_line(_SEPARATOR.join(chunk.heading_path), 28)
         print(
-            f"{n:>4}  {span:>15}  {_pages(chunk.pages):>7}  {tokens:>6}  {heading:<28}  "
+            f"{n:>4}  {span:>15}  {_pages(chunk):>9}  {tokens:>6}  {heading:<28}  "
             f"{_one_line(chunk.text, 60)}",
             file=out,
         )

@@ -1,6 +1,6 @@
 """``chunkscope eval``: score a labelled query set over a corpus, one column per method.
 
-Every document given to ``--docs`` (files, or folders of .pdf/.md/.txt files) is chunked
+Every document given to ``--docs`` (files, or folders of documents) is chunked
 under one policy and embedded once per method; each query is ranked against all chunks
 (``--scope corpus``) or its own document's (``--scope doc``). Without ``--json`` a table:
 metrics as rows, methods as columns, the query count of each row, then the deltas between
@@ -19,8 +19,8 @@ from typing import Any, TextIO
 
 from core.cli.index_cmd import methods_help
 from core.errors import LabelError
+from core.ingest.formats import describe_formats, is_supported_name
 
-DOC_SUFFIXES = (".pdf", ".md", ".markdown", ".txt")
 DEFAULT_METHODS = "naive,late,contextual"
 
 
@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         required=True,
         nargs="+",
         metavar="PATH",
-        help="documents, or folders of .pdf/.md/.txt files",
+        help="documents, or folders of documents (" + describe_formats() + ")",
     )
     parser.add_argument(
         "--policy",
@@ -95,14 +95,14 @@ def parse_ks(text: str) -> tuple[int, ...]:
 
 
 def expand_docs(paths: Sequence[str]) -> list[Path]:
-    """Files as given; folders become their .pdf/.md/.txt files, sorted."""
+    """Files as given; folders become their files of a registered format, sorted."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            inside = sorted(p for p in path.iterdir() if p.suffix.lower() in DOC_SUFFIXES)
+            inside = sorted(p for p in path.iterdir() if p.is_file() and is_supported_name(p))
             if not inside:
-                raise LabelError(f"{path} holds no .pdf, .md or .txt file")
+                raise LabelError(f"{path} holds no document ({describe_formats()})")
             found.extend(inside)
         elif path.exists():  # a FIFO or a device is refused, in its own line, by ingest
             found.append(path)

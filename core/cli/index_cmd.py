@@ -1,6 +1,6 @@
 """``chunkscope index PATH...``: chunk, embed and store files for later queries.
 
-A PATH may be a folder (its PDFs, .txt and .md files, recursively). Each file is parsed
+A PATH may be a folder (its files of every registered format, recursively). Each file is parsed
 and chunked once and embedded once per method; versions already stored completely are
 skipped. Progress goes to stderr, one summary line per document to stdout (``--json``:
 one JSON object instead). The first Ctrl-C stops cleanly between batches (a re-run
@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.errors import ChunkscopeError
+from core.ingest.formats import describe_formats
 
 DEFAULT_POLICY = "structure"
 
@@ -185,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
         raise ChunkscopeError(f"unknown parser {args.parser!r}: use {' or '.join(PARSERS)}")
     files = collect_files(args.paths)
     if not files:
-        raise ChunkscopeError("no PDF, .txt or .md files under the given paths")
+        raise ChunkscopeError(f"no documents ({describe_formats()}) under the given paths")
     store = ChunkStore.open(args.store, host=args.chroma_host)
     from core.embed import load_encoder
 

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ChunkscopeError
+from core.ingest.formats import describe_formats
 
 
 def add_file_and_policy_options(parser: argparse.ArgumentParser) -> None:
     """``FILE``, ``--password``, ``--policy``, ``--size``, ``--overlap``, ``--unit``,
     ``--parser``: what ``chunk`` and ``embed`` need to reproduce the same chunk spans."""
-    parser.add_argument("file", metavar="FILE", help="a PDF, .txt or .md file")
+    parser.add_argument("file", metavar="FILE", help="a document: " + describe_formats())
     parser.add_argument("--password", help="password of an encrypted PDF")
     parser.add_argument(
         "--policy", required=True, choices=("fixed", "sentence", "structure"), help="policy"

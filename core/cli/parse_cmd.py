@@ -15,16 +15,18 @@ import json
 import sys
 from typing import TextIO
 
+from core.ingest.formats import describe_formats
+
 _PREVIEW_CHARS = 60
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "parse",
-        help="show the typed blocks of a PDF, text or Markdown file",
+        help="show the typed blocks of a document",
         description="Load FILE and print its typed blocks with their exact character spans.",
     )
-    parser.add_argument("file", metavar="FILE", help="a PDF, .txt or .md file")
+    parser.add_argument("file", metavar="FILE", help="a document: " + describe_formats())
     parser.add_argument("--password", help="password of an encrypted PDF")
     parser.add_argument(
         "--parser",
@@ -75,8 +77,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def block_to_dict(block, *, paged: bool) -> dict[str, object]:  # noqa: ANN001
-    """One block as the JSON contract names it."""
-    return {
+    """One block as the JSON contract names it (a transcript turn adds ``speaker``,
+    ``start_s`` and ``end_s``)."""
+    out: dict[str, object] = {
         "kind": block.kind,
         "level": block.level,
         "char_start": block.char_start,
@@ -86,6 +89,9 @@ def block_to_dict(block, *, paged: bool) -> dict[str, object]:  # noqa: ANN001
         "heading_path": list(block.heading_path),
         "text": block.text,
     }
+    if block.start_s is not None:
+        out.update(speaker=block.speaker, start_s=block.start_s, end_s=block.end_s)
+    return out
 
 
 def print_blocks(blocks, out: TextIO) -> None:  # noqa: ANN001

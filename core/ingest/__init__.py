@@ -1,11 +1,12 @@
 """Ingest: source bytes to a ``Document`` with one canonical text.
 
-``load_document`` picks the kind from the content: bytes starting with ``%PDF-`` (within
-the first KiB, as the PDF spec allows) are a PDF; a ``.pdf`` name without that header is
-rejected as not a PDF; anything else must be UTF-8 text (``.md``/``.markdown`` is read as
-Markdown). The rules for each kind's canonical text are in ``core.ingest.pdf`` and
-``core.ingest.text``. Every input is read under the limits of ``core.ingest.limits``
-(only regular files; a typed one-line error past any limit).
+``load_document`` asks the format registry (``core.ingest.formats``) which format reads
+the bytes: a PDF header in the first KiB makes a PDF (a file named as text only when it
+starts with the header), otherwise the suffix decides, and anything unclaimed that is not
+a binary container is UTF-8 text. The rules for each format's canonical text are in its
+loader module (``core.ingest.pdf``, ``core.ingest.text``, ...); the built-in formats are
+registered in ``core.ingest.catalogue``. Every input is read under the limits of
+``core.ingest.limits`` (only regular files; a typed one-line error past any limit).
 """
 
 from __future__ import annotations
@@ -15,15 +16,15 @@ import os
 import re
 from pathlib import Path
 
-from core.errors import EmptyFileError, NotAPdfError, UnsupportedFileError
+from core.errors import EmptyFileError
+from core.ingest import catalogue as _catalogue  # noqa: F401  (registers the formats)
+from core.ingest import limits
 from core.ingest.files import display_name, read_source
-from core.ingest.pdf import load_pdf
-from core.ingest.text import TEXT_SUFFIXES, load_text
+from core.ingest.formats import LoadRequest, resolve_format
 from core.types import Document
 
 __all__ = ["doc_id_for", "document_to_dict", "load_document", "sha256_of"]
 
-_PDF_MAGIC = b"%PDF-"
 _SLUG_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -45,7 +46,7 @@ def load_document(
     name: str | None = None,
     password: str | None = None,
 ) -> Document:
-    """Read a PDF, text or Markdown file (a path, or raw bytes plus their file ``name``).
+    """Read a file of any registered format (a path, or raw bytes plus their ``name``).
 
     Raises ``EmptyFileError``, ``NotAPdfError`` (``DamagedPdfError``), ``ZeroPagesError``,
     ``PasswordRequiredError``, ``WrongPasswordError``, ``UnsupportedFileError`` or
@@ -66,21 +67,20 @@ def load_document(
         raise EmptyFileError(f"{base} is empty (0 bytes); give a file with content")
     doc_id = doc_id_for(base)
     digest = sha256_of(data)
-    stem = Path(base).stem or base
-    if _PDF_MAGIC in data[:1024] and not _text_mentioning_pdf(base, data):
-        return load_pdf(
-            data, name=base, source=display, ids=(doc_id, digest, stem), password=password
-        )
-    if base.lower().endswith(".pdf"):
-        raise NotAPdfError(f"{base} is not a PDF (no %PDF- header); check the file")
-    if data[:4] in (b"\x89PNG", b"PK\x03\x04") or data[:3] == b"\xff\xd8\xff":
-        raise UnsupportedFileError(f"{base} is not a PDF or text file; give a PDF, .txt or .md")
-    return load_text(data, name=base, source=display, ids=(doc_id, digest, stem))
-
-
-def _text_mentioning_pdf(base: str, data: bytes) -> bool:
-    """A .txt/.md file that mentions ``%PDF-`` after its start is text, not a broken PDF."""
-    return base.lower().endswith(TEXT_SUFFIXES) and data.lstrip()[:5] != _PDF_MAGIC
+    spec = resolve_format(data, base)
+    request = LoadRequest(
+        data=data,
+        name=base,
+        source=display,
+        doc_id=doc_id,
+        sha256=digest,
+        stem=Path(base).stem or base,
+        password=password,
+    )
+    doc = spec.load(request)
+    limits.check("chars", len(doc.text), base)  # every format, whatever its loader checked
+    limits.check("lines", doc.text.count("\n") + 1, base)
+    return doc
 
 
 def document_to_dict(doc: Document, *, with_text: bool = False) -> dict[str, object]:

@@ -19,9 +19,6 @@ from core.errors import EmptyFileError, UnsupportedFileError
 from core.ingest import limits
 from core.types import Document, TextLine
 
-MARKDOWN_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".mdown", ".mkd")
-TEXT_SUFFIXES: tuple[str, ...] = (".txt", ".text", *MARKDOWN_SUFFIXES)
-
 _NEWLINES = re.compile(r"\r\n?")
 _ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -31,15 +28,12 @@ _TITLE_MAX_CHARS = 120
 def decode_text(data: bytes, name: str) -> str:
     """UTF-8 bytes to canonical text (BOM dropped, newlines normalised to ``\\n``)."""
     if b"\x00" in data:
-        raise UnsupportedFileError(
-            f"{name} is a binary file; give a PDF, a UTF-8 text file or a Markdown file"
-        )
+        raise UnsupportedFileError(f"{name} is a binary file, not text; check the file")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise UnsupportedFileError(
-            f"{name} is not UTF-8 text (bad byte at offset {exc.start}); "
-            "save it as UTF-8 or give a PDF"
+            f"{name} is not UTF-8 text (bad byte at offset {exc.start}); save it as UTF-8"
         ) from None
     return _NEWLINES.sub("\n", text)
 
@@ -89,9 +83,12 @@ def guess_text_title(text: str, *, is_markdown: bool, fallback: str) -> str:
     return fallback
 
 
-def load_text(data: bytes, *, name: str, source: str, ids: tuple[str, str, str]) -> Document:
-    """Build a reflowable ``Document``; raises ``EmptyFileError`` when it holds no text and
-    ``LimitExceededError`` past the ``chars`` or ``lines`` limit.
+def load_text(
+    data: bytes, *, name: str, source: str, ids: tuple[str, str, str], kind: str = "text"
+) -> Document:
+    """Build a reflowable ``Document`` of format ``kind`` (``"text"`` or ``"markdown"``,
+    which only changes how the title is found); raises ``EmptyFileError`` when it holds
+    no text and ``LimitExceededError`` past the ``chars`` or ``lines`` limit.
 
     ``ids`` is ``(doc_id, sha256, file stem)``; ``name`` is the file name.
     """
@@ -101,14 +98,12 @@ def load_text(data: bytes, *, name: str, source: str, ids: tuple[str, str, str])
     limits.check("lines", text.count("\n") + 1, name)
     if not text.strip():
         raise EmptyFileError(f"{name} holds no text; give a file with some content")
-    is_markdown = name.lower().endswith(MARKDOWN_SUFFIXES)
     return Document(
         doc_id=doc_id,
         sha256=sha256,
         source=source,
-        kind="text",
+        kind=kind,
         text=text,
-        title=guess_text_title(text, is_markdown=is_markdown, fallback=stem),
+        title=guess_text_title(text, is_markdown=kind == "markdown", fallback=stem),
         lines=text_lines(text),
-        is_markdown=is_markdown,
     )

@@ -6,9 +6,11 @@ start and end on a non-whitespace character, and ``doc.text[b.char_start:b.char_
 b.text``. Headings have ``level >= 1``; ``heading_path`` is the breadcrumb of enclosing
 headings (a heading's own path ends with itself).
 
-Parsers: ``"fast"`` (default) is the heuristic parser (``core.parse.heuristic`` for PDFs,
-``core.parse.markdown`` for text); ``"layout"`` uses PyMuPDF's layout model
-(``core.parse.layout``) for PDFs and falls back to the text parser for text documents.
+Parsers: ``"fast"`` (default) is the block parser the document's format registers
+(``core.ingest.formats``: ``core.parse.heuristic`` for PDFs, ``core.parse.plaintext`` for
+text, ``core.parse.commonmark`` for Markdown, ...); ``"layout"`` uses a format's
+layout-model parser where it has one (PyMuPDF's layout model for PDFs,
+``core.parse.layout``) and falls back to the fast one.
 """
 
 from __future__ import annotations
@@ -19,9 +21,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.errors import ChunkscopeError
+from core.ingest.formats import get_format
 from core.parse.blocks import finish
-from core.parse.heuristic import parse_pdf
-from core.parse.markdown import parse_markdown, parse_plain_text
 from core.types import Block, Document
 
 ParserName = Literal["fast", "layout"]
@@ -52,16 +53,13 @@ def parse_document(
     if parser not in PARSERS:
         raise ChunkscopeError(f"unknown parser {parser!r}; use one of {', '.join(PARSERS)}")
     started = time.perf_counter()
-    if doc.kind == "text":
-        raw = parse_markdown(doc) if doc.is_markdown else parse_plain_text(doc)
-        used = "fast"
-    elif parser == "layout":
-        from core.parse.layout import parse_pdf_layout
-
-        raw = parse_pdf_layout(doc, progress=progress)
+    spec = get_format(doc.kind)
+    raw: list[Block | None]
+    if parser == "layout" and spec.parse_layout is not None:
+        raw = spec.parse_layout(doc, progress=progress)
         used = "layout"
     else:
-        raw = parse_pdf(doc)
+        raw = spec.parse(doc)
         used = "fast"
     blocks = finish(raw)
     if progress is not None:

@@ -250,4 +250,12 @@ div.cs-badge-ok { background: #e6f4ea; border: 1px solid #34a853; color: #174f2a
 div.cs-badge-bad { background: #fdecea; border: 1px solid #d93025; color: #8a1c14; }
 div.cs-badge-info { background: #eaf2f8; border: 1px solid #2e86ab; color: #1b4a5e; }
 div.cs-badge-detail { font-size: .85rem; margin-top: .2rem; }
+table.cs-turns { border-collapse: collapse; width: 100%; font-size: .88rem; }
+table.cs-turns th { text-align: left; font-weight: 600; color: #52606d; padding: .2rem .4rem; }
+table.cs-turns td { vertical-align: top; padding: .3rem .4rem; border-top: 1px solid #e4e9ee; }
+table.cs-turns td.cs-turn-time { white-space: nowrap; font-variant-numeric: tabular-nums; }
+table.cs-turns td.cs-turn-speaker { white-space: nowrap; font-weight: 600; }
+table.cs-turns tr.cs-turn-cited { background: #fffbe6; }
+table.cs-turns div.cs-turn-text { border: 0; padding: 0; background: none; max-height: none; }
+div.cs-raw { font-family: ui-monospace, monospace; font-size: .8rem; }
 """

@@ -33,6 +33,7 @@ BLOCK_COLOURS: dict[str, str] = {
     "caption": "#e1a100",
     "header": "#6c757d",
     "footer": "#d291bc",
+    "turn": "#118ab2",
 }
 CHUNK_COLOURS: tuple[str, str] = ("#2e86ab", "#f18f01")
 OVERLAP_COLOUR = "#c73e1d"

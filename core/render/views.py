@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
+from core.ingest.formats import get_format
 from core.render.markup import Mark, Shape
 from core.render.overlay import (
     BLOCK_COLOURS,
@@ -243,8 +244,8 @@ def block_marks(
 
 
 def kind_label(doc: Document) -> str:
-    """``PDF``, ``Markdown`` or ``text``: how the workbench names a document's kind."""
-    return "PDF" if doc.is_paged else ("Markdown" if doc.is_markdown else "text")
+    """``PDF``, ``Markdown``, ``text``, ...: the display label of the document's format."""
+    return get_format(doc.kind).label
 
 
 def document_row(doc: Document, *, tokens: int, indexed: str, origin: str) -> dict[str, object]:

@@ -84,6 +84,8 @@ class StoredHit:
     prefix: str = ""
     matched: tuple[tuple[int, int], ...] = ()
     part_ranks: tuple[tuple[str, int | None], ...] = ()
+    start_s: float | None = None  # a transcript chunk's time range, seconds
+    end_s: float | None = None
 
     @property
     def citation(self) -> Citation:
@@ -94,6 +96,8 @@ class StoredHit:
             char_end=self.char_end,
             quote=self.text,
             pages=self.pages,
+            start_s=self.start_s,
+            end_s=self.end_s,
         )
 
 
@@ -142,6 +146,8 @@ def chunk_metadata(
         "full_context_tokens": int(vector.full_context_tokens),
         "prefix": str(vector.prefix),
     }
+    if chunk.start_s is not None and chunk.end_s is not None:
+        meta["start_s"], meta["end_s"] = float(chunk.start_s), float(chunk.end_s)
     for key, value in meta.items():
         if value is None or (isinstance(value, float) and not math.isfinite(value)):
             raise ValueError(f"metadata {key} of {chunk.chunk_id} has no value")
@@ -181,7 +187,13 @@ def hit_from_record(
         full_context_tokens=int(meta.get("full_context_tokens", 0)),  # type: ignore[call-overload]
         oversize=bool(meta.get("oversize", False)),
         prefix=str(meta.get("prefix", "")),
+        start_s=_seconds(meta.get("start_s")),
+        end_s=_seconds(meta.get("end_s")),
     )
+
+
+def _seconds(value: object) -> float | None:
+    return None if value is None else float(value)  # type: ignore[arg-type]
 
 
 def hits_from_query(result: Mapping[str, Any]) -> list[StoredHit]:
