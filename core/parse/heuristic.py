@@ -117,10 +117,12 @@ class _Context:
 
     def __init__(self, doc: Document) -> None:
         self.doc = doc
-        self.body_pt = body_size(doc.lines)
+        self.tables = _table_boxes(doc)
+        # Figures of tables set in small type can outweigh the prose of a filing.
+        prose = [ln for ln in doc.lines if not _in_table(self, [ln])]
+        self.body_pt = body_size(prose or doc.lines)
         self.furniture = furniture_lines(doc)
         self.outline = OutlineIndex(doc.outline)
-        self.tables = _table_boxes(doc)
 
     def text(self, indices: Sequence[int]) -> str:
         lines = self.doc.lines

@@ -56,13 +56,13 @@ def parse_pdf_layout(
     ``progress(done, total)`` after each page the model has read."""
     if not doc.lines or doc.pdf_bytes is None:
         return []
-    regions = _regions_by_page(doc, progress)
+    regions = layout_regions(doc, progress)
     outline = OutlineIndex(doc.outline)
     runs: list[Run] = []
     current: tuple[int, int] | None = None
     for index, line in enumerate(doc.lines):
         page_regions = regions.get(line.page, [])
-        slot = _best_region(line, page_regions)
+        slot = best_region(line, page_regions)
         key = (line.page, slot)
         if runs and key == current and slot >= 0:
             runs[-1].lines.append(index)
@@ -87,10 +87,11 @@ def _refine(doc: Document, run: Run, outline: OutlineIndex) -> None:
         run.candidate = heading_candidate(doc, run.lines, level)
 
 
-def _regions_by_page(
-    doc: Document, progress: Callable[[int, int], None] | None
+def layout_regions(
+    doc: Document, progress: Callable[[int, int], None] | None = None
 ) -> dict[int, list[Region]]:
-    """Layout boxes per 1-based page, moved to the rendered page's space."""
+    """Layout boxes ``(bbox_pt, class)`` per 1-based page with text, moved to the rendered
+    page's space (points, origin top left); pages without text are absent."""
     pdf = pymupdf.open(stream=doc.pdf_bytes, filetype="pdf")
     out: dict[int, list[Region]] = {}
     for done, page_info in enumerate(doc.pages):
@@ -109,7 +110,7 @@ def _regions_by_page(
     return out
 
 
-def _best_region(line: TextLine, regions: Sequence[Region]) -> int:
+def best_region(line: TextLine, regions: Sequence[Region]) -> int:
     """Index of the region covering most of the line (at least half), else -1."""
     if line.bbox_pt is None or not regions:
         return -1
