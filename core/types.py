@@ -46,6 +46,17 @@ def _check_span(owner: str, char_start: int, char_end: int, text: str) -> None:
         )
 
 
+def _check_header_rows(
+    owner: str, rows: tuple[tuple[int, int], ...], low: int, high: int | None
+) -> None:
+    """Header row spans are non-empty, ordered, disjoint and (for a block) inside it."""
+    previous = low
+    for start, end in rows:
+        if not previous <= start < end or (high is not None and end > high):
+            raise ValueError(f"{owner}: bad header row span [{start}, {end})")
+        previous = end
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Page:
     """One PDF page: its slice of the canonical text and its size in points."""
@@ -159,6 +170,8 @@ class Block:
     bbox_pt: BBox | None
     heading_path: tuple[str, ...] = ()
     level: int = 0
+    # A table's column-heading rows: half-open spans, in order, inside the block.
+    header_rows: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         _check_span("Block", self.char_start, self.char_end, self.text)
@@ -166,6 +179,10 @@ class Block:
             raise ValueError(f"unknown block kind {self.kind!r}")
         if (self.kind == "heading") != (self.level > 0):
             raise ValueError("a heading has a level >= 1, other blocks level 0")
+        if self.header_rows:
+            _check_header_rows("Block", self.header_rows, self.char_start, self.char_end)
+            if self.kind != "table":
+                raise ValueError("only a table block has header rows")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -232,6 +249,10 @@ class Chunk:
 
     ``oversize`` is set when a single unit that may not be cut (a sentence, a list item,
     a table row) alone exceeds the policy size, so the chunk is larger than asked.
+
+    ``header_rows`` are the spans of the column-heading rows of the table the chunk
+    starts in (the rows may lie before the chunk, when a long table was split), and
+    ``header_text`` their texts joined by ``"\n"``: they travel like the heading path.
     """
 
     chunk_id: str
@@ -246,9 +267,15 @@ class Chunk:
     token_count: int
     policy: ChunkPolicy
     oversize: bool = False
+    header_rows: tuple[tuple[int, int], ...] = ()
+    header_text: str = ""
 
     def __post_init__(self) -> None:
         _check_span("Chunk", self.char_start, self.char_end, self.text)
+        if self.header_rows:
+            _check_header_rows("Chunk", self.header_rows, 0, None)
+            if self.header_rows[0][0] >= self.char_end:
+                raise ValueError("Chunk: header rows must start before the chunk ends")
 
     def to_dict(self, *, with_text: bool = True) -> dict[str, object]:
         out: dict[str, object] = {
@@ -263,7 +290,9 @@ class Chunk:
             "token_count": self.token_count,
             "policy": self.policy.to_dict(),
             "oversize": self.oversize,
+            "header_rows": [list(span) for span in self.header_rows],
         }
         if with_text:
             out["text"] = self.text
+            out["header_text"] = self.header_text
         return out

@@ -13,6 +13,8 @@ Every chunk is one span of ``doc.text`` with exact provenance:
   overlap the span; ``heading_path`` = the ``heading_path`` of the block holding the
   chunk's first character, or of the last block before it when no block holds it (for
   ``structure``: of its section's heading, see ``structure``);
+* ``header_rows`` = the ``header_rows`` of the table block holding the chunk's first
+  character (so every piece of a split table carries its column headings), else ``()``;
 * ``token_count`` = ``tokenizer.count(text)`` (no special tokens);
 * size: ``len(text) <= size`` (chars) or ``token_count <= size`` (tokens) unless
   ``oversize``, which is set only when one uncuttable unit alone is larger.
@@ -158,6 +160,7 @@ def _chunks(
     for k, piece in enumerate(pieces):
         start, end = piece.char_start, piece.char_end
         heading = piece.heading_block
+        header = _table_header(index, start) if "table" in kinds[k] else ()
         chunks.append(
             Chunk(
                 chunk_id=chunk_id(start, end),
@@ -172,6 +175,19 @@ def _chunks(
                 token_count=counts[k],
                 policy=policy,
                 oversize=piece.oversize,
+                header_rows=header,
+                header_text="\n".join(text[a:b] for a, b in header),
             )
         )
     return chunks
+
+
+def _table_header(index: BlockIndex, position: int) -> tuple[tuple[int, int], ...]:
+    """Header rows of the table block holding ``position`` (``()`` when there is none)."""
+    at = index.at(position)
+    if at is None:
+        return ()
+    block = index.blocks[at]
+    if block.kind != "table" or not block.char_start <= position < block.char_end:
+        return ()
+    return block.header_rows

@@ -4,7 +4,8 @@ Lines that ingest put in one layout block (same page and ``source_block``; conti
 in the text) form a *unit*. Each unit is cut into runs and typed:
 
 * header / footer: furniture lines (``core.parse.furniture``) are runs of their own;
-* table: the unit ingest read as a ``find_tables`` region (its box lies in the region);
+* table: the unit ingest read as a table region (its box lies in the region); its
+  leading rows inside the region's header box are the block's ``header_rows``;
 * code: at least ``CODE_SHARE`` of its characters in monospace fonts;
 * caption: it starts like "Figure 3:", "Fig. 2.", "Table 1", "Listing 4", "Abbildung 5";
 * heading: up to three leading lines that look like a heading and differ in style from
@@ -59,6 +60,7 @@ class Run:
     lines: list[int]
     candidate: HeadingCandidate | None = None
     level: int = 0
+    header: int = 0  # a table's leading lines that are its header rows
 
 
 def parse_pdf(doc: Document) -> list[Block | None]:
@@ -129,9 +131,10 @@ class _Context:
         return self.doc.text[lines[indices[0]].char_start : lines[indices[-1]].char_end]
 
 
-def _table_boxes(doc: Document) -> dict[int, list[BBox]]:
-    """Page-space boxes of the tables ingest found, by 1-based page."""
-    out: dict[int, list[BBox]] = {}
+def _table_boxes(doc: Document) -> dict[int, list[tuple[BBox, BBox | None]]]:
+    """Page-space boxes of the tables ingest found and of their header rows, by 1-based
+    page."""
+    out: dict[int, list[tuple[BBox, BBox | None]]] = {}
     pdf = None
     for page in doc.pages:
         regions = cached_table_regions(doc.sha256, page.number - 1)
@@ -142,7 +145,7 @@ def _table_boxes(doc: Document) -> dict[int, list[BBox]]:
                 pdf = pymupdf.open(stream=doc.pdf_bytes, filetype="pdf")
             regions = table_regions(pdf[page.number - 1], doc.sha256)
         if regions:
-            out[page.number] = [region.page_bbox_pt for region in regions]
+            out[page.number] = [(r.page_bbox_pt, r.header_page_bbox_pt) for r in regions]
     return out
 
 
@@ -162,7 +165,7 @@ def units(lines: Sequence[TextLine]) -> Iterator[list[int]]:
 def _unit_runs(context: _Context, unit: list[int]) -> list[Run]:
     """Runs of one unit: a table unit whole, else cut at furniture, then typed."""
     if _in_table(context, [context.doc.lines[i] for i in unit]):
-        return [Run("table", unit)]
+        return [Run("table", unit, header=_header_lines(context, unit))]
     runs: list[Run] = []
     part: list[int] = []
     part_kind: str | None = None
@@ -193,13 +196,40 @@ def _typed_runs(context: _Context, part: list[int], furniture: str | None) -> li
     return _list_or_paragraph(context, part)
 
 
-def _in_table(context: _Context, lines: list[TextLine]) -> bool:
-    boxes = context.tables.get(lines[0].page)
+def _table_of(context: _Context, lines: list[TextLine]) -> tuple[BBox, BBox | None] | None:
+    """The (table box, header box) of the table holding the centre of these lines."""
+    tables = context.tables.get(lines[0].page)
     bbox = lines_bbox(lines)
-    if not boxes or bbox is None:
-        return False
-    cx, cy = (bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2
-    return any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in boxes)
+    if not tables or bbox is None:
+        return None
+    for table in tables:
+        if _centre_in(bbox, table[0]):
+            return table
+    return None
+
+
+def _in_table(context: _Context, lines: list[TextLine]) -> bool:
+    return _table_of(context, lines) is not None
+
+
+def _centre_in(box: BBox, area: BBox) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return area[0] <= cx <= area[2] and area[1] <= cy <= area[3]
+
+
+def _header_lines(context: _Context, unit: list[int]) -> int:
+    """How many leading rows of a table unit lie in its table's header box (0 when the
+    header would be the whole table)."""
+    lines = [context.doc.lines[i] for i in unit]
+    table = _table_of(context, lines)
+    if table is None or table[1] is None:
+        return 0
+    count = 0
+    for line in lines:
+        if line.bbox_pt is None or not _centre_in(line.bbox_pt, table[1]):
+            break
+        count += 1
+    return count if count < len(lines) else 0
 
 
 def _leading_heading(context: _Context, part: list[int]) -> Run | None:
@@ -253,6 +283,7 @@ def merge_adjacent(runs: list[Run], lines: Sequence[TextLine]) -> list[Run]:
 
 def run_block(doc: Document, run: Run) -> Block | None:
     lines = [doc.lines[i] for i in run.lines]
+    header = lines[: run.header] if run.kind == "table" else []
     return make_block(
         doc,
         run.kind,  # type: ignore[arg-type]
@@ -261,4 +292,5 @@ def run_block(doc: Document, run: Run) -> Block | None:
         page=lines[0].page,
         bbox=lines_bbox(lines),
         level=run.level,
+        header_rows=tuple((ln.char_start, ln.char_end) for ln in header),
     )
