@@ -29,11 +29,14 @@ from core.ingest.tables import cached_table_regions, table_regions
 from core.parse.blocks import lines_bbox, make_block
 from core.parse.furniture import furniture_lines
 from core.parse.headings import (
+    COVER_MIN_HEADINGS,
     RICH_OUTLINE,
     HeadingCandidate,
     OutlineIndex,
     assign_levels,
     body_size,
+    cover_page_keep,
+    is_toc_entry,
     looks_like_heading,
     numbering_depth,
 )
@@ -70,6 +73,7 @@ def parse_pdf(doc: Document) -> list[Block | None]:
         return []
     context = _Context(doc)
     runs = [run for unit in units(lines) for run in _unit_runs(context, unit)]
+    _drop_cover_headings(doc, runs)
     set_heading_levels(doc, runs, trust_outline=True)
     return [run_block(doc, run) for run in merge_adjacent(runs, lines)]
 
@@ -92,6 +96,23 @@ def set_heading_levels(doc: Document, runs: list[Run], *, trust_outline: bool) -
         run.level = level
         if not level:
             run.kind = "paragraph"
+
+
+def _drop_cover_headings(doc: Document, runs: list[Run]) -> None:
+    """Heading runs of a page that is mostly headings become paragraphs, but for the
+    largest (``core.parse.headings.cover_page_keep``)."""
+    heading_runs = [run for run in runs if run.kind == "heading" and run.candidate is not None]
+    if len(heading_runs) < COVER_MIN_HEADINGS:
+        return
+    page_runs: dict[int, int] = {}
+    for run in runs:
+        if run.kind not in ("header", "footer"):
+            page = doc.lines[run.lines[0]].page
+            page_runs[page] = page_runs.get(page, 0) + 1
+    keep = cover_page_keep([run.candidate for run in heading_runs], page_runs)  # type: ignore[misc]
+    for run, kept in zip(heading_runs, keep, strict=True):
+        if not kept:
+            run.kind, run.candidate = "paragraph", None
 
 
 def heading_candidate(
@@ -246,6 +267,8 @@ def _leading_heading(context: _Context, part: list[int]) -> Run | None:
         page = lines[head[0]].page
         head_lines = [lines[i] for i in head]
         top = head_lines[0].bbox_pt[1] if head_lines[0].bbox_pt else None
+        if is_toc_entry(text):
+            return None
         outline_level = context.outline.level_of(text, page, top) if context.outline else 0
         if outline_level or looks_like_heading(text, head_lines, context.body_pt):
             return Run("heading", head, heading_candidate(context.doc, head, outline_level))
