@@ -7,7 +7,9 @@ PyMuPDF call), in time linear in the fragments of the page:
 
 1. fragments are grouped into printed rows (vertical centres within ``ROW_SHARE`` of the
    line height);
-2. a row is *numeric* when it holds at least ``MIN_VALUES`` figures;
+2. a row is *numeric* when it holds at least ``MIN_VALUES`` figures, or one figure set
+   ``SINGLE_GAP_SHARE`` line heights or more right of its label (one-column tables need
+   one numeric row more);
 3. a *grid* is a run of rows, top to bottom, in which every numeric row shares at least
    ``MIN_VALUES`` right edges (``EDGE_TOLERANCE_PT``) with the numeric rows before it,
    at most ``MAX_LABEL_ROWS`` rows of labels ("Costs and expenses:") sit between two
@@ -31,6 +33,7 @@ from core.types import BBox
 ROW_SHARE = 0.4
 MIN_VALUES = 2
 MIN_NUMERIC_ROWS = 3
+SINGLE_GAP_SHARE = 6.0
 MAX_LABEL_ROWS = 3
 MAX_GAP_SHARE = 1.8
 HEADER_GAP_SHARE = 0.9
@@ -41,9 +44,10 @@ MAX_HEADER_FRAGMENT_CHARS = 48
 EDGE_TOLERANCE_PT = 4.0
 _FIGURE = re.compile(
     r"^[(\[]?[-−–+]?[$€£¥]?\s?[-−–]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\s?[%x]?[)\]]?"
-    r"(\s?\(?[a-z]\))?\*?$|^[—–-]{1,2}$|^n/?[am]$|^nm$",
+    r"(\s?\(?[a-z]\))?\*?(\s?(bps|bp|pts|pp))?$|^[—–-]{1,2}$|^n/?[am]$|^nm$",
     re.I,
 )
+_DIGIT = re.compile(r"\d")
 _YEAR = re.compile(r"^(19|20)\d\d$")
 
 Fragment = tuple[BBox, str]
@@ -75,8 +79,18 @@ class _Row:
         ]
 
     @property
-    def left(self) -> float:
-        return min(box[0] for box, _ in self.fragments)
+    def values(self) -> list[float]:
+        """``edges`` when the row is a row of figures: two or more, or one set well apart
+        from a label on its left (a one-column table), else ``[]``."""
+        edges = self.edges
+        if not any(_DIGIT.search(text) for _, text in self.fragments if _is_figure(text)):
+            return []  # dashes alone (a list's markers) are no row of figures
+        if len(edges) != 1:
+            return edges if len(edges) >= MIN_VALUES else []
+        figure = next(box for box, text in self.fragments if box[2] == edges[0])
+        labels = [box for box, text in self.fragments if box[2] < figure[0] and text.strip()]
+        gap = SINGLE_GAP_SHARE * self.height
+        return edges if labels and figure[0] - max(b[2] for b in labels) >= gap else []
 
 
 def _is_figure(text: str) -> bool:
@@ -112,11 +126,11 @@ def numeric_grids(fragments: Sequence[Fragment]) -> list[Grid]:
     spans: list[tuple[int, int, int, list[float]]] = []  # header start, first, end, columns
     k = 0
     while k < len(rows):
-        if len(rows[k].edges) < MIN_VALUES:
+        if not rows[k].values:
             k += 1
             continue
         end, count, columns = _grid_end(rows, k)
-        if count < MIN_NUMERIC_ROWS:
+        if count < MIN_NUMERIC_ROWS + (len(columns) == 1):
             k += 1
             continue
         start, first = _header_start(rows, k)
@@ -153,14 +167,14 @@ def _continues(
 def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
     """(index after the grid's last numeric row, its numeric row count, its column
     edges) from ``start``."""
-    columns = list(rows[start].edges)
+    columns = list(rows[start].values)
     last, count, labels = start, 1, 0
     for k in range(start + 1, len(rows)):
         row, previous = rows[k], rows[k - 1]
         if row.top - previous.bottom > MAX_GAP_SHARE * max(row.height, previous.height):
             break
-        edges = row.edges
-        if len(edges) >= MIN_VALUES and _shared(edges, columns) >= MIN_VALUES:
+        edges = row.values
+        if edges and _shared(edges, columns) >= min(MIN_VALUES, len(edges)):
             columns.extend(e for e in edges if _shared([e], columns) == 0)
             last, count, labels = k, count + 1, 0
             continue
