@@ -121,16 +121,10 @@ def iou(a: BBox, b: BBox) -> float:
 def reference_for(doc: Document, name: str, *, store: Path = REFERENCE_JSON) -> Reference:
     """The layout regions of ``doc`` from ``store`` when its sha256 matches, else computed
     by the layout model (and written back into ``store``)."""
+    stored = stored_reference(name, doc.sha256, store=store)
+    if stored is not None and not os.environ.get(ENV_REBUILD):
+        return stored
     cached = _read(store)
-    entry = cached.get(name)
-    if entry and entry["sha256"] == doc.sha256 and not os.environ.get(ENV_REBUILD):
-        regions = {
-            int(page): [(tuple(box), cls) for *box, cls in boxes]
-            for page, boxes in entry["regions"].items()
-        }
-        return Reference(
-            name=name, sha256=doc.sha256, regions=regions, elapsed_s=entry["elapsed_s"]
-        )
     started = time.perf_counter()
     regions = layout_regions(doc)
     elapsed = time.perf_counter() - started
@@ -145,6 +139,18 @@ def reference_for(doc: Document, name: str, *, store: Path = REFERENCE_JSON) -> 
     store.parent.mkdir(parents=True, exist_ok=True)
     store.write_text(json.dumps(cached, indent=None, sort_keys=True) + "\n", encoding="utf-8")
     return Reference(name=name, sha256=doc.sha256, regions=regions, elapsed_s=elapsed)
+
+
+def stored_reference(name: str, sha256: str, *, store: Path = REFERENCE_JSON) -> Reference | None:
+    """The kept reference of this document version, or ``None`` (absent or other bytes)."""
+    entry = _read(store).get(name)
+    if not entry or entry["sha256"] != sha256:
+        return None
+    regions = {
+        int(page): [(tuple(box), cls) for *box, cls in boxes]
+        for page, boxes in entry["regions"].items()
+    }
+    return Reference(name=name, sha256=sha256, regions=regions, elapsed_s=entry["elapsed_s"])
 
 
 def _read(store: Path) -> dict[str, dict]:
