@@ -245,3 +245,17 @@ def test_iou_and_block_header_checks() -> None:
             bbox_pt=None,
             header_rows=((0, 4),),
         )
+
+
+def test_the_tables_bench_case_reports_time_and_quality(tmp_path: Path) -> None:
+    from core.bench import BenchSettings
+    from core.bench.inputs import BenchInputs
+    from core.bench.table_cases import tables_case
+
+    name = "plumber_nics-background-checks-2015-11.pdf"
+    settings = BenchSettings(pdf=_path(name), warmup=0, repeats=1, cache_dir=tmp_path)
+    row = tables_case(BenchInputs(settings), _path(name))
+    assert row.case == "tables" and row.error is None
+    assert row.ours is not None and row.baseline is not None and row.ratio is not None
+    assert row.extra["tables_ref"] == 1 and row.extra["table_recall"] == 1.0
+    assert any("recall 1.00" in note for note in row.notes)

@@ -22,7 +22,17 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 HEADLINE_PDF = "pypdfsf_GeoTopo-komprimiert.pdf"
 OTHER_PDFS = ("plumber_federal-register-2020-17221.pdf",)
 TEXT_CORPORA = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
-CASE_NAMES: tuple[str, ...] = ("parse", "rechunk", "naive", "late", "store", "ui", "memory", "gpu")
+CASE_NAMES: tuple[str, ...] = (
+    "parse",
+    "tables",
+    "rechunk",
+    "naive",
+    "late",
+    "store",
+    "ui",
+    "memory",
+    "gpu",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

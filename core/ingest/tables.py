@@ -134,6 +134,12 @@ def may_hold_table(page: pymupdf.Page, line_boxes: list[BBox]) -> bool:
     return looks_tabular(inside)
 
 
+def clear_table_cache() -> None:
+    """Forget every page's regions (the benchmark times a first parse with it)."""
+    with _lock:
+        _cache.clear()
+
+
 def cached_table_regions(doc_sha256: str, page_index: int) -> tuple[TableRegion, ...] | None:
     """The regions found for this page in this process, or ``None`` if not looked for."""
     with _lock:
