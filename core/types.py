@@ -190,13 +190,16 @@ class ChunkPolicy:
     """A chunking policy as data: hashable, printable, stored with every chunk.
 
     ``size``/``overlap`` are counted in ``unit``: characters, tokens of the configured
-    tokenizer, or (for ``sentence``) sentences.
+    tokenizer, or (for ``sentence``) sentences. ``table_header_prefix`` (``structure``
+    only): a piece of a split table leaves room for its table's header rows, which the
+    encoder reads before it (``Chunk.encoder_text``); the key ends in ``-thp``.
     """
 
     name: PolicyName
     size: int
     overlap: int = 0
     unit: PolicyUnit = "chars"
+    table_header_prefix: bool = False
 
     def __post_init__(self) -> None:
         if self.name not in ("fixed", "sentence", "structure"):
@@ -207,14 +210,25 @@ class ChunkPolicy:
             raise ValueError("overlap must be at least 0 and smaller than size")
         if (self.name == "sentence") != (self.unit == "sentences"):
             raise ValueError("the sentence policy counts sentences, and only it does")
+        if self.table_header_prefix and self.name != "structure":
+            raise ValueError("only the structure policy prefixes table header rows")
 
     @property
     def key(self) -> str:
-        """Stable short name, e.g. ``fixed-chars-800-100``."""
-        return f"{self.name}-{self.unit}-{self.size}-{self.overlap}"
+        """Stable short name, e.g. ``fixed-chars-800-100`` (``...-thp`` with the prefix)."""
+        base = f"{self.name}-{self.unit}-{self.size}-{self.overlap}"
+        return f"{base}-thp" if self.table_header_prefix else base
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "size": self.size, "overlap": self.overlap, "unit": self.unit}
+        out: dict[str, object] = {
+            "name": self.name,
+            "size": self.size,
+            "overlap": self.overlap,
+            "unit": self.unit,
+        }
+        if self.table_header_prefix:
+            out["table_header_prefix"] = True
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> ChunkPolicy:
@@ -223,6 +237,7 @@ class ChunkPolicy:
             size=int(data["size"]),  # type: ignore[call-overload]
             overlap=int(data.get("overlap", 0)),  # type: ignore[call-overload]
             unit=data.get("unit", "chars"),  # type: ignore[arg-type]
+            table_header_prefix=bool(data.get("table_header_prefix", False)),
         )
 
 
@@ -276,6 +291,15 @@ class Chunk:
             _check_header_rows("Chunk", self.header_rows, 0, None)
             if self.header_rows[0][0] >= self.char_end:
                 raise ValueError("Chunk: header rows must start before the chunk ends")
+
+    @property
+    def encoder_text(self) -> str:
+        """What an encoder reads for this chunk: its text, after its table's header rows
+        when the policy asks for that prefix and the rows lie before the chunk."""
+        prefixed = self.policy.table_header_prefix and self.header_rows
+        if prefixed and self.header_rows[0][0] < self.char_start:
+            return f"{self.header_text}\n{self.text}"
+        return self.text
 
     def to_dict(self, *, with_text: bool = True) -> dict[str, object]:
         out: dict[str, object] = {

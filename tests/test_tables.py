@@ -259,3 +259,34 @@ def test_the_tables_bench_case_reports_time_and_quality(tmp_path: Path) -> None:
     assert row.ours is not None and row.baseline is not None and row.ratio is not None
     assert row.extra["tables_ref"] == 1 and row.extra["table_recall"] == 1.0
     assert any("recall 1.00" in note for note in row.notes)
+
+
+def test_the_header_prefix_option_leaves_room_for_the_header_rows() -> None:
+    from core.chunk import PolicyError
+    from core.types import ChunkPolicy
+
+    doc, parsed = _parsed("Pfizer_2023Q2_10Q.pdf")
+    statement = next(b for b in parsed.blocks if b.kind == "table" and b.page == 8)
+    tokenizer = load_tokenizer()
+    plain = policy_from_args("structure", 96, 8, "tokens")
+    prefixed = policy_from_args("structure", 96, 8, "tokens", table_header_prefix=True)
+    assert prefixed.key == plain.key + "-thp"
+    assert ChunkPolicy.from_dict(prefixed.to_dict()) == prefixed
+    assert "table_header_prefix" not in plain.to_dict()
+    with pytest.raises(PolicyError):
+        policy_from_args("fixed", table_header_prefix=True)
+
+    def pieces(policy: ChunkPolicy) -> list:
+        chunks = chunk_document(doc, parsed.blocks, policy, tokenizer)
+        return [c for c in chunks if statement.char_start <= c.char_start < statement.char_end]
+
+    header_end = statement.header_rows[-1][1]
+    with_prefix = pieces(prefixed)
+    assert len(with_prefix) > len(pieces(plain))  # the header takes room from each piece
+    for chunk in with_prefix:
+        if chunk.char_start >= header_end:
+            assert chunk.encoder_text == f"{chunk.header_text}\n{chunk.text}"
+            assert tokenizer.count(chunk.encoder_text) <= 96
+        else:
+            assert chunk.encoder_text == chunk.text
+    assert all(c.encoder_text == c.text for c in pieces(plain))

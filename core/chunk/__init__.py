@@ -84,13 +84,19 @@ class PolicyError(ChunkscopeError):
 
 
 def policy_from_args(
-    name: str, size: int | None = None, overlap: int | None = None, unit: str | None = None
+    name: str,
+    size: int | None = None,
+    overlap: int | None = None,
+    unit: str | None = None,
+    *,
+    table_header_prefix: bool = False,
 ) -> ChunkPolicy:
     """A policy from user input, filling what is missing from ``DEFAULT_SIZES``.
 
     ``unit`` defaults to ``DEFAULT_UNITS[name]`` (chars, sentences, tokens). ``size`` defaults to
     the unit's default size; ``overlap`` to the default overlap when ``size`` is the
-    default, else to the same fraction of ``size`` (rounded down). Raises
+    default, else to the same fraction of ``size`` (rounded down).
+    ``table_header_prefix`` (structure only) is ``ChunkPolicy``'s option. Raises
     ``PolicyError`` with a one-line message for impossible combinations.
     """
     if name not in POLICY_NAMES:
@@ -110,7 +116,15 @@ def policy_from_args(
         )
     if not 0 <= overlap < size:
         raise PolicyError(f"--overlap must be at least 0 and below --size ({size}), got {overlap}")
-    return ChunkPolicy(name=name, size=size, overlap=overlap, unit=unit)  # type: ignore[arg-type]
+    if table_header_prefix and name != "structure":
+        raise PolicyError("--table-header-prefix works with the structure policy only")
+    return ChunkPolicy(
+        name=name,  # type: ignore[arg-type]
+        size=size,
+        overlap=overlap,
+        unit=unit,  # type: ignore[arg-type]
+        table_header_prefix=table_header_prefix,
+    )
 
 
 def chunk_document(
