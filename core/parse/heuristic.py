@@ -142,7 +142,8 @@ class _Context:
         self.doc = doc
         self.tables = _table_boxes(doc)
         # Figures of tables set in small type can outweigh the prose of a filing.
-        prose = [ln for ln in doc.lines if not _in_table(self, [ln])]
+        tables = self.tables
+        prose = [ln for ln in doc.lines if ln.page not in tables or not _in_table(self, [ln])]
         self.body_pt = body_size(prose or doc.lines)
         self.furniture = furniture_lines(doc)
         self.outline = OutlineIndex(doc.outline)
