@@ -290,3 +290,11 @@ def test_the_header_prefix_option_leaves_room_for_the_header_rows() -> None:
         else:
             assert chunk.encoder_text == chunk.text
     assert all(c.encoder_text == c.text for c in pieces(plain))
+
+
+def test_a_title_above_a_grid_is_no_header_row() -> None:
+    doc, parsed = _parsed("plumber_nics-background-checks-2015-11.pdf")
+    headings = [b.text for b in parsed.blocks if b.kind == "heading"]
+    assert "NICS Firearm Background Checks" in headings
+    table = next(b for b in parsed.blocks if b.kind == "table")
+    assert table.header_rows and all("NICS" not in doc.text[a:b] for a, b in table.header_rows)

@@ -17,7 +17,8 @@ PyMuPDF call), in time linear in the fragments of the page:
    needs at least ``MIN_NUMERIC_ROWS`` numeric rows;
 4. its *header rows* are the rows right above the first numeric row (gaps up to
    ``HEADER_GAP_SHARE`` line heights, at most ``MAX_HEADER_ROWS``), made of short
-   fragments that reach into the figure columns ("Three Months Ended", "July 2,", "2023").
+   fragments that reach into the figure columns ("Three Months Ended", "July 2,", "2023"),
+   set no larger than ``TITLE_SHARE`` times the first numeric row (a title is not a header).
 
 Coordinates: boxes are in the page's unrotated text space (``rawdict``), points, y down.
 """
@@ -41,6 +42,7 @@ MAX_HEADER_ROWS = 8
 MERGE_GAP_SHARE = 3.0
 MAX_LABEL_CHARS = 80
 MAX_HEADER_FRAGMENT_CHARS = 48
+TITLE_SHARE = 1.4
 EDGE_TOLERANCE_PT = 4.0
 _FIGURE = re.compile(
     r"^[(\[]?[-−–+]?[$€£¥]?\s?[-−–]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\s?[%x]?[)\]]?"
@@ -195,8 +197,8 @@ def _header_start(rows: list[_Row], first: int) -> tuple[int, int]:
         if below.top - row.bottom > HEADER_GAP_SHARE * max(row.height, below.height):
             break
         texts = [text.strip() for _, text in row.fragments]
-        if any(t.endswith(".") for t in texts):
-            break
+        if any(t.endswith(".") for t in texts) or row.height > TITLE_SHARE * rows[first].height:
+            break  # a sentence, or a title set larger than the table
         if max(box[2] for box, _ in row.fragments) < figures_left:
             if body < first or labels >= MAX_LABEL_ROWS or len(texts) > 1:
                 break
