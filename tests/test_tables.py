@@ -298,3 +298,20 @@ def test_a_title_above_a_grid_is_no_header_row() -> None:
     assert "NICS Firearm Background Checks" in headings
     table = next(b for b in parsed.blocks if b.kind == "table")
     assert table.header_rows and all("NICS" not in doc.text[a:b] for a, b in table.header_rows)
+
+
+def test_the_mixed_parser_runs_the_model_only_on_untyped_columns() -> None:
+    doc, fast = _parsed("JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf")
+    mixed = parse_document(doc, parser="fast+layout")
+    assert mixed.parser == "fast+layout"
+    assert 0 < len(mixed.model_pages) <= 4 and 0 < mixed.model_s <= mixed.elapsed_s
+    for block in mixed.blocks:
+        assert doc.text[block.char_start : block.char_end] == block.text
+    reference = stored_reference("JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf", doc.sha256)
+    assert reference is not None
+    before = score(doc, fast.blocks, reference)
+    after = score(doc, mixed.blocks, reference)
+    assert after.tables_matched > before.tables_matched
+    # pages the model did not read keep the fast parser's blocks
+    untouched = [b for b in fast.blocks if b.page not in mixed.model_pages]
+    assert set(untouched) <= set(mixed.blocks)

@@ -28,9 +28,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--password", help="password of an encrypted PDF")
     parser.add_argument(
         "--parser",
-        choices=("fast", "layout"),
+        choices=("fast", "layout", "fast+layout"),
         default="fast",
-        help="fast heuristics (default) or PyMuPDF's layout model (slower, PDFs only)",
+        help="fast heuristics (default), PyMuPDF's layout model (slower, PDFs only), or the "
+        "fast parser with the layout model's tables on the pages where columns are left "
+        "untyped",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
@@ -49,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     doc = load_document(args.file, password=args.password)
     loaded = time.perf_counter()
-    bar = ProgressBar("layout model, pages") if args.parser == "layout" and doc.is_paged else None
+    modelled = args.parser != "fast" and doc.is_paged
+    bar = ProgressBar("layout model, pages") if modelled else None
     result = parse_document(doc, parser=args.parser, progress=bar)
     if args.json:
         payload = {
@@ -70,6 +73,11 @@ def run(args: argparse.Namespace) -> int:
     if doc.is_paged:
         summary += f", pages without text: {_page_list(missing)}"
     summary += f"; load {loaded - started:.2f} s, parse ({result.parser}) {result.elapsed_s:.2f} s"
+    if result.parser == "fast+layout":
+        summary += (
+            f" (layout model on {len(result.model_pages)} pages: {_page_list(result.model_pages)},"
+            f" {result.model_s:.2f} s)"
+        )
     print(summary)
     return 0
 

@@ -8,7 +8,9 @@ headings (a heading's own path ends with itself).
 
 Parsers: ``"fast"`` (default) is the heuristic parser (``core.parse.heuristic`` for PDFs,
 ``core.parse.markdown`` for text); ``"layout"`` uses PyMuPDF's layout model
-(``core.parse.layout``) for PDFs and falls back to the text parser for text documents.
+(``core.parse.layout``) for PDFs and falls back to the text parser for text documents;
+``"fast+layout"`` is the fast parser with the layout model's tables on the pages where
+the fast pass leaves column-aligned text untyped (``core.parse.layout.model_pages``).
 """
 
 from __future__ import annotations
@@ -24,19 +26,23 @@ from core.parse.heuristic import parse_pdf
 from core.parse.markdown import parse_markdown, parse_plain_text
 from core.types import Block, Document
 
-ParserName = Literal["fast", "layout"]
-PARSERS: tuple[str, ...] = ("fast", "layout")
+ParserName = Literal["fast", "layout", "fast+layout"]
+PARSERS: tuple[str, ...] = ("fast", "layout", "fast+layout")
 
 __all__ = ["PARSERS", "ParseResult", "ParserName", "parse_document"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParseResult:
-    """Blocks of one document, the parser that made them, and its wall time in seconds."""
+    """Blocks of one document, the parser that made them, and its wall time in seconds;
+    ``model_pages`` (1-based) are the pages the layout model read and ``model_s`` its
+    share of the time (``fast+layout``: only where the fast pass saw untyped columns)."""
 
     blocks: tuple[Block, ...]
     parser: str
     elapsed_s: float
+    model_pages: tuple[int, ...] = ()
+    model_s: float = 0.0
 
 
 def parse_document(
@@ -52,6 +58,8 @@ def parse_document(
     if parser not in PARSERS:
         raise ChunkscopeError(f"unknown parser {parser!r}; use one of {', '.join(PARSERS)}")
     started = time.perf_counter()
+    model_pages: tuple[int, ...] = ()
+    model_s = 0.0
     if doc.kind == "text":
         raw = parse_markdown(doc) if doc.is_markdown else parse_plain_text(doc)
         used = "fast"
@@ -60,6 +68,13 @@ def parse_document(
 
         raw = parse_pdf_layout(doc, progress=progress)
         used = "layout"
+        model_pages = tuple(p.number for p in doc.pages if p.has_text)
+        model_s = time.perf_counter() - started
+    elif parser == "fast+layout":
+        from core.parse.layout import parse_pdf_mixed
+
+        raw, use = parse_pdf_mixed(doc, progress=progress)
+        used, model_pages, model_s = "fast+layout", use.pages, use.elapsed_s
     else:
         raw = parse_pdf(doc)
         used = "fast"
@@ -67,4 +82,10 @@ def parse_document(
     if progress is not None:
         total = max(len(doc.pages), 1)
         progress(total, total)
-    return ParseResult(blocks=blocks, parser=used, elapsed_s=time.perf_counter() - started)
+    return ParseResult(
+        blocks=blocks,
+        parser=used,
+        elapsed_s=time.perf_counter() - started,
+        model_pages=model_pages,
+        model_s=model_s,
+    )

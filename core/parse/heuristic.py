@@ -68,6 +68,11 @@ class Run:
 
 def parse_pdf(doc: Document) -> list[Block | None]:
     """Typed blocks of a PDF ``Document`` (see the module docstring)."""
+    return [run_block(doc, run) for run in pdf_runs(doc)]
+
+
+def pdf_runs(doc: Document) -> list[Run]:
+    """The typed, merged runs ``parse_pdf`` makes blocks of (``[]`` without lines)."""
     lines = doc.lines
     if not lines:
         return []
@@ -75,7 +80,7 @@ def parse_pdf(doc: Document) -> list[Block | None]:
     runs = [run for unit in units(lines) for run in _unit_runs(context, unit)]
     _drop_cover_headings(doc, runs)
     set_heading_levels(doc, runs, trust_outline=True)
-    return [run_block(doc, run) for run in merge_adjacent(runs, lines)]
+    return merge_adjacent(runs, lines)
 
 
 def set_heading_levels(doc: Document, runs: list[Run], *, trust_outline: bool) -> None:
