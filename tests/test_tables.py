@@ -315,3 +315,12 @@ def test_the_mixed_parser_runs_the_model_only_on_untyped_columns() -> None:
     # pages the model did not read keep the fast parser's blocks
     untouched = [b for b in fast.blocks if b.page not in mixed.model_pages]
     assert set(untouched) <= set(mixed.blocks)
+
+
+def test_sections_with_their_text_are_no_cover_page() -> None:
+    """A one-page datasheet is mostly headings too, but each has its paragraph."""
+    from tests.conftest import SAMPLE_DOCS
+
+    doc = load_document(SAMPLE_DOCS / "datasheets" / "datasheet-aquaflux-220.pdf")
+    headings = [b for b in parse_document(doc).blocks if b.kind == "heading"]
+    assert len(headings) == 9

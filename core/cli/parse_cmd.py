@@ -3,7 +3,8 @@
 With ``--json`` one object is printed: ``{"document": {...}, "blocks": [...]}``, the
 document as ``core.ingest.document_to_dict`` makes it (``"text"`` only with
 ``--with-text``) and each block as ``{"kind", "level", "char_start", "char_end", "page",
-"bbox", "heading_path", "text"}`` (``page`` is 1-based, ``null`` for reflowable text;
+"bbox", "heading_path", "header_rows", "text"}`` (``header_rows``: a table's column-heading
+rows as ``[start, end]`` spans; ``page`` is 1-based, ``null`` for reflowable text;
 ``bbox`` is ``[x0, y0, x1, y1]`` in points, origin top left of the rendered page, or
 ``null``). Without ``--json``: a table (kind, page, span, first words) and a summary.
 """
@@ -92,6 +93,7 @@ def block_to_dict(block, *, paged: bool) -> dict[str, object]:  # noqa: ANN001
         "page": block.page if paged and block.page else None,
         "bbox": [round(v, 2) for v in block.bbox_pt] if block.bbox_pt is not None else None,
         "heading_path": list(block.heading_path),
+        "header_rows": [list(span) for span in block.header_rows],
         "text": block.text,
     }
 

@@ -22,7 +22,8 @@ use, or as the document title.
 A page that is mostly heading candidates (a cover page of bold lines: registrant, form,
 period, addresses; the labels of a diagram) keeps only its largest ones
 (``cover_page_keep``): at least ``COVER_MIN_HEADINGS`` candidates making at least
-``COVER_SHARE`` of the page's runs of lines outside furniture.
+``COVER_SHARE`` of the page's runs of lines outside furniture, fewer than ``COVER_SHARE``
+of them followed by body text (a datasheet's sections each have theirs).
 """
 
 from __future__ import annotations
@@ -208,13 +209,17 @@ def _rank_unknown_styles(
 
 
 def cover_page_keep(
-    candidates: Sequence[HeadingCandidate], page_runs: dict[int, int]
+    candidates: Sequence[HeadingCandidate],
+    page_runs: dict[int, int],
+    followed: Sequence[bool],
 ) -> list[bool]:
     """Which candidates stay headings under the cover-page rule (module docstring).
 
-    ``page_runs`` counts each page's runs of lines outside furniture. On a page the rule
-    applies to, a candidate stays when it is in the outline, numbered, or set in the
-    largest size of the page's candidates while they come in more than one size.
+    ``page_runs`` counts each page's runs of lines outside furniture; ``followed[k]``
+    says whether body text (not another heading) comes right after candidate ``k``. On a
+    page the rule applies to, a candidate stays when it is in the outline, numbered, or
+    set in the largest size of the page's candidates while they come in more than one
+    size.
     """
     by_page: dict[int, list[int]] = defaultdict(list)
     for k, candidate in enumerate(candidates):
@@ -223,6 +228,8 @@ def cover_page_keep(
     for page, members in by_page.items():
         if len(members) < COVER_MIN_HEADINGS or len(members) < COVER_SHARE * page_runs.get(page, 0):
             continue
+        if sum(followed[k] for k in members) >= COVER_SHARE * len(members):
+            continue  # sections with their text: a datasheet, not a cover
         sizes = {round(candidates[k].size_pt * 2) for k in members}
         for k in members:
             candidate = candidates[k]

@@ -114,7 +114,11 @@ def _drop_cover_headings(doc: Document, runs: list[Run]) -> None:
         if run.kind not in ("header", "footer"):
             page = doc.lines[run.lines[0]].page
             page_runs[page] = page_runs.get(page, 0) + 1
-    keep = cover_page_keep([run.candidate for run in heading_runs], page_runs)  # type: ignore[misc]
+    body = [run for run in runs if run.kind not in ("header", "footer")]
+    after = {id(a): b.kind != "heading" for a, b in zip(body, body[1:], strict=False)}
+    followed = [after.get(id(run), False) for run in heading_runs]
+    candidates = [run.candidate for run in heading_runs]
+    keep = cover_page_keep(candidates, page_runs, followed)  # type: ignore[arg-type]
     for run, kept in zip(heading_runs, keep, strict=True):
         if not kept:
             run.kind, run.candidate = "paragraph", None
