@@ -202,7 +202,7 @@ def test_numeric_grid_with_header_rows() -> None:
     assert grid.bbox[0] == 40
 
 
-def test_prose_and_lists_are_no_grid() -> None:
+def test_prose_lists_axes_and_contents_are_no_grid() -> None:
     prose = [
         fragment
         for k in range(8)
@@ -213,8 +213,21 @@ def test_prose_and_lists_are_no_grid() -> None:
         for k in range(6)
         for fragment in _row(50 + 12 * k, (40, "-"), (60, f"item {k}"), (200, "-"))
     ]
+    axes = [
+        fragment
+        for k in range(6)
+        for fragment in _row(50 + 12 * k, (40, str(k)), (80, str(2 * k)), (120, str(3 * k)))
+    ]
+    contents = [
+        fragment
+        for k in range(6)
+        for fragment in _row(50 + 12 * k, (40, f"{k}.1"), (70, f"Section {k} . . . . . ."))
+        + _row(50 + 12 * k, (300, str(10 * k + 3)))
+    ]
     assert numeric_grids(prose) == []
     assert numeric_grids(markers) == []
+    assert numeric_grids(axes) == []  # bare figures: a plot's axes, a matrix
+    assert numeric_grids(contents) == []
 
 
 def test_iou_and_block_header_checks() -> None:

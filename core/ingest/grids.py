@@ -14,7 +14,9 @@ PyMuPDF call), in time linear in the fragments of the page:
    ``MIN_VALUES`` right edges (``EDGE_TOLERANCE_PT``) with the numeric rows before it,
    at most ``MAX_LABEL_ROWS`` rows of labels ("Costs and expenses:") sit between two
    numeric rows, and no gap between rows exceeds ``MAX_GAP_SHARE`` line heights; it
-   needs at least ``MIN_NUMERIC_ROWS`` numeric rows;
+   needs at least ``MIN_NUMERIC_ROWS`` numeric rows, at least half of them with a label
+   (figures count only right of a row's label: a section number before its title is
+   none; bare figures are a plot's axes or a matrix);
 4. its *header rows* are the rows right above the first numeric row (gaps up to
    ``HEADER_GAP_SHARE`` line heights, at most ``MAX_HEADER_ROWS``), made of short
    fragments that reach into the figure columns ("Three Months Ended", "July 2,", "2023"),
@@ -50,6 +52,8 @@ _FIGURE = re.compile(
     re.I,
 )
 _DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[^\W\d_]")
+_LEADERS = re.compile(r"(\.\s?){4,}|…{2,}")
 _YEAR = re.compile(r"^(19|20)\d\d$")
 
 Fragment = tuple[BBox, str]
@@ -72,27 +76,38 @@ class _Row:
     height: float
 
     @property
+    def label(self) -> BBox | None:
+        """The box of the row's leftmost fragment with two letters (its label), if any."""
+        worded = [box for box, text in self.fragments if len(_LETTER.findall(text)) >= 2]
+        return min(worded, key=lambda b: b[0]) if worded else None
+
+    @property
     def edges(self) -> list[float]:
-        """Right edges of the figures of this row (years are column headers, not figures)."""
+        """Right edges of the figures right of the row's label (years are column
+        headers, and a section number left of its title is no figure)."""
+        label = self.label
+        low = label[2] if label is not None else float("-inf")
         return [
             box[2]
             for box, text in self.fragments
-            if _is_figure(text) and not _YEAR.match(text.strip())
+            if box[0] >= low and _is_figure(text) and not _YEAR.match(text.strip())
         ]
 
     @property
     def values(self) -> list[float]:
         """``edges`` when the row is a row of figures: two or more, or one set well apart
-        from a label on its left (a one-column table), else ``[]``."""
+        from the label on its left (a one-column table), else ``[]``."""
         edges = self.edges
         if not any(_DIGIT.search(text) for _, text in self.fragments if _is_figure(text)):
             return []  # dashes alone (a list's markers) are no row of figures
+        if any(_LEADERS.search(text) for _, text in self.fragments):
+            return []  # a contents line: title, leader dots, page number
         if len(edges) != 1:
             return edges if len(edges) >= MIN_VALUES else []
         figure = next(box for box, text in self.fragments if box[2] == edges[0])
-        labels = [box for box, text in self.fragments if box[2] < figure[0] and text.strip()]
+        label = self.label
         gap = SINGLE_GAP_SHARE * self.height
-        return edges if labels and figure[0] - max(b[2] for b in labels) >= gap else []
+        return edges if label is not None and figure[0] - label[2] >= gap else []
 
 
 def _is_figure(text: str) -> bool:
@@ -171,6 +186,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
     edges) from ``start``."""
     columns = list(rows[start].values)
     last, count, labels = start, 1, 0
+    labelled = int(rows[start].label is not None)
     for k in range(start + 1, len(rows)):
         row, previous = rows[k], rows[k - 1]
         if row.top - previous.bottom > MAX_GAP_SHARE * max(row.height, previous.height):
@@ -179,11 +195,13 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
         if edges and _shared(edges, columns) >= min(MIN_VALUES, len(edges)):
             columns.extend(e for e in edges if _shared([e], columns) == 0)
             last, count, labels = k, count + 1, 0
+            labelled += row.label is not None
             continue
         labels += 1
         if labels > MAX_LABEL_ROWS or (edges and _shared(edges, columns) == 0):
             break
-    return last + 1, count, columns
+    # a grid of bare figures (a plot's axes, a matrix) is no table: most rows have labels
+    return last + 1, count if 2 * labelled >= count else 0, columns
 
 
 def _header_start(rows: list[_Row], first: int) -> tuple[int, int]:

@@ -4,14 +4,15 @@ numeric tables through the cheap pass of ``core.ingest.grids``.
 ``find_tables`` costs about 0.1 s a page (25x ``rawdict``), so it only runs where cheap
 signals agree: the page's text lines form rows of three or more fragments whose left
 edges align in columns (``looks_tabular``), the page draws at least three horizontal and
-three vertical rulings (``page.get_cdrawings()``), and the text inside the rulings'
-extent looks tabular too. Found tables whose cells are mostly empty (the grid of a plot)
-are dropped. A ruled table's header rows are ``find_tables``' header when it lies inside
-the table. Borderless tables (aligned figure columns, no vertical rulings: financial
-statements) come from ``numeric_grids`` on the same line fragments, at no PyMuPDF cost;
-a grid that overlaps a ruled table is dropped. The regions are cached by (document
-sha256, page index) because ingest (reading order keeps a table's text together, row by
-row) and parse (the table block) both need them.
+three vertical rulings (``page.get_cdrawings()``) at three or more x positions (the
+shaded bands of a statement have edges at two), and the text inside the rulings' extent
+looks tabular too. Found tables whose cells are mostly empty (the grid of a plot) are
+dropped. A ruled table's header row is its first row (of three or more). Borderless
+tables (aligned figure columns, no vertical rulings: financial statements) come from
+``numeric_grids`` on the same line fragments, at no PyMuPDF cost, with their header rows;
+a grid that overlaps a ruled table is dropped (the ruled table has cells). The regions
+are cached by (document sha256, page index) because ingest (reading order keeps a
+table's text together, row by row) and parse (the table block) both need them.
 
 Coordinates: ``bbox_pt`` and cell boxes are in the page's unrotated text space (the
 space of ``rawdict``), points, y downwards.
@@ -127,6 +128,8 @@ def may_hold_table(page: pymupdf.Page, line_boxes: list[BBox]) -> bool:
     horizontal, vertical = rulings(page)
     if len(horizontal) < MIN_RULES_PER_AXIS or len(vertical) < MIN_RULES_PER_AXIS:
         return False
+    if len({round(v[0] / 2.0) for v in vertical}) < MIN_RULES_PER_AXIS:
+        return False  # shaded rows (a statement's bands) have edges at two x only
     every = horizontal + vertical
     x0, y0 = min(b[0] for b in every), min(b[1] for b in every)
     x1, y1 = max(b[2] for b in every), max(b[3] for b in every)
@@ -170,11 +173,11 @@ def table_regions(
             for ln in b.get("lines", ())
         ]
         line_boxes = [box for box, text in fragments if any(c.isalnum() for c in text)]
-    grids = _grid_regions(page, fragments)
-    rest = [box for box in line_boxes if not any(g.holds(box) for g in grids)]
-    ruled = _find(page, rest) if may_hold_table(page, rest) else ()
+    ruled = _find(page, line_boxes) if may_hold_table(page, line_boxes) else ()
     regions = ruled + tuple(
-        g for g in grids if not any(_overlaps(g.bbox_pt, r.bbox_pt) for r in ruled)
+        g
+        for g in _grid_regions(page, fragments)
+        if not any(_overlaps(g.bbox_pt, r.bbox_pt) for r in ruled)
     )
     with _lock:
         _cache[key] = regions
