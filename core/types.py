@@ -50,6 +50,17 @@ def _check_span(owner: str, char_start: int, char_end: int, text: str) -> None:
         )
 
 
+def _check_header_rows(
+    owner: str, rows: tuple[tuple[int, int], ...], low: int, high: int | None
+) -> None:
+    """Header row spans are non-empty, ordered, disjoint and (for a block) inside it."""
+    previous = low
+    for start, end in rows:
+        if not previous <= start < end or (high is not None and end > high):
+            raise ValueError(f"{owner}: bad header row span [{start}, {end})")
+        previous = end
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Page:
     """One PDF page: its slice of the canonical text and its size in points."""
@@ -246,6 +257,8 @@ class Block:
     speaker: str = ""
     start_s: float | None = None
     end_s: float | None = None
+    # A table's column-heading rows: half-open spans, in order, inside the block.
+    header_rows: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         _check_span("Block", self.char_start, self.char_end, self.text)
@@ -253,6 +266,10 @@ class Block:
             raise ValueError(f"unknown block kind {self.kind!r}")
         if (self.kind == "heading") != (self.level > 0):
             raise ValueError("a heading has a level >= 1, other blocks level 0")
+        if self.header_rows:
+            _check_header_rows("Block", self.header_rows, self.char_start, self.char_end)
+            if self.kind != "table":
+                raise ValueError("only a table block has header rows")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -260,13 +277,16 @@ class ChunkPolicy:
     """A chunking policy as data: hashable, printable, stored with every chunk.
 
     ``size``/``overlap`` are counted in ``unit``: characters, tokens of the configured
-    tokenizer, or (for ``sentence``) sentences.
+    tokenizer, or (for ``sentence``) sentences. ``table_header_prefix`` (``structure``
+    only): a piece of a split table leaves room for its table's header rows, which the
+    encoder reads before it (``Chunk.encoder_text``); the key ends in ``-thp``.
     """
 
     name: PolicyName
     size: int
     overlap: int = 0
     unit: PolicyUnit = "chars"
+    table_header_prefix: bool = False
 
     def __post_init__(self) -> None:
         if self.name not in ("fixed", "sentence", "structure"):
@@ -277,14 +297,25 @@ class ChunkPolicy:
             raise ValueError("overlap must be at least 0 and smaller than size")
         if (self.name == "sentence") != (self.unit == "sentences"):
             raise ValueError("the sentence policy counts sentences, and only it does")
+        if self.table_header_prefix and self.name != "structure":
+            raise ValueError("only the structure policy prefixes table header rows")
 
     @property
     def key(self) -> str:
-        """Stable short name, e.g. ``fixed-chars-800-100``."""
-        return f"{self.name}-{self.unit}-{self.size}-{self.overlap}"
+        """Stable short name, e.g. ``fixed-chars-800-100`` (``...-thp`` with the prefix)."""
+        base = f"{self.name}-{self.unit}-{self.size}-{self.overlap}"
+        return f"{base}-thp" if self.table_header_prefix else base
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "size": self.size, "overlap": self.overlap, "unit": self.unit}
+        out: dict[str, object] = {
+            "name": self.name,
+            "size": self.size,
+            "overlap": self.overlap,
+            "unit": self.unit,
+        }
+        if self.table_header_prefix:
+            out["table_header_prefix"] = True
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> ChunkPolicy:
@@ -293,6 +324,7 @@ class ChunkPolicy:
             size=int(data["size"]),  # type: ignore[call-overload]
             overlap=int(data.get("overlap", 0)),  # type: ignore[call-overload]
             unit=data.get("unit", "chars"),  # type: ignore[arg-type]
+            table_header_prefix=bool(data.get("table_header_prefix", False)),
         )
 
 
@@ -321,6 +353,10 @@ class Chunk:
     a table row) alone exceeds the policy size, so the chunk is larger than asked.
     ``start_s``/``end_s``: the time range in seconds of a transcript chunk's cues
     (``Document.time_range``), ``None`` for other documents.
+
+    ``header_rows`` are the spans of the column-heading rows of the table the chunk
+    starts in (the rows may lie before the chunk, when a long table was split), and
+    ``header_text`` their texts joined by ``"\n"``: they travel like the heading path.
     """
 
     chunk_id: str
@@ -337,9 +373,24 @@ class Chunk:
     oversize: bool = False
     start_s: float | None = None
     end_s: float | None = None
+    header_rows: tuple[tuple[int, int], ...] = ()
+    header_text: str = ""
 
     def __post_init__(self) -> None:
         _check_span("Chunk", self.char_start, self.char_end, self.text)
+        if self.header_rows:
+            _check_header_rows("Chunk", self.header_rows, 0, None)
+            if self.header_rows[0][0] >= self.char_end:
+                raise ValueError("Chunk: header rows must start before the chunk ends")
+
+    @property
+    def encoder_text(self) -> str:
+        """What an encoder reads for this chunk: its text, after its table's header rows
+        when the policy asks for that prefix and the rows lie before the chunk."""
+        prefixed = self.policy.table_header_prefix and self.header_rows
+        if prefixed and self.header_rows[0][0] < self.char_start:
+            return f"{self.header_text}\n{self.text}"
+        return self.text
 
     def to_dict(self, *, with_text: bool = True) -> dict[str, object]:
         out: dict[str, object] = {
@@ -354,9 +405,11 @@ class Chunk:
             "token_count": self.token_count,
             "policy": self.policy.to_dict(),
             "oversize": self.oversize,
+            "header_rows": [list(span) for span in self.header_rows],
         }
         if self.start_s is not None:
             out["start_s"], out["end_s"] = self.start_s, self.end_s
         if with_text:
             out["text"] = self.text
+            out["header_text"] = self.header_text
         return out

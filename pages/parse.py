@@ -27,7 +27,11 @@ parser = controls[0].segmented_control(
     default=st.session_state[_ui.Key.PARSER],
     required=True,
     **_ui.synced("cs_w_parser", _ui.Key.PARSER),
-    format_func={"fast": "Fast (heuristic)", "layout": "Layout model"}.get,
+    format_func={
+        "fast": "Fast (heuristic)",
+        "layout": "Layout model",
+        "fast+layout": "Fast + layout model where columns are untyped",
+    }.get,
 )
 with controls[1]:
     page = _ui_controls.page_number_input(doc) if doc.is_paged else 0

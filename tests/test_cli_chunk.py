@@ -25,6 +25,8 @@ CHUNK_FIELDS = {
     "token_count",
     "policy",
     "oversize",
+    "header_rows",
+    "header_text",
 }
 
 

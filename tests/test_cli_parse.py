@@ -10,7 +10,17 @@ import pytest
 from core.cli import main
 from tests.conftest import PDF_DIR
 
-BLOCK_KEYS = {"kind", "level", "char_start", "char_end", "page", "bbox", "heading_path", "text"}
+BLOCK_KEYS = {
+    "kind",
+    "level",
+    "char_start",
+    "char_end",
+    "page",
+    "bbox",
+    "heading_path",
+    "header_rows",
+    "text",
+}
 PAGE_KEYS = {"number", "char_start", "char_end", "width_pt", "height_pt", "has_text"}
 
 

@@ -29,6 +29,8 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         for path in (s.pdf, *s.other_pdfs):
             thunk = _one(lambda p=path: cases.parse_case(inputs, p))
             steps.append(("parse", f"parse {path.name}", thunk))
+    if "tables" in s.cases:
+        steps += _table_steps(inputs)
     if "rechunk" in s.cases:
         steps += _rechunk_steps(inputs)
     no_cuda = _missing_cuda(s.device)
@@ -51,6 +53,16 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     if "gpu" in s.cases:
         steps.append(("gpu", "long context", lambda: gpu.gpu_cases(s)))
     return steps
+
+
+def _table_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
+    """Per table-heavy PDF of the shared corpus: parse time and typing quality."""
+    from core.bench import table_cases
+
+    return [
+        ("tables", f"tables {path.name}", _one(lambda p=path: table_cases.tables_case(inputs, p)))
+        for path in table_cases.table_paths(inputs.settings.quick)
+    ]
 
 
 def _rechunk_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:

@@ -13,6 +13,8 @@ Every chunk is one span of ``doc.text`` with exact provenance:
   overlap the span; ``heading_path`` = the ``heading_path`` of the block holding the
   chunk's first character, or of the last block before it when no block holds it (for
   ``structure``: of its section's heading, see ``structure``);
+* ``header_rows`` = the ``header_rows`` of the table block holding the chunk's first
+  character (so every piece of a split table carries its column headings), else ``()``;
 * ``token_count`` = ``tokenizer.count(text)`` (no special tokens);
 * ``start_s``/``end_s`` = ``doc.time_range(span)`` for transcripts, else ``None``;
 * size: ``len(text) <= size`` (chars) or ``token_count <= size`` (tokens) unless
@@ -83,13 +85,19 @@ class PolicyError(ChunkscopeError):
 
 
 def policy_from_args(
-    name: str, size: int | None = None, overlap: int | None = None, unit: str | None = None
+    name: str,
+    size: int | None = None,
+    overlap: int | None = None,
+    unit: str | None = None,
+    *,
+    table_header_prefix: bool = False,
 ) -> ChunkPolicy:
     """A policy from user input, filling what is missing from ``DEFAULT_SIZES``.
 
     ``unit`` defaults to ``DEFAULT_UNITS[name]`` (chars, sentences, tokens). ``size`` defaults to
     the unit's default size; ``overlap`` to the default overlap when ``size`` is the
-    default, else to the same fraction of ``size`` (rounded down). Raises
+    default, else to the same fraction of ``size`` (rounded down).
+    ``table_header_prefix`` (structure only) is ``ChunkPolicy``'s option. Raises
     ``PolicyError`` with a one-line message for impossible combinations.
     """
     if name not in POLICY_NAMES:
@@ -109,7 +117,15 @@ def policy_from_args(
         )
     if not 0 <= overlap < size:
         raise PolicyError(f"--overlap must be at least 0 and below --size ({size}), got {overlap}")
-    return ChunkPolicy(name=name, size=size, overlap=overlap, unit=unit)  # type: ignore[arg-type]
+    if table_header_prefix and name != "structure":
+        raise PolicyError("--table-header-prefix works with the structure policy only")
+    return ChunkPolicy(
+        name=name,  # type: ignore[arg-type]
+        size=size,
+        overlap=overlap,
+        unit=unit,  # type: ignore[arg-type]
+        table_header_prefix=table_header_prefix,
+    )
 
 
 def chunk_document(
@@ -161,6 +177,7 @@ def _chunks(
         start, end = piece.char_start, piece.char_end
         heading = piece.heading_block
         time = times[k]
+        header = _table_header(index, start) if "table" in kinds[k] else ()
         chunks.append(
             Chunk(
                 chunk_id=chunk_id(start, end),
@@ -177,6 +194,19 @@ def _chunks(
                 oversize=piece.oversize,
                 start_s=None if time is None else time[0],
                 end_s=None if time is None else time[1],
+                header_rows=header,
+                header_text="\n".join(text[a:b] for a, b in header),
             )
         )
     return chunks
+
+
+def _table_header(index: BlockIndex, position: int) -> tuple[tuple[int, int], ...]:
+    """Header rows of the table block holding ``position`` (``()`` when there is none)."""
+    at = index.at(position)
+    if at is None:
+        return ()
+    block = index.blocks[at]
+    if block.kind != "table" or not block.char_start <= position < block.char_end:
+        return ()
+    return block.header_rows

@@ -34,6 +34,11 @@ Rules, in order of precedence:
    earlier turn before this turn's first sentences, those sentences move to the next
    chunk (if they fit with it), so the chunk ends where the speaker changed.
 
+7. A table split by rule 4 keeps its column headings: every piece carries its table's
+   header rows as metadata (``Chunk.header_rows``). With ``table_header_prefix`` the
+   encoder also reads them before the piece (``Chunk.encoder_text``), so a piece that
+   starts after them is packed to leave room for them (their size plus one).
+
 For ``tokens``, packing uses the document's token cells as an estimate and every
 chunk is then checked with ``tokenizer.count``; a chunk that the estimate let through
 too large is packed again with real counts.
@@ -100,10 +105,36 @@ def structure_pieces(analysis: DocAnalysis, index: BlockIndex, policy: ChunkPoli
     measure = Measure(analysis, policy)
     units = _units(analysis, index, measure)
     estimate = measure.estimate
-    groups = _pack(units, lambda s, e: estimate(s, e) <= policy.size, measure, policy.overlap)
+    if policy.table_header_prefix:
+        room = _header_room(index, measure)
+        groups = _pack(
+            units, lambda s, e: estimate(s, e) + room(s) <= policy.size, measure, policy.overlap
+        )
+    else:
+        groups = _pack(units, lambda s, e: estimate(s, e) <= policy.size, measure, policy.overlap)
     if measure.tokens:
         groups = _repack_oversized(groups, measure, policy.overlap)
     return [_piece(group, measure) for group in groups]
+
+
+def _header_room(index: BlockIndex, measure: Measure) -> Callable[[int], int]:
+    """``position -> room`` the encoder prefix of rule 7 needs for a chunk starting there:
+    the size of its table's header rows plus one (the line break), when the position lies
+    in a table after its header rows; else 0."""
+    spans: list[tuple[int, int, int]] = []  # after the header, table end, room
+    for block in index.blocks:
+        if block.kind == "table" and block.header_rows:
+            first, last = block.header_rows[0][0], block.header_rows[-1][1]
+            spans.append((last, block.char_end, measure.size(first, last) + 1))
+    starts = [start for start, _, _ in spans]
+
+    def room(position: int) -> int:
+        k = bisect.bisect_right(starts, position) - 1
+        if k >= 0 and starts[k] <= position < spans[k][1]:
+            return spans[k][2]
+        return 0
+
+    return room
 
 
 def _piece(group: list[Unit], measure: Measure) -> Piece:

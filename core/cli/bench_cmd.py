@@ -35,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--cases",
-        help="comma list of cases (default all): parse, rechunk, naive, late, store, lexical, "
+        help="comma list of cases (default all): parse, tables, rechunk, naive, late, store, "
+        "lexical, "
         "ui, memory, gpu",
     )
     parser.set_defaults(func=run)

@@ -2,7 +2,8 @@
 
 With ``--json`` one object is printed: ``{"document": {...}, "policy": {...},
 "chunks": [...]}``; each chunk carries every field of ``Chunk.to_dict`` including its
-``text``; ``--with-text`` adds the document's full text to ``"document"``. Without
+``text`` (and, with ``--table-header-prefix``, the ``encoder_text`` an encoder reads);
+``--with-text`` adds the document's full text to ``"document"``. Without
 ``--json``, a table (one row per chunk) and a summary.
 """
 
@@ -37,6 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--with-text", action="store_true", help="include the document's full text (JSON)"
     )
+    parser.add_argument(
+        "--table-header-prefix",
+        action="store_true",
+        help="structure: pieces of a split table leave room for its header rows, which the "
+        "encoder reads first (each chunk's encoder_text in --json)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -46,7 +53,13 @@ def run(args: argparse.Namespace) -> int:
     from core.parse import parse_document
     from core.tokens import load_tokenizer
 
-    policy = policy_from_args(args.policy, args.size, args.overlap, args.unit)
+    policy = policy_from_args(
+        args.policy,
+        args.size,
+        args.overlap,
+        args.unit,
+        table_header_prefix=args.table_header_prefix,
+    )
     started = time.perf_counter()
     doc = load_document(args.file, password=args.password)
     parsed = parse_document(doc, parser=args.parser)
@@ -58,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         payload = {
             "document": document_to_dict(doc, with_text=args.with_text),
             "policy": policy.to_dict(),
-            "chunks": [chunk.to_dict(with_text=True) for chunk in chunks],
+            "chunks": [_chunk_record(chunk, policy.table_header_prefix) for chunk in chunks],
         }
         json.dump(payload, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -75,6 +88,13 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `chunkscope chunk ... | head` closed the pipe: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def _chunk_record(chunk: object, prefixed: bool) -> dict[str, object]:
+    record = chunk.to_dict(with_text=True)  # type: ignore[attr-defined]
+    if prefixed:
+        record["encoder_text"] = chunk.encoder_text  # type: ignore[attr-defined]
+    return record
 
 
 def _one_line(text: str, width: int) -> str:

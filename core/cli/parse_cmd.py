@@ -3,7 +3,8 @@
 With ``--json`` one object is printed: ``{"document": {...}, "blocks": [...]}``, the
 document as ``core.ingest.document_to_dict`` makes it (``"text"`` only with
 ``--with-text``) and each block as ``{"kind", "level", "char_start", "char_end", "page",
-"bbox", "heading_path", "text"}`` (``page`` is 1-based, ``null`` for reflowable text;
+"bbox", "heading_path", "header_rows", "text"}`` (``header_rows``: a table's column-heading
+rows as ``[start, end]`` spans; ``page`` is 1-based, ``null`` for reflowable text;
 ``bbox`` is ``[x0, y0, x1, y1]`` in points, origin top left of the rendered page, or
 ``null``). Without ``--json``: a table (kind, page, span, first words) and a summary.
 """
@@ -30,9 +31,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--password", help="password of an encrypted PDF")
     parser.add_argument(
         "--parser",
-        choices=("fast", "layout"),
+        choices=("fast", "layout", "fast+layout"),
         default="fast",
-        help="fast heuristics (default) or PyMuPDF's layout model (slower, PDFs only)",
+        help="fast heuristics (default), PyMuPDF's layout model (slower, PDFs only), or the "
+        "fast parser with the layout model's tables on the pages where columns are left "
+        "untyped",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
@@ -51,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     doc = load_document(args.file, password=args.password)
     loaded = time.perf_counter()
-    bar = ProgressBar("layout model, pages") if args.parser == "layout" and doc.is_paged else None
+    modelled = args.parser != "fast" and doc.is_paged
+    bar = ProgressBar("layout model, pages") if modelled else None
     result = parse_document(doc, parser=args.parser, progress=bar)
     if args.json:
         payload = {
@@ -72,6 +76,11 @@ def run(args: argparse.Namespace) -> int:
     if doc.is_paged:
         summary += f", pages without text: {_page_list(missing)}"
     summary += f"; load {loaded - started:.2f} s, parse ({result.parser}) {result.elapsed_s:.2f} s"
+    if result.parser == "fast+layout":
+        summary += (
+            f" (layout model on {len(result.model_pages)} pages: {_page_list(result.model_pages)},"
+            f" {result.model_s:.2f} s)"
+        )
     print(summary)
     return 0
 
@@ -87,6 +96,7 @@ def block_to_dict(block, *, paged: bool) -> dict[str, object]:  # noqa: ANN001
         "page": block.page if paged and block.page else None,
         "bbox": [round(v, 2) for v in block.bbox_pt] if block.bbox_pt is not None else None,
         "heading_path": list(block.heading_path),
+        "header_rows": [list(span) for span in block.header_rows],
         "text": block.text,
     }
     if block.start_s is not None:

@@ -237,8 +237,9 @@ def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str)
     raw = page.get_text("rawdict", flags=RAWDICT_FLAGS, textpage=textpage)
     blocks = [block_lines(block, rect) for block in raw["blocks"] if block.get("type") == 0]
     blocks = [lines for lines in blocks if lines]
-    worded = [ln.bbox for lines in blocks for ln in lines if _WORD.search(ln.text)]
-    regions = table_regions(page, doc_sha256, worded)
+    fragments = [(ln.bbox, ln.text) for lines in blocks for ln in lines]
+    worded = [box for box, text in fragments if _WORD.search(text)]
+    regions = table_regions(page, doc_sha256, worded, fragments)
     table_lines: list[list[Line]] = [[] for _ in regions]
     units: list[list[Line]] = []
     for lines in blocks:

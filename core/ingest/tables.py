@@ -1,13 +1,18 @@
-"""Table regions of PDF pages, found with ``page.find_tables()`` where cheap signals say so.
+"""Table regions of PDF pages: ruled tables through ``page.find_tables()``, borderless
+numeric tables through the cheap pass of ``core.ingest.grids``.
 
-``find_tables`` costs tens to hundreds of milliseconds per page, so it only runs where
-cheap signals agree: the page's text lines form rows of three or more fragments whose
-left edges align in columns (``looks_tabular``), the page draws at least three
-horizontal and three vertical rulings (``page.get_cdrawings()``), and the text inside
-the rulings' extent looks tabular too. Found tables whose cells are mostly empty (the
-grid of a plot) are dropped. The regions are cached by (document sha256, page index) because ingest
-(reading order keeps a table's text together, row by row) and parse (the table block)
-both need them.
+``find_tables`` costs about 0.1 s a page (25x ``rawdict``), so it only runs where cheap
+signals agree: the page's text lines form rows of three or more fragments whose left
+edges align in columns (``looks_tabular``), the page draws at least three horizontal and
+three vertical rulings (``page.get_cdrawings()``) at three or more x positions (the
+shaded bands of a statement have edges at two), and the text inside the rulings' extent
+looks tabular too. Found tables whose cells are mostly empty (the grid of a plot) are
+dropped. A ruled table's header row is its first row (of three or more). Borderless
+tables (aligned figure columns, no vertical rulings: financial statements) come from
+``numeric_grids`` on the same line fragments, at no PyMuPDF cost, with their header rows;
+a grid that overlaps a ruled table is dropped (the ruled table has cells). The regions
+are cached by (document sha256, page index) because ingest (reading order keeps a
+table's text together, row by row) and parse (the table block) both need them.
 
 Coordinates: ``bbox_pt`` and cell boxes are in the page's unrotated text space (the
 space of ``rawdict``), points, y downwards.
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 
 import pymupdf
 
+from core.ingest.grids import Fragment, numeric_grids
 from core.types import BBox
 
 # A grid needs at least this many ruling segments of each orientation.
@@ -41,12 +47,16 @@ class TableRegion:
     """One table: its box and, per row, the boxes of its cells (``None`` for merged).
 
     ``bbox_pt`` and ``rows`` are in unrotated text space; ``page_bbox_pt`` is the same
-    box in the rendered page's space (they differ only on rotated pages).
+    box in the rendered page's space (they differ only on rotated pages), and so is
+    ``header_page_bbox_pt``, the box of its header rows (``None``: none known). A
+    borderless table (``ruled`` False) has no cells (``rows == ()``).
     """
 
     bbox_pt: BBox
     page_bbox_pt: BBox
     rows: tuple[tuple[BBox | None, ...], ...]
+    header_page_bbox_pt: BBox | None = None
+    ruled: bool = True
 
     def cell_of(self, box: BBox) -> tuple[int, int] | None:
         """(row, column) of the cell holding the centre of ``box``, else ``None``."""
@@ -118,11 +128,19 @@ def may_hold_table(page: pymupdf.Page, line_boxes: list[BBox]) -> bool:
     horizontal, vertical = rulings(page)
     if len(horizontal) < MIN_RULES_PER_AXIS or len(vertical) < MIN_RULES_PER_AXIS:
         return False
+    if len({round(v[0] / 2.0) for v in vertical}) < MIN_RULES_PER_AXIS:
+        return False  # shaded rows (a statement's bands) have edges at two x only
     every = horizontal + vertical
     x0, y0 = min(b[0] for b in every), min(b[1] for b in every)
     x1, y1 = max(b[2] for b in every), max(b[3] for b in every)
     inside = [b for b in line_boxes if _centre_in(b, (x0, y0, x1, y1))]
     return looks_tabular(inside)
+
+
+def clear_table_cache() -> None:
+    """Forget every page's regions (the benchmark times a first parse with it)."""
+    with _lock:
+        _cache.clear()
 
 
 def cached_table_regions(doc_sha256: str, page_index: int) -> tuple[TableRegion, ...] | None:
@@ -132,25 +150,35 @@ def cached_table_regions(doc_sha256: str, page_index: int) -> tuple[TableRegion,
 
 
 def table_regions(
-    page: pymupdf.Page, doc_sha256: str, line_boxes: list[BBox] | None = None
+    page: pymupdf.Page,
+    doc_sha256: str,
+    line_boxes: list[BBox] | None = None,
+    fragments: list[Fragment] | None = None,
 ) -> tuple[TableRegion, ...]:
     """Tables of one page (cached by document hash and page index).
 
-    ``line_boxes`` (the page's text line boxes, unrotated space) feed the cheap signal;
-    without them the page's own lines are used.
+    ``line_boxes`` (the boxes of the page's text lines that hold a word, unrotated
+    space) feed the ruled-table signal, ``fragments`` (every line's box and text) the
+    numeric grids; without them the page's own lines are used.
     """
     key = (doc_sha256, page.number)
     with _lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    if line_boxes is None:
-        line_boxes = [
-            tuple(ln["bbox"])
+    if line_boxes is None or fragments is None:
+        fragments = [
+            (tuple(ln["bbox"]), "".join(span["text"] for span in ln["spans"]))
             for b in page.get_text("dict", flags=0)["blocks"]
             for ln in b.get("lines", ())
         ]
-    regions = _find(page, line_boxes) if may_hold_table(page, line_boxes) else ()
+        line_boxes = [box for box, text in fragments if any(c.isalnum() for c in text)]
+    ruled = _find(page, line_boxes) if may_hold_table(page, line_boxes) else ()
+    regions = ruled + tuple(
+        g
+        for g in _grid_regions(page, fragments)
+        if not any(_overlaps(g.bbox_pt, r.bbox_pt) for r in ruled)
+    )
     with _lock:
         _cache[key] = regions
         if len(_cache) > _CACHE_SIZE:
@@ -176,10 +204,57 @@ def _find(page: pymupdf.Page, line_boxes: list[BBox]) -> tuple[TableRegion, ...]
             max(c[2] for c in real),
             max(c[3] for c in real),
         )
-        shown = pymupdf.Rect(bbox) * page.rotation_matrix
-        page_bbox = (float(shown.x0), float(shown.y0), float(shown.x1), float(shown.y1))
-        found.append(TableRegion(bbox_pt=bbox, page_bbox_pt=page_bbox, rows=tuple(rows)))
+        header = _header_box(rows)
+        found.append(
+            TableRegion(
+                bbox_pt=bbox,
+                page_bbox_pt=_shown(page, bbox),
+                rows=tuple(rows),
+                header_page_bbox_pt=_shown(page, header) if header else None,
+            )
+        )
     return tuple(found)
+
+
+def _grid_regions(page: pymupdf.Page, fragments: list[Fragment]) -> tuple[TableRegion, ...]:
+    """Borderless numeric grids (``core.ingest.grids``) as regions without cells."""
+    found: list[TableRegion] = []
+    for grid in numeric_grids(fragments):
+        header = _shown(page, grid.header_bbox) if grid.header_bbox else None
+        found.append(
+            TableRegion(
+                bbox_pt=grid.bbox,
+                page_bbox_pt=_shown(page, grid.bbox),
+                rows=(),
+                header_page_bbox_pt=header,
+                ruled=False,
+            )
+        )
+    return tuple(found)
+
+
+def _shown(page: pymupdf.Page, box: BBox) -> BBox:
+    """An unrotated-space box in the rendered page's space."""
+    shown = pymupdf.Rect(box) * page.rotation_matrix
+    return (float(shown.x0), float(shown.y0), float(shown.x1), float(shown.y1))
+
+
+def _overlaps(a: BBox, b: BBox) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+
+def _header_box(rows: list[tuple[BBox | None, ...]]) -> BBox | None:
+    """The first row of a table of three rows or more: its column headings (asking
+    ``find_tables`` for its header costs another 0.1 s a table)."""
+    cells = [cell for cell in rows[0] if cell is not None] if len(rows) >= 3 else []
+    if not cells:
+        return None
+    return (
+        min(c[0] for c in cells),
+        min(c[1] for c in cells),
+        max(c[2] for c in cells),
+        max(c[3] for c in cells),
+    )
 
 
 def _drop_banner_rows(rows: list[tuple[BBox | None, ...]]) -> list[tuple[BBox | None, ...]]:

@@ -36,11 +36,19 @@ def make_block(
     page: int = 0,
     bbox: BBox | None = None,
     level: int = 0,
+    header_rows: tuple[tuple[int, int], ...] = (),
 ) -> Block | None:
-    """A block over the trimmed span, or ``None`` when the span is only whitespace."""
+    """A block over the trimmed span, or ``None`` when the span is only whitespace.
+
+    ``header_rows`` (a table's heading rows) are trimmed too and clipped to the block."""
     start, end = trim_span(doc.text, start, end)
     if start >= end:
         return None
+    rows = []
+    for row_start, row_end in header_rows:
+        row_start, row_end = trim_span(doc.text, max(row_start, start), min(row_end, end))
+        if row_start < row_end and (not rows or row_start >= rows[-1][1]):
+            rows.append((row_start, row_end))
     return Block(
         doc_id=doc.doc_id,
         doc_sha256=doc.sha256,
@@ -51,6 +59,7 @@ def make_block(
         page=page,
         bbox_pt=bbox,
         level=level if kind == "heading" else 0,
+        header_rows=tuple(rows) if kind == "table" else (),
     )
 
 

@@ -8,7 +8,8 @@ A line is furniture when it sits in the page's top or bottom edge zone
   "Page 3" and "Page 4" match) occurs in that zone on at least ``repeat_threshold``
   pages, or
 * it is a bare page number ("12", "iv", "Page 3", "3 of 12", "- 3 -") and the outermost
-  line of its page on that side (for this rule the zone is ``PAGE_NUMBER_SHARE`` deep),
+  line of its page on that side (for this rule the zone is ``PAGE_NUMBER_SHARE`` deep;
+  a bottommost number that runs in step with the pages counts anywhere on the page),
   or
 * it is the outermost line of its page on that side, alone in its layout block and set
   smaller than the body text or in another font, and lines like it (outermost, alone
@@ -42,6 +43,7 @@ FurnitureKind = Literal["header", "footer"]
 EDGE_SHARE = 0.12
 SIDE_SHARE = 0.07
 PAGE_NUMBER_SHARE = 0.2
+MIN_NUMBERED_PAGES = 2
 # Top-zone text at most this share of the body size is navigation or a running head.
 SMALL_SHARE = 0.8
 # Share of the pages with text on which a zone text must repeat (at least twice).
@@ -87,15 +89,39 @@ def _page_numbers(
     doc: Document, outermost: set[int], sizes: dict[int, tuple[float, float]]
 ) -> dict[int, FurnitureKind]:
     """Bare page numbers that are the outermost line of their page, within the outer
-    ``PAGE_NUMBER_SHARE`` of the page (wider than the zone: book margins are deep)."""
+    ``PAGE_NUMBER_SHARE`` of the page (wider than the zone: book margins are deep), or,
+    anywhere on the page, the bottommost line whose number runs in step with the page
+    (number minus page index the same on at least ``MIN_NUMBERED_PAGES`` pages: a short
+    page of a filing prints its number right below the text)."""
     found: dict[int, FurnitureKind] = {}
+    stepped: dict[int, list[int]] = defaultdict(list)
+    bottom = _bottom_lines(doc.lines, outermost)
     for index in outermost:
         line = doc.lines[index]
+        raw = doc.text[line.char_start : line.char_end]
         zone = _zone(line, *sizes.get(line.page, (0.0, 0.0)), PAGE_NUMBER_SHARE)
-        text = normalise(doc.text[line.char_start : line.char_end])
-        if zone is not None and _PAGE_NUMBER.match(text):
+        if not _PAGE_NUMBER.match(normalise(raw)):
+            continue
+        if zone is not None:
             found[index] = zone
+        elif index in bottom and (number := _DIGITS.search(raw)) is not None:
+            stepped[line.page - int(number.group())].append(index)
+    for indices in stepped.values():
+        if len(indices) >= MIN_NUMBERED_PAGES:
+            found.update(dict.fromkeys(indices, "footer"))
     return found
+
+
+def _bottom_lines(lines: tuple[TextLine, ...], outermost: set[int]) -> set[int]:
+    """The outermost lines that are the bottommost line of their page."""
+    lowest: dict[int, tuple[float, int]] = {}
+    for index in outermost:
+        line = lines[index]
+        if line.bbox_pt is not None and (
+            line.page not in lowest or line.bbox_pt[3] > lowest[line.page][0]
+        ):
+            lowest[line.page] = (line.bbox_pt[3], index)
+    return {index for _, index in lowest.values()}
 
 
 class _Running:

@@ -18,6 +18,12 @@ Levels, in order of trust:
 A PDF with a rich outline (at least ``RICH_OUTLINE`` entries) is trusted to list its
 headings: other candidates keep a heading type only in a style the outline's headings
 use, or as the document title.
+
+A page that is mostly heading candidates (a cover page of bold lines: registrant, form,
+period, addresses; the labels of a diagram) keeps only its largest ones
+(``cover_page_keep``): at least ``COVER_MIN_HEADINGS`` candidates making at least
+``COVER_SHARE`` of the page's runs of lines outside furniture, fewer than ``COVER_SHARE``
+of them followed by body text (a datasheet's sections each have theirs).
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ MAX_CHARS = 160
 SIZE_RATIO = 1.12
 RICH_OUTLINE = 3
 MAX_DEST_DISTANCE_PT = 48.0
+COVER_MIN_HEADINGS = 4
+COVER_SHARE = 0.5
 _NUMBERED = re.compile(
     r"^(?:(?:chapter|kapitel|section|abschnitt|part|teil|appendix|anhang)\s+)?"
     r"(\d{1,3}(?:\.\d{1,3})*)\.?(?:\s+|$)",
@@ -42,6 +50,7 @@ _NUMBERED = re.compile(
 _LETTERED = re.compile(r"^([A-Z](?:\.\d{1,3})+)\.?\s")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 _LETTERS = re.compile(r"[^\W\d_]")
+_LEADERS = re.compile(r"(\.\s?){4,}|…{2,}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,9 +95,14 @@ def looks_like_heading(text: str, lines: Sequence[TextLine], body_pt: float) -> 
     if not styled or any(line.monospace for line in lines):
         return False
     flat = " ".join(text.split())
-    if len(flat) > MAX_CHARS or flat[-1] in ".,;:" or flat[0] in "•–-*":
+    if len(flat) > MAX_CHARS or flat[-1] in ".,;:" or flat[0] in "•–-*" or is_toc_entry(flat):
         return False
     return len(_LETTERS.findall(flat, 0, 40)) >= 2
+
+
+def is_toc_entry(text: str) -> bool:
+    """A line of a table of contents: a title, leader dots, a page number."""
+    return _LEADERS.search(text) is not None
 
 
 class OutlineIndex:
@@ -192,3 +206,34 @@ def _rank_unknown_styles(
         above += [level for other, level in ranked.items() if other > style]
         ranked[style] = max(above, default=0) + 1
     return ranked
+
+
+def cover_page_keep(
+    candidates: Sequence[HeadingCandidate],
+    page_runs: dict[int, int],
+    followed: Sequence[bool],
+) -> list[bool]:
+    """Which candidates stay headings under the cover-page rule (module docstring).
+
+    ``page_runs`` counts each page's runs of lines outside furniture; ``followed[k]``
+    says whether body text (not another heading) comes right after candidate ``k``. On a
+    page the rule applies to, a candidate stays when it is in the outline, numbered, or
+    set in the largest size of the page's candidates while they come in more than one
+    size.
+    """
+    by_page: dict[int, list[int]] = defaultdict(list)
+    for k, candidate in enumerate(candidates):
+        by_page[candidate.page].append(k)
+    keep = [True] * len(candidates)
+    for page, members in by_page.items():
+        if len(members) < COVER_MIN_HEADINGS or len(members) < COVER_SHARE * page_runs.get(page, 0):
+            continue
+        if sum(followed[k] for k in members) >= COVER_SHARE * len(members):
+            continue  # sections with their text: a datasheet, not a cover
+        sizes = {round(candidates[k].size_pt * 2) for k in members}
+        for k in members:
+            candidate = candidates[k]
+            listed = candidate.outline_level or numbering_depth(candidate.text)
+            largest = len(sizes) > 1 and round(candidate.size_pt * 2) == max(sizes)
+            keep[k] = bool(listed) or largest
+    return keep

@@ -4,7 +4,8 @@ Lines that ingest put in one layout block (same page and ``source_block``; conti
 in the text) form a *unit*. Each unit is cut into runs and typed:
 
 * header / footer: furniture lines (``core.parse.furniture``) are runs of their own;
-* table: the unit ingest read as a ``find_tables`` region (its box lies in the region);
+* table: the unit ingest read as a table region (its box lies in the region); its
+  leading rows inside the region's header box are the block's ``header_rows``;
 * code: at least ``CODE_SHARE`` of its characters in monospace fonts;
 * caption: it starts like "Figure 3:", "Fig. 2.", "Table 1", "Listing 4", "Abbildung 5";
 * heading: up to three leading lines that look like a heading and differ in style from
@@ -29,11 +30,14 @@ from core.ingest.tables import cached_table_regions, table_regions
 from core.parse.blocks import lines_bbox, make_block
 from core.parse.furniture import furniture_lines
 from core.parse.headings import (
+    COVER_MIN_HEADINGS,
     RICH_OUTLINE,
     HeadingCandidate,
     OutlineIndex,
     assign_levels,
     body_size,
+    cover_page_keep,
+    is_toc_entry,
     looks_like_heading,
     numbering_depth,
 )
@@ -60,17 +64,24 @@ class Run:
     lines: list[int]
     candidate: HeadingCandidate | None = None
     level: int = 0
+    header: int = 0  # a table's leading lines that are its header rows
 
 
 def parse_pdf(doc: Document) -> list[Block | None]:
     """Typed blocks of a PDF ``Document`` (see the module docstring)."""
+    return [run_block(doc, run) for run in pdf_runs(doc)]
+
+
+def pdf_runs(doc: Document) -> list[Run]:
+    """The typed, merged runs ``parse_pdf`` makes blocks of (``[]`` without lines)."""
     lines = doc.lines
     if not lines:
         return []
     context = _Context(doc)
     runs = [run for unit in units(lines) for run in _unit_runs(context, unit)]
+    _drop_cover_headings(doc, runs)
     set_heading_levels(doc, runs, trust_outline=True)
-    return [run_block(doc, run) for run in merge_adjacent(runs, lines)]
+    return merge_adjacent(runs, lines)
 
 
 def set_heading_levels(doc: Document, runs: list[Run], *, trust_outline: bool) -> None:
@@ -91,6 +102,27 @@ def set_heading_levels(doc: Document, runs: list[Run], *, trust_outline: bool) -
         run.level = level
         if not level:
             run.kind = "paragraph"
+
+
+def _drop_cover_headings(doc: Document, runs: list[Run]) -> None:
+    """Heading runs of a page that is mostly headings become paragraphs, but for the
+    largest (``core.parse.headings.cover_page_keep``)."""
+    heading_runs = [run for run in runs if run.kind == "heading" and run.candidate is not None]
+    if len(heading_runs) < COVER_MIN_HEADINGS:
+        return
+    page_runs: dict[int, int] = {}
+    for run in runs:
+        if run.kind not in ("header", "footer"):
+            page = doc.lines[run.lines[0]].page
+            page_runs[page] = page_runs.get(page, 0) + 1
+    body = [run for run in runs if run.kind not in ("header", "footer")]
+    after = {id(a): b.kind != "heading" for a, b in zip(body, body[1:], strict=False)}
+    followed = [after.get(id(run), False) for run in heading_runs]
+    candidates = [run.candidate for run in heading_runs]
+    keep = cover_page_keep(candidates, page_runs, followed)  # type: ignore[arg-type]
+    for run, kept in zip(heading_runs, keep, strict=True):
+        if not kept:
+            run.kind, run.candidate = "paragraph", None
 
 
 def heading_candidate(
@@ -118,19 +150,23 @@ class _Context:
 
     def __init__(self, doc: Document) -> None:
         self.doc = doc
-        self.body_pt = body_size(doc.lines)
+        self.tables = _table_boxes(doc)
+        # Figures of tables set in small type can outweigh the prose of a filing.
+        tables = self.tables
+        prose = [ln for ln in doc.lines if ln.page not in tables or not _in_table(self, [ln])]
+        self.body_pt = body_size(prose or doc.lines)
         self.furniture = furniture_lines(doc)
         self.outline = OutlineIndex(doc.outline)
-        self.tables = _table_boxes(doc)
 
     def text(self, indices: Sequence[int]) -> str:
         lines = self.doc.lines
         return self.doc.text[lines[indices[0]].char_start : lines[indices[-1]].char_end]
 
 
-def _table_boxes(doc: Document) -> dict[int, list[BBox]]:
-    """Page-space boxes of the tables ingest found, by 1-based page."""
-    out: dict[int, list[BBox]] = {}
+def _table_boxes(doc: Document) -> dict[int, list[tuple[BBox, BBox | None]]]:
+    """Page-space boxes of the tables ingest found and of their header rows, by 1-based
+    page."""
+    out: dict[int, list[tuple[BBox, BBox | None]]] = {}
     pdf = None
     for page in doc.pages:
         regions = cached_table_regions(doc.sha256, page.number - 1)
@@ -141,7 +177,7 @@ def _table_boxes(doc: Document) -> dict[int, list[BBox]]:
                 pdf = pymupdf.open(stream=doc.pdf_bytes, filetype="pdf")
             regions = table_regions(normalise_rotation(pdf, pdf[page.number - 1]), doc.sha256)
         if regions:
-            out[page.number] = [region.page_bbox_pt for region in regions]
+            out[page.number] = [(r.page_bbox_pt, r.header_page_bbox_pt) for r in regions]
     return out
 
 
@@ -161,7 +197,7 @@ def units(lines: Sequence[TextLine]) -> Iterator[list[int]]:
 def _unit_runs(context: _Context, unit: list[int]) -> list[Run]:
     """Runs of one unit: a table unit whole, else cut at furniture, then typed."""
     if _in_table(context, [context.doc.lines[i] for i in unit]):
-        return [Run("table", unit)]
+        return [Run("table", unit, header=_header_lines(context, unit))]
     runs: list[Run] = []
     part: list[int] = []
     part_kind: str | None = None
@@ -192,13 +228,40 @@ def _typed_runs(context: _Context, part: list[int], furniture: str | None) -> li
     return _list_or_paragraph(context, part)
 
 
-def _in_table(context: _Context, lines: list[TextLine]) -> bool:
-    boxes = context.tables.get(lines[0].page)
+def _table_of(context: _Context, lines: list[TextLine]) -> tuple[BBox, BBox | None] | None:
+    """The (table box, header box) of the table holding the centre of these lines."""
+    tables = context.tables.get(lines[0].page)
     bbox = lines_bbox(lines)
-    if not boxes or bbox is None:
-        return False
-    cx, cy = (bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2
-    return any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in boxes)
+    if not tables or bbox is None:
+        return None
+    for table in tables:
+        if _centre_in(bbox, table[0]):
+            return table
+    return None
+
+
+def _in_table(context: _Context, lines: list[TextLine]) -> bool:
+    return _table_of(context, lines) is not None
+
+
+def _centre_in(box: BBox, area: BBox) -> bool:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return area[0] <= cx <= area[2] and area[1] <= cy <= area[3]
+
+
+def _header_lines(context: _Context, unit: list[int]) -> int:
+    """How many leading rows of a table unit lie in its table's header box (0 when the
+    header would be the whole table)."""
+    lines = [context.doc.lines[i] for i in unit]
+    table = _table_of(context, lines)
+    if table is None or table[1] is None:
+        return 0
+    count = 0
+    for line in lines:
+        if line.bbox_pt is None or not _centre_in(line.bbox_pt, table[1]):
+            break
+        count += 1
+    return count if count < len(lines) else 0
 
 
 def _leading_heading(context: _Context, part: list[int]) -> Run | None:
@@ -215,6 +278,8 @@ def _leading_heading(context: _Context, part: list[int]) -> Run | None:
         page = lines[head[0]].page
         head_lines = [lines[i] for i in head]
         top = head_lines[0].bbox_pt[1] if head_lines[0].bbox_pt else None
+        if is_toc_entry(text):
+            return None
         outline_level = context.outline.level_of(text, page, top) if context.outline else 0
         if outline_level or looks_like_heading(text, head_lines, context.body_pt):
             return Run("heading", head, heading_candidate(context.doc, head, outline_level))
@@ -252,6 +317,7 @@ def merge_adjacent(runs: list[Run], lines: Sequence[TextLine]) -> list[Run]:
 
 def run_block(doc: Document, run: Run) -> Block | None:
     lines = [doc.lines[i] for i in run.lines]
+    header = lines[: run.header] if run.kind == "table" else []
     return make_block(
         doc,
         run.kind,  # type: ignore[arg-type]
@@ -260,4 +326,5 @@ def run_block(doc: Document, run: Run) -> Block | None:
         page=lines[0].page,
         bbox=lines_bbox(lines),
         level=run.level,
+        header_rows=tuple((ln.char_start, ln.char_end) for ln in header),
     )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import pymupdf
 
@@ -33,6 +34,7 @@ from core.parse.heuristic import (
     heading_candidate,
     is_code,
     merge_adjacent,
+    pdf_runs,
     run_block,
     set_heading_levels,
 )
@@ -63,13 +65,13 @@ def parse_pdf_layout(
     ``progress(done, total)`` after each page the model has read."""
     if not doc.lines or doc.pdf_bytes is None:
         return []
-    regions = _regions_by_page(doc, progress)
+    regions = layout_regions(doc, progress)
     outline = OutlineIndex(doc.outline)
     runs: list[Run] = []
     current: tuple[int, int] | None = None
     for index, line in enumerate(doc.lines):
         page_regions = regions.get(line.page, [])
-        slot = _best_region(line, page_regions)
+        slot = best_region(line, page_regions)
         key = (line.page, slot)
         if runs and key == current and slot >= 0:
             runs[-1].lines.append(index)
@@ -94,16 +96,21 @@ def _refine(doc: Document, run: Run, outline: OutlineIndex) -> None:
         run.candidate = heading_candidate(doc, run.lines, level)
 
 
-def _regions_by_page(
-    doc: Document, progress: Callable[[int, int], None] | None
+def layout_regions(
+    doc: Document,
+    progress: Callable[[int, int], None] | None = None,
+    pages: Sequence[int] | None = None,
 ) -> dict[int, list[Region]]:
-    """Layout boxes per 1-based page, moved to the rendered page's space."""
+    """Layout boxes ``(bbox_pt, class)`` per 1-based page with text, moved to the rendered
+    page's space (points, origin top left); pages without text are absent. ``pages``
+    (1-based) limits the model to those pages."""
     pdf = pymupdf.open(stream=doc.pdf_bytes, filetype="pdf")
     out: dict[int, list[Region]] = {}
     deadline = LayoutDeadline(doc.doc_id)
-    for done, page_info in enumerate(doc.pages):
+    wanted = doc.pages if pages is None else [doc.pages[n - 1] for n in pages]
+    for done, page_info in enumerate(wanted):
         if progress is not None:
-            progress(done, len(doc.pages))
+            progress(done, len(wanted))
         if not page_info.has_text:
             continue
         deadline.check(page_info.number)
@@ -138,7 +145,7 @@ class LayoutDeadline:
             )
 
 
-def _best_region(line: TextLine, regions: Sequence[Region]) -> int:
+def best_region(line: TextLine, regions: Sequence[Region]) -> int:
     """Index of the region covering most of the line (at least half), else -1."""
     if line.bbox_pt is None or not regions:
         return -1
@@ -154,3 +161,96 @@ def _best_region(line: TextLine, regions: Sequence[Region]) -> int:
         if cover > best_cover:
             best, best_cover = k, cover
     return best
+
+
+# -- the fast parser, with the layout model on the pages where it pays ---------------------
+MIN_COLUMN_ROWS = 4
+_ROW_STEP_PT = 3.0
+_EDGE_STEP_PT = 4.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelUse:
+    """Where the mixed parser ran the layout model (1-based pages) and its seconds."""
+
+    pages: tuple[int, ...]
+    elapsed_s: float
+
+
+def parse_pdf_mixed(
+    doc: Document, progress: Callable[[int, int], None] | None = None
+) -> tuple[list[Block | None], ModelUse]:
+    """The fast parser's blocks, with the layout model's tables on the pages where the
+    fast pass leaves column-aligned text that no table explains (``model_pages``): runs
+    of lines the model puts in one table box become one table block."""
+    runs = pdf_runs(doc)
+    pages = model_pages(doc, runs) if doc.pdf_bytes is not None else []
+    started = time.perf_counter()
+    regions = layout_regions(doc, progress, pages=pages) if pages else {}
+    use = ModelUse(pages=tuple(pages), elapsed_s=time.perf_counter() - started)
+    for page, page_regions in regions.items():
+        for box, cls in page_regions:
+            if cls == "table":
+                runs = _as_table(doc, runs, page, box)
+    return [run_block(doc, run) for run in runs], use
+
+
+def model_pages(doc: Document, runs: Sequence[Run]) -> list[int]:
+    """Pages whose lines outside tables and furniture line up in columns: at least
+    ``MIN_COLUMN_ROWS`` printed rows of two or more lines, sharing left edges in two
+    places or more (a glossary, a list of releases, a table without figures)."""
+    boxes: dict[int, list[BBox]] = {}
+    for run in runs:
+        if run.kind in ("table", "header", "footer"):
+            continue
+        for index in run.lines:
+            line = doc.lines[index]
+            if line.bbox_pt is not None:
+                boxes.setdefault(line.page, []).append(line.bbox_pt)
+    return sorted(page for page, page_boxes in boxes.items() if _columnar(page_boxes))
+
+
+def _columnar(boxes: list[BBox]) -> bool:
+    """At least ``MIN_COLUMN_ROWS`` rows (3 pt baseline steps) of two or more lines whose
+    later lines start at a shared left edge (4 pt steps)."""
+    rows: dict[int, list[BBox]] = {}
+    for box in boxes:
+        rows.setdefault(int(box[3] // _ROW_STEP_PT), []).append(box)
+    edges: dict[int, int] = {}
+    for row in rows.values():
+        for edge in {int(b[0] // _EDGE_STEP_PT) for b in sorted(row)[1:]}:
+            edges[edge] = edges.get(edge, 0) + 1
+    return any(n >= MIN_COLUMN_ROWS for n in edges.values())
+
+
+def _as_table(doc: Document, runs: list[Run], page: int, box: BBox) -> list[Run]:
+    """``runs`` with every maximal stretch of consecutive runs on ``page`` whose lines the
+    table ``box`` covers (``best_region``) joined into one table run; a stretch needs two
+    lines or more, and furniture or a table already found is never joined."""
+    out: list[Run] = []
+    stretch: list[Run] = []
+
+    def close() -> None:
+        lines = [i for run in stretch for i in run.lines]
+        if len(lines) >= 2:
+            out.append(Run("table", lines))
+        else:
+            out.extend(stretch)
+        stretch.clear()
+
+    for run in runs:
+        first = doc.lines[run.lines[0]]
+        inside = (
+            first.page == page
+            and run.kind not in ("header", "footer", "table")
+            and all(best_region(doc.lines[i], [(box, "table")]) == 0 for i in run.lines)
+        )
+        if inside:
+            stretch.append(run)
+            continue
+        if stretch:
+            close()
+        out.append(run)
+    if stretch:
+        close()
+    return out

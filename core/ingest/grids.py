@@ -1,0 +1,242 @@
+"""Borderless numeric tables from a page's text lines alone: the cheap pass.
+
+Financial statements print their tables without vertical rulings: a label column on the
+left and columns of figures ("12,734", "(347)", "$", "—", "4.5%") whose right edges line
+up. ``numeric_grids`` finds them in the line fragments ingest already has (no extra
+PyMuPDF call), in time linear in the fragments of the page:
+
+1. fragments are grouped into printed rows (vertical centres within ``ROW_SHARE`` of the
+   line height);
+2. a row is *numeric* when it holds at least ``MIN_VALUES`` figures, or one figure set
+   ``SINGLE_GAP_SHARE`` line heights or more right of its label (one-column tables need
+   one numeric row more);
+3. a *grid* is a run of rows, top to bottom, in which every numeric row shares at least
+   ``MIN_VALUES`` right edges (``EDGE_TOLERANCE_PT``) with the numeric rows before it,
+   at most ``MAX_LABEL_ROWS`` rows of labels ("Costs and expenses:") sit between two
+   numeric rows, and no gap between rows exceeds ``MAX_GAP_SHARE`` line heights; it
+   needs at least ``MIN_NUMERIC_ROWS`` numeric rows, at least half of them with a label
+   (figures count only right of a row's label: a section number before its title is
+   none; bare figures are a plot's axes or a matrix);
+4. its *header rows* are the rows right above the first numeric row (gaps up to
+   ``HEADER_GAP_SHARE`` line heights, at most ``MAX_HEADER_ROWS``), made of short
+   fragments that reach into the figure columns ("Three Months Ended", "July 2,", "2023"),
+   set no larger than ``TITLE_SHARE`` times the first numeric row (a title is not a header).
+
+Coordinates: boxes are in the page's unrotated text space (``rawdict``), points, y down.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.types import BBox
+
+ROW_SHARE = 0.4
+MIN_VALUES = 2
+MIN_NUMERIC_ROWS = 3
+SINGLE_GAP_SHARE = 6.0
+MAX_LABEL_ROWS = 3
+MAX_GAP_SHARE = 1.8
+HEADER_GAP_SHARE = 0.9
+MAX_HEADER_ROWS = 8
+MERGE_GAP_SHARE = 3.0
+MAX_LABEL_CHARS = 80
+MAX_HEADER_FRAGMENT_CHARS = 48
+TITLE_SHARE = 1.4
+EDGE_TOLERANCE_PT = 4.0
+_FIGURE = re.compile(
+    r"^[(\[]?[-−–+]?[$€£¥]?\s?[-−–]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\s?[%x]?[)\]]?"
+    r"(\s?\(?[a-z]\))?\*?(\s?(bps|bp|pts|pp))?$|^[—–-]{1,2}$|^n/?[am]$|^nm$",
+    re.I,
+)
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[^\W\d_]")
+_LEADERS = re.compile(r"(\.\s?){4,}|…{2,}")
+_YEAR = re.compile(r"^(19|20)\d\d$")
+
+Fragment = tuple[BBox, str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Grid:
+    """A numeric grid: its box and the box of its header rows (``None``: no header)."""
+
+    bbox: BBox
+    header_bbox: BBox | None
+    rows: int
+
+
+@dataclass(slots=True)
+class _Row:
+    fragments: list[Fragment]
+    top: float
+    bottom: float
+    height: float
+
+    @property
+    def label(self) -> BBox | None:
+        """The box of the row's leftmost fragment with two letters (its label), if any."""
+        worded = [box for box, text in self.fragments if len(_LETTER.findall(text)) >= 2]
+        return min(worded, key=lambda b: b[0]) if worded else None
+
+    @property
+    def edges(self) -> list[float]:
+        """Right edges of the figures right of the row's label (years are column
+        headers, and a section number left of its title is no figure)."""
+        label = self.label
+        low = label[2] if label is not None else float("-inf")
+        return [
+            box[2]
+            for box, text in self.fragments
+            if box[0] >= low and _is_figure(text) and not _YEAR.match(text.strip())
+        ]
+
+    @property
+    def values(self) -> list[float]:
+        """``edges`` when the row is a row of figures: two or more, or one set well apart
+        from the label on its left (a one-column table), else ``[]``."""
+        edges = self.edges
+        if not any(_DIGIT.search(text) for _, text in self.fragments if _is_figure(text)):
+            return []  # dashes alone (a list's markers) are no row of figures
+        if any(_LEADERS.search(text) for _, text in self.fragments):
+            return []  # a contents line: title, leader dots, page number
+        if len(edges) != 1:
+            return edges if len(edges) >= MIN_VALUES else []
+        figure = next(box for box, text in self.fragments if box[2] == edges[0])
+        label = self.label
+        gap = SINGLE_GAP_SHARE * self.height
+        return edges if label is not None and figure[0] - label[2] >= gap else []
+
+
+def _is_figure(text: str) -> bool:
+    stripped = text.strip()
+    return bool(stripped) and len(stripped) <= 24 and _FIGURE.match(stripped) is not None
+
+
+def _rows(fragments: Sequence[Fragment]) -> list[_Row]:
+    rows: list[_Row] = []
+    for box, text in sorted(fragments, key=lambda f: (f[0][1] + f[0][3]) / 2):
+        if not text.strip():
+            continue
+        height = max(box[3] - box[1], 1.0)
+        centre = (box[1] + box[3]) / 2
+        if rows and abs(centre - (rows[-1].top + rows[-1].bottom) / 2) <= ROW_SHARE * max(
+            height, rows[-1].height
+        ):
+            row = rows[-1]
+            row.fragments.append((box, text))
+            row.top, row.bottom = min(row.top, box[1]), max(row.bottom, box[3])
+            continue
+        rows.append(_Row([(box, text)], box[1], box[3], height))
+    return rows
+
+
+def _shared(edges: list[float], columns: list[float]) -> int:
+    return sum(1 for e in edges if any(abs(e - c) <= EDGE_TOLERANCE_PT for c in columns))
+
+
+def numeric_grids(fragments: Sequence[Fragment]) -> list[Grid]:
+    """The numeric grids of one page's line fragments (see the module docstring)."""
+    rows = _rows(fragments)
+    spans: list[tuple[int, int, int, list[float]]] = []  # header start, first, end, columns
+    k = 0
+    while k < len(rows):
+        if not rows[k].values:
+            k += 1
+            continue
+        end, count, columns = _grid_end(rows, k)
+        if count < MIN_NUMERIC_ROWS + (len(columns) == 1):
+            k += 1
+            continue
+        start, first = _header_start(rows, k)
+        previous = spans[-1] if spans else None
+        if previous is not None and _continues(rows, previous, start, columns):
+            spans[-1] = (previous[0], previous[1], end, previous[3] + columns)
+        else:
+            spans.append((max(start, previous[2] if previous else 0), first, end, columns))
+        k = end
+    return [
+        Grid(
+            bbox=_box(rows[start:end]),
+            header_bbox=_box(rows[start:first]) if first > start else None,
+            rows=end - start,
+        )
+        for start, first, end, _ in spans
+    ]
+
+
+def _continues(
+    rows: list[_Row], previous: tuple[int, int, int, list[float]], start: int, columns: list[float]
+) -> bool:
+    """A grid right below the previous one (its header included) with shared columns is
+    the same table printed in sections, each under a repeated header."""
+    above, below = rows[previous[2] - 1], rows[start]
+    close = below.top - above.bottom <= MERGE_GAP_SHARE * max(above.height, below.height)
+    return (
+        start <= previous[2] + MAX_HEADER_ROWS
+        and close
+        and (_shared(columns, previous[3]) >= MIN_VALUES)
+    )
+
+
+def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
+    """(index after the grid's last numeric row, its numeric row count, its column
+    edges) from ``start``."""
+    columns = list(rows[start].values)
+    last, count, labels = start, 1, 0
+    labelled = int(rows[start].label is not None)
+    for k in range(start + 1, len(rows)):
+        row, previous = rows[k], rows[k - 1]
+        if row.top - previous.bottom > MAX_GAP_SHARE * max(row.height, previous.height):
+            break
+        edges = row.values
+        if edges and _shared(edges, columns) >= min(MIN_VALUES, len(edges)):
+            columns.extend(e for e in edges if _shared([e], columns) == 0)
+            last, count, labels = k, count + 1, 0
+            labelled += row.label is not None
+            continue
+        labels += 1
+        if labels > MAX_LABEL_ROWS or (edges and _shared(edges, columns) == 0):
+            break
+    # a grid of bare figures (a plot's axes, a matrix) is no table: most rows have labels
+    return last + 1, count if 2 * labelled >= count else 0, columns
+
+
+def _header_start(rows: list[_Row], first: int) -> tuple[int, int]:
+    """(first header row, first body row) above the numeric row ``first``: up to
+    ``MAX_LABEL_ROWS`` label rows (left of the figures) belong to the body, the short
+    rows above them that reach into the figure columns are the header."""
+    figures_left = min(box[0] for box, text in rows[first].fragments if _is_figure(text))
+    k, body, labels = first, first, 0
+    while k > 0 and body - k < MAX_HEADER_ROWS:
+        row, below = rows[k - 1], rows[k]
+        if below.top - row.bottom > HEADER_GAP_SHARE * max(row.height, below.height):
+            break
+        texts = [text.strip() for _, text in row.fragments]
+        if any(t.endswith(".") for t in texts) or row.height > TITLE_SHARE * rows[first].height:
+            break  # a sentence, or a title set larger than the table
+        if max(box[2] for box, _ in row.fragments) < figures_left:
+            if body < first or labels >= MAX_LABEL_ROWS or len(texts) > 1:
+                break
+            if any(len(t) > MAX_LABEL_CHARS for t in texts):
+                break
+            labels += 1
+            k -= 1
+            body = k
+            continue
+        if any(len(t) > MAX_HEADER_FRAGMENT_CHARS for t in texts):
+            break
+        k -= 1
+    return k, body
+
+
+def _box(rows: Sequence[_Row]) -> BBox:
+    boxes = [box for row in rows for box, _ in row.fragments]
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
