@@ -157,9 +157,13 @@ class IndexSteps:
 
 
 def _parse(doc: Document, parser: str) -> Sequence[Block]:
-    from core.parse import parse_document
+    from typing import cast
 
-    return parse_document(doc, parser=parser).blocks
+    from core.parse import PARSERS, ParserName, parse_document
+
+    if parser not in PARSERS:
+        raise ChunkscopeError(f"unknown parser {parser!r}: use {' or '.join(PARSERS)}")
+    return parse_document(doc, parser=cast(ParserName, parser)).blocks
 
 
 def _chunk(

@@ -78,12 +78,16 @@ def _rank_changes(
     changes = []
     for cid in seen:
         found = {m: per[m].lookup(cid) for m in methods}
-        ranks = {m: None if found[m] is None else found[m][0] for m in methods}
-        scores = {m: missing[m].get(cid) if found[m] is None else found[m][1] for m in methods}
-        deltas = {
-            m: None if ranks[m] is None or ranks[base] is None else ranks[m] - ranks[base]
-            for m in methods[1:]
-        }
+        ranks: dict[str, int | None] = {}
+        scores: dict[str, float | None] = {}
+        for m in methods:
+            hit = found[m]
+            ranks[m] = None if hit is None else hit[0]
+            scores[m] = missing[m].get(cid) if hit is None else hit[1]
+        deltas: dict[str, int | None] = {}
+        for m in methods[1:]:
+            rank, first = ranks[m], ranks[base]
+            deltas[m] = None if rank is None or first is None else rank - first
         delta = deltas[methods[1]] if len(methods) > 1 else None
         changes.append(
             RankChange(chunk_id=cid, ranks=ranks, scores=scores, deltas=deltas, delta=delta)

@@ -326,7 +326,7 @@ def test_eval_with_the_real_model(tmp_path: Path, capsys) -> None:
     out = json.loads(captured.out)
     assert out["model"] == "all-MiniLM-L6-v2" and out["n_queries"] == len(small)
     assert out["metrics"]["naive"]["hit@5"] > 0.3
-    assert "embedding (naive, late)" in captured.err
+    assert "indexing (naive, late)" in captured.err
 
 
 def test_an_out_path_that_cannot_be_written_is_refused_before_the_work(

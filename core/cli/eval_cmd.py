@@ -128,7 +128,7 @@ def _config(args: argparse.Namespace) -> Any:
     from core.cli.index_cmd import parse_methods
     from core.evaluate import EvalConfig
 
-    methods = parse_methods(args.methods)
+    methods = parse_methods(args.methods) or parse_methods(DEFAULT_METHODS) or ()
     policy = policy_from_args(args.policy, args.size, args.overlap, args.unit)
     try:
         return EvalConfig(

@@ -84,7 +84,7 @@ class _Corpus:
     valid: np.ndarray  # (n_chunks,) citation verifies against the loaded document
 
 
-def default_chunker(policy: ChunkPolicy, tokenizer: object | None = None) -> ChunkFn:
+def default_chunker(policy: ChunkPolicy, tokenizer: Any = None) -> ChunkFn:
     """Parse with the default parser, then chunk with ``policy``."""
     from core.chunk import chunk_document
     from core.parse import parse_document
@@ -305,7 +305,9 @@ def run_eval(
     clock["chunked"] = time.perf_counter()
     spec = MetricSpec.for_ks(config.ks, doc_level=config.scope == "corpus" and len(docs) > 1)
     if embed is None:
-        from core.index import method_records as embed
+        from core.index import method_records
+
+        embed = method_records
     stored = registry.needs_indexing(config.methods)
     allowed = _allowed(resolved, corpus, config.scope)
     scorer = _Scorer(

@@ -259,7 +259,8 @@ def _rank_ticks(deepest: int, depth: int) -> list[tuple[int, str]]:
 def rank_axis_ticks(longest: int) -> list[int]:
     """Ranks to label on a log rank axis running to ``longest``: 1, 2, 5, 10, 20, 50, ...
     (never past the data, the last rank always labelled)."""
-    ticks, base = [], 1
+    ticks: list[int] = []
+    base = 1
     while base <= longest:
         ticks.extend(t for t in (base, 2 * base, 5 * base) if t <= longest)
         base *= 10

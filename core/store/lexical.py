@@ -96,15 +96,16 @@ class LexicalCollection:
 def fingerprint(store: ChunkStore, name: str) -> str:
     """A digest of the complete document versions a collection holds (its markers)."""
 
-    def read(meta: Any) -> list[tuple]:
-        found = []
+    def read(meta: Any) -> list[tuple[Any, ...]]:
+        found: list[tuple[Any, ...]] = []
         for page in scan.iter_pages(meta, where={"collection": name}, include=["metadatas"]):
             for m in page["metadatas"]:
                 if m.get("complete"):
                     found.append((m["doc_id"], m["sha256"], m["n_chunks"], m["updated_at"]))
         return sorted(found)
 
-    entries = store._read(markers.META_COLLECTION, read, [])
+    empty: list[tuple[Any, ...]] = []
+    entries = store._read(markers.META_COLLECTION, read, empty)
     raw = json.dumps([FORMAT_VERSION, *entries]).encode()
     return hashlib.blake2b(raw, digest_size=10).hexdigest()
 
