@@ -442,3 +442,21 @@ def test_a_model_folder_without_pooling_stops_the_page_with_one_line(
     monkeypatch.setenv("CHUNKSCOPE_POOLING", "mean")
     at.run()
     assert not at.exception and not at.error
+
+
+def test_evaluate_runs_a_fusion_added_with_the_builder(fake, store_dir):
+    at = open_page("evaluate")
+    at.multiselect(key=tri.TKey.METHODS).set_value(["late", "bm25"]).run()
+    builder = f"{tri.TKey.METHODS}_fuse"
+    at.multiselect(key=f"{builder}_parts").set_value(["late", "bm25"]).run()
+    at.radio(key=f"{builder}_how").set_value("weighted").run()
+    at.number_input(key=f"{builder}_w1").set_value(2.0).run()
+    [b for b in at.button if b.label == "Add"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key=tri.TKey.METHODS).value == ["late", "bm25", "hybrid(late,bm25;w1,2)"]
+    [b for b in at.button if b.label == "Run"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = at.dataframe[0].value
+    assert {"late", "bm25", "hybrid(late,bm25;w1,2)"} <= set(metrics.columns)
+    deltas = at.dataframe[1].value
+    assert any("hybrid(late,bm25;w1,2)" in str(v) for v in deltas.to_numpy().ravel())
