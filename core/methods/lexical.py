@@ -107,7 +107,7 @@ class Bm25Index:
         return np.vstack([self.scores(q) for q in queries])
 
 
-def lexical_step(contextual: bool) -> Any:
+def lexical_step(method: str, *, contextual: bool) -> Any:
     """The index step: one record per chunk, with its term count and (contextual) prefix."""
 
     def index(
@@ -121,7 +121,6 @@ def lexical_step(contextual: bool) -> Any:
         from core.embed.contextual import contextual_prefix
         from core.embed.records import ChunkVector
 
-        method = "contextual-bm25" if contextual else "bm25"
         out = []
         for chunk in chunks:
             prefix = contextual_prefix(doc, chunk) if contextual else ""
@@ -147,28 +146,25 @@ def indexed_text(prefix: str, text: str) -> str:
     return f"{prefix}\n\n{text}" if prefix else text
 
 
+_SPECS = (  # name, what it reads, colour, order (simpler first), contextual prefix
+    ("bm25", "BM25 over the chunk text", "#c0392b", 10, False),
+    ("contextual-bm25", "BM25 over the title and heading path prefixed to the chunk text",
+     "#8e44ad", 25, True),
+)  # fmt: skip
+
+
 def register_all() -> None:
     from core.methods import register
 
-    register(
-        MethodSpec(
-            name="bm25",
-            family="lexical",
-            score=BM25,
-            summary="BM25 over the chunk text",
-            colour="#c0392b",
-            order=10,
-            index=lexical_step(contextual=False),
+    for name, summary, colour, order, contextual in _SPECS:
+        register(
+            MethodSpec(
+                name=name,
+                family="lexical",
+                score=BM25,
+                summary=summary,
+                colour=colour,
+                order=order,
+                index=lexical_step(name, contextual=contextual),
+            )
         )
-    )
-    register(
-        MethodSpec(
-            name="contextual-bm25",
-            family="lexical",
-            score=BM25,
-            summary="BM25 over the title and heading path prefixed to the chunk text",
-            colour="#8e44ad",
-            order=25,
-            index=lexical_step(contextual=True),
-        )
-    )
