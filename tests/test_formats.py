@@ -70,7 +70,9 @@ def test_builtin_formats_are_registered_once() -> None:
 
 
 def test_dispatch_rules() -> None:
-    assert resolve_format(b"junk %PDF-1.7 ...", "looks.txt").name == "pdf"  # content wins
+    assert resolve_format(b"%PDF-1.7 ...", "looks.txt").name == "pdf"  # content wins
+    assert resolve_format(b"junk %PDF-1.7 ...", "looks.pdf").name == "pdf"  # header in 1 KiB
+    assert resolve_format(b"notes on %PDF-1.7", "notes.txt").name == "text"  # only mentions it
     assert resolve_format(b"# Title\n", "notes.md").name == "markdown"
     assert resolve_format(b"plain", "notes.rst").name == "text"  # the default
     with pytest.raises(NotAPdfError, match="no %PDF- header"):
