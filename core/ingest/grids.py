@@ -61,11 +61,13 @@ Fragment = tuple[BBox, str]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Grid:
-    """A numeric grid: its box and the box of its header rows (``None``: no header)."""
+    """A numeric grid: its box, the box of its header rows (``None``: no header), its
+    rows and its figure columns (right edges that differ by more than the tolerance)."""
 
     bbox: BBox
     header_bbox: BBox | None
     rows: int
+    columns: int = 1
 
 
 @dataclass(slots=True)
@@ -162,8 +164,9 @@ def numeric_grids(fragments: Sequence[Fragment]) -> list[Grid]:
             bbox=_box(rows[start:end]),
             header_bbox=_box(rows[start:first]) if first > start else None,
             rows=end - start,
+            columns=len(columns),
         )
-        for start, first, end, _ in spans
+        for start, first, end, columns in spans
     ]
 
 
