@@ -149,6 +149,9 @@ def numeric_grids(fragments: Sequence[Fragment]) -> list[Grid]:
             k += 1
             continue
         end, count, columns = _grid_end(rows, k)
+        if count < 0:
+            k = end  # a run of bare figures: skipped whole, so a page costs linear time
+            continue
         if count < MIN_NUMERIC_ROWS + (len(columns) == 1):
             k += 1
             continue
@@ -186,7 +189,7 @@ def _continues(
 
 def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
     """(index after the grid's last numeric row, its numeric row count, its column
-    edges) from ``start``."""
+    edges) from ``start``; the count is -1 when fewer than half its rows have a label."""
     columns = list(rows[start].values)
     last, count, labels = start, 1, 0
     labelled = int(rows[start].label is not None)
@@ -204,7 +207,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
         if labels > MAX_LABEL_ROWS or (edges and _shared(edges, columns) == 0):
             break
     # a grid of bare figures (a plot's axes, a matrix) is no table: most rows have labels
-    return last + 1, count if 2 * labelled >= count else 0, columns
+    return last + 1, count if 2 * labelled >= count else -1, columns
 
 
 def _header_start(rows: list[_Row], first: int) -> tuple[int, int]:
