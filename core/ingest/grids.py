@@ -3,7 +3,7 @@
 Financial statements print their tables without vertical rulings: a label column on the
 left and columns of figures ("12,734", "(347)", "$", "—", "4.5%") whose right edges line
 up. ``numeric_grids`` finds them in the line fragments ingest already has (no extra
-PyMuPDF call), in time linear in the fragments of the page:
+PyMuPDF call), in about linear time in the fragments of the page (one sort):
 
 1. fragments are grouped into printed rows (vertical centres within ``ROW_SHARE`` of the
    line height);
@@ -20,7 +20,10 @@ PyMuPDF call), in time linear in the fragments of the page:
 4. its *header rows* are the rows right above the first numeric row (gaps up to
    ``HEADER_GAP_SHARE`` line heights, at most ``MAX_HEADER_ROWS``), made of short
    fragments that reach into the figure columns ("Three Months Ended", "July 2,", "2023"),
-   set no larger than ``TITLE_SHARE`` times the first numeric row (a title is not a header).
+   set no larger than ``TITLE_SHARE`` times the first numeric row (a title is not a header);
+5. a grid that starts (header included) within ``MERGE_GAP_SHARE`` line heights below the
+   previous one and shares its figure columns continues it: one table printed in
+   sections, each under a repeated header (the first header stays the table's).
 
 Coordinates: boxes are in the page's unrotated text space (``rawdict``), points, y down.
 """
