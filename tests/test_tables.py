@@ -337,3 +337,24 @@ def test_sections_with_their_text_are_no_cover_page() -> None:
     doc = load_document(SAMPLE_DOCS / "datasheets" / "datasheet-aquaflux-220.pdf")
     headings = [b for b in parse_document(doc).blocks if b.kind == "heading"]
     assert len(headings) == 9
+
+
+def test_hover_cards_name_a_tables_header_rows() -> None:
+    from core.render.views import block_title
+
+    _, parsed = _parsed("Pfizer_2023Q2_10Q.pdf")
+    statement = next(b for b in parsed.blocks if b.kind == "table" and b.page == 8)
+    assert "header rows (3): “Three Months Ended Six Months Ended" in block_title(statement)
+
+
+def test_the_grid_pass_is_linear_on_a_page_of_bare_figures() -> None:
+    import time
+
+    page = [
+        fragment
+        for k in range(4000)
+        for fragment in _row(10 + 12 * k, (40, str(k)), (80, str(k + 1)), (120, str(k + 2)))
+    ]
+    started = time.perf_counter()
+    assert numeric_grids(page) == []
+    assert time.perf_counter() - started < 2.0

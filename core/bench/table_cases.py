@@ -16,7 +16,7 @@ from typing import Any
 
 from core.bench.inputs import BenchInputs, check_spans, shared_dir
 from core.bench.report import CaseResult
-from core.bench.table_quality import FINANCEBENCH, TABLE_PDFS, reference_for, score
+from core.bench.table_quality import FINANCEBENCH, TABLE_PDFS, Quality, reference_for, score
 from core.bench.timing import interleaved
 
 QUICK_DOCUMENTS = ("Pfizer_2023Q2_10Q.pdf",)
@@ -64,9 +64,6 @@ def tables_case(inputs: BenchInputs, path: Path) -> CaseResult:
     check_spans(doc, mixed.blocks, "block")
     mixed_quality = score(doc, mixed.blocks, reference)
 
-    def share(value: float | None) -> str:
-        return "-" if value is None else f"{value:.2f}"
-
     return CaseResult(
         key=f"tables:{doc.doc_id}",
         case="tables",
@@ -76,17 +73,7 @@ def tables_case(inputs: BenchInputs, path: Path) -> CaseResult:
         baseline_label="rawdict",
         max_ratio=2.0,
         target="<= 2.0x",
-        notes=(
-            f"load + parse with an empty table cache; tables {quality.tables_matched} of "
-            f"{quality.tables_ref} found (recall {share(quality.table_recall)}, precision "
-            f"{share(quality.table_precision)} of {quality.tables_ours})",
-            f"heading precision {share(quality.heading_precision)} of "
-            f"{quality.headings_ours}, furniture recall {share(quality.furniture_recall)} of "
-            f"{quality.furniture_ref_lines} lines; layout model {reference.elapsed_s:.1f} s",
-            f"fast+layout: the model on {len(mixed.model_pages)} pages ({mixed.model_s:.2f} s "
-            f"of {mixed.elapsed_s:.2f} s), table recall {share(mixed_quality.table_recall)}, "
-            f"precision {share(mixed_quality.table_precision)}",
-        ),
+        notes=_notes(quality, mixed_quality, mixed, reference.elapsed_s),
         extra={
             **quality.to_dict(),
             "layout_model_s": reference.elapsed_s,
@@ -99,4 +86,23 @@ def tables_case(inputs: BenchInputs, path: Path) -> CaseResult:
         },
         ours_samples=t["ours"].samples_s,
         baseline_samples=t["raw"].samples_s,
+    )
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _notes(quality: Quality, mixed_quality: Quality, mixed: Any, layout_s: float) -> tuple:
+    """The row's notes: fast scores, then what ``fast+layout`` gave the model and got."""
+    return (
+        f"load + parse with an empty table cache; tables {quality.tables_matched} of "
+        f"{quality.tables_ref} found (recall {_share(quality.table_recall)}, precision "
+        f"{_share(quality.table_precision)} of {quality.tables_ours})",
+        f"heading precision {_share(quality.heading_precision)} of "
+        f"{quality.headings_ours}, furniture recall {_share(quality.furniture_recall)} of "
+        f"{quality.furniture_ref_lines} lines; layout model {layout_s:.1f} s",
+        f"fast+layout: the model on {len(mixed.model_pages)} pages ({mixed.model_s:.2f} s "
+        f"of {mixed.elapsed_s:.2f} s), table recall {_share(mixed_quality.table_recall)}, "
+        f"precision {_share(mixed_quality.table_precision)}",
     )

@@ -3,7 +3,7 @@
 Financial statements print their tables without vertical rulings: a label column on the
 left and columns of figures ("12,734", "(347)", "$", "—", "4.5%") whose right edges line
 up. ``numeric_grids`` finds them in the line fragments ingest already has (no extra
-PyMuPDF call), in time linear in the fragments of the page:
+PyMuPDF call), in about linear time in the fragments of the page (one sort):
 
 1. fragments are grouped into printed rows (vertical centres within ``ROW_SHARE`` of the
    line height);
@@ -20,7 +20,10 @@ PyMuPDF call), in time linear in the fragments of the page:
 4. its *header rows* are the rows right above the first numeric row (gaps up to
    ``HEADER_GAP_SHARE`` line heights, at most ``MAX_HEADER_ROWS``), made of short
    fragments that reach into the figure columns ("Three Months Ended", "July 2,", "2023"),
-   set no larger than ``TITLE_SHARE`` times the first numeric row (a title is not a header).
+   set no larger than ``TITLE_SHARE`` times the first numeric row (a title is not a header);
+5. a grid that starts (header included) within ``MERGE_GAP_SHARE`` line heights below the
+   previous one and shares its figure columns continues it: one table printed in
+   sections, each under a repeated header (the first header stays the table's).
 
 Coordinates: boxes are in the page's unrotated text space (``rawdict``), points, y down.
 """
@@ -61,11 +64,13 @@ Fragment = tuple[BBox, str]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Grid:
-    """A numeric grid: its box and the box of its header rows (``None``: no header)."""
+    """A numeric grid: its box, the box of its header rows (``None``: no header), its
+    rows and its figure columns (right edges that differ by more than the tolerance)."""
 
     bbox: BBox
     header_bbox: BBox | None
     rows: int
+    columns: int = 1
 
 
 @dataclass(slots=True)
@@ -147,6 +152,9 @@ def numeric_grids(fragments: Sequence[Fragment]) -> list[Grid]:
             k += 1
             continue
         end, count, columns = _grid_end(rows, k)
+        if count < 0:
+            k = end  # a run of bare figures: skipped whole, so a page costs linear time
+            continue
         if count < MIN_NUMERIC_ROWS + (len(columns) == 1):
             k += 1
             continue
@@ -162,8 +170,9 @@ def numeric_grids(fragments: Sequence[Fragment]) -> list[Grid]:
             bbox=_box(rows[start:end]),
             header_bbox=_box(rows[start:first]) if first > start else None,
             rows=end - start,
+            columns=len(columns),
         )
-        for start, first, end, _ in spans
+        for start, first, end, columns in spans
     ]
 
 
@@ -183,7 +192,7 @@ def _continues(
 
 def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
     """(index after the grid's last numeric row, its numeric row count, its column
-    edges) from ``start``."""
+    edges) from ``start``; the count is -1 when fewer than half its rows have a label."""
     columns = list(rows[start].values)
     last, count, labels = start, 1, 0
     labelled = int(rows[start].label is not None)
@@ -201,7 +210,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
         if labels > MAX_LABEL_ROWS or (edges and _shared(edges, columns) == 0):
             break
     # a grid of bare figures (a plot's axes, a matrix) is no table: most rows have labels
-    return last + 1, count if 2 * labelled >= count else 0, columns
+    return last + 1, count if 2 * labelled >= count else -1, columns
 
 
 def _header_start(rows: list[_Row], first: int) -> tuple[int, int]:

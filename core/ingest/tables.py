@@ -9,8 +9,10 @@ shaded bands of a statement have edges at two), and the text inside the rulings'
 looks tabular too. Found tables whose cells are mostly empty (the grid of a plot) are
 dropped. A ruled table's header row is its first row (of three or more). Borderless
 tables (aligned figure columns, no vertical rulings: financial statements) come from
-``numeric_grids`` on the same line fragments, at no PyMuPDF cost, with their header rows;
-a grid that overlaps a ruled table is dropped (the ruled table has cells). The regions
+``numeric_grids`` on the same line fragments, at no PyMuPDF cost, with their header rows.
+Lines held by grids of two or more figure columns are left out of the ``find_tables``
+signals (so a statement's page is not searched again); a grid that overlaps a ruled
+table is dropped (the ruled table has cells). The regions
 are cached by (document sha256, page index) because ingest (reading order keeps a
 table's text together, row by row) and parse (the table block) both need them.
 
@@ -173,11 +175,14 @@ def table_regions(
             for ln in b.get("lines", ())
         ]
         line_boxes = [box for box, text in fragments if any(c.isalnum() for c in text)]
-    ruled = _find(page, line_boxes) if may_hold_table(page, line_boxes) else ()
+    grids = _grid_regions(page, fragments)
+    # Text that grids of several figure columns hold needs no find_tables; a one-column
+    # grid is weaker evidence (a ruled register's counts), so its page is still searched.
+    strong = [g for g, columns in grids if columns >= 2]
+    rest = [box for box in line_boxes if not any(g.holds(box) for g in strong)]
+    ruled = _find(page, rest) if may_hold_table(page, rest) else ()
     regions = ruled + tuple(
-        g
-        for g in _grid_regions(page, fragments)
-        if not any(_overlaps(g.bbox_pt, r.bbox_pt) for r in ruled)
+        g for g, _ in grids if not any(_overlaps(g.bbox_pt, r.bbox_pt) for r in ruled)
     )
     with _lock:
         _cache[key] = regions
@@ -216,21 +221,21 @@ def _find(page: pymupdf.Page, line_boxes: list[BBox]) -> tuple[TableRegion, ...]
     return tuple(found)
 
 
-def _grid_regions(page: pymupdf.Page, fragments: list[Fragment]) -> tuple[TableRegion, ...]:
-    """Borderless numeric grids (``core.ingest.grids``) as regions without cells."""
-    found: list[TableRegion] = []
+def _grid_regions(page: pymupdf.Page, fragments: list[Fragment]) -> list[tuple[TableRegion, int]]:
+    """Borderless numeric grids (``core.ingest.grids``) as regions without cells, each
+    with its number of figure columns."""
+    found: list[tuple[TableRegion, int]] = []
     for grid in numeric_grids(fragments):
         header = _shown(page, grid.header_bbox) if grid.header_bbox else None
-        found.append(
-            TableRegion(
-                bbox_pt=grid.bbox,
-                page_bbox_pt=_shown(page, grid.bbox),
-                rows=(),
-                header_page_bbox_pt=header,
-                ruled=False,
-            )
+        region = TableRegion(
+            bbox_pt=grid.bbox,
+            page_bbox_pt=_shown(page, grid.bbox),
+            rows=(),
+            header_page_bbox_pt=header,
+            ruled=False,
         )
-    return tuple(found)
+        found.append((region, grid.columns))
+    return found
 
 
 def _shown(page: pymupdf.Page, box: BBox) -> BBox:

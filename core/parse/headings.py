@@ -102,6 +102,8 @@ def looks_like_heading(text: str, lines: Sequence[TextLine], body_pt: float) -> 
 
 def is_toc_entry(text: str) -> bool:
     """A line of a table of contents: a title, leader dots, a page number."""
+    if text.count(".") < 4 and "…" not in text:
+        return False  # the cheap test first: this runs on every heading candidate
     return _LEADERS.search(text) is not None
 
 

@@ -15,6 +15,10 @@ heading the model found.
 
 The model's time is bounded by the ``layout_s`` limit (``core.ingest.limits``), checked
 before each page; its MuPDF errors become typed one-line errors.
+
+``parse_pdf_mixed`` (the ``fast+layout`` parser) runs the model only on the pages
+``model_pages`` picks and takes only its tables from it: 0.27 s a page on the shared
+filings against the fast parser's few milliseconds.
 """
 
 from __future__ import annotations
@@ -197,8 +201,9 @@ def parse_pdf_mixed(
 
 def model_pages(doc: Document, runs: Sequence[Run]) -> list[int]:
     """Pages whose lines outside tables and furniture line up in columns: at least
-    ``MIN_COLUMN_ROWS`` printed rows of two or more lines, sharing left edges in two
-    places or more (a glossary, a list of releases, a table without figures)."""
+    ``MIN_COLUMN_ROWS`` printed rows of two or more lines whose second (or later) lines
+    start at one shared left edge (a glossary, a list of releases, a table without
+    figures). Two-column prose qualifies too; the model then simply finds no table."""
     boxes: dict[int, list[BBox]] = {}
     for run in runs:
         if run.kind in ("table", "header", "footer"):

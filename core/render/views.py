@@ -47,6 +47,10 @@ def block_title(block: Block) -> str:
         lines.append(HEADING_SEPARATOR.join(block.heading_path))
     page = f", p. {block.page}" if block.page else ""
     lines.append(f"chars {block.char_start}-{block.char_end}{page}")
+    if block.header_rows:
+        first, last = block.header_rows[0][0], block.header_rows[-1][1]
+        header = block.text[first - block.char_start : last - block.char_start]
+        lines.append(f"header rows ({len(block.header_rows)}): “{first_words(header)}”")
     lines.append(f"“{first_words(block.text)}”")
     return "\n".join(lines)
 
@@ -90,6 +94,8 @@ def _segment_title(segment: ChunkSegment, chunks: Sequence[Chunk]) -> str:
     ]
     if chunk.heading_path:
         lines.append(HEADING_SEPARATOR.join(chunk.heading_path))
+    if chunk.header_text:
+        lines.append(f"table header: “{first_words(chunk.header_text)}”")
     lines.append(f"“{first_words(chunk.text)}”")
     return "\n".join(lines)
 
