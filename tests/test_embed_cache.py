@@ -131,3 +131,30 @@ def test_token_states_respect_the_memory_budget() -> None:
     cache.put_states("m", "huge", "w", np.zeros((100, 10), dtype=np.float32))  # never kept
     assert cache.get_states("m", "huge", "w") is None
     assert cache.get_states("m", "c", "w") is not None
+
+
+def test_a_table_header_prefix_is_encoded_and_keys_its_own_vectors(tiny) -> None:
+    """Under a ``-thp`` policy a split table's piece is encoded after its header rows
+    (``Chunk.encoder_text``), so it never shares a cached vector with the bare span."""
+    from dataclasses import replace
+
+    from core.index import method_records
+
+    doc = make_text_document(TEXT)
+    plain = make_chunks(doc, [(200, 400)])[0]
+    header = (0, 40)  # a "header row" before the piece
+    policy = ChunkPolicy(name="structure", size=240, unit="tokens", table_header_prefix=True)
+    piece = replace(
+        plain, policy=policy, header_rows=(header,), header_text=doc.text[0:40],
+        block_kinds=("table",),
+    )  # fmt: skip
+    assert piece.encoder_text == f"{doc.text[0:40]}\n{piece.text}"
+    cache = VectorCache()
+    bare = embed_chunks(doc, [plain], "naive", tiny, cache=cache)[0]
+    read = embed_chunks(doc, [piece], "naive", tiny, cache=cache)[0]
+    direct = tiny.encode_texts([piece.encoder_text])[0]
+    assert float(read.vector @ direct) > 0.9999  # the header rows were read
+    assert float(read.vector @ bare.vector) < 0.9999  # and not served from the bare span
+    assert read.token_count == bare.token_count  # counts the chunk's own text
+    (lexical,) = method_records(doc, [piece], "bm25", tiny)
+    assert lexical.prefix == doc.text[0:40].strip()

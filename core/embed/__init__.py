@@ -57,13 +57,19 @@ def _check_chunks(doc: Document, chunks: Sequence[Chunk]) -> None:
             raise ValueError(f"chunk {chunk.chunk_id} is not a span of document {doc.doc_id}")
 
 
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
 def _variant(method: str, doc: Document, chunk: Chunk, policy: WindowPolicy | None) -> str:
+    """What besides the span decides the vector: the window policy (late), the prefix
+    (contextual), a table's header rows read before the chunk (``Chunk.encoder_text``)."""
     if method == "late" and policy is not None:
         return policy.key
+    header = "" if chunk.encoder_text == chunk.text else "thp-" + _digest(chunk.encoder_text)
     if method == "contextual":
-        prefix = contextual_prefix(doc, chunk)
-        return "ctx-" + hashlib.blake2b(prefix.encode(), digest_size=8).hexdigest()
-    return ""
+        return "ctx-" + _digest(contextual_prefix(doc, chunk)) + header
+    return header
 
 
 def _cache_keys(
@@ -98,7 +104,11 @@ def _compute(
 ) -> list[ChunkVector]:
     if method == "naive":
         return naive_vectors(
-            [c.text for c in chunks], [c.chunk_id for c in chunks], encoder, progress=progress
+            [c.encoder_text for c in chunks],
+            [c.chunk_id for c in chunks],
+            encoder,
+            progress=progress,
+            counted=[c.text for c in chunks],
         )
     if method == "contextual":
         return contextual_vectors(doc, chunks, encoder, progress=progress)

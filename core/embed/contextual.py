@@ -36,7 +36,8 @@ def contextual_prefix(doc: Document, chunk: Chunk) -> str:
 def contextual_text(doc: Document, chunk: Chunk) -> str:
     """``title\\nh1 > h2\\n\\nchunk text`` (empty lines omitted; see the module docstring)."""
     prefix = contextual_prefix(doc, chunk)
-    return f"{prefix}\n\n{chunk.text}" if prefix else chunk.text
+    body = chunk.encoder_text  # a split table's header rows first, when the policy asks
+    return f"{prefix}\n\n{body}" if prefix else body
 
 
 def contextual_vectors(

@@ -55,6 +55,11 @@ def naive_vectors(
     encoder: Encoder,
     *,
     progress: Progress | None = None,
+    counted: Sequence[str] | None = None,
 ) -> list[ChunkVector]:
-    """Naive vectors of chunk texts (same order as given)."""
-    return encode_alone(chunk_ids, texts, texts, encoder, method="naive", progress=progress)
+    """Naive vectors of what each chunk's encoder reads (same order as given);
+    ``token_count`` counts ``counted`` (the chunk texts themselves) when given."""
+    return encode_alone(
+        chunk_ids, texts, texts if counted is None else counted, encoder, method="naive",
+        progress=progress,
+    )  # fmt: skip

@@ -123,8 +123,12 @@ def lexical_step(method: str, *, contextual: bool) -> Any:
 
         out = []
         for chunk in chunks:
-            prefix = contextual_prefix(doc, chunk) if contextual else ""
-            indexed = f"{prefix}\n\n{chunk.text}" if prefix else chunk.text
+            lines = [contextual_prefix(doc, chunk) if contextual else ""]
+            header = len(chunk.encoder_text) - len(chunk.text)
+            if header > 0:  # a split table's header rows, when the policy asks for them
+                lines.append(chunk.encoder_text[:header].strip("\n"))
+            prefix = "\n".join(line for line in lines if line)
+            indexed = indexed_text(prefix, chunk.text)
             out.append(
                 ChunkVector(
                     chunk_id=chunk.chunk_id,
