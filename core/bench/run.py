@@ -45,6 +45,12 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         steps += _store_steps(inputs)
     if "lexical" in s.cases:
         steps += _lexical_steps(inputs)
+    if "depth" in s.cases:
+        from core.bench import diagnose_cases
+
+        for n in s.scale_sizes:
+            thunk = _one(lambda n=n: diagnose_cases.depth_case(inputs, n))
+            steps.append(("depth", f"full-depth rank at {n:,}", thunk))
     if "ui" in s.cases:
         steps.append(("ui", "slider move", _one(lambda: cases.ui_case(inputs))))
     if "memory" in s.cases:

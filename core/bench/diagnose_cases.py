@@ -1,0 +1,77 @@
+"""Diagnose cases: a chunk's exact rank at full depth in a large collection.
+
+``core.diagnose.depth.full_depth_ranks`` for one chunk under a dense method in the
+synthetic collection of ``store_cases`` (``n`` records), after its vectors were read once
+(the read is timed and reported apart, with the memory the vectors take); the baseline is
+our own top-10 store query on the same collection, which answers only the top. Target:
+at most 50 ms a query.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.bench.inputs import BenchInputs
+from core.bench.report import CaseResult
+from core.bench.store_cases import SEED, _ensure_scale, _unit_vectors, _with_extra, model_dim
+from core.bench.timing import interleaved, timed
+
+DEPTH_LIMIT_S = 0.050
+
+
+class _Encoder:
+    """Stands in for the model: the benchmark's query vectors, one per round."""
+
+    def __init__(self, name: str, vectors: Any) -> None:
+        self.name, self.vectors, self.step = name, vectors, 0
+
+    def encode_query(self, text: str) -> Any:
+        return self.vectors[int(text)]
+
+
+def depth_case(inputs: BenchInputs, n: int) -> CaseResult:
+    from core.diagnose.depth import full_depth_ranks, loaded_vectors
+    from core.store import ChunkStore
+
+    s = inputs.settings
+    store = ChunkStore.open(s.cache_dir / "scale")
+    model, policy, _ = _ensure_scale(store, inputs.document(s.pdf), n)
+    load_s, vectors = timed(
+        lambda: loaded_vectors(store, model=model, method="naive", policy=policy)
+    )
+    if vectors is None:
+        raise RuntimeError(f"the synthetic collection of {n:,} records is missing")
+    queries = _unit_vectors(2 + s.scale_queries, model_dim(), SEED + 4)
+    enc = _Encoder(model, queries)
+    target = vectors.ids[len(vectors.ids) // 2]
+
+    def ours(step: int) -> Any:
+        found = full_depth_ranks(
+            str(step), target, methods=["naive"], encoder=enc, store=store, policy=policy
+        )
+        if found["naive"].rank is None or found["naive"].scope_size != n:
+            raise AssertionError("the chunk has no full-depth rank")
+        return found
+
+    def top10(step: int) -> Any:
+        return store.query(queries[step], model=model, method="naive", policy=policy)
+
+    t = interleaved({"ours": ours, "raw": top10}, warmup=2, repeats=s.scale_queries)
+    mib = (vectors.matrix.nbytes + vectors.norms.nbytes) / 2**20
+    row = CaseResult(
+        key=f"diagnose:depth:{n}",
+        case="depth",
+        label=f"full-depth rank of one chunk in {n:,}",
+        ours=t["ours"].median_s,
+        baseline=t["raw"].median_s,
+        baseline_label="our top-10 store query",
+        max_ours=DEPTH_LIMIT_S,
+        target="<= 50 ms",
+        notes=(
+            f"vectors read once in {load_s:.1f} s and kept: {mib:.0f} MiB for {n:,} chunks "
+            f"({mib * 2**20 / n:.0f} bytes each); the rank counts every chunk of the scope",
+        ),
+        ours_samples=t["ours"].samples_s,
+        baseline_samples=t["raw"].samples_s,
+    )
+    return _with_extra(row, {"load_s": load_s, "vectors_mib": mib})
