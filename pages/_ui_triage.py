@@ -122,6 +122,12 @@ def query_source(kind: str) -> tuple[list[LabelledQuery], list[Document]]:
     """The labelled queries and the documents they are ranked over, for one source."""
     if kind == "demo":
         return demo_queries(), list(eng.demo_documents().values())
+    if kind == "marked":  # labelled in Compare with "Mark as the answer"
+        from pages._ui_depth import marked
+
+        queries = list(marked())
+        pool = {**eng.demo_documents(), **_ui.library()}
+        return queries, [pool[d] for d in dict.fromkeys(q.doc for q in queries) if d in pool]
     if kind == "shared":
         names = sorted(p.stem for p in (EVAL_DIR / "corpora").glob("*.md"))
         cells = st.columns([3, 1])

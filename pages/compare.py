@@ -10,6 +10,7 @@ from core.render import rank_charts as charts
 from core.render.failure_charts import context_coverage_figure
 from core.rerank import FEATURE_HELP, RerankWeights, contribution_rows, rerank
 from pages import _ui, _ui_frame
+from pages import _ui_depth as dep
 from pages import _ui_engine as eng
 from pages import _ui_inspect as ins
 from pages import _ui_methods as meth
@@ -160,3 +161,5 @@ elif doc is not None and ctx:
         limit_tokens=limit, windows=windows, chunks=ctx, selected=selected,
     )  # fmt: skip
     st.plotly_chart(fig, config=NO_BAR)
+
+dep.depth_panel(query, wide, policy, doc_id, k, hit, opened)

@@ -9,6 +9,7 @@ from core.evaluate import CAUSES, EvalConfig, sample_failures
 from core.evaluate.triage import CAUSE_HELP
 from core.render.failure_charts import cause_bar_figure, rank_scatter_figure
 from pages import _ui, _ui_controls, _ui_frame
+from pages import _ui_depth as dep
 from pages import _ui_engine as eng
 from pages import _ui_inspect as ins
 from pages import _ui_methods as meth
@@ -29,6 +30,8 @@ with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_ci
     sources = {"demo": "Demo datasheets (35 questions)"}
     if tri.EVAL_DIR.is_dir():
         sources["shared"] = "Shared set (chunking_evaluation)"
+    if dep.marked():
+        sources["marked"] = f"Marked in Compare ({len(dep.marked())})"
     sources["upload"] = "Upload JSONL"
     source = st.segmented_control(
         "Labelled queries", list(sources), format_func=sources.get, default="demo",

@@ -460,3 +460,30 @@ def test_evaluate_runs_a_fusion_added_with_the_builder(fake, store_dir):
     assert {"late", "bm25", "hybrid(late,bm25;w1,2)"} <= set(metrics.columns)
     deltas = at.dataframe[1].value
     assert any("hybrid(late,bm25;w1,2)" in str(v) for v in deltas.to_numpy().ravel())
+
+
+def test_any_chunk_ranks_at_full_depth_and_marked_answers_run_on_evaluate(fake, store_dir):
+    index_demo(store_dir, fake)
+    at = open_page("compare")
+    assert any(s.value == "Where does a chunk rank?" for s in at.subheader)
+    at.text_input(key="cs_depth_find").set_value("warranty months").run()
+    assert not at.exception, [e.value for e in at.exception]
+    found = at.selectbox(key="cs_depth_found")
+    assert found.options and all("warranty" in o.lower() for o in found.options)
+    table = [d.value for d in at.dataframe if "to enter the top 10" in d.value.columns][0]
+    assert list(table["method"]) == list(at.multiselect(key=eng.EKey.METHODS).value)
+    for cell in table["rank"]:  # "rank of scope" at full depth, never "beyond"
+        rank, scope = (int(x.replace(",", "")) for x in cell.split(" of "))
+        assert 1 <= rank <= scope == 45
+    [b for b in at.button if b.label == "Mark as the answer"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [d.label for d in at.get("download_button")] == ["Download 1 marked"]
+    at.switch_page("pages/evaluate.py").run()
+    source = at.segmented_control(key=tri.TKey.SOURCE)
+    assert "Marked in Compare (1)" in source.options
+    source.set_value("marked").run()
+    assert any("Labelled queries: 1 · documents: 1" in c.value for c in at.caption)
+    [b for b in at.button if b.label == "Run"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = at.dataframe[0].value
+    assert set(metrics["naive n"]) == {1}
