@@ -57,7 +57,7 @@ def depth_case(inputs: BenchInputs, n: int) -> CaseResult:
         return store.query(queries[step], model=model, method="naive", policy=policy)
 
     t = interleaved({"ours": ours, "raw": top10}, warmup=2, repeats=s.scale_queries)
-    mib = (vectors.matrix.nbytes + vectors.norms.nbytes) / 2**20
+    mib = (vectors.matrix.nbytes + vectors.norms.nbytes) / 2**20  # float64
     row = CaseResult(
         key=f"diagnose:depth:{n}",
         case="depth",

@@ -1,10 +1,11 @@
 """Any chunk's rank at full depth, under every method, in a scope of any size.
 
 A dense method's ranks come from every stored vector of the scope, read once per
-(store, collection, index version) and kept in memory (float32: 4 bytes x width per
-chunk, about 150 MB for 100,000 chunks of a 384-wide model); a query then costs one
-matrix-vector product. Ranks are 1-based; equal scores keep the chunk order of the scope
-(document id, then position), as everywhere else. A lexical method's ranks come from its
+(store, collection, index version) and kept in memory as float64, the precision
+``core.ranking`` ranks in (8 bytes x width per chunk: about 300 MB for 100,000 chunks of
+a 384-wide model); a query then costs one matrix-vector product. Ranks are 1-based;
+equal scores keep the chunk order of the scope (document id, then position), as
+everywhere else. A lexical method's ranks come from its
 term index (``core.store.lexical``), which scores every chunk anyway; a fusion's from its
 parts' full rankings (``core.methods.fusion``).
 """
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 _LOADED: OrderedDict[tuple[str, str, str], _Vectors] = OrderedDict()
 _KEEP_LOADED = 3
-_BLOCK = 8192
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,29 +61,18 @@ class _Vectors:
     """One collection's vectors in chunk order, with each row's document."""
 
     ids: list[str]
-    matrix: np.ndarray  # float32, as stored
+    matrix: np.ndarray  # float64 of the stored float32 values
     norms: np.ndarray  # float64 row norms
     doc_ids: np.ndarray
     row_of: dict[str, int]
 
-    def cosines(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-        """Cosines of ``rows`` with ``query`` in float64, computed as
-        ``core.ranking.rank_in_memory`` does (so equal inputs rank alike), in blocks that
-        bound the float64 copy."""
+    def cosines(self, rows: slice | np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Cosines of ``rows`` with ``query``, computed as ``core.ranking.rank_in_memory``
+        does, so equal inputs rank alike."""
         q = np.asarray(query, dtype=np.float64).reshape(-1)
-        out = np.zeros(len(rows))
-        for lo in range(0, len(rows), _BLOCK):
-            part = rows[lo : lo + _BLOCK]
-            norms = self.norms[part] * (np.linalg.norm(q) or 1.0)
-            dots = self.matrix[part].astype(np.float64) @ q
-            out[lo : lo + len(part)] = np.divide(
-                dots, norms, out=np.zeros(len(part)), where=norms > 0
-            )
-        return out
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.matrix.nbytes)
+        norms = self.norms[rows] * (np.linalg.norm(q) or 1.0)
+        dots = self.matrix[rows] @ q
+        return np.divide(dots, norms, out=np.zeros(len(dots)), where=norms > 0)
 
 
 def _read_vectors(store: ChunkStore, name: str) -> _Vectors | None:
@@ -96,8 +85,9 @@ def _read_vectors(store: ChunkStore, name: str) -> _Vectors | None:
                 key = (str(meta["doc_id"]), int(meta["chunk_index"]), int(meta["char_start"]))
                 rows.append((key, cid, vec))
         rows.sort(key=lambda r: r[0])
-        matrix = np.asarray([r[2] for r in rows], dtype=np.float32).reshape(len(rows), -1)
-        norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
+        stored = np.asarray([r[2] for r in rows], dtype=np.float32).reshape(len(rows), -1)
+        matrix = stored.astype(np.float64)
+        norms = np.linalg.norm(matrix, axis=1)
         ids = [r[1] for r in rows]
         doc_ids = np.asarray([r[0][0] for r in rows], dtype=object)
         return _Vectors(
@@ -177,9 +167,9 @@ def _scope_scores(
     vectors = loaded_vectors(store, model=model, method=method, policy=policy)
     if vectors is None or qvec is None:
         return None
-    rows = (
-        np.arange(len(vectors.ids)) if doc_id is None else np.flatnonzero(vectors.doc_ids == doc_id)
-    )
+    if doc_id is None:
+        return vectors.ids, vectors.cosines(slice(None), qvec)
+    rows = np.flatnonzero(vectors.doc_ids == doc_id)
     return [vectors.ids[i] for i in rows], vectors.cosines(rows, qvec)
 
 
@@ -206,21 +196,22 @@ def full_depth_ranks(
         )
         ids, scores = got if got is not None else ([], np.zeros(0))
         row = _find(ids, chunk_id)
-        ordered = np.sort(scores)[::-1] if len(scores) else scores
+        n = len(scores)
+        kth = float(np.partition(scores, n - min(k, n))[n - min(k, n)]) if n else None
         out[method] = FullRank(
             method=method,
             chunk_id=chunk_id,
             rank=None if row is None else _rank_in(np.asarray(scores), row),
             score=None if row is None else float(scores[row]),
-            scope_size=len(ids),
+            scope_size=n,
             k=k,
-            top_score=float(ordered[0]) if len(ordered) else None,
-            kth_score=float(ordered[min(k, len(ordered)) - 1]) if len(ordered) else None,
+            top_score=float(scores.max()) if n else None,
+            kth_score=kth,
         )
     return out
 
 
-def _find(ids: list[str], chunk_id: str) -> int | None:
+def _find(ids: Sequence[str], chunk_id: str) -> int | None:
     try:
         return ids.index(chunk_id)
     except ValueError:
