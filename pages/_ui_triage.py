@@ -230,10 +230,15 @@ def delta_rows(run: EvalRun) -> list[dict[str, object]]:
     ]  # fmt: skip
 
 
-def tag_failure(run: EvalRun, failure, cause: str, note_key: str, size: int) -> None:
-    """Button callback: tag (with the note), then move on to the next failure."""
+def tag_failure(
+    run: EvalRun, failure, cause: str, note_key: str, size: int, suggested: str = ""
+) -> None:
+    """Button callback: tag (with the note and the suggestion shown), then move on."""
     note = st.session_state.get(note_key, "")
-    tag_query(triage_store(), run, failure.query_id, cause, note=note, method=failure.method)
+    tag_query(
+        triage_store(), run, failure.query_id, cause, note=note, method=failure.method,
+        suggested=suggested,
+    )  # fmt: skip
     step(1, size)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.errors import ChunkscopeError
-from core.evaluate import CAUSES, EvalConfig, sample_failures
+from core.evaluate import CAUSES, EvalConfig, agreement, sample_failures
 from core.evaluate.triage import CAUSE_HELP
 from core.render.failure_charts import cause_bar_figure, rank_scatter_figure
 from pages import _ui, _ui_controls, _ui_frame
@@ -14,6 +14,7 @@ from pages import _ui_engine as eng
 from pages import _ui_inspect as ins
 from pages import _ui_methods as meth
 from pages import _ui_triage as tri
+from pages import _ui_why as why
 
 _ui_frame.entry("pages/evaluate.py")
 tri.init_state()
@@ -116,6 +117,9 @@ st.markdown(
     f"**Failure {pos + 1} of {len(sample)}** · gold not in the top {run.text_k} of {method}"
 )
 tri.query_card(run, run.query(failure.query_id), docs)
+diagnosis = why.diagnosis_of(run, failure.query_id, method, docs)
+why.why_panel(diagnosis, docs.get(failure.doc_id))
+suggested = diagnosis.suggested if diagnosis and diagnosis.suggested in CAUSES else ""
 note_key = f"cs_note_{run.run_id}_{failure.query_id}"
 st.session_state.setdefault(note_key, failure.tag.note if failure.tag else "")
 st.text_input("Note (saved with the tag)", key=note_key)
@@ -123,15 +127,18 @@ size = len(sample)
 buttons = st.columns(len(CAUSES) + 2)
 buttons[0].button("Prev", shortcut="Left", on_click=tri.step, args=(-1, size))
 for i, cause in enumerate(CAUSES, start=1):
-    chosen = failure.tag is not None and failure.tag.cause == cause
+    chosen = (failure.tag.cause if failure.tag else suggested) == cause
+    hint = " (the suggested cause)" if cause == suggested else ""
     buttons[i].button(
-        cause, key=f"cs_tag_{cause}", help=CAUSE_HELP[cause], shortcut=str(i),
+        cause, key=f"cs_tag_{cause}", help=CAUSE_HELP[cause] + hint, shortcut=str(i),
         type="primary" if chosen else "secondary", on_click=tri.tag_failure,
-        args=(run, failure, cause, note_key, size),
+        args=(run, failure, cause, note_key, size, suggested),
     )  # fmt: skip
 buttons[-1].button("Next", shortcut="Right", on_click=tri.step, args=(1, size))
 tagged = f"Tagged **{failure.tag.cause}**. " if failure.tag else "Not tagged yet. "
-st.caption(tagged + "Keys: 1-6 tag it (and move on), ← previous, → next.")
+offered, agreed = agreement(triage, run.run_id)
+agreed_line = f" The suggestion agreed with {agreed} of {offered} tags." if offered else ""
+st.caption(tagged + "Keys: 1-6 tag it (and move on), ← previous, → next." + agreed_line)
 
 chart, files = st.columns([3, 2], gap="medium")
 counts = triage.tag_counts(run.run_id)

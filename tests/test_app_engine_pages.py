@@ -487,3 +487,22 @@ def test_any_chunk_ranks_at_full_depth_and_marked_answers_run_on_evaluate(fake, 
     assert not at.exception, [e.value for e in at.exception]
     metrics = at.dataframe[0].value
     assert set(metrics["naive n"]) == {1}
+
+
+def test_the_failure_reader_lays_out_the_evidence_and_stores_the_suggestion(fake, store_dir):
+    at = open_page("evaluate")
+    [b for b in at.button if b.label == "Run"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    panel = [h.proto.body for h in at.html if "Why it failed" in h.proto.body]
+    assert len(panel) == 1 and "suggested: <b" in panel[0]
+    suggested = re.search(r"suggested: <b[^>]*>(\w+)</b>", panel[0]).group(1)
+    titles = [e.label for e in at.expander if " signal(s) hold" in e.label]
+    causes = ["parse", "label", "boundary", "vocabulary", "context"]
+    assert [t.split(":")[0] for t in titles] == causes
+    if suggested != "other":  # the suggested cause is pre-selected until a human tags it
+        assert at.button(key=f"cs_tag_{suggested}").proto.type == "primary"
+        at.button(key=f"cs_tag_{suggested}").click().run()
+        assert any("agreed with 1 of 1 tags" in c.value for c in at.caption)
+    run_id = at.session_state[tri.TKey.RUN]
+    (tag,) = TriageStore(store_dir / "triage.sqlite").tags(run_id)
+    assert tag.suggested == (suggested if suggested != "other" else "")

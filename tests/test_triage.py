@@ -193,3 +193,29 @@ def test_default_path_follows_the_store_folder(
     monkeypatch.delenv("CHUNKSCOPE_STORE")
     monkeypatch.chdir(tmp_path)
     assert default_triage_path() == tmp_path / ".chunkscope" / "triage.sqlite"
+
+
+def test_a_version_1_triage_file_gains_the_suggestion_and_agreement_is_counted(tmp_path):
+    import sqlite3
+
+    from core.evaluate import TriageStore, agreement
+
+    path = tmp_path / "triage.sqlite"
+    with sqlite3.connect(path) as conn:  # the schema version 1 wrote
+        conn.execute(
+            "CREATE TABLE tags (run_id TEXT NOT NULL, query_id TEXT NOT NULL, doc_sha256 TEXT "
+            "NOT NULL, cause TEXT NOT NULL, note TEXT NOT NULL DEFAULT '', method TEXT NOT NULL "
+            "DEFAULT '', tagged_at TEXT NOT NULL, PRIMARY KEY (run_id, query_id, doc_sha256))"
+        )
+        conn.execute("INSERT INTO tags VALUES ('r', 'old', 's', 'label', '', 'late', 't')")
+        conn.execute("PRAGMA user_version = 1")
+    store = TriageStore(path)
+    (old,) = store.tags("r")
+    assert old.cause == "label" and old.suggested == ""  # kept, with no suggestion
+    store.tag(run_id="r", query_id="a", doc_sha256="s", cause="context", suggested="context")
+    store.tag(run_id="r", query_id="b", doc_sha256="s", cause="boundary", suggested="context")
+    assert agreement(store, "r") == (2, 1)
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 9")
+    with pytest.raises(LabelError, match="newer Chunkscope"):
+        TriageStore(path)

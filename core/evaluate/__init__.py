@@ -39,6 +39,7 @@ from core.evaluate.triage import (
     Failure,
     Tag,
     TriageStore,
+    agreement,
     default_triage_path,
     export_tags,
     sample_failures,
@@ -86,6 +87,7 @@ __all__ = [
     "run_eval",
     "sample_failures",
     "save_run",
+    "agreement",
     "tag_query",
     "write_queries",
 ]

@@ -43,7 +43,9 @@ CAUSE_HELP = {
     "other": "anything else (say what in the note)",
 }
 TRIAGE_FILENAME = "triage.sqlite"
-_SCHEMA_VERSION = 1
+# 2: a tag keeps the cause the diagnosis suggested (``suggested``, '' when none was shown);
+# a version-1 file gains the column on open. A newer file than this code is refused.
+_SCHEMA_VERSION = 2
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS tags (
     run_id TEXT NOT NULL,
@@ -53,9 +55,11 @@ CREATE TABLE IF NOT EXISTS tags (
     note TEXT NOT NULL DEFAULT '',
     method TEXT NOT NULL DEFAULT '',
     tagged_at TEXT NOT NULL,
+    suggested TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (run_id, query_id, doc_sha256)
 )
 """
+_COLUMNS = "run_id, query_id, doc_sha256, cause, note, method, tagged_at, suggested"
 
 
 def default_triage_path() -> Path:
@@ -81,6 +85,7 @@ class Tag:
     note: str = ""
     method: str = ""
     tagged_at: str = ""
+    suggested: str = ""  # the cause the diagnosis suggested when the human tagged it
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -91,6 +96,7 @@ class Tag:
             "note": self.note,
             "method": self.method,
             "tagged_at": self.tagged_at,
+            "suggested": self.suggested,
         }
 
 
@@ -174,7 +180,16 @@ class TriageStore:
         self.path = Path(path) if path is not None else default_triage_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as conn:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if version > _SCHEMA_VERSION:
+                raise LabelError(
+                    f"{self.path} was written by a newer Chunkscope (triage schema {version}, "
+                    f"this one reads {_SCHEMA_VERSION}): upgrade to read it"
+                )
             conn.execute(_SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(tags)")}
+            if "suggested" not in columns:  # version 1: migrate in place
+                conn.execute("ALTER TABLE tags ADD COLUMN suggested TEXT NOT NULL DEFAULT ''")
             conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
 
     @contextmanager
@@ -198,20 +213,31 @@ class TriageStore:
         cause: str,
         note: str | None = None,
         method: str = "",
+        suggested: str = "",
     ) -> Tag:
-        """Insert or replace the tag; ``note=None`` keeps the note already stored."""
+        """Insert or replace the tag; ``note=None`` keeps the note already stored;
+        ``suggested`` is the cause the diagnosis offered (stored beside the human's)."""
         if cause not in CAUSES:
             raise LabelError(f"unknown cause {cause!r}: use one of {', '.join(CAUSES)}")
         when = datetime.now(UTC).isoformat(timespec="seconds")
         with self._connect() as conn:
             conn.execute(
-                "INSERT INTO tags (run_id, query_id, doc_sha256, cause, note, method, tagged_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) "
+                f"INSERT INTO tags ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (run_id, query_id, doc_sha256) DO UPDATE SET "
                 "cause = excluded.cause, method = excluded.method, "
-                "tagged_at = excluded.tagged_at, "
+                "tagged_at = excluded.tagged_at, suggested = excluded.suggested, "
                 "note = CASE WHEN ? THEN tags.note ELSE excluded.note END",
-                (run_id, query_id, doc_sha256, cause, note or "", method, when, note is None),
+                (
+                    run_id,
+                    query_id,
+                    doc_sha256,
+                    cause,
+                    note or "",
+                    method,
+                    when,
+                    suggested,
+                    note is None,
+                ),  # fmt: skip
             )
         found = self.get(run_id=run_id, query_id=query_id, doc_sha256=doc_sha256)
         assert found is not None
@@ -229,8 +255,7 @@ class TriageStore:
     def get(self, *, run_id: str, query_id: str, doc_sha256: str) -> Tag | None:
         with self._connect() as conn:
             row = conn.execute(
-                "SELECT run_id, query_id, doc_sha256, cause, note, method, tagged_at FROM tags "
-                "WHERE run_id = ? AND query_id = ? AND doc_sha256 = ?",
+                f"SELECT {_COLUMNS} FROM tags WHERE run_id = ? AND query_id = ? AND doc_sha256 = ?",
                 (run_id, query_id, doc_sha256),
             ).fetchone()
         return _tag_of(row) if row else None
@@ -239,8 +264,7 @@ class TriageStore:
         """Every tag of a run, ordered by query id."""
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT run_id, query_id, doc_sha256, cause, note, method, tagged_at FROM tags "
-                "WHERE run_id = ? ORDER BY query_id, doc_sha256",
+                f"SELECT {_COLUMNS} FROM tags WHERE run_id = ? ORDER BY query_id, doc_sha256",
                 (run_id,),
             ).fetchall()
         return [_tag_of(row) for row in rows]
@@ -256,7 +280,7 @@ class TriageStore:
 
 
 def _tag_of(row: tuple[object, ...]) -> Tag:
-    run_id, query_id, sha, cause, note, method, when = (str(v) for v in row)
+    run_id, query_id, sha, cause, note, method, when, suggested = (str(v) for v in row)
     return Tag(
         run_id=run_id,
         query_id=query_id,
@@ -265,7 +289,14 @@ def _tag_of(row: tuple[object, ...]) -> Tag:
         note=note,
         method=method,
         tagged_at=when,
+        suggested=suggested,
     )
+
+
+def agreement(store: TriageStore, run_id: str) -> tuple[int, int]:
+    """``(tags made with a suggestion shown, of which the human chose the suggestion)``."""
+    offered = [t for t in store.tags(run_id) if t.suggested]
+    return len(offered), sum(t.cause == t.suggested for t in offered)
 
 
 def tag_query(
@@ -276,8 +307,10 @@ def tag_query(
     *,
     note: str | None = None,
     method: str | None = None,
+    suggested: str = "",
 ) -> Tag:
-    """Tag a query of ``run`` (keyed by the run, the query and its document's sha256)."""
+    """Tag a query of ``run`` (keyed by the run, the query and its document's sha256);
+    ``suggested`` is the diagnosis's cause, kept beside the human's."""
     record = run.query(query_id)
     chosen = method or default_method(run)
     if chosen not in run.methods:
@@ -289,6 +322,7 @@ def tag_query(
         cause=cause,
         note=note,
         method=chosen,
+        suggested=suggested,
     )
 
 
@@ -300,7 +334,13 @@ def export_tags(store: TriageStore, run: EvalRun, path: str | os.PathLike[str]) 
         return write_queries(
             file,
             (
-                record.as_label(tag=t.cause, note=t.note, method=t.method, run_id=run.run_id)
+                record.as_label(
+                    tag=t.cause,
+                    note=t.note,
+                    method=t.method,
+                    run_id=run.run_id,
+                    suggested=t.suggested,
+                )  # fmt: skip
                 for t, record in tagged
             ),
         )
@@ -318,6 +358,7 @@ def _write_csv(file: Path, tagged: list[tuple[Tag, QueryRecord]]) -> int:
         "doc_sha256",
         "method",
         "cause",
+        "suggested",
         "note",
         "tagged_at",
         "ranks",
@@ -336,6 +377,7 @@ def _write_csv(file: Path, tagged: list[tuple[Tag, QueryRecord]]) -> int:
                     record.doc_sha256,
                     tag.method,
                     tag.cause,
+                    tag.suggested,
                     tag.note,
                     tag.tagged_at,
                     json.dumps(dict(record.ranks)),
