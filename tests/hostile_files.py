@@ -250,3 +250,25 @@ def repeated_form_pdf(lines: Sequence[str], n_pages: int = 2) -> bytes:
             *([page] * n_pages),
         ]
     )
+
+
+def off_page_text_pdf(n_pages: int, content_bytes: int = 7_900_000) -> bytes:
+    """``n_pages`` pages sharing one content stream of ``content_bytes`` of text drawn
+    above the page: no character shows, but MuPDF reads it all on every page."""
+    unit = b"(" + b"A" * 50 + b") Tj\n"
+    body = b"BT /F1 1 Tf 10 2000 Td\n" + unit * (content_bytes // len(unit)) + b"ET"
+    kids = b" ".join(b"%d 0 R" % (6 + i) for i in range(n_pages))
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>"
+    )
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % n_pages,
+            b"<< >>",
+            stream(body, compress=True),
+            _FONT,
+            *([page] * n_pages),
+        ]
+    )

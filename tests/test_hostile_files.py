@@ -70,6 +70,11 @@ CASES = [
     Case("rotate-45.pdf", _bytes(h.one_page_pdf(h.text_ops(["Forty-five."]), rotate=45)), None),
     Case("rotate-91.pdf", _bytes(h.one_page_pdf(h.text_ops(["Ninety-one."]), rotate=91)), None),
     Case("pages-3000.pdf", _bytes(lambda: h.many_pages_pdf(3000)), None),
+    Case(
+        "off-page-5000.pdf",
+        _bytes(lambda: h.off_page_text_pdf(5000)),
+        "MB of decoded content a document",
+    ),
     Case("chars-200k.pdf", _bytes(lambda: h.many_chars_pdf(200_000)), "characters a page"),
     Case(
         "chars-200k-raised.pdf",

@@ -79,6 +79,7 @@ def test_every_limit_has_a_flag_an_environment_variable_and_a_positive_default()
         "file_mb",
         "pages",
         "page_content_mb",
+        "content_mb",
         "page_chars",
         "chars",
         "lines",
@@ -94,6 +95,15 @@ def test_the_layout_model_stops_at_its_time_limit() -> None:
     with limits.override(layout_s=1e-9), pytest.raises(LimitExceededError) as info:
         parse_document(doc, parser="layout")
     assert "the layout model spent" in str(info.value) and "--layout-timeout" in str(info.value)
+
+
+def test_content_past_the_document_limit_is_refused_before_any_page_is_read() -> None:
+    data = h.off_page_text_pdf(20, content_bytes=1_000_000)
+    with limits.override(content_mb=5), pytest.raises(LimitExceededError) as info:
+        load_document(data, name="heavy.pdf")
+    assert str(info.value).startswith("heavy.pdf has more than 5 MB of content, over the limit")
+    with limits.override(content_mb=50):  # raised: read, and every page is empty
+        assert load_document(data, name="heavy.pdf").pages_without_text == tuple(range(1, 21))
 
 
 def test_too_many_pages_is_refused_before_any_page_is_read() -> None:

@@ -52,6 +52,14 @@ LIMITS: dict[str, Limit] = {
             "--max-page-content-mb",
         ),
         Limit(
+            "content_mb",
+            "MB of content",
+            "MB of decoded content a document",
+            100,
+            "CHUNKSCOPE_MAX_CONTENT_MB",
+            "--max-content-mb",
+        ),
+        Limit(
             "page_chars",
             "characters",
             "characters a page",
@@ -133,8 +141,17 @@ def check(key: str, found: float, name: str, *, where: str = "") -> None:
         return
     spec = LIMITS[key]
     place = f" {where}" if where else ""
-    shown = f"{found:,.0f}" if found >= 10 else f"{found:.1f}"
+    shown, bound = _number(found), _number(limit)
+    if shown in (bound, f"{limit:.1f}"):  # 5.0004 MB against 5: not "5.0, over the limit of 5"
+        shown = f"more than {bound}"
     raise LimitExceededError(
-        f"{name}{place} has {shown} {spec.unit}, over the limit of {limit:,.0f} {spec.what}; "
+        f"{name}{place} has {shown} {spec.unit}, over the limit of {bound} {spec.what}; "
         f"{spec.how_to_raise()}"
     )
+
+
+def _number(value: float) -> str:
+    """``3044751`` -> ``"3,044,751"``; ``7.25`` -> ``"7.2"``; ``5.0`` -> ``"5"``."""
+    if value >= 10 or value == int(value):
+        return f"{value:,.0f}"
+    return f"{value:.1f}"

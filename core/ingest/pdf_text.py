@@ -131,7 +131,9 @@ def build_canonical_text(
     builder = _Builder()
     pages: list[Page] = []
     geometry: list[_Geometry] = []
-    for number in range(pdf_guard.page_count(pdf, name)):
+    n_pages = pdf_guard.page_count(pdf, name)
+    pdf_guard.check_content(pdf, n_pages, name)  # before MuPDF interprets any page
+    for number in range(n_pages):
         page = pdf_guard.normalise_rotation(pdf, pdf[number])
         start = builder.pos
         _add_page(builder, page, doc_sha256, name)
@@ -232,7 +234,6 @@ def unrotated_rect(page: pymupdf.Page) -> pymupdf.Rect:
 
 def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str) -> None:
     rect = unrotated_rect(page)
-    pdf_guard.check_page_content(page.parent, page, name)
     textpage = pdf_guard.page_textpage(page, RAWDICT_FLAGS, name)
     raw = page.get_text("rawdict", flags=RAWDICT_FLAGS, textpage=textpage)
     blocks = [block_lines(block, rect) for block in raw["blocks"] if block.get("type") == 0]
