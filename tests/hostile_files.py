@@ -272,3 +272,35 @@ def off_page_text_pdf(n_pages: int, content_bytes: int = 7_900_000) -> bytes:
             *([page] * n_pages),
         ]
     )
+
+
+def mesh_pdf(side: int = 100, n_pages: int = 1) -> bytes:
+    """``n_pages`` pages sharing a ``side`` x ``side`` mesh of rulings with a letter in
+    every cell: text and rulings look like a table, and find_tables' cost is quadratic
+    in the mesh's crossings."""
+    step = 700.0 / side
+    ops = [b"0.1 w"]
+    for i in range(side + 1):
+        at = 50 + i * step
+        ops.append(b"50 %.2f m 750 %.2f l S %.2f 50 m %.2f 750 l S" % (at, at, at, at))
+    ops.append(b"BT /F1 %.2f Tf" % (step * 0.5))
+    for r in range(side):
+        for c in range(side):
+            x, y = 50 + (c + 0.2) * step, 50 + (r + 0.2) * step
+            ops.append(b"1 0 0 1 %.2f %.2f Tm (x) Tj" % (x, y))
+    ops.append(b"ET")
+    kids = b" ".join(b"%d 0 R" % (6 + i) for i in range(n_pages))
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 800 800] "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>"
+    )
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % n_pages,
+            b"<< >>",
+            stream(b"\n".join(ops), compress=True),
+            _FONT,
+            *([page] * n_pages),
+        ]
+    )

@@ -75,6 +75,8 @@ CASES = [
         _bytes(lambda: h.off_page_text_pdf(5000)),
         "MB of decoded content a document",
     ),
+    Case("mesh-200.pdf", _bytes(lambda: h.mesh_pdf(200)), None),
+    Case("meshes-100x40.pdf", _bytes(lambda: h.mesh_pdf(100, n_pages=40)), None),
     Case("chars-200k.pdf", _bytes(lambda: h.many_chars_pdf(200_000)), "characters a page"),
     Case(
         "chars-200k-raised.pdf",

@@ -166,6 +166,27 @@ def test_a_pdf_named_txt_is_still_a_pdf() -> None:
     assert load_document(data, name="renamed.txt").kind == "pdf"
 
 
+def test_find_tables_is_spared_meshes_and_bounded_over_a_document() -> None:
+    from core.ingest import tables
+
+    page = pymupdf.open(stream=h.mesh_pdf(100), filetype="pdf")[0]
+    horizontal, vertical = tables.rulings(page)
+    assert tables.count_crossings(horizontal, vertical, 10**6) == 101 * 101
+    assert tables.count_crossings(horizontal, vertical, 5000) == 5001  # stops early
+    budget = tables.TableBudget()
+    assert budget.allows(10_000) and not budget.allows(30_000)
+    budget.spent = tables.MAX_DOCUMENT_TABLE_WORK
+    assert not budget.allows(1)
+    small = pymupdf.open(stream=h.mesh_pdf(20, n_pages=3), filetype="pdf")
+    work = [tables.table_work(p, [b for b in _line_boxes(p)]) for p in small]
+    assert work == [21 * 21] * 3  # a small mesh is looked at: it may be a table
+
+
+def _line_boxes(page):  # noqa: ANN001, ANN202
+    blocks = page.get_text("dict", flags=0)["blocks"]
+    return [tuple(ln["bbox"]) for b in blocks for ln in b.get("lines", ())]
+
+
 # -- special files ----------------------------------------------------------------------
 
 

@@ -29,7 +29,7 @@ from core.ingest.pdf_lines import (
     union,
 )
 from core.ingest.reading_order import reading_order
-from core.ingest.tables import table_regions
+from core.ingest.tables import TableBudget, table_regions
 from core.types import BBox, Page, TextLine
 
 RAWDICT_FLAGS = (
@@ -59,6 +59,7 @@ class _Builder:
     pos: int = 0
     # (char_start, char_end, page, source_block, font, size_pt, flags, unrotated bbox)
     line_records: list[tuple] = field(default_factory=list)
+    tables: TableBudget = field(default_factory=TableBudget)  # find_tables, this document
 
     def add(self, text: str, boxes: list[BBox]) -> None:
         self.parts.append(text)
@@ -239,7 +240,7 @@ def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str)
     blocks = [block_lines(block, rect) for block in raw["blocks"] if block.get("type") == 0]
     blocks = [lines for lines in blocks if lines]
     worded = [ln.bbox for lines in blocks for ln in lines if _WORD.search(ln.text)]
-    regions = table_regions(page, doc_sha256, worded)
+    regions = table_regions(page, doc_sha256, worded, builder.tables)
     table_lines: list[list[Line]] = [[] for _ in regions]
     units: list[list[Line]] = []
     for lines in blocks:
