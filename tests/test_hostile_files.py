@@ -87,6 +87,7 @@ CASES = [
     Case("pdf-marker.txt", _bytes(h.text_file_with_pdf_marker()), None),
     Case("line-50mb.txt", _bytes(lambda: b"word " * 10_000_000), "characters a document"),
     Case("line-4m-chars.txt", _bytes(lambda: b"word " * 799_000), None),
+    Case("brackets-3.9m.md", _bytes(lambda: b"[" * 3_900_000), None),  # 3.9 M tokens
     Case(
         "nested.md",
         _bytes(lambda: b"".join(b"  " * (i % 40) + b"- item\n" for i in range(86_000))),

@@ -187,6 +187,25 @@ def _line_boxes(page):  # noqa: ANN001, ANN202
     return [tuple(ln["bbox"]) for b in blocks for ln in b.get("lines", ())]
 
 
+def test_a_long_text_is_tokenized_in_pieces_exactly_as_a_whole() -> None:
+    import random
+
+    tokenizer = load_tokenizer(None)
+    rng = random.Random(7)
+    alphabet = "abc déf, GHI. 中文 ﬁ e\u0301 \u200d [x] 1.5 -- \t\n naïve Straße "
+    text = "".join(rng.choice(alphabet) for _ in range(150_000))
+    whole = tokenizer._backend.encode(text, add_special_tokens=False)
+    pieces = tokenizer.token_words(text)
+    assert [(a, b) for a, b, _ in pieces] == [tuple(o) for o in whole.offsets]
+    words = whole.word_ids
+    assert all(
+        (words[i] == words[i + 1]) == (pieces[i][2] == pieces[i + 1][2])
+        for i in range(len(words) - 1)
+    )
+    assert tokenizer.count(text) == len(whole.ids)
+    assert len(tokenizer._pieces(text)) == 3
+
+
 # -- special files ----------------------------------------------------------------------
 
 
