@@ -304,3 +304,62 @@ def mesh_pdf(side: int = 100, n_pages: int = 1) -> bytes:
             *([page] * n_pages),
         ]
     )
+
+
+def form_loop_pdf() -> bytes:
+    """A page drawing a form XObject that draws itself."""
+    form = (
+        b"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /XObject "
+        b"<< /X1 6 0 R >> /Font << /F1 5 0 R >> >> /Length 42 >>\nstream\n"
+        b"BT /F1 9 Tf 72 700 Td (loop) Tj ET /X1 Do\nendstream"
+    )
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font "
+        b"<< /F1 5 0 R >> /XObject << /X1 6 0 R >> >> /Contents 4 0 R >>"
+    )
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            page,
+            stream(text_ops(["Page text."]) + b"\n/X1 Do"),
+            _FONT,
+            form,
+        ]
+    )
+
+
+def outline_cycle_pdf() -> bytes:
+    """Bookmarks whose /Next (and /First) lead back to the first one."""
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R /Outlines 6 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+            stream(text_ops(["Outlined text."])),
+            _FONT,
+            b"<< /Type /Outlines /First 7 0 R /Last 8 0 R /Count 2 >>",
+            b"<< /Title (One) /Parent 6 0 R /Next 8 0 R /Dest [3 0 R /XYZ 0 792 0] >>",
+            b"<< /Title (Two) /Parent 6 0 R /Next 7 0 R /First 7 0 R /Dest [3 0 R /XYZ 0 700 0] >>",
+        ]
+    )
+
+
+def deep_nesting_pdf(depth: int = 100_000) -> bytes:
+    """A page dictionary holding an array nested ``depth`` levels deep."""
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Junk "
+        + b"[" * depth
+        + b"]" * depth
+        + b" /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>"
+    )
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            page,
+            stream(text_ops(["Deep."])),
+            _FONT,
+        ]
+    )

@@ -48,7 +48,7 @@ def mupdf_errors(name: str) -> Iterator[None]:
         if isinstance(exc, pymupdf.mupdf.FzErrorLimit):
             raise LimitExceededError(
                 f"{name} is past a limit of the PDF library ({_reason(exc)}); "
-                "re-export it with smaller pages or images"
+                "re-export or repair it"
             ) from None
         raise DamagedPdfError(
             f"{name} is damaged ({_reason(exc)}); repair or re-export it"
