@@ -25,6 +25,7 @@ from core.errors import (
     UnsupportedFileError,
 )
 from core.ingest import limits, load_document
+from core.ingest.files import display_name
 from core.ingest.pdf_guard import normalise_rotation
 from core.parse import parse_document
 from core.parse.furniture import furniture_lines
@@ -326,6 +327,9 @@ def test_tables_escape_the_control_characters_of_a_document(tmp_path, capsys) ->
 def test_escape_controls_keeps_text_and_breaks() -> None:
     assert escape_controls("a\tb\nc é 中") == "a\tb\nc é 中"
     assert escape_controls("a\nb", keep_breaks=False) == "a\\nb"
+    assert escape_controls("\u202egnp.pdf") == "\\u202egnp.pdf"  # no reordered name
+    assert display_name("My\u00a0Report (v2).pdf") == "My\u00a0Report (v2).pdf"
+    assert display_name("two\nlines\t.pdf") == "two\\nlines\\t.pdf"
 
 
 def test_limit_flags_reach_the_loader(tmp_path, capsys) -> None:
