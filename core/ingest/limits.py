@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from core.errors import LimitExceededError
 
-__all__ = ["LIMITS", "Limit", "check", "current", "override", "value"]
+__all__ = ["LIMITS", "Limit", "check", "override", "value"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,7 @@ class Limit:
 
     key: str
     unit: str  # "characters"
-    what: str  # "characters on a page": the limit's name in the error message
+    what: str  # "characters a page": the limit's name in the error message
     default: float
     env: str
     flag: str
@@ -107,11 +107,6 @@ def value(key: str) -> float:
     if number <= 0:
         raise LimitExceededError(f"{limit.env} must be positive, got {raw}")
     return number
-
-
-def current() -> dict[str, float]:
-    """Every limit in force, by key."""
-    return {key: value(key) for key in LIMITS}
 
 
 @contextmanager
