@@ -1,7 +1,6 @@
 """Hostile inputs in process: the limits and how to raise them, typed errors for damaged
-PDFs, surrogates and rotations in the canonical text, furniture that needs evidence,
-pages too large to draw, deep links, the CLI's one-line errors and escaped tables, and
-runs over many files in which a bad one costs only its own line."""
+PDFs, surrogates and rotations in the canonical text, special files, meshes and long
+texts, furniture that needs evidence, pages too large to draw, and deep links."""
 
 from __future__ import annotations
 
