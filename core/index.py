@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from core.errors import ChunkscopeError, StoreLostError, UnsupportedFileError
-from core.index_identity import item_name, refuse_other_file
+from core.index_identity import StoredNames, item_name
 from core.ingest.formats import is_supported_name
 from core.types import Block, Chunk, ChunkPolicy, Document
 
@@ -252,6 +252,7 @@ class _Run:
     force: bool
     n_docs: int
     doc_index: int = 0
+    stored: StoredNames | None = None  # read on first use: the guard of core.index_identity
 
     def emit(self, stage: Stage, doc_id: str, method: str | None, done: int, total: int) -> None:
         if self.progress is not None:
@@ -302,7 +303,8 @@ def _index_one(run: _Run, item: Document | DocumentFile, state: _DocState) -> No
         state.doc_id, state.sha256 = identity
     pending = _pending(run, identity)
     if pending and not run.force:
-        refuse_other_file(run.store, state.doc_id, state.sha256, item_name(item))
+        run.stored = run.stored or StoredNames(run.store)
+        run.stored.refuse_other_file(state.doc_id, state.sha256, item_name(item))
     state.skipped = tuple(m for m in run.methods if m not in pending)
     if not pending:
         run.emit("skip", state.doc_id, None, len(run.methods), len(run.methods))

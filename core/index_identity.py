@@ -22,17 +22,30 @@ def item_name(item: Any) -> str:
     return Path(str(path if path is not None else item.source)).name
 
 
-def refuse_other_file(store: Any, doc_id: str, sha256: str | None, name: str) -> None:
-    """Raise when ``doc_id`` is stored from a file named other than ``name`` with bytes
-    other than ``sha256`` (``sha256`` None: the file was unreadable; nothing to check)."""
-    if sha256 is None or not hasattr(store, "indexed_documents"):
-        return
-    for stored in store.indexed_documents():
-        if stored.doc_id != doc_id or stored.sha256 == sha256:
-            continue
-        other = Path(stored.source).name
-        if other and other != name:
-            raise ChunkscopeError(
-                f"{name} would replace the stored records of {other} (both have the document "
-                f"id {doc_id!r}); rename {name}, or pass --force to replace {other}"
-            )
+class StoredNames:
+    """The file names each stored document id came from, with their sha256, read from
+    the store once (on first use) for a whole run."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self._names: dict[str, set[tuple[str, str]]] | None = None
+
+    def _load(self) -> dict[str, set[tuple[str, str]]]:
+        if self._names is None:
+            self._names = {}
+            for stored in getattr(self.store, "indexed_documents", list)():
+                name = Path(stored.source).name
+                self._names.setdefault(stored.doc_id, set()).add((stored.sha256, name))
+        return self._names
+
+    def refuse_other_file(self, doc_id: str, sha256: str | None, name: str) -> None:
+        """Raise when ``doc_id`` is stored from a file named other than ``name`` with
+        bytes other than ``sha256`` (None: the file was unreadable; nothing to check)."""
+        if sha256 is None:
+            return
+        for stored_sha, other in sorted(self._load().get(doc_id, ())):
+            if stored_sha != sha256 and other and other != name:
+                raise ChunkscopeError(
+                    f"{name} would replace the stored records of {other} (both have the "
+                    f"document id {doc_id!r}); rename {name}, or pass --force to replace {other}"
+                )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -24,6 +25,10 @@ from typing import Protocol, runtime_checkable
 from core.errors import ModelError
 from core.modelpath import resolve_model_dir
 
+# Texts longer than this are tokenized in pieces cut at word edges (see HFTokenizer).
+PIECE_CHARS = 65_536
+# A word edge for BERT's pre-tokenizer: whitespace or punctuation (ASCII or Unicode P*).
+_EDGE = re.compile(r"[\s!-/:-@\[-`{-~\u00a1-\u00bf\u2000-\u206f\u3000-\u303f]")
 # Folder names that say nothing about the model; the parent folder is added to the name.
 _GENERIC_DIR_NAMES = frozenset({"model", "models", "tokenizer", "files", "snapshot"})
 
@@ -87,20 +92,36 @@ class HFTokenizer:
         """
         if not text:
             return []
-        encoding = self._backend.encode(text, add_special_tokens=False)
-        words = encoding.word_ids
         out: list[tuple[int, int, int]] = []
-        alone = -1
-        for (start, end), word in zip(encoding.offsets, words, strict=True):
-            if word is None:
-                word, alone = alone, alone - 1
-            out.append((int(start), int(end), int(word)))
+        alone, first_word = -1, 0
+        for base, piece in self._pieces(text):
+            encoding = self._backend.encode(piece, add_special_tokens=False)
+            last = first_word - 1
+            for (start, end), word in zip(encoding.offsets, encoding.word_ids, strict=True):
+                if word is None:
+                    number, alone = alone, alone - 1
+                else:
+                    number = first_word + int(word)
+                    last = max(last, number)
+                out.append((base + int(start), base + int(end), number))
+            first_word = last + 1
         return out
 
     def count(self, text: str) -> int:
         if not text:
             return 0
-        return len(self._backend.encode(text, add_special_tokens=False).ids)
+        return sum(
+            len(self._backend.encode(piece, add_special_tokens=False).ids)
+            for _, piece in self._pieces(text)
+        )
+
+    def _pieces(self, text: str) -> list[tuple[int, str]]:
+        """``(offset, piece)``: ``text`` cut at word edges into pieces of about
+        ``PIECE_CHARS`` when that cannot change a token (``exact_on_word_edges``), so a
+        long document never becomes one encoding of millions of tokens (0.6 KB each)."""
+        if len(text) <= PIECE_CHARS or not self.exact_on_word_edges:
+            return [(0, text)]
+        return [(a, text[a:b]) for a, b in word_edge_cuts(text, PIECE_CHARS)]
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         """``[count(t) for t in texts]``, encoded as one batch (parallel in Rust)."""
@@ -108,6 +129,33 @@ class HFTokenizer:
             return []
         encodings = self._backend.encode_batch(list(texts), add_special_tokens=False)
         return [len(e.ids) for e in encodings]
+
+
+def word_edge_cuts(text: str, size: int) -> list[tuple[int, int]]:
+    """``[a, b)`` ranges tiling ``text``, each about ``size`` characters, cut before a
+    whitespace or punctuation character (a word edge for a BERT pre-tokenizer); a range
+    with no such edge within ``size`` runs on to the next one."""
+    cuts: list[tuple[int, int]] = []
+    start, n = 0, len(text)
+    while n - start > size:
+        end = start + size
+        cut = _edge_before(text, start, end)
+        if cut is None:
+            match = _EDGE.search(text, end)
+            cut = match.start() if match else n
+        cuts.append((start, cut))
+        start = cut
+    if start < n:
+        cuts.append((start, n))
+    return cuts
+
+
+def _edge_before(text: str, start: int, end: int) -> int | None:
+    """The last word edge in ``text[start + 1:end]`` (searched in the last quarter)."""
+    low = max(start + 1, end - max(1, (end - start) // 4))
+    for match in _EDGE.finditer(text[low:end][::-1]):
+        return end - match.start() - 1
+    return None
 
 
 def count_many(tokenizer: Tokenizer, texts: Sequence[str]) -> list[int]:

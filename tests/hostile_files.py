@@ -250,3 +250,116 @@ def repeated_form_pdf(lines: Sequence[str], n_pages: int = 2) -> bytes:
             *([page] * n_pages),
         ]
     )
+
+
+def off_page_text_pdf(n_pages: int, content_bytes: int = 7_900_000) -> bytes:
+    """``n_pages`` pages sharing one content stream of ``content_bytes`` of text drawn
+    above the page: no character shows, but MuPDF reads it all on every page."""
+    unit = b"(" + b"A" * 50 + b") Tj\n"
+    body = b"BT /F1 1 Tf 10 2000 Td\n" + unit * (content_bytes // len(unit)) + b"ET"
+    kids = b" ".join(b"%d 0 R" % (6 + i) for i in range(n_pages))
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>"
+    )
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % n_pages,
+            b"<< >>",
+            stream(body, compress=True),
+            _FONT,
+            *([page] * n_pages),
+        ]
+    )
+
+
+def mesh_pdf(side: int = 100, n_pages: int = 1) -> bytes:
+    """``n_pages`` pages sharing a ``side`` x ``side`` mesh of rulings with a letter in
+    every cell: text and rulings look like a table, and find_tables' cost is quadratic
+    in the mesh's crossings."""
+    step = 700.0 / side
+    ops = [b"0.1 w"]
+    for i in range(side + 1):
+        at = 50 + i * step
+        ops.append(b"50 %.2f m 750 %.2f l S %.2f 50 m %.2f 750 l S" % (at, at, at, at))
+    ops.append(b"BT /F1 %.2f Tf" % (step * 0.5))
+    for r in range(side):
+        for c in range(side):
+            x, y = 50 + (c + 0.2) * step, 50 + (r + 0.2) * step
+            ops.append(b"1 0 0 1 %.2f %.2f Tm (x) Tj" % (x, y))
+    ops.append(b"ET")
+    kids = b" ".join(b"%d 0 R" % (6 + i) for i in range(n_pages))
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 800 800] "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>"
+    )
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % n_pages,
+            b"<< >>",
+            stream(b"\n".join(ops), compress=True),
+            _FONT,
+            *([page] * n_pages),
+        ]
+    )
+
+
+def form_loop_pdf() -> bytes:
+    """A page drawing a form XObject that draws itself."""
+    form = (
+        b"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /XObject "
+        b"<< /X1 6 0 R >> /Font << /F1 5 0 R >> >> /Length 42 >>\nstream\n"
+        b"BT /F1 9 Tf 72 700 Td (loop) Tj ET /X1 Do\nendstream"
+    )
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font "
+        b"<< /F1 5 0 R >> /XObject << /X1 6 0 R >> >> /Contents 4 0 R >>"
+    )
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            page,
+            stream(text_ops(["Page text."]) + b"\n/X1 Do"),
+            _FONT,
+            form,
+        ]
+    )
+
+
+def outline_cycle_pdf() -> bytes:
+    """Bookmarks whose /Next (and /First) lead back to the first one."""
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R /Outlines 6 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+            stream(text_ops(["Outlined text."])),
+            _FONT,
+            b"<< /Type /Outlines /First 7 0 R /Last 8 0 R /Count 2 >>",
+            b"<< /Title (One) /Parent 6 0 R /Next 8 0 R /Dest [3 0 R /XYZ 0 792 0] >>",
+            b"<< /Title (Two) /Parent 6 0 R /Next 7 0 R /First 7 0 R /Dest [3 0 R /XYZ 0 700 0] >>",
+        ]
+    )
+
+
+def deep_nesting_pdf(depth: int = 100_000) -> bytes:
+    """A page dictionary holding an array nested ``depth`` levels deep."""
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Junk "
+        + b"[" * depth
+        + b"]" * depth
+        + b" /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>"
+    )
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            page,
+            stream(text_ops(["Deep."])),
+            _FONT,
+        ]
+    )

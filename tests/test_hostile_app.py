@@ -15,6 +15,7 @@ BAD = {
     "bomb-120mb.pdf": (h.text_bomb_pdf(120_000_000), "decompression bomb"),
     "count.pdf": (h.count_lie_pdf(), "is damaged"),
     "long.txt": (b"word " * 1_000_000, "over the limit of 4,000,000 characters a document"),
+    "two\nlines\x1b[2J.pdf": (h.count_lie_pdf(), "is damaged"),
 }
 HOSTILE_NAME = "[click](javascript:alert(1)) **BOLD** :red[x] $x^2$.md"
 GOOD = {
@@ -31,7 +32,8 @@ def test_a_hostile_batch_shows_one_line_per_bad_file_and_loads_the_rest(app):  #
     errors = [plain(e.value) for e in app.error]
     assert len(errors) == len(BAD), errors
     for name, (_, words) in BAD.items():
-        (line,) = [e for e in errors if name in e]
+        shown = name.replace("\n", "\\n").replace("\x1b", "\\x1b")  # as escaped for display
+        (line,) = [e for e in errors if shown in e]
         assert "\n" not in line and "Traceback" not in line and words in line, line
     names = set(app.dataframe[0].value["document"])
     assert {"poster", "surrogate", "marker"} <= names

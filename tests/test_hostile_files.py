@@ -70,6 +70,13 @@ CASES = [
     Case("rotate-45.pdf", _bytes(h.one_page_pdf(h.text_ops(["Forty-five."]), rotate=45)), None),
     Case("rotate-91.pdf", _bytes(h.one_page_pdf(h.text_ops(["Ninety-one."]), rotate=91)), None),
     Case("pages-3000.pdf", _bytes(lambda: h.many_pages_pdf(3000)), None),
+    Case(
+        "off-page-5000.pdf",
+        _bytes(lambda: h.off_page_text_pdf(5000)),
+        "MB of decoded content a document",
+    ),
+    Case("mesh-200.pdf", _bytes(lambda: h.mesh_pdf(200)), None),
+    Case("meshes-100x40.pdf", _bytes(lambda: h.mesh_pdf(100, n_pages=40)), None),
     Case("chars-200k.pdf", _bytes(lambda: h.many_chars_pdf(200_000)), "characters a page"),
     Case(
         "chars-200k-raised.pdf",
@@ -77,9 +84,14 @@ CASES = [
         None,
         ("--max-page-chars", "300000"),
     ),
+    Case("form-loop.pdf", _bytes(h.form_loop_pdf), None),
+    Case("outline-cycle.pdf", _bytes(h.outline_cycle_pdf), None),
+    Case("deep-nesting.pdf", _bytes(h.deep_nesting_pdf), "past a limit of the PDF library"),
+    Case("junk.pdf", _bytes(b"%PDF-1.7\n" + bytes(range(256)) * 4000), "not a readable PDF"),
     Case("pdf-marker.txt", _bytes(h.text_file_with_pdf_marker()), None),
     Case("line-50mb.txt", _bytes(lambda: b"word " * 10_000_000), "characters a document"),
     Case("line-4m-chars.txt", _bytes(lambda: b"word " * 799_000), None),
+    Case("brackets-3.9m.md", _bytes(lambda: b"[" * 3_900_000), None),  # 3.9 M tokens
     Case(
         "nested.md",
         _bytes(lambda: b"".join(b"  " * (i % 40) + b"- item\n" for i in range(86_000))),

@@ -1,11 +1,9 @@
 """Hostile inputs in process: the limits and how to raise them, typed errors for damaged
-PDFs, surrogates and rotations in the canonical text, furniture that needs evidence,
-pages too large to draw, deep links, the CLI's one-line errors and escaped tables, and
-runs over many files in which a bad one costs only its own line."""
+PDFs, surrogates and rotations in the canonical text, special files, meshes and long
+texts, furniture that needs evidence, pages too large to draw, and deep links."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import hostile_files as h
@@ -13,10 +11,7 @@ import numpy as np
 import pymupdf
 import pytest
 
-import core.embed
 from core.chunk import chunk_document, policy_from_args
-from core.cli import eval_cmd, main
-from core.cli.one_line import escape_controls
 from core.errors import (
     ChunkscopeError,
     DamagedPdfError,
@@ -31,7 +26,6 @@ from core.parse.furniture import furniture_lines
 from core.render.links import parse_span
 from core.render.pages import MAX_PIXELS, MAX_SIDE_PX, fitted_zoom, render_page_png
 from core.tokens import load_tokenizer
-from tests.fakes import FakeEncoder, fake_embed_chunks
 
 STRUCTURE = policy_from_args("structure", None, None, None)
 
@@ -79,6 +73,7 @@ def test_every_limit_has_a_flag_an_environment_variable_and_a_positive_default()
         "file_mb",
         "pages",
         "page_content_mb",
+        "content_mb",
         "page_chars",
         "chars",
         "lines",
@@ -94,6 +89,15 @@ def test_the_layout_model_stops_at_its_time_limit() -> None:
     with limits.override(layout_s=1e-9), pytest.raises(LimitExceededError) as info:
         parse_document(doc, parser="layout")
     assert "the layout model spent" in str(info.value) and "--layout-timeout" in str(info.value)
+
+
+def test_content_past_the_document_limit_is_refused_before_any_page_is_read() -> None:
+    data = h.off_page_text_pdf(20, content_bytes=1_000_000)
+    with limits.override(content_mb=5), pytest.raises(LimitExceededError) as info:
+        load_document(data, name="heavy.pdf")
+    assert str(info.value).startswith("heavy.pdf has more than 5 MB of content, over the limit")
+    with limits.override(content_mb=50):  # raised: read, and every page is empty
+        assert load_document(data, name="heavy.pdf").pages_without_text == tuple(range(1, 21))
 
 
 def test_too_many_pages_is_refused_before_any_page_is_read() -> None:
@@ -154,6 +158,46 @@ def test_a_text_file_that_mentions_the_pdf_header_is_text() -> None:
 def test_a_pdf_named_txt_is_still_a_pdf() -> None:
     data = h.one_page_pdf(h.text_ops(["Still a PDF."]))
     assert load_document(data, name="renamed.txt").kind == "pdf"
+
+
+def test_find_tables_is_spared_meshes_and_bounded_over_a_document() -> None:
+    from core.ingest import tables
+
+    page = pymupdf.open(stream=h.mesh_pdf(100), filetype="pdf")[0]
+    horizontal, vertical = tables.rulings(page)
+    assert tables.count_crossings(horizontal, vertical, 10**6) == 101 * 101
+    assert tables.count_crossings(horizontal, vertical, 5000) == 5001  # stops early
+    budget = tables.TableBudget()
+    assert budget.allows(10_000) and not budget.allows(30_000)
+    budget.spent = tables.MAX_DOCUMENT_TABLE_WORK
+    assert not budget.allows(1)
+    small = pymupdf.open(stream=h.mesh_pdf(20, n_pages=3), filetype="pdf")
+    work = [tables.table_work(p, [b for b in _line_boxes(p)]) for p in small]
+    assert work == [21 * 21] * 3  # a small mesh is looked at: it may be a table
+
+
+def _line_boxes(page):  # noqa: ANN001, ANN202
+    blocks = page.get_text("dict", flags=0)["blocks"]
+    return [tuple(ln["bbox"]) for b in blocks for ln in b.get("lines", ())]
+
+
+def test_a_long_text_is_tokenized_in_pieces_exactly_as_a_whole() -> None:
+    import random
+
+    tokenizer = load_tokenizer(None)
+    rng = random.Random(7)
+    alphabet = "abc déf, GHI. 中文 ﬁ e\u0301 \u200d [x] 1.5 -- \t\n naïve Straße "
+    text = "".join(rng.choice(alphabet) for _ in range(150_000))
+    whole = tokenizer._backend.encode(text, add_special_tokens=False)
+    pieces = tokenizer.token_words(text)
+    assert [(a, b) for a, b, _ in pieces] == [tuple(o) for o in whole.offsets]
+    words = whole.word_ids
+    assert all(
+        (words[i] == words[i + 1]) == (pieces[i][2] == pieces[i + 1][2])
+        for i in range(len(words) - 1)
+    )
+    assert tokenizer.count(text) == len(whole.ids)
+    assert len(tokenizer._pieces(text)) == 3
 
 
 # -- special files ----------------------------------------------------------------------
@@ -229,139 +273,6 @@ def test_an_image_bomb_and_a_zero_page_are_drawn() -> None:
 def test_a_deep_link_span_with_too_many_digits_is_no_span(span: str) -> None:
     assert parse_span(span) is None
     assert parse_span("120-180") == (120, 180)
-
-
-# -- the command line -------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["chunk", "x.txt", "--policy", "fixed", "--size", "abc"],
-        ["chunk", "x.txt", "--policy", "bogus"],
-        ["parse"],
-        ["frobnicate"],
-        [],
-    ],
-)
-def test_argparse_mistakes_are_one_error_line(argv: list[str], capsys) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    out, err = capsys.readouterr()
-    assert info.value.code == 2 and out == ""
-    assert len(err.splitlines()) == 1 and err.startswith("error: chunkscope"), err
-
-
-def test_a_file_name_with_a_newline_keeps_its_error_on_one_line(tmp_path, capsys) -> None:
-    path = tmp_path / "bad\nname\x1b[2J.pdf"
-    path.write_bytes(b"not a pdf")
-    assert main(["parse", str(path)]) == 2
-    out, err = capsys.readouterr()
-    assert out == "" and len(err.splitlines()) == 1 and "\x1b" not in err
-    assert "bad\\nname\\x1b[2J.pdf" in err
-
-
-def test_tables_escape_the_control_characters_of_a_document(tmp_path, capsys) -> None:
-    path = tmp_path / "ctl.txt"
-    path.write_text("Hello \x1b[31mred\x07 text \x9b2J.\n\nOverwrite\r me.\n", "utf-8")
-    for command in (["parse", str(path)], ["chunk", str(path), "--policy", "fixed"]):
-        assert main(command) == 0
-        out = capsys.readouterr().out
-        assert not any(c in out for c in "\x1b\x07\x9b\r"), out
-        assert "\\x1b[31mred\\x07" in out
-    assert main(["parse", str(path), "--json", "--with-text"]) == 0
-    assert "\x1b[31m" in json.loads(capsys.readouterr().out)["document"]["text"]
-
-
-def test_escape_controls_keeps_text_and_breaks() -> None:
-    assert escape_controls("a\tb\nc é 中") == "a\tb\nc é 中"
-    assert escape_controls("a\nb", keep_breaks=False) == "a\\nb"
-
-
-def test_limit_flags_reach_the_loader(tmp_path, capsys) -> None:
-    path = tmp_path / "long.txt"
-    path.write_text("word " * 500, "utf-8")
-    assert main(["parse", str(path), "--max-chars", "100"]) == 2
-    err = capsys.readouterr().err
-    assert "over the limit of 100 characters a document" in err and "--max-chars" in err
-    assert limits.value("chars") == limits.LIMITS["chars"].default  # for that command only
-
-
-# -- runs over many files ---------------------------------------------------------------
-
-
-@pytest.fixture()
-def fake_model(monkeypatch):
-    monkeypatch.setattr(core.embed, "load_encoder", lambda *a, **k: FakeEncoder())
-    monkeypatch.setattr(core.embed, "embed_chunks", fake_embed_chunks)
-    monkeypatch.setattr(
-        eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
-    )
-
-
-def test_index_reports_a_bad_file_and_indexes_the_good_one(fake_model, tmp_path, capsys):
-    good = tmp_path / "good.md"
-    good.write_text("# Good\n\nThe good file has a sentence.\n", "utf-8")
-    bad = tmp_path / "bad.pdf"
-    bad.write_bytes(h.page_tree_cycle_pdf())
-    store = tmp_path / "store"
-    argv = ["index", str(good), str(bad), "--policy", "fixed", "--store", str(store)]
-    assert main(argv) == 2
-    out, err = capsys.readouterr()
-    assert "good: 1 chunk indexed" in out and "bad: error: bad.pdf is damaged" in out
-    assert err.strip().splitlines()[-1] == "error: 1 of 2 files could not be indexed (see above)"
-
-
-def test_a_second_file_with_the_same_id_never_replaces_the_first(fake_model, tmp_path, capsys):
-    store = str(tmp_path / "store")
-    first = tmp_path / "report.md"
-    first.write_text("# Report\n\nThe first report.\n", "utf-8")
-    other = tmp_path / "other"
-    other.mkdir()
-    second = other / "report.txt"
-    second.write_text("A different file with the same stem.\n", "utf-8")
-    base = ["--policy", "fixed", "--methods", "naive", "--store", store, "--json"]
-    assert main(["index", str(first), *base]) == 0
-    capsys.readouterr()
-    assert main(["index", str(second), *base]) == 2
-    report = json.loads(capsys.readouterr().out)
-    assert "would replace the stored records of report.md" in report["documents"][0]["error"]
-    assert main(["query", "first report", "--methods", "naive", "--store", store, "--json"]) == 0
-    hits = json.loads(capsys.readouterr().out)
-    assert "The first report." in json.dumps(hits)
-    assert main(["index", str(second), *base, "--force"]) == 0  # asked for: replaced
-
-
-def test_eval_reports_a_bad_file_and_scores_the_others(fake_model, tmp_path, capsys):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    text = "# Notes\n\nThe harbour master logs every ship that docks after dark.\n"
-    (docs / "notes.md").write_text(text, "utf-8")
-    (docs / "broken.pdf").write_bytes(h.count_lie_pdf())
-    start = text.index("The harbour")
-    query = {
-        "id": "q",
-        "query": "ships",
-        "doc": "notes",
-        "gold": [{"char_start": start, "char_end": start + 20}],
-    }
-    (tmp_path / "q.jsonl").write_text(json.dumps(query) + "\n", "utf-8")
-    argv = [
-        "eval",
-        "--queries",
-        str(tmp_path / "q.jsonl"),
-        "--docs",
-        str(docs),
-        "--methods",
-        "naive",
-        "--json",
-    ]
-    assert main(argv) == 2
-    out, err = capsys.readouterr()
-    assert json.loads(out)["n_queries"] == 1
-    lines = err.strip().splitlines()
-    assert lines[0].startswith("error: broken.pdf is damaged")
-    assert lines[-1] == "error: 1 of 2 files could not be read (see the lines above)"
 
 
 def test_a_load_error_is_a_chunkscope_error_for_every_crafted_pdf() -> None:

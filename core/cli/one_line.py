@@ -2,8 +2,9 @@
 
 - ``OneLineParser``: argparse mistakes (``--size abc``, an unknown ``--policy``) end in
   one ``error:`` line and exit 2, without the usage block;
-- ``escape_controls``: control characters (ESC, BEL, CR, C1) shown as escapes, so a
-  document or a file name can neither split an error line nor repaint the terminal;
+- ``escape_controls``: control characters (ESC, BEL, CR, C1, bidi overrides; the set of
+  ``core.ingest.files.CONTROL_CHARS``) shown as escapes, so a document or a file name
+  can neither split an error line nor repaint the terminal;
 - ``SafeTerminal``: a stdout wrapper that applies it to everything a table prints
   (JSON output is left alone: ``json.dump`` escapes C0 itself, and the text must stay
   the document's own);
@@ -19,11 +20,10 @@ from contextlib import AbstractContextManager
 from typing import NoReturn, TextIO
 
 from core.ingest import limits
+from core.ingest.files import CONTROL_CHARS
 
-# C0 controls except tab and newline, DEL, C1 controls, and the Unicode line/paragraph
-# separators (a terminal or a log viewer may break a line at them).
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-_CONTROLS_AND_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROLS = re.compile(f"[{CONTROL_CHARS}]")
+_CONTROLS_AND_BREAKS = re.compile(f"[\t\n{CONTROL_CHARS}]")
 
 
 def _escaped(match: re.Match[str]) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -20,12 +21,18 @@ from core.ingest import limits
 _CHUNK_BYTES = 1 << 20
 
 
+# Characters that can split a line, repaint a terminal or reorder what is shown: C0
+# controls but tab and newline, DEL, C1 controls, the line and paragraph separators and
+# the bidirectional marks, embeddings, overrides and isolates.
+CONTROL_CHARS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_NAME_CONTROLS = re.compile(f"[\t\n{CONTROL_CHARS}]")
+
+
 def display_name(text: str) -> str:
-    """A name fit for a one-line message: control characters (newlines, ESC) shown as
-    escapes, so a file name cannot split or repaint an error line."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    """A name fit for a one-line message: control characters (newlines, ESC, a bidi
+    override) shown as escapes, so a file name can neither split nor repaint an error
+    line, nor show its extension reversed."""
+    return _NAME_CONTROLS.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 def read_source(path: Path, display: str) -> bytes:

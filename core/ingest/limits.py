@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from core.errors import LimitExceededError
 
-__all__ = ["LIMITS", "Limit", "check", "current", "override", "value"]
+__all__ = ["LIMITS", "Limit", "check", "override", "value"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,7 @@ class Limit:
 
     key: str
     unit: str  # "characters"
-    what: str  # "characters on a page": the limit's name in the error message
+    what: str  # "characters a page": the limit's name in the error message
     default: float
     env: str
     flag: str
@@ -50,6 +50,14 @@ LIMITS: dict[str, Limit] = {
             8,
             "CHUNKSCOPE_MAX_PAGE_CONTENT_MB",
             "--max-page-content-mb",
+        ),
+        Limit(
+            "content_mb",
+            "MB of content",
+            "MB of decoded content a document",
+            100,
+            "CHUNKSCOPE_MAX_CONTENT_MB",
+            "--max-content-mb",
         ),
         Limit(
             "page_chars",
@@ -101,11 +109,6 @@ def value(key: str) -> float:
     return number
 
 
-def current() -> dict[str, float]:
-    """Every limit in force, by key."""
-    return {key: value(key) for key in LIMITS}
-
-
 @contextmanager
 def override(**values: float | None) -> Iterator[None]:
     """Limits set for the duration of a ``with`` block (None keeps the current one)."""
@@ -133,8 +136,17 @@ def check(key: str, found: float, name: str, *, where: str = "") -> None:
         return
     spec = LIMITS[key]
     place = f" {where}" if where else ""
-    shown = f"{found:,.0f}" if found >= 10 else f"{found:.1f}"
+    shown, bound = _number(found), _number(limit)
+    if shown in (bound, f"{limit:.1f}"):  # 5.0004 MB against 5: not "5.0, over the limit of 5"
+        shown = f"more than {bound}"
     raise LimitExceededError(
-        f"{name}{place} has {shown} {spec.unit}, over the limit of {limit:,.0f} {spec.what}; "
+        f"{name}{place} has {shown} {spec.unit}, over the limit of {bound} {spec.what}; "
         f"{spec.how_to_raise()}"
     )
+
+
+def _number(value: float) -> str:
+    """``3044751`` -> ``"3,044,751"``; ``7.25`` -> ``"7.2"``; ``5.0`` -> ``"5"``."""
+    if value >= 10 or value == int(value):
+        return f"{value:,.0f}"
+    return f"{value:.1f}"

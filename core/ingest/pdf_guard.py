@@ -2,12 +2,13 @@
 errors, and each page is checked against ``core.ingest.limits`` before its characters
 are extracted.
 
-Per page, in order: its decoded content (content streams and the form XObjects its
-resources name, inflated at most to the limit, never further) is at most
-``page_content_mb``; the characters MuPDF finds on it (counted on its C-side text page,
-before any Python object per character exists) are at most ``page_chars``. A ``/Rotate``
-that is not a multiple of 90 is read as MuPDF renders it (rounded to the nearest
-multiple of 90), so the text is placed on the page image it belongs to.
+Before any page is read, per page: its decoded content (content streams and the form
+XObjects its resources name, inflated at most to the limit, never further) is at most
+``page_content_mb``, and the sum over the pages at most ``content_mb``. Then per page:
+the characters MuPDF finds on it (counted on its C-side text page, before any Python
+object per character exists) are at most ``page_chars``. A ``/Rotate`` that is not a
+multiple of 90 is read as MuPDF renders it (rounded to the nearest multiple of 90), so
+the text is placed on the page image it belongs to.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def mupdf_errors(name: str) -> Iterator[None]:
         if isinstance(exc, pymupdf.mupdf.FzErrorLimit):
             raise LimitExceededError(
                 f"{name} is past a limit of the PDF library ({_reason(exc)}); "
-                "re-export it with smaller pages or images"
+                "re-export or repair it"
             ) from None
         raise DamagedPdfError(
             f"{name} is damaged ({_reason(exc)}); repair or re-export it"
@@ -92,8 +93,20 @@ def normalise_rotation(pdf: pymupdf.Document, page: pymupdf.Page) -> pymupdf.Pag
     return page
 
 
-def check_page_content(pdf: pymupdf.Document, page: pymupdf.Page, name: str) -> None:
-    """Refuse a page whose decoded content exceeds ``page_content_mb``."""
+def check_content(pdf: pymupdf.Document, n_pages: int, name: str) -> None:
+    """Refuse a document whose pages' decoded content exceeds ``page_content_mb`` on one
+    page or ``content_mb`` in all, before any page is interpreted: MuPDF reads a page's
+    content whether or not it shows text, so 5,000 pages sharing one heavy stream of
+    text drawn off the page would each cost its full time, and show no character."""
+    total = 0
+    for number in range(n_pages):
+        total += check_page_content(pdf, pdf[number], name)
+        limits.check("content_mb", total / 1_000_000, name)
+
+
+def check_page_content(pdf: pymupdf.Document, page: pymupdf.Page, name: str) -> int:
+    """Refuse a page whose decoded content exceeds ``page_content_mb``; return its
+    decoded content in bytes."""
     cap = int(limits.value("page_content_mb") * 1_000_000)
     xrefs = list(page.get_contents())
     xrefs += [item[0] for item in page.get_xobjects() if item[0] > 0]
@@ -106,6 +119,7 @@ def check_page_content(pdf: pymupdf.Document, page: pymupdf.Page, name: str) -> 
                 f"{name} page {page.number + 1} inflates to more than {cap / 1_000_000:g} "
                 f"MB of content (a decompression bomb?); {spec.how_to_raise()}"
             )
+    return total
 
 
 def _decoded_size(pdf: pymupdf.Document, xref: int, budget: int) -> int:

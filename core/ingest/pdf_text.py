@@ -29,7 +29,7 @@ from core.ingest.pdf_lines import (
     union,
 )
 from core.ingest.reading_order import reading_order
-from core.ingest.tables import table_regions
+from core.ingest.tables import TableBudget, table_regions
 from core.types import BBox, Page, TextLine
 
 RAWDICT_FLAGS = (
@@ -59,6 +59,7 @@ class _Builder:
     pos: int = 0
     # (char_start, char_end, page, source_block, font, size_pt, flags, unrotated bbox)
     line_records: list[tuple] = field(default_factory=list)
+    tables: TableBudget = field(default_factory=TableBudget)  # find_tables, this document
 
     def add(self, text: str, boxes: list[BBox]) -> None:
         self.parts.append(text)
@@ -131,7 +132,9 @@ def build_canonical_text(
     builder = _Builder()
     pages: list[Page] = []
     geometry: list[_Geometry] = []
-    for number in range(pdf_guard.page_count(pdf, name)):
+    n_pages = pdf_guard.page_count(pdf, name)
+    pdf_guard.check_content(pdf, n_pages, name)  # before MuPDF interprets any page
+    for number in range(n_pages):
         page = pdf_guard.normalise_rotation(pdf, pdf[number])
         start = builder.pos
         _add_page(builder, page, doc_sha256, name)
@@ -232,14 +235,13 @@ def unrotated_rect(page: pymupdf.Page) -> pymupdf.Rect:
 
 def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str) -> None:
     rect = unrotated_rect(page)
-    pdf_guard.check_page_content(page.parent, page, name)
     textpage = pdf_guard.page_textpage(page, RAWDICT_FLAGS, name)
     raw = page.get_text("rawdict", flags=RAWDICT_FLAGS, textpage=textpage)
     blocks = [block_lines(block, rect) for block in raw["blocks"] if block.get("type") == 0]
     blocks = [lines for lines in blocks if lines]
     fragments = [(ln.bbox, ln.text) for lines in blocks for ln in lines]
     worded = [box for box, text in fragments if _WORD.search(text)]
-    regions = table_regions(page, doc_sha256, worded, fragments)
+    regions = table_regions(page, doc_sha256, worded, fragments, builder.tables)
     table_lines: list[list[Line]] = [[] for _ in regions]
     units: list[list[Line]] = []
     for lines in blocks:

@@ -5,16 +5,20 @@ numeric tables through the cheap pass of ``core.ingest.grids``.
 signals agree: the page's text lines form rows of three or more fragments whose left
 edges align in columns (``looks_tabular``), the page draws at least three horizontal and
 three vertical rulings (``page.get_cdrawings()``) at three or more x positions (the
-shaded bands of a statement have edges at two), and the text inside the rulings' extent
-looks tabular too. Found tables whose cells are mostly empty (the grid of a plot) are
-dropped. A ruled table's header row is its first row (of three or more). Borderless
-tables (aligned figure columns, no vertical rulings: financial statements) come from
-``numeric_grids`` on the same line fragments, at no PyMuPDF cost, with their header rows.
-Lines held by grids of two or more figure columns are left out of the ``find_tables``
-signals (so a statement's page is not searched again); a grid that overlaps a ruled
-table is dropped (the ruled table has cells). The regions
-are cached by (document sha256, page index) because ingest (reading order keeps a
-table's text together, row by row) and parse (the table block) both need them.
+shaded bands of a statement have edges at two), the text inside the rulings' extent
+looks tabular too, the rulings cross at most ``MAX_PAGE_CROSSINGS`` times (find_tables is
+quadratic in the crossings: a 200 x 200 mesh took over 90 s), and the document's pages so
+far have not spent its ``MAX_DOCUMENT_TABLE_WORK`` (``TableBudget``; later pages are read
+without ruled tables, so a file of many mesh pages ends in bounded time). Found tables
+whose cells are mostly empty (the grid of a plot) are dropped. A ruled table's header
+row is its first row (of three or more). Borderless tables (aligned figure columns, no
+vertical rulings: financial statements) come from ``numeric_grids`` on the same line
+fragments, at no PyMuPDF cost, with their header rows. Lines held by grids of two or
+more figure columns are left out of the ``find_tables`` signals (so a statement's page is
+not searched again); a grid that overlaps a ruled table is dropped (the ruled table has
+cells). The regions are cached by (document sha256, page index) because ingest (reading
+order keeps a table's text together, row by row) and parse (the table block) both need
+them.
 
 Coordinates: ``bbox_pt`` and cell boxes are in the page's unrotated text space (the
 space of ``rawdict``), points, y downwards.
@@ -22,6 +26,7 @@ space of ``rawdict``), points, y downwards.
 
 from __future__ import annotations
 
+import bisect
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -37,11 +42,35 @@ MIN_GRID_ROWS = 3
 MIN_ALIGNED_COLUMNS = 2
 # Share of a table's cells that must hold text.
 MIN_FILLED_SHARE = 0.5
+# Rulings crossing more often than this on one page are a mesh (a plot, a hatched area,
+# a crafted page), not a table: find_tables is quadratic in the crossings (1.7 s for a
+# 100 x 100 mesh, 9 s for 140 x 140, over 90 s for 200 x 200); the densest table page
+# of the financebench PDFs tried (Johnson & Johnson's earnings) has 835.
+MAX_PAGE_CROSSINGS = 10_000
+# The document's pages together may cost find_tables this much, counted as the sum of
+# their crossings squared (four 100 x 100 meshes, about 7 s; 570 pages as dense as the
+# densest real one); later pages are read without tables.
+MAX_DOCUMENT_TABLE_WORK = 4 * MAX_PAGE_CROSSINGS**2
+_MAX_CROSSING_CHECKS = 1_000_000
+_CROSSING_TOLERANCE_PT = 1.0
+_BUCKET_PT = 16.0
 _RULE_THICKNESS_PT = 3.0
 _MIN_RULE_LENGTH_PT = 8.0
 _CACHE_SIZE = 4096
 _lock = threading.Lock()  # the UI parses from several threads
-_cache: OrderedDict[tuple[str, int], tuple[TableRegion, ...]] = OrderedDict()
+_cache: OrderedDict[tuple[str, int], tuple[tuple[TableRegion, ...], int]] = OrderedDict()
+
+
+@dataclass(slots=True)
+class TableBudget:
+    """What one document's pages have cost find_tables so far (crossings squared, in
+    page order), so a document of many mesh pages ends in bounded time; the result of a
+    page depends only on the file, never on the clock."""
+
+    spent: int = 0
+
+    def allows(self, crossings: int) -> bool:
+        return self.spent + crossings * crossings <= MAX_DOCUMENT_TABLE_WORK
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,21 +151,26 @@ def looks_tabular(line_boxes: list[BBox]) -> bool:
     return sum(1 for n in columns.values() if n >= MIN_GRID_ROWS) >= MIN_ALIGNED_COLUMNS
 
 
-def may_hold_table(page: pymupdf.Page, line_boxes: list[BBox]) -> bool:
-    """The text looks tabular, the page draws rulings in both directions, and the text
-    inside the rulings' extent looks tabular too."""
+def table_work(page: pymupdf.Page, line_boxes: list[BBox]) -> int:
+    """0 when the page cannot hold a table; else how many times its rulings cross, at
+    least 1 (the measure of find_tables' cost). A table needs text that looks tabular, rulings in
+    both directions, tabular text inside the rulings' extent, and at most
+    ``MAX_PAGE_CROSSINGS`` crossings."""
     if not looks_tabular(line_boxes):
-        return False
+        return 0
     horizontal, vertical = rulings(page)
     if len(horizontal) < MIN_RULES_PER_AXIS or len(vertical) < MIN_RULES_PER_AXIS:
-        return False
+        return 0
     if len({round(v[0] / 2.0) for v in vertical}) < MIN_RULES_PER_AXIS:
-        return False  # shaded rows (a statement's bands) have edges at two x only
+        return 0  # shaded rows (a statement's bands) have edges at two x only
     every = horizontal + vertical
     x0, y0 = min(b[0] for b in every), min(b[1] for b in every)
     x1, y1 = max(b[2] for b in every), max(b[3] for b in every)
     inside = [b for b in line_boxes if _centre_in(b, (x0, y0, x1, y1))]
-    return looks_tabular(inside)
+    if not looks_tabular(inside):
+        return 0
+    crossings = count_crossings(horizontal, vertical, MAX_PAGE_CROSSINGS)
+    return max(crossings, 1) if crossings <= MAX_PAGE_CROSSINGS else 0
 
 
 def clear_table_cache() -> None:
@@ -145,10 +179,47 @@ def clear_table_cache() -> None:
         _cache.clear()
 
 
-def cached_table_regions(doc_sha256: str, page_index: int) -> tuple[TableRegion, ...] | None:
-    """The regions found for this page in this process, or ``None`` if not looked for."""
+def may_hold_table(page: pymupdf.Page, line_boxes: list[BBox]) -> bool:
+    """The page passes ``table_work``'s signals."""
+    return table_work(page, line_boxes) > 0
+
+
+def count_crossings(horizontal: list[BBox], vertical: list[BBox], cap: int) -> int:
+    """How many distinct points (1 pt grid) the horizontal and vertical rulings cross at
+    (a cell's edges drawn twice cross at the same points; find_tables merges them too);
+    ``cap + 1`` as soon as the count or the pairs looked at pass what a table can have."""
+    tol = _CROSSING_TOLERANCE_PT
+    columns = sorted((b[0], b[1], b[3]) for b in vertical)
+    xs = [x for x, _, _ in columns]
+    points: set[tuple[int, int]] = set()
+    checks = 0
+    for x0, y0, x1, y1 in horizontal:
+        y = (y0 + y1) / 2
+        lo, hi = bisect.bisect_left(xs, x0 - tol), bisect.bisect_right(xs, x1 + tol)
+        checks += hi - lo
+        if checks > _MAX_CROSSING_CHECKS:
+            return cap + 1
+        for k in range(lo, hi):
+            x, top, bottom = columns[k]
+            if top - tol <= y <= bottom + tol:
+                points.add((round(x), round(y)))
+        if len(points) > cap:
+            return cap + 1
+    return len(points)
+
+
+def cached_table_regions(
+    doc_sha256: str, page_index: int, budget: TableBudget | None = None
+) -> tuple[TableRegion, ...] | None:
+    """The regions found for this page in this process, or ``None`` if not looked for
+    (a hit charges ``budget`` what the page cost, as the first look did)."""
     with _lock:
-        return _cache.get((doc_sha256, page_index))
+        found = _cache.get((doc_sha256, page_index))
+    if found is None:
+        return None
+    if budget is not None:
+        budget.spent += found[1]
+    return found[0]
 
 
 def table_regions(
@@ -156,18 +227,23 @@ def table_regions(
     doc_sha256: str,
     line_boxes: list[BBox] | None = None,
     fragments: list[Fragment] | None = None,
+    budget: TableBudget | None = None,
 ) -> tuple[TableRegion, ...]:
     """Tables of one page (cached by document hash and page index).
 
     ``line_boxes`` (the boxes of the page's text lines that hold a word, unrotated
     space) feed the ruled-table signal, ``fragments`` (every line's box and text) the
-    numeric grids; without them the page's own lines are used.
+    numeric grids; without them the page's own lines are used. ``budget`` (one per
+    document, pages in order) is charged the page's crossings squared; a page it cannot
+    pay for is read without ruled tables (its numeric grids cost nothing and stay).
     """
     key = (doc_sha256, page.number)
-    with _lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
+    cached = cached_table_regions(doc_sha256, page.number, budget)
+    if cached is not None:
+        with _lock:
+            if key in _cache:
+                _cache.move_to_end(key)
+        return cached
     if line_boxes is None or fragments is None:
         fragments = [
             (tuple(ln["bbox"]), "".join(span["text"] for span in ln["spans"]))
@@ -180,12 +256,18 @@ def table_regions(
     # grid is weaker evidence (a ruled register's counts), so its page is still searched.
     strong = [g for g, columns in grids if columns >= 2]
     rest = [box for box in line_boxes if not any(g.holds(box) for g in strong)]
-    ruled = _find(page, rest) if may_hold_table(page, rest) else ()
+    crossings = table_work(page, rest)
+    if crossings and budget is not None and not budget.allows(crossings):
+        crossings = 0
+    ruled = _find(page, rest) if crossings else ()
+    cost = crossings * crossings
+    if budget is not None:
+        budget.spent += cost
     regions = ruled + tuple(
         g for g, _ in grids if not any(_overlaps(g.bbox_pt, r.bbox_pt) for r in ruled)
     )
     with _lock:
-        _cache[key] = regions
+        _cache[key] = (regions, cost)
         if len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return regions
@@ -277,9 +359,25 @@ def _drop_banner_rows(rows: list[tuple[BBox | None, ...]]) -> list[tuple[BBox | 
 
 
 def _filled_share(rows: list[tuple[BBox | None, ...]], line_boxes: list[BBox]) -> float:
+    """Share of the cells holding the centre of a line box (centres bucketed on a grid of
+    ``_BUCKET_PT``, so a cell looks only at the centres near it)."""
     cells = [cell for row in rows for cell in row if cell is not None]
-    filled = sum(1 for cell in cells if any(_centre_in(b, cell) for b in line_boxes))
+    buckets: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    for b in line_boxes:
+        cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+        buckets.setdefault((int(cx // _BUCKET_PT), int(cy // _BUCKET_PT)), []).append((cx, cy))
+    filled = sum(1 for cell in cells if _holds_a_centre(cell, buckets))
     return filled / len(cells) if cells else 0.0
+
+
+def _holds_a_centre(cell: BBox, buckets: dict[tuple[int, int], list[tuple[float, float]]]) -> bool:
+    x0, y0, x1, y1 = cell
+    for bx in range(int(x0 // _BUCKET_PT), int(x1 // _BUCKET_PT) + 1):
+        for by in range(int(y0 // _BUCKET_PT), int(y1 // _BUCKET_PT) + 1):
+            for cx, cy in buckets.get((bx, by), ()):
+                if x0 <= cx <= x1 and y0 <= cy <= y1:
+                    return True
+    return False
 
 
 def _centre_in(box: BBox, area: BBox) -> bool:

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from core.ingest.pdf_guard import normalise_rotation
-from core.ingest.tables import cached_table_regions, table_regions
+from core.ingest.tables import TableBudget, cached_table_regions, table_regions
 from core.parse.blocks import lines_bbox, make_block
 from core.parse.furniture import furniture_lines
 from core.parse.headings import (
@@ -168,14 +168,16 @@ def _table_boxes(doc: Document) -> dict[int, list[tuple[BBox, BBox | None]]]:
     page."""
     out: dict[int, list[tuple[BBox, BBox | None]]] = {}
     pdf = None
+    budget = TableBudget()  # charged page by page, as ingest charged it
     for page in doc.pages:
-        regions = cached_table_regions(doc.sha256, page.number - 1)
+        regions = cached_table_regions(doc.sha256, page.number - 1, budget)
         if regions is None and page.has_text and doc.pdf_bytes is not None:
             if pdf is None:
                 import pymupdf
 
                 pdf = pymupdf.open(stream=doc.pdf_bytes, filetype="pdf")
-            regions = table_regions(normalise_rotation(pdf, pdf[page.number - 1]), doc.sha256)
+            page_obj = normalise_rotation(pdf, pdf[page.number - 1])
+            regions = table_regions(page_obj, doc.sha256, budget=budget)
         if regions:
             out[page.number] = [(r.page_bbox_pt, r.header_page_bbox_pt) for r in regions]
     return out
