@@ -259,6 +259,8 @@ class Block:
     end_s: float | None = None
     # A table's column-heading rows: half-open spans, in order, inside the block.
     header_rows: tuple[tuple[int, int], ...] = ()
+    # The text is not language (core.parse.garbled): its offsets hold, its words do not.
+    garbled: bool = False
 
     def __post_init__(self) -> None:
         _check_span("Block", self.char_start, self.char_end, self.text)

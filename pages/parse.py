@@ -72,10 +72,16 @@ with left:
 with right:
     where = f"page {page}" if doc.is_paged else "this part"
     st.markdown(f"**{len(shown)} blocks on {where}**")
+    if garbled := sum(b.garbled for b in shown):
+        st.warning(
+            f"{garbled} block(s) here are garbled: their text is not language (unmapped or "
+            "custom-encoded glyphs). Their offsets hold, but no method can match their words.",
+            icon=":material/warning:",
+        )
     table = st.dataframe(
         [
             {
-                "kind": b.kind,
+                "kind": b.kind + (" · garbled" if b.garbled else ""),
                 "span": f"{b.char_start}-{b.char_end}",
                 "text": first_words(b.text, 16),
                 "heading path": HEADING_SEPARATOR.join(b.heading_path),

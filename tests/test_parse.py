@@ -286,3 +286,29 @@ def test_tables_and_page_numbers_of_small_documents() -> None:
     ]
     footers = [b for b in pdf_blocks("pypdfsf_multicolumn.pdf").blocks if b.kind == "footer"]
     assert [(b.text, b.page) for b in footers] == [("1", 1), ("2", 2), ("3", 3)]
+
+
+def test_garbled_text_is_flagged_and_prose_figures_and_rules_are_not():
+    from core.parse.garbled import garbled
+
+    assert garbled(".><57=+?=>/B/+.><=#0$1D23#...")  # a figure's labels in a custom font
+    assert garbled("\ufffd\ufffd abc defghijkl")  # glyphs with no Unicode mapping
+    for text in (
+        "The pump starts at two bar.",
+        "$ 2,297,282 $ 1,806,686 (347) 12.5%",
+        "(1) (2) — — 4.5% 51 bps",
+        "_" * 50,
+        "short =+<>",
+    ):
+        assert not garbled(text), text
+
+
+def test_blocks_of_unmapped_glyphs_are_flagged_garbled():
+    from core.ingest import load_document
+    from core.parse import parse_document
+
+    doc = load_document(PDF_DIR / "pypdfsf_habibi-rotated.pdf")
+    blocks = parse_document(doc).blocks
+    assert blocks and all(b.garbled for b in blocks if "\ufffd" * 4 in b.text)
+    doc = load_document(PDF_DIR / "sample-sigconf.pdf")
+    assert not any(b.garbled for b in parse_document(doc).blocks)

@@ -33,7 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.bench_cmd",
 )
 # Commands that read documents take the --max-* flags of core.ingest.limits.
-LIMITED_COMMANDS: tuple[str, ...] = ("parse", "chunk", "embed", "index", "eval")
+LIMITED_COMMANDS: tuple[str, ...] = ("parse", "chunk", "export", "embed", "index", "eval")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,6 +13,7 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
+from core.parse.garbled import garbled
 from core.types import BBox, Block, BlockKind, Document, TextLine
 
 _SPACE_RUN = re.compile(r"\s+")
@@ -97,7 +98,8 @@ def finish(blocks: Iterable[Block | None]) -> tuple[Block, ...]:
 
     A heading's own path ends with its title; every other block's path is the titles
     of the headings that enclose it (a heading of level L closes every open heading of
-    level >= L). Header and footer blocks are page furniture and get no path.
+    level >= L). Header and footer blocks are page furniture and get no path. A block
+    whose text is not language is flagged ``garbled`` (``core.parse.garbled``).
     """
     ordered = sorted((b for b in blocks if b is not None), key=lambda b: b.char_start)
     for before, after in zip(ordered, ordered[1:], strict=False):
@@ -120,5 +122,8 @@ def finish(blocks: Iterable[Block | None]) -> tuple[Block, ...]:
             path = ()
         else:
             path = open_path
-        out.append(dataclasses.replace(block, heading_path=path) if path else block)
+        changes: dict[str, object] = {"heading_path": path} if path else {}
+        if garbled(block.text):
+            changes["garbled"] = True
+        out.append(dataclasses.replace(block, **changes) if changes else block)  # type: ignore[arg-type]
     return tuple(out)
