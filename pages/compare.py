@@ -10,6 +10,7 @@ from core.render import rank_charts as charts
 from core.render.failure_charts import context_coverage_figure
 from core.rerank import FEATURE_HELP, RerankWeights, contribution_rows, rerank
 from pages import _ui, _ui_frame
+from pages import _ui_attribution as att
 from pages import _ui_depth as dep
 from pages import _ui_engine as eng
 from pages import _ui_inspect as ins
@@ -162,4 +163,5 @@ elif doc is not None and ctx:
     )  # fmt: skip
     st.plotly_chart(fig, config=NO_BAR)
 
+att.attribution_panel(query, hit, policy, doc)
 dep.depth_panel(query, wide, policy, doc_id, k, hit, opened)

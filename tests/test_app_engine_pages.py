@@ -466,6 +466,7 @@ def test_any_chunk_ranks_at_full_depth_and_marked_answers_run_on_evaluate(fake, 
     index_demo(store_dir, fake)
     at = open_page("compare")
     assert any(s.value == "Where does a chunk rank?" for s in at.subheader)
+    assert any("What moved this chunk's vectors?" in e.label for e in at.expander)
     at.text_input(key="cs_depth_find").set_value("warranty months").run()
     assert not at.exception, [e.value for e in at.exception]
     found = at.selectbox(key="cs_depth_found")

@@ -75,3 +75,52 @@ def depth_case(inputs: BenchInputs, n: int) -> CaseResult:
         baseline_samples=t["raw"].samples_s,
     )
     return _with_extra(row, {"load_s": load_s, "vectors_mib": mib})
+
+
+ATTRIBUTION_LIMIT_S = 10.0
+ATTRIBUTION_CHARS = 2_600  # about 500 tokens of the headline document: one late window
+
+
+def attribution_case(inputs: BenchInputs) -> CaseResult:
+    """Context attribution of one chunk whose late window holds about 510 tokens, against
+    one late embedding of the same document (a forward pass and a pooling)."""
+    from core.bench.inputs import head_document
+    from core.chunk import policy_from_args
+    from core.diagnose.attribution import late_attribution
+    from core.embed import embed_chunks
+    from core.embed.late import late_windows
+
+    s = inputs.settings
+    doc = head_document(inputs.document(s.pdf), ATTRIBUTION_CHARS)
+    encoder = inputs.encoder()
+    chunks = inputs.chunks(doc, (), policy_from_args("fixed", 300, 30, "chars"))
+    if not chunks:
+        raise RuntimeError("the headline document gave no chunks")
+    target = chunks[len(chunks) // 2]
+    (window,) = late_windows(doc, encoder)
+    query = " ".join(target.text.split()[:6])
+    t = interleaved(
+        {
+            "ours": lambda step: late_attribution(doc, target, query, encoder),
+            "raw": lambda step: embed_chunks(doc, chunks, "late", encoder),
+        },
+        warmup=1,
+        repeats=max(2, s.repeats // 2),
+    )
+    found = late_attribution(doc, target, query, encoder)
+    return CaseResult(
+        key="diagnose:attribution",
+        case="attribution",
+        label=f"late context attribution, {window.n_tokens}-token window",
+        ours=t["ours"].median_s,
+        baseline=t["raw"].median_s,
+        baseline_label="one late embedding",
+        max_ours=ATTRIBUTION_LIMIT_S,
+        target="<= 10 s",
+        notes=(
+            f"{len(found.parts)} sentences hidden in turn ({found.forward_rows} window rows); "
+            f"the chunk's full-context cosine is the stored late vector's",
+        ),
+        ours_samples=t["ours"].samples_s,
+        baseline_samples=t["raw"].samples_s,
+    )

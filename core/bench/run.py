@@ -51,6 +51,17 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         for n in s.scale_sizes:
             thunk = _one(lambda n=n: diagnose_cases.depth_case(inputs, n))
             steps.append(("depth", f"full-depth rank at {n:,}", thunk))
+    if "attribution" in s.cases:
+        from core.bench import diagnose_cases as dc
+
+        thunk = _one(lambda: dc.attribution_case(inputs))
+        steps.append(
+            (
+                "attribution",
+                "context attribution",
+                _skip("attribution", no_cuda) if no_cuda else thunk,
+            )
+        )
     if "ui" in s.cases:
         steps.append(("ui", "slider move", _one(lambda: cases.ui_case(inputs))))
     if "memory" in s.cases:
