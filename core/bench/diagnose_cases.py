@@ -124,3 +124,50 @@ def attribution_case(inputs: BenchInputs) -> CaseResult:
         ours_samples=t["ours"].samples_s,
         baseline_samples=t["raw"].samples_s,
     )
+
+
+SIGNALS_LIMIT_S = 5.0
+
+
+def signals_case(inputs: BenchInputs) -> CaseResult:
+    """The evidence of every failure of the shared 472-query set (bm25 and naive, fixed
+    800/100 characters), against the evaluation that found them."""
+    from core.bench.inputs import shared_dir
+    from core.chunk import DEFAULT_POLICIES
+    from core.diagnose.run import diagnose_run
+    from core.evaluate import EvalConfig, import_chunking_eval, run_eval
+    from core.ingest import load_document
+
+    folder = shared_dir() / "corpus" / "chunking_evaluation"
+    docs = {p.stem: load_document(p) for p in sorted((folder / "corpora").glob("*.md"))}
+    queries = import_chunking_eval(folder, loader=lambda path: docs[path.stem])
+    config = EvalConfig(policy=DEFAULT_POLICIES["fixed"], methods=("bm25",), ks=(1, 5, 10))
+    encoder = inputs.encoder()
+    eval_s, run = timed(lambda: run_eval(queries, list(docs.values()), config, encoder=encoder))
+    failed = sum(q.failed["bm25"] for q in run.queries)
+    t = interleaved(
+        {
+            "ours": lambda step: diagnose_run(run, docs, method="bm25"),
+            "raw": lambda step: run_eval(queries, list(docs.values()), config, encoder=encoder),
+        },
+        warmup=0,
+        repeats=2,
+    )
+    found = diagnose_run(run, docs, method="bm25")
+    causes: dict[str, int] = {}
+    for diagnosis in found.values():
+        causes[diagnosis.suggested] = causes.get(diagnosis.suggested, 0) + 1
+    shown = ", ".join(f"{c} {n}" for c, n in sorted(causes.items(), key=lambda kv: -kv[1]))
+    return CaseResult(
+        key="diagnose:signals",
+        case="signals",
+        label=f"signals of all {failed} bm25 failures of {run.n_queries} queries",
+        ours=t["ours"].median_s,
+        baseline=t["raw"].median_s,
+        baseline_label="the bm25 evaluation",
+        max_ours=SIGNALS_LIMIT_S,
+        target="<= 5 s",
+        notes=(f"suggested causes: {shown}; first evaluation {eval_s:.1f} s",),
+        ours_samples=t["ours"].samples_s,
+        baseline_samples=t["raw"].samples_s,
+    )

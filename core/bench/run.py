@@ -51,6 +51,12 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         for n in s.scale_sizes:
             thunk = _one(lambda n=n: diagnose_cases.depth_case(inputs, n))
             steps.append(("depth", f"full-depth rank at {n:,}", thunk))
+    if "signals" in s.cases:
+        from core.bench import diagnose_cases as signal_cases
+
+        steps.append(
+            ("signals", "failure signals", _one(lambda: signal_cases.signals_case(inputs)))
+        )
     if "attribution" in s.cases:
         from core.bench import diagnose_cases as dc
 

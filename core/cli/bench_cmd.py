@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--cases",
         help="comma list of cases (default all): parse, tables, rechunk, naive, late, store, "
-        "lexical, depth, attribution, "
+        "lexical, depth, signals, attribution, "
         "ui, memory, gpu",
     )
     parser.set_defaults(func=run)
