@@ -1,7 +1,7 @@
 """The library: the source bytes of every document, kept beside the index.
 
 Each version is keyed by the sha256 of its bytes and remembers the original file name, the
-``doc_id`` ingest gives it and when it was added (UTC, ISO 8601, seconds). The bytes are
+``doc_id`` ingest gives it and when it was added (UTC, ISO 8601). The bytes are
 kept exactly as they came: an encrypted PDF stays encrypted and its password is never
 written anywhere (``encrypted`` only says a password will be asked for).
 
@@ -53,7 +53,7 @@ class LibraryEntry:
     doc_id: str
     sha256: str
     name: str
-    added_at: str  # UTC, ISO 8601 to the second: "2026-12-01T10:15:02+00:00"
+    added_at: str  # UTC, ISO 8601 to the microsecond (orders versions added in one second)
     size_bytes: int
     encrypted: bool
 
@@ -194,7 +194,7 @@ class _ChromaBackend:
 
 
 def _now() -> str:
-    return datetime.now(UTC).replace(microsecond=0).isoformat()
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def is_encrypted(data: bytes) -> bool:
@@ -279,6 +279,10 @@ class Library:
             if entry.doc_id == doc_id and (sha256 is None or entry.sha256 == sha256):
                 return entry
         return None
+
+    def find_version(self, sha256: str) -> LibraryEntry | None:
+        """The kept version with these bytes, whatever its doc_id; None if not kept."""
+        return next((e for e in self._backend.entries() if e.sha256 == sha256), None)
 
     def history(self, doc_id: str) -> list[LibraryEntry]:
         """Every kept version of ``doc_id``, newest (current) first."""

@@ -206,8 +206,11 @@ def datasheets() -> dict[str, Document]:
 
 
 def library() -> dict[str, Document]:
-    """Every document on hand: samples, overridden by this session's uploads."""
-    return {**samples(), **st.session_state[Key.DOCS]}
+    """Every document on hand: samples, the store's library (what any session or
+    ``chunkscope index`` kept), overridden by this session's uploads."""
+    from pages import _ui_library
+
+    return {**samples(), **_ui_library.kept_documents(), **st.session_state[Key.DOCS]}
 
 
 def add_document(doc: Document) -> Note:
@@ -267,7 +270,12 @@ def read_upload(name: str, data: bytes, password: str | None = None) -> Note:
             text=f"could not be read ({type(exc).__name__}); the server log has the details",
         )
     st.session_state[Key.PENDING].pop(name, None)
-    return add_document(doc)
+    note = add_document(doc)
+    from pages import _ui_library
+
+    if (failed := _ui_library.keep(name, data, doc)) is not None:
+        return Note(name=note.name, level="warning", text=f"{note.text}; {failed}")
+    return note
 
 
 def note_line(note: Note) -> str:
@@ -354,12 +362,17 @@ def doc_token_count(doc_id: str, sha256: str, _doc: Document) -> int:
 
 def library_rows() -> list[dict[str, object]]:
     """One table row per library document (the Library page's table)."""
+    from pages import _ui_library
+
     indexed, uploaded = indexed_versions(), st.session_state[Key.DOCS]
+    kept = {e.doc_id: e.sha256 for e in _ui_library.kept_entries()}
     rows = []
     for doc in library().values():
         versions = indexed.get(doc.doc_id, set())
         state = "yes" if doc.sha256 in versions else ("older version" if versions else "no")
         tokens = doc_token_count(doc.doc_id, doc.sha256, doc)
-        origin = "uploaded" if doc.doc_id in uploaded else "sample"
+        origin = "library" if kept.get(doc.doc_id) == doc.sha256 else "sample"
+        if origin == "sample" and doc.doc_id in uploaded:
+            origin = "this session"
         rows.append(document_row(doc, tokens=tokens, indexed=state, origin=origin))
     return rows
