@@ -213,6 +213,16 @@ def library() -> dict[str, Document]:
     return {**samples(), **_ui_library.kept_documents(), **st.session_state[Key.DOCS]}
 
 
+def own_documents() -> dict[str, Document]:
+    """The user's documents: the store's library and this session's uploads, without the
+    bundled samples (a sample counts only when its bytes were uploaded or kept)."""
+    from pages import _ui_library
+
+    bundled = {d.doc_id: d.sha256 for d in samples().values()}
+    held = {**_ui_library.kept_documents(), **st.session_state[Key.DOCS]}
+    return {i: d for i, d in held.items() if bundled.get(i) != d.sha256}
+
+
 def add_document(doc: Document) -> Note:
     """Put ``doc`` in the library; says if it replaced another version of the same name."""
     known = library().get(doc.doc_id)
