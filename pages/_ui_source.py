@@ -184,17 +184,19 @@ def page_view(doc: Document, start: int, end: int, pages: tuple[int, ...]) -> No
 
 
 _LINE_BREAK = re.compile(r"(?<=[^\n])\n(?=[^\n])")
+SOFT_BREAK = '<span style="white-space:normal">\n</span>'
 
 
-def reflowed(text: str) -> str:
-    """``text`` with each single line break shown as a space (blank lines kept), so a PDF's
-    line ends do not wrap a second time. One character for one: every offset holds."""
-    return _LINE_BREAK.sub(" ", text)
+def reflowed(markup: str) -> str:
+    """Escaped text markup with each single line break (a PDF's line end) set to wrap as a
+    space; blank lines stay. The characters are untouched, so the text the page holds is
+    still exactly the canonical slice (escaping never makes a line break)."""
+    return _LINE_BREAK.sub(SOFT_BREAK, markup)
 
 
 def context_view(doc: Document, start: int, end: int) -> None:
     """The cited characters lit in about 300 characters either side (a PDF's lines
     reflowed; other formats as written)."""
     a, b = context_window(doc, start, end, chars=300)
-    text = reflowed(doc.text[a:b]) if doc.is_paged else doc.text[a:b]
-    _ui_cite.show_html(marked_text_html(text, a, [highlight_mark(start, end)]))
+    markup = marked_text_html(doc.text[a:b], a, [highlight_mark(start, end)])
+    _ui_cite.show_html(reflowed(markup) if doc.is_paged else markup)

@@ -12,7 +12,7 @@ from core.ingest import load_document
 from core.library import Library
 from core.render.links import source_params
 from core.store import ChunkStore
-from pages._ui_source import reflowed
+from pages._ui_source import SOFT_BREAK, reflowed
 from tests.conftest import PDF_DIR, PDF_PASSWORDS
 from tests.test_app_pages import TIMEOUT_S, app, html_of, open_page, plain, store_dir, upload
 
@@ -32,7 +32,8 @@ def fresh_session(**query: str) -> AppTest:
 
 
 def marked(at: AppTest) -> list[str]:
-    return re.findall(r'<mark class="cs-hl"[^>]*>(.*?)</mark>', html_of(at), flags=re.S)
+    found = re.findall(r'<mark class="cs-hl"[^>]*>(.*?)</mark>', html_of(at), flags=re.S)
+    return [re.sub(r"<[^>]+>", "", m) for m in found]
 
 
 def citation_of(data: bytes, name: str, quote: str) -> Citation:
@@ -49,8 +50,7 @@ def test_an_upload_opens_by_link_in_a_fresh_session(app, store_dir):
     citation = Citation.of_span(doc, 200, 260)
     at = fresh_session(**source_params(citation))
     assert not at.error, [e.value for e in at.error]
-    quote = reflowed(citation.quote)  # "In context" shows a PDF's line breaks as spaces
-    assert "Verified" in html_of(at) and marked(at) == [quote.replace("&", "&amp;")]
+    assert "Verified" in html_of(at) and marked(at) == [citation.quote.replace("&", "&amp;")]
     listing = fresh_session()
     rows = listing.dataframe[0].value
     assert doc.doc_id in list(rows["document"])
@@ -113,8 +113,35 @@ def test_an_encrypted_upload_asks_for_its_password_in_a_fresh_session(app, store
     assert not at.exception and "Verified" in html_of(at)
 
 
-def test_in_context_reflows_a_pdfs_lines_without_moving_offsets():
-    text = "first line of a\nparagraph goes on\n\nNext paragraph\nhere"
-    shown = reflowed(text)
-    assert shown == "first line of a paragraph goes on\n\nNext paragraph here"
-    assert len(shown) == len(text)
+def test_in_context_wraps_a_pdfs_lines_and_keeps_every_character(app):
+    doc = load_document(PDF_DIR / "pypdfsf_multicolumn.pdf")
+    start = doc.text.index("\n", 300) - 30  # a span across a line end
+    citation = Citation.of_span(doc, start, start + 60)
+    open_page(app, "library")
+    upload(app, ("pypdfsf_multicolumn.pdf", (PDF_DIR / "pypdfsf_multicolumn.pdf").read_bytes()))
+    open_page(app, "source", **source_params(citation))
+    (context,) = [h.proto.body for h in app.html if 'class="cs-text"' in h.proto.body]
+    assert SOFT_BREAK in context  # a line end wraps as a space; blank lines stay breaks
+    assert marked(app) == [citation.quote.replace("&", "&amp;")]  # every character kept
+    assert reflowed("a\nb\n\nc") == f"a{SOFT_BREAK}b\n\nc"
+
+
+def test_source_zooms_to_the_cited_lines_and_shows_the_whole_page_on_demand(app):
+    from tests.conftest import SAMPLE_DOCS
+
+    doc = load_document(SAMPLE_DOCS / "sample-sigconf.pdf")
+    start = doc.text.index("ACM")
+    open_page(app, "source", **source_params(Citation.of_span(doc, start, start + 120)))
+
+    def shown_aspect() -> float:
+        (style,) = re.findall(
+            r'class="cs-page"[^>]*style="aspect-ratio:([\d.]+)/([\d.]+)"', html_of(app)
+        )
+        return float(style[0]) / float(style[1])
+
+    info = doc.pages[doc.pages_of(start, start + 120)[0] - 1]
+    lines = shown_aspect()
+    assert app.button_group(key="cs_src_zoom").value == "Cited lines"
+    assert lines >= 2.5  # a band of the cited lines, at most a third as tall as wide
+    app.button_group(key="cs_src_zoom").set_value("Whole page").run()
+    assert abs(shown_aspect() - info.width_pt / info.height_pt) < 1e-3
