@@ -93,6 +93,8 @@ def resolve_document(doc_id: str, version: str) -> Document:
                 return doc
     doc = _ui.library().get(doc_id)
     if doc is not None:
+        if st.session_state[_ui.Key.DOC] != doc_id:  # Parse and Chunks open on it next
+            _ui.select(doc_id)
         return doc
     locked = [e for e in _ui_library.locked_entries() if e.doc_id == doc_id]
     if locked:

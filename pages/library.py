@@ -77,7 +77,13 @@ if kept:
             "Removes every kept version of it, its chunks in every collection of the index "
             "and its cached results, for every session; its citations then report it gone."
         )
-        gone = st.selectbox("Document to remove", kept, index=None, key="cs_remove_pick")
+        chosen = st.session_state.get(_ui.Key.DOC)
+        gone = st.selectbox(
+            "Document to remove",
+            kept,
+            index=kept.index(chosen) if chosen in kept else None,  # the sidebar's document
+            key="cs_remove_pick",
+        )
         if st.button("Remove", disabled=gone is None, key="cs_remove_go"):
             try:
                 removal = _ui_library.remove(str(gone))
