@@ -289,9 +289,12 @@ def read_upload(name: str, data: bytes, password: str | None = None) -> Note:
 
 
 def note_line(note: Note) -> str:
-    """Markdown of a note: the file name in bold, once (error texts often start with it)."""
-    text = note.text[len(note.name) :].lstrip() if note.text.startswith(note.name) else note.text
-    return f"**{md(note.name)}** {md(text)}"
+    """Markdown of a note: the file name in bold, once: where the text names the file
+    itself ("the password for X is wrong"), that mention is the bold one."""
+    before, found, after = note.text.partition(note.name)
+    if not found:
+        return f"**{md(note.name)}** {md(note.text)}"
+    return f"{md(before)}**{md(note.name)}**{md(after)}"
 
 
 def replace_note(note: Note) -> None:

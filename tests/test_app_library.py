@@ -145,3 +145,29 @@ def test_source_zooms_to_the_cited_lines_and_shows_the_whole_page_on_demand(app)
     assert lines >= 2.5  # a band of the cited lines, at most a third as tall as wide
     app.button_group(key="cs_src_zoom").set_value("Whole page").run()
     assert abs(shown_aspect() - info.width_pt / info.height_pt) < 1e-3
+
+
+def test_a_wrong_password_names_the_file_once(app):
+    name = "crazyones-encrypted-256.pdf"
+    upload(app, (name, (PDF_DIR / name).read_bytes()))
+    app.main.text_input[0].set_value("not-the-password")
+    app.main.button[0].click().run()
+    (error,) = [plain(e.value) for e in app.error]
+    assert error == f"the password for **{name}** is wrong; give the right one"
+
+
+def test_the_library_chart_ticks_are_plain_numbers(app):
+    from core.render.charts import log_ticks
+
+    open_page(app, "library")
+    (chart,) = app.get("plotly_chart")
+    import json
+
+    yaxis = json.loads(chart.proto.spec)["layout"]["yaxis"]
+    assert yaxis["type"] == "log" and yaxis["ticktext"]
+    values = [float(v.replace(",", "")) for v in yaxis["ticktext"]]
+    assert values == yaxis["tickvals"] == sorted(values)  # each label is its value
+    low, high = (10**r for r in yaxis["range"])
+    assert all(low <= v <= high for v in values)
+    assert log_ticks([1.7, 3.1]) == ([100.0, 200.0, 500.0, 1000.0], ["100", "200", "500", "1,000"])
+    assert log_ticks([0.5, 6.2])[1] == ["10", "100", "1,000", "10,000", "100,000", "1,000,000"]
