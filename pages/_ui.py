@@ -79,6 +79,14 @@ class Note:
     text: str
 
 
+TABLE_ROW_PX = 35  # st.dataframe's row height (its header row too)
+
+
+def table_height(n_rows: int) -> int:
+    """Pixels for ``st.dataframe`` to show ``n_rows`` and its header without scrolling."""
+    return TABLE_ROW_PX * (n_rows + 1) + 3
+
+
 _MARKDOWN_PUNCTUATION = frozenset("\\`*_{}[]()#+-.!<>|~$:")
 
 
