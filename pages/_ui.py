@@ -55,7 +55,8 @@ class Key:
     """Session-state keys (declared once; ``init_state`` gives each its default)."""
 
     DOCS = "cs_docs"  # dict[doc_id, Document] read in this session
-    NOTES = "cs_notes"  # list[Note] about the latest uploads
+    NOTES = "cs_notes"  # list[Note] about the latest uploads (shown while still uploaded)
+    REMOVED = "cs_removed"  # one line about a removed document, shown once
     PENDING = "cs_pending"  # dict[file name, bytes] waiting for a password
     SEEN_UPLOADS = "cs_seen_uploads"  # set of uploader file ids already read
     PREVIOUS = "cs_previous"  # dict[doc_id, list[sha256]] replaced versions

@@ -27,9 +27,13 @@ files = st.file_uploader(
 )
 _ui.read_uploads(files or [])
 
-for note in st.session_state[_ui.Key.NOTES]:
-    show = {"success": st.success, "warning": st.warning, "error": st.error}[note.level]
-    show(_ui.note_line(note))
+held = {n for f in files or [] for n in (f.name, _ui.display_name(f.name))}
+for note in st.session_state[_ui.Key.NOTES]:  # notes of files still in the uploader only
+    if note.name in held:
+        show = {"success": st.success, "warning": st.warning, "error": st.error}[note.level]
+        show(_ui.note_line(note))
+if removed := st.session_state.pop(_ui.Key.REMOVED, None):
+    st.success(_ui.md(removed))
 
 for name in list(st.session_state[_ui.Key.PENDING]):
     with st.form(f"password-{name}", border=True):
@@ -87,14 +91,10 @@ if kept:
         if st.button("Remove", disabled=gone is None, key="cs_remove_go"):
             try:
                 removal = _ui_library.remove(str(gone))
-                st.session_state[_ui.Key.NOTES] = [
-                    _ui.Note(
-                        name=removal.doc_id,
-                        level="success",
-                        text=f"removed: {len(removal.versions)} kept version(s), "
-                        f"{removal.records:,} chunk record(s)",
-                    )
-                ]
+                st.session_state[_ui.Key.REMOVED] = (
+                    f"{removal.doc_id} removed: {len(removal.versions)} kept version(s), "
+                    f"{removal.records:,} chunk record(s)"
+                )
                 st.rerun()
             except ChunkscopeError as exc:
                 st.error(_ui.md(exc))

@@ -72,7 +72,7 @@ def test_a_removed_document_reports_its_link_gone(app, store_dir):
     open_page(app, "library")
     app.selectbox(key="cs_remove_pick").set_value("report").run()
     app.button(key="cs_remove_go").click().run()
-    assert any("removed: 1 kept version(s)" in plain(s.value) for s in app.success)
+    assert any("report removed: 1 kept version(s)" in plain(s.value) for s in app.success)
     assert Library.of_store(ChunkStore.open(store_dir)).versions() == []
     at = fresh_session(**source_params(citation))
     (error,) = at.error
@@ -171,3 +171,14 @@ def test_the_library_chart_ticks_are_plain_numbers(app):
     assert all(low <= v <= high for v in values)
     assert log_ticks([1.7, 3.1]) == ([100.0, 200.0, 500.0, 1000.0], ["100", "200", "500", "1,000"])
     assert log_ticks([0.5, 6.2])[1] == ["10", "100", "1,000", "10,000", "100,000", "1,000,000"]
+
+
+def test_upload_notes_go_with_the_files_they_are_about(app):
+    upload(app, ("report.md", REPORT_V1))
+    n = len(load_document(REPORT_V1, name="report.md").text)
+    assert [plain(s.value) for s in app.success] == [f"**report.md** read: {n} chars"]
+    open_page(app, "chunks")
+    open_page(app, "library")  # the uploader is empty again: its old note is gone
+    assert not app.success and not app.warning
+    upload(app, ("other.md", REPORT_V2))
+    assert [plain(s.value) for s in app.success] == [f"**other.md** read: {n} chars"]
