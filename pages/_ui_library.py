@@ -34,11 +34,18 @@ def kept_library(*, create: bool = False) -> Library | None:
     return None if opened is None else Library.of_store(opened)
 
 
+@st.cache_data(ttl=1.0, max_entries=8, show_spinner=False)
+def _listed(where: str, _library: Library) -> list[LibraryEntry]:
+    """One listing per store and second: a run asks for it from every page part, and
+    another session's upload shows within a second."""
+    return _library.current()
+
+
 def kept_entries() -> list[LibraryEntry]:
     """The current version of every kept document ([] without a library)."""
     library = kept_library()
     try:
-        return library.current() if library else []
+        return _listed(library.where(), library) if library else []
     except Exception:  # noqa: BLE001 - a server gone away: the sidebar says so
         _log.exception("listing the library failed")
         return []
@@ -98,6 +105,7 @@ def keep(name: str, data: bytes, doc: Document) -> str | None:
         library = kept_library(create=True)
         assert library is not None
         library.add(data, name=name, doc_id=doc.doc_id, sha256=doc.sha256)
+        _listed.clear()
     except ChunkscopeError as exc:
         return f"not kept in the library: {exc}"
     except Exception as exc:  # noqa: BLE001 - the document still opens in this session
@@ -121,5 +129,6 @@ def remove(doc_id: str) -> Removal:
     if opened is None:
         raise ChunkscopeError("there is no store yet, so nothing to remove")
     removal = remove_document(opened, doc_id)
+    _listed.clear()
     st.session_state[_ui.Key.DOCS].pop(doc_id, None)
     return removal
