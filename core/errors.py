@@ -62,3 +62,7 @@ class LimitExceededError(ChunkscopeError):
 class DamagedPdfError(NotAPdfError):
     """MuPDF could open the file but not read it (a cycle in the page tree, a lying page
     count, a broken object): the PDF is damaged."""
+
+
+class LibraryError(ChunkscopeError):
+    """A document or version the library does not hold, or bytes it lost."""

@@ -55,7 +55,8 @@ class Key:
     """Session-state keys (declared once; ``init_state`` gives each its default)."""
 
     DOCS = "cs_docs"  # dict[doc_id, Document] read in this session
-    NOTES = "cs_notes"  # list[Note] about the latest uploads
+    NOTES = "cs_notes"  # list[Note] about the latest uploads (shown while still uploaded)
+    REMOVED = "cs_removed"  # one line about a removed document, shown once
     PENDING = "cs_pending"  # dict[file name, bytes] waiting for a password
     SEEN_UPLOADS = "cs_seen_uploads"  # set of uploader file ids already read
     PREVIOUS = "cs_previous"  # dict[doc_id, list[sha256]] replaced versions
@@ -77,6 +78,14 @@ class Note:
     name: str
     level: str
     text: str
+
+
+TABLE_ROW_PX = 35  # st.dataframe's row height (its header row too)
+
+
+def table_height(n_rows: int) -> int:
+    """Pixels for ``st.dataframe`` to show ``n_rows`` and its header without scrolling."""
+    return TABLE_ROW_PX * (n_rows + 1) + 3
 
 
 _MARKDOWN_PUNCTUATION = frozenset("\\`*_{}[]()#+-.!<>|~$:")
@@ -206,8 +215,21 @@ def datasheets() -> dict[str, Document]:
 
 
 def library() -> dict[str, Document]:
-    """Every document on hand: samples, overridden by this session's uploads."""
-    return {**samples(), **st.session_state[Key.DOCS]}
+    """Every document on hand: samples, the store's library (what any session or
+    ``chunkscope index`` kept), overridden by this session's uploads."""
+    from pages import _ui_library
+
+    return {**samples(), **_ui_library.kept_documents(), **st.session_state[Key.DOCS]}
+
+
+def own_documents() -> dict[str, Document]:
+    """The user's documents: the store's library and this session's uploads, without the
+    bundled samples (a sample counts only when its bytes were uploaded or kept)."""
+    from pages import _ui_library
+
+    bundled = {d.doc_id: d.sha256 for d in samples().values()}
+    held = {**_ui_library.kept_documents(), **st.session_state[Key.DOCS]}
+    return {i: d for i, d in held.items() if bundled.get(i) != d.sha256}
 
 
 def add_document(doc: Document) -> Note:
@@ -267,13 +289,21 @@ def read_upload(name: str, data: bytes, password: str | None = None) -> Note:
             text=f"could not be read ({type(exc).__name__}); the server log has the details",
         )
     st.session_state[Key.PENDING].pop(name, None)
-    return add_document(doc)
+    note = add_document(doc)
+    from pages import _ui_library
+
+    if (failed := _ui_library.keep(name, data, doc)) is not None:
+        return Note(name=note.name, level="warning", text=f"{note.text}; {failed}")
+    return note
 
 
 def note_line(note: Note) -> str:
-    """Markdown of a note: the file name in bold, once (error texts often start with it)."""
-    text = note.text[len(note.name) :].lstrip() if note.text.startswith(note.name) else note.text
-    return f"**{md(note.name)}** {md(text)}"
+    """Markdown of a note: the file name in bold, once: where the text names the file
+    itself ("the password for X is wrong"), that mention is the bold one."""
+    before, found, after = note.text.partition(note.name)
+    if not found:
+        return f"**{md(note.name)}** {md(note.text)}"
+    return f"{md(before)}**{md(note.name)}**{md(after)}"
 
 
 def replace_note(note: Note) -> None:
@@ -354,12 +384,17 @@ def doc_token_count(doc_id: str, sha256: str, _doc: Document) -> int:
 
 def library_rows() -> list[dict[str, object]]:
     """One table row per library document (the Library page's table)."""
+    from pages import _ui_library
+
     indexed, uploaded = indexed_versions(), st.session_state[Key.DOCS]
+    kept = {e.doc_id: e.sha256 for e in _ui_library.kept_entries()}
     rows = []
     for doc in library().values():
         versions = indexed.get(doc.doc_id, set())
         state = "yes" if doc.sha256 in versions else ("older version" if versions else "no")
         tokens = doc_token_count(doc.doc_id, doc.sha256, doc)
-        origin = "uploaded" if doc.doc_id in uploaded else "sample"
+        origin = "library" if kept.get(doc.doc_id) == doc.sha256 else "sample"
+        if origin == "sample" and doc.doc_id in uploaded:
+            origin = "this session"
         rows.append(document_row(doc, tokens=tokens, indexed=state, origin=origin))
     return rows

@@ -62,6 +62,7 @@ class EKey:
     POLICY = "cs_cmp_policy"  # a policy key present in the index
     METHODS = "cs_cmp_methods"
     QUERY = "cs_cmp_query"
+    QUERY_WIDGET = "cs_w_cmp_query"  # the text box; the query itself lives under QUERY
     K = "cs_cmp_k"
     RERANK = "cs_cmp_rerank"  # second stage on/off
     RERANK_METHOD = "cs_cmp_rerank_method"
@@ -276,8 +277,9 @@ def index_panel(entries) -> None:
     busy = indexing()
     with st.expander("Index documents", expanded=not entries, icon=":material/database:"):
         pool = {**demo_documents(), **_ui.library()}
+        own = _ui.own_documents()  # the user's documents, once there are any, else the demo
         picked = st.multiselect(
-            "Documents", list(pool), default=list(demo_documents()), key=EKey.INDEX_DOCS
+            "Documents", list(pool), default=list(own or demo_documents()), key=EKey.INDEX_DOCS
         )
         policy = _ui_controls.policy_controls("index", horizontal=True, first=DEMO_POLICY.name)
         methods = st.multiselect(

@@ -61,7 +61,14 @@ st.session_state[K.METHODS] = [m for m in st.session_state[K.METHODS] if m in of
 chosen = row[2].multiselect("Methods", offered, key=K.METHODS)
 k = int(row[3].number_input("k", 1, 50, key=K.K))
 meth.fusion_builder(K.METHODS)
-query = st.text_input("Query", key=K.QUERY, placeholder="e.g. " + eng.DEMO_QUERY).strip()
+if st.session_state[K.QUERY] == eng.DEMO_QUERY and not set(docs_here) & set(eng.demo_documents()):
+    st.session_state[K.QUERY] = ""  # the pump demo's query means nothing to other documents
+query = st.text_input(
+    "Query",
+    value=st.session_state[K.QUERY],
+    placeholder="e.g. " + eng.DEMO_QUERY,
+    **_ui.synced(K.QUERY_WIDGET, K.QUERY),  # kept under our key across pages
+).strip()
 refusal = eng.late_refusal()
 methods = [m for m in chosen if set(registry.get(m).indexed_parts) <= stored]
 if missing := [m for m in chosen if m not in methods]:

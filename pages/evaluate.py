@@ -75,7 +75,8 @@ if run.unresolved:
 
 st.subheader(f"{run.n_queries} queries · policy {run.policy.get('key', '')} · top {run.text_k}")
 left, right = st.columns([3, 2], gap="medium")
-left.dataframe(tri.metric_rows(run), hide_index=True)
+metric_rows = tri.metric_rows(run)  # whole tables: no row of them hides below a fold
+left.dataframe(metric_rows, hide_index=True, height=_ui.table_height(len(metric_rows)))
 pair = [m for m in ("naive", "late") if m in run.methods] or list(run.methods[:2])
 if len(pair) == 2:
     points = [(q.id, q.query, q.ranks[pair[0]], q.ranks[pair[1]]) for q in run.queries]
@@ -88,7 +89,12 @@ if len(pair) == 2:
         on_select=lambda: ins.on_select("cs_eval_scatter", K.QUERY_ID),
     )  # fmt: skip
 st.markdown("**Deltas between methods** (paired bootstrap, 95%)")
-st.dataframe(tri.delta_rows(run), hide_index=True, height=250)
+pairs = list(dict.fromkeys(str(r["delta"]) for r in tri.delta_rows(run)))
+if pairs:  # one pair at a time, late against naive first, each table whole
+    first = next((i for i, p in enumerate(pairs) if "late" in p and "naive" in p), 0)
+    pair = st.selectbox("Methods compared", pairs, index=first, key="cs_eval_delta_pair")
+    delta_rows = [r for r in tri.delta_rows(run) if r["delta"] == pair]
+    st.dataframe(delta_rows, hide_index=True, height=_ui.table_height(len(delta_rows)))
 if st.session_state[K.QUERY_ID] in {q.id for q in run.queries}:
     st.subheader("Query opened from the chart")
     tri.query_card(run, run.query(st.session_state[K.QUERY_ID]), docs)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.errors import ChunkscopeError
 from core.render.charts import document_lengths_figure, length_percentiles, overflow_share
-from pages import _ui, _ui_frame
+from pages import _ui, _ui_frame, _ui_library
 
 _ui_frame.entry("pages/library.py")
 
 st.title("Library")
 st.caption(
-    "Documents to inspect: the bundled samples and whatever you upload in this session. "
+    "Documents to inspect: the bundled samples and every document kept in the store's "
+    "library (uploaded in any session, or added by `chunkscope index`). "
     "PDFs keep a character-exact map to their pages; every other format is reflowable: "
     "character offsets, plus cue times for transcripts and raw byte ranges for HTML."
 )
@@ -25,9 +27,13 @@ files = st.file_uploader(
 )
 _ui.read_uploads(files or [])
 
-for note in st.session_state[_ui.Key.NOTES]:
-    show = {"success": st.success, "warning": st.warning, "error": st.error}[note.level]
-    show(_ui.note_line(note))
+held = {n for f in files or [] for n in (f.name, _ui.display_name(f.name))}
+for note in st.session_state[_ui.Key.NOTES]:  # notes of files still in the uploader only
+    if note.name in held:
+        show = {"success": st.success, "warning": st.warning, "error": st.error}[note.level]
+        show(_ui.note_line(note))
+if removed := st.session_state.pop(_ui.Key.REMOVED, None):
+    st.success(_ui.md(removed))
 
 for name in list(st.session_state[_ui.Key.PENDING]):
     with st.form(f"password-{name}", border=True):
@@ -36,6 +42,19 @@ for name in list(st.session_state[_ui.Key.PENDING]):
             data = st.session_state[_ui.Key.PENDING][name]
             _ui.replace_note(_ui.read_upload(name, data, password))
             st.rerun()
+
+for entry in _ui_library.locked_entries():
+    with st.form(f"unlock-{entry.sha256}", border=True):
+        password = st.text_input(
+            f"{_ui.md(entry.name)} is kept encrypted: password to open it in this session",
+            type="password",
+        )
+        if st.form_submit_button("Open", icon=":material/lock_open:"):
+            try:
+                _ui_library.open_entry(entry, password)
+                st.rerun()
+            except ChunkscopeError as exc:
+                st.error(_ui.md(exc))
 
 rows = _ui.library_rows()
 if not rows:
@@ -54,6 +73,31 @@ st.dataframe(
         "indexed": st.column_config.TextColumn(help="Stored in the chunk store (this version?)"),
     },
 )
+
+kept = [e.doc_id for e in _ui_library.kept_entries()]
+if kept:
+    with st.expander("Remove a document", icon=":material/delete:"):
+        st.caption(
+            "Removes every kept version of it, its chunks in every collection of the index "
+            "and its cached results, for every session; its citations then report it gone."
+        )
+        chosen = st.session_state.get(_ui.Key.DOC)
+        gone = st.selectbox(
+            "Document to remove",
+            kept,
+            index=kept.index(chosen) if chosen in kept else None,  # the sidebar's document
+            key="cs_remove_pick",
+        )
+        if st.button("Remove", disabled=gone is None, key="cs_remove_go"):
+            try:
+                removal = _ui_library.remove(str(gone))
+                st.session_state[_ui.Key.REMOVED] = (
+                    f"{removal.doc_id} removed: {len(removal.versions)} kept version(s), "
+                    f"{removal.records:,} chunk record(s)"
+                )
+                st.rerun()
+            except ChunkscopeError as exc:
+                st.error(_ui.md(exc))
 
 info = _ui.model_info()
 lengths = [int(r["tokens"]) for r in rows]

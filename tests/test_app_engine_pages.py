@@ -227,7 +227,7 @@ def test_document_text_reaches_the_compare_page_escaped(fake, store_dir):
     doc = load_document(injection_pdf_bytes(), name=INJECTION_NAME)
     index_demo(store_dir, fake, methods=("naive", "late"), docs=[doc])
     at = open_page("compare")
-    at.text_input(key=eng.EKey.QUERY).set_value("alert script").run()
+    at.text_input(key=eng.EKey.QUERY_WIDGET).set_value("alert script").run()
     bodies = "\n".join(h.proto.body for h in at.html if "cs-hit" in h.proto.body)
     assert "&lt;script&gt;" in bodies or "&lt;img" in bodies
     assert "<script" not in bodies and "<img" not in bodies and "<svg" not in bodies
@@ -246,6 +246,7 @@ def test_a_changed_document_shows_the_stored_chunk_stale_not_highlighted(fake, s
     index_demo(store_dir, fake, methods=("naive", "late"), docs=[indexed])
     at = open_page("compare")
     at.session_state[_ui.Key.DOCS] = {indexed.doc_id: indexed}
+    at.text_input(key=eng.EKey.QUERY_WIDGET).set_value(eng.DEMO_QUERY)  # no demo indexed
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     bodies = "\n".join(h.proto.body for h in at.html)
@@ -321,7 +322,7 @@ def test_compare_late_ranks_the_asked_products_section_higher(store_dir):
 
     index_demo(store_dir, eng.encoder(), embed=method_records)
     at = open_page("compare")
-    assert at.text_input(key=eng.EKey.QUERY).value == eng.DEMO_QUERY
+    assert at.text_input(key=eng.EKey.QUERY_WIDGET).value == eng.DEMO_QUERY
     assert [s.value for s in at.subheader][:3] == ["naive", "late", "contextual"]
     k = at.number_input(key=eng.EKey.K).value
     position = {m: dict((p, r) for r, p in ranked(at, m)) for m in ("naive", "late")}

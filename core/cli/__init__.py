@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.export_cmd",
     "core.cli.embed_cmd",
     "core.cli.index_cmd",
+    "core.cli.library_cmd",
     "core.cli.query_cmd",
     "core.cli.import_cmd",
     "core.cli.eval_cmd",

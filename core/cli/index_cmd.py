@@ -172,6 +172,25 @@ def report_to_dict(report: Any, store_description: str) -> dict[str, object]:
     }
 
 
+def _keep_sources(store: Any, report: Any) -> None:
+    """Add the bytes of every document that loaded to the store's library (the file is
+    read again and kept only if it still has the bytes that were indexed)."""
+    from pathlib import Path
+
+    from core.ingest import sha256_of
+    from core.ingest.files import read_source
+    from core.library import Library
+
+    library = Library.of_store(store)
+    for result in report.documents:
+        if result.error or not result.sha256:
+            continue
+        data = read_source(Path(result.source), result.source)
+        if sha256_of(data) == result.sha256:
+            name = Path(result.source).name
+            library.add(data, name=name, doc_id=result.doc_id, sha256=result.sha256)
+
+
 def run(args: argparse.Namespace) -> int:
     from core.chunk import policy_from_args
     from core.index import DocumentFile, collect_files, index_documents
@@ -204,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
             should_cancel=should_cancel,
             force=args.force,
         )
+    _keep_sources(store, report)
     if args.json:
         json.dump(report_to_dict(report, store.location.describe()), sys.stdout)
         sys.stdout.write("\n")

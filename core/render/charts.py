@@ -90,6 +90,21 @@ def _log_range(values: Sequence[float]) -> list[float]:
     return [math.log10(low) - 0.3, math.log10(high) + 0.15]
 
 
+def log_ticks(y_range: Sequence[float]) -> tuple[list[float], list[str]]:
+    """Tick values and labels for a log axis over ``y_range`` (log10 units): 1, 2, 5 of
+    every decade when the range spans at most two decades, else powers of ten, written in
+    full with thousands separators ("1,000", "20,000"), never Plotly's "2, 10k, 5"."""
+    low, high = 10 ** y_range[0], 10 ** y_range[1]
+    steps = (1, 2, 5) if y_range[1] - y_range[0] <= 2.5 else (1,)
+    values = [
+        float(m * 10**e)
+        for e in range(math.floor(y_range[0]), math.ceil(y_range[1]) + 1)
+        for m in steps
+        if low <= m * 10**e <= high
+    ]
+    return values, [f"{v:,.0f}" for v in values]
+
+
 def overflow_share(lengths: Sequence[int], window_tokens: int) -> float:
     """Share (0-1) of the documents with text (length > 0) longer than ``window_tokens``;
     0 for none. A document without text (a scan with no text layer) has nothing to chunk,
@@ -167,12 +182,13 @@ def document_lengths_figure(
     if no_text:
         title += f"; {len(no_text)} without text"
     widest = max(len(n["text"]) for n in notes)
+    ticks = log_ticks(y_range)
     return _figure(
         bars, title=title, x_title="", y_title="tokens (log scale)", height=_LENGTHS_HEIGHT_PX,
         xaxis={"categoryorder": "array", "categoryarray": xs, "tickvals": xs,
                "ticktext": [escape(_cut(names[i], _NAME_CHARS)) for i in order],
                "tickangle": -45, "automargin": False, "showticklabels": bottom_px > 20},
-        yaxis={"type": "log", "range": y_range},
+        yaxis={"type": "log", "range": y_range, "tickvals": ticks[0], "ticktext": ticks[1]},
         margin={"l": 10, "r": 16 + math.ceil(6.6 * widest), "t": _TOP_PX, "b": bottom_px},
         shapes=shapes, annotations=notes,
     )  # fmt: skip
