@@ -85,7 +85,8 @@ def hit_card(hit, rank: int, whole_index: bool, *, note: str = "", extra: str = 
 
 def method_column(view: Comparison, method: str, changes: dict, whole_index: bool) -> None:
     spec = registry.get(method)
-    st.subheader(method, divider="gray", help=f"{spec.summary}; scores: {spec.score.label}")
+    shown = method.replace(",", ",\u200b").replace(";", ";\u200b")  # a fusion wraps at its parts
+    st.subheader(shown, divider="gray", help=f"{spec.summary}; scores: {spec.score.label}")
     st.caption(f"{view.scope_sizes[method]:,} chunks searched · {spec.score.label}")
     base = view.methods[0]
     for hit in view.results[method]:

@@ -96,7 +96,10 @@ def plain(markdown: str) -> str:
 
 
 def column(at: AppTest, heading: str):
-    found = [c for c in at.main.columns if c.subheader and c.subheader[0].value == heading]
+    found = [
+        c for c in at.main.columns
+        if c.subheader and c.subheader[0].value.replace("\u200b", "") == heading
+    ]  # fmt: skip
     assert found, f"no column {heading!r}"
     return found[0]
 
