@@ -269,7 +269,12 @@ def export_bytes(run: EvalRun, suffix: str) -> bytes:
         return path.read_bytes()
 
 
-def rank_text(rank: int | None, depth: int) -> str:
+def rank_text(rank: int | None, depth: int, record=None, method: str = "") -> str:
+    """``rank 912 of 84,000`` at full depth where the run recorded it, else the rank
+    within the run's depth."""
+    full = record.full_ranks.get(method) if record is not None else None
+    if full is not None and record.scope_size:
+        return f"rank {full:,} of {record.scope_size:,}"
     return f"rank {rank}" if rank is not None else f"not in the top {depth}"
 
 
@@ -277,7 +282,9 @@ def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
     """A query: gold evidence on its page (or in its text), the top k of each method with
     gold-overlapping chunks marked, and where gold ranked when it missed the top k."""
     st.html(f'<div class="cs-query">{escape(record.query)}</div>')
-    where = " · ".join(f"{m}: {rank_text(r, run.depth)}" for m, r in record.ranks.items())
+    where = " · ".join(
+        f"{m}: {rank_text(r, run.depth, record, m)}" for m, r in record.ranks.items()
+    )
     st.caption(
         f"{_ui.md(record.id)} · document {_ui.md(record.doc_id)} · first gold chunk: {where}"
     )
@@ -298,7 +305,8 @@ def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
                 ins.short_link(cite)
         rank = record.ranks[m]
         if rank is None or rank > run.text_k:
-            col.caption(f"Gold outside the top {run.text_k}: {rank_text(rank, run.depth)}")
+            shown = rank_text(rank, run.depth, record, m)
+            col.caption(f"Gold outside the top {run.text_k}: {shown}")
 
 
 def gold_view(record, doc: Document | None) -> None:

@@ -498,6 +498,7 @@ def test_the_failure_reader_lays_out_the_evidence_and_stores_the_suggestion(fake
     at = open_page("evaluate")
     [b for b in at.button if b.label == "Run"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
+    assert any(re.search(r"first gold chunk: .*rank \d+ of 45", c.value) for c in at.caption)
     panel = [h.proto.body for h in at.html if "Why it failed" in h.proto.body]
     assert len(panel) == 1 and "suggested: <b" in panel[0]
     suggested = re.search(r"suggested: <b[^>]*>(\w+)</b>", panel[0]).group(1)

@@ -281,3 +281,46 @@ def test_terms_and_matched_words_agree_on_any_text(text):
     assert terms(text) == [term for _, _, term in spans]
     for start, end, _ in spans:  # offsets are exact slices of the text itself
         assert text[start:end].strip() == text[start:end] and end > start
+
+
+@pytest.mark.parametrize("scope", ["corpus", "doc"])
+def test_the_evaluation_records_each_gold_rank_at_full_depth(scope):
+    """The best gold chunk's rank over every chunk of the scope, under every method,
+    equals its place in a brute-force stable ranking of the full score row."""
+    docs = [
+        make_document(f"d{i}", "\n\n".join(f"{p} Copy {i}{n}." for n, p in enumerate(PARAGRAPHS)))
+        for i in range(3)
+    ]  # no two chunks alike, so no tie decides a rank
+    queries = []
+    for n, para in enumerate(PARAGRAPHS):
+        start = docs[1].text.index(para)
+        gold = GoldSpan(char_start=start, char_end=start + len(para))
+        queries.append(
+            LabelledQuery(id=f"q{n}", query=para.split(".")[0][:30], doc="d1", gold=(gold,))
+        )
+    names = ("naive", "bm25", "hybrid(naive,bm25;rrf60)")
+    config = EvalConfig(policy=POLICY, methods=names, ks=(1,), scope=scope)
+    run = run_eval(
+        queries, docs, config, encoder=FakeEncoder(), embed=fake_embed_chunks,
+        chunker=lambda d: paragraph_chunks(d, POLICY),
+    )  # fmt: skip
+    assert all(q.scope_size == (4 if scope == "doc" else 12) for q in run.queries)
+    enc = FakeEncoder()
+    chunks = [c for d in sorted(docs, key=lambda d: d.doc_id) for c in paragraph_chunks(d, POLICY)]
+    matrix = enc.encode_texts([c.text for c in chunks])
+    for record in run.queries:  # naive brute force: every chunk scored, stable order
+        scores = matrix @ enc.encode_query(record.query)
+        keep = [i for i, c in enumerate(chunks) if scope == "corpus" or c.doc_id == "d1"]
+        order = [keep[j] for j in np.argsort(-scores[keep], kind="stable")]
+        spans = [(g.char_start, g.char_end) for g in record.gold]
+        gold = {
+            i for i, c in enumerate(chunks)
+            if c.doc_id == "d1" and any(c.char_start < b and a < c.char_end for a, b in spans)
+        }  # fmt: skip
+        assert record.full_ranks["naive"] == 1 + min(order.index(i) for i in gold)
+    for record in run.queries:
+        for name in names:
+            full = record.full_ranks[name]
+            assert full is not None and 1 <= full <= record.scope_size
+            if record.ranks[name] is not None:  # within the depth both agree
+                assert full == record.ranks[name]

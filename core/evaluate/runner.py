@@ -211,18 +211,18 @@ def _rank(scores: np.ndarray, allowed: np.ndarray | None, depth: int) -> list[np
     return out
 
 
-def _relevant_counts(queries: Sequence[ResolvedQuery], corpus: _Corpus) -> list[int]:
-    """Per query, how many chunks in the whole corpus overlap one of its gold spans."""
+def _gold_masks(queries: Sequence[ResolvedQuery], corpus: _Corpus) -> list[np.ndarray]:
+    """Per query, which chunks of the whole corpus overlap one of its gold spans."""
     starts = np.array([c.char_start for c in corpus.chunks], dtype=np.int64)
     ends = np.array([c.char_end for c in corpus.chunks], dtype=np.int64)
     doc_ids = np.array([c.doc_id for c in corpus.chunks], dtype=object)
-    counts = []
+    masks = []
     for query in queries:
         hit = np.zeros(len(corpus.chunks), dtype=bool)
         for gold in query.gold:
             hit |= (starts < gold.char_end) & (gold.char_start < ends)
-        counts.append(int((hit & (doc_ids == query.doc_id)).sum()))
-    return counts
+        masks.append(hit & (doc_ids == query.doc_id))
+    return masks
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +232,8 @@ class _Scored:
     hits: tuple[RankedHit, ...]
     values: dict[str, float | None]
     rank: int | None
+    full_rank: int | None = None  # the best gold chunk's rank at full depth
+    scope_size: int = 0  # the chunks this query was ranked among
 
 
 def _allowed(resolved: Sequence[ResolvedQuery], corpus: _Corpus, scope: str) -> np.ndarray | None:
@@ -243,6 +245,21 @@ def _allowed(resolved: Sequence[ResolvedQuery], corpus: _Corpus, scope: str) -> 
     return corpus.doc_index[None, :] == wanted[:, None]
 
 
+def _full_gold_rank(
+    scores: np.ndarray, allowed: np.ndarray | None, gold: np.ndarray
+) -> tuple[int | None, int]:
+    """``(rank of the best gold chunk at full depth, chunks ranked)`` for one query row:
+    better scores, then equal ones earlier in corpus order, as ``_rank`` orders them."""
+    row = np.where(allowed, scores, -np.inf) if allowed is not None else scores
+    size = int(np.isfinite(row).sum()) if allowed is not None else len(row)
+    candidates = np.flatnonzero(gold & np.isfinite(row))
+    if not len(candidates):
+        return None, size
+    best = candidates[np.argmax(row[candidates])]  # argmax keeps the earliest of equals
+    s = row[best]
+    return int((row > s).sum() + (row[:best] == s).sum()) + 1, size
+
+
 def _score_method(
     resolved: Sequence[ResolvedQuery],
     corpus: _Corpus,
@@ -251,7 +268,8 @@ def _score_method(
     spec: MetricSpec,
 ) -> list[_Scored]:
     """Rank every query by one method's score matrix and score the ranking."""
-    relevant = _relevant_counts(resolved, corpus)
+    masks = _gold_masks(resolved, corpus)
+    relevant = [int(m.sum()) for m in masks]
     out = []
     for row, picked in enumerate(_rank(scores, allowed, spec.depth)):
         query = resolved[row]
@@ -269,7 +287,11 @@ def _score_method(
             RankedHit(chunk_id=corpus.chunks[i].chunk_id, rank=r, score=float(scores[row, i]))
             for r, i in enumerate(picked, start=1)
         )
-        out.append(_Scored(hits, values, first_relevant_rank(ranked, query.doc_id, gold)))
+        full, size = _full_gold_rank(
+            scores[row], None if allowed is None else allowed[row], masks[row]
+        )
+        first = first_relevant_rank(ranked, query.doc_id, gold)
+        out.append(_Scored(hits, values, first, full, size))
     return out
 
 
@@ -396,6 +418,8 @@ def _records(
                 failed={m: not rows[i].values[f"hit@{spec.text_k}"] for m, rows in scored.items()},
                 metrics={m: rows[i].values for m, rows in scored.items()},
                 top={m: rows[i].hits for m, rows in scored.items()},
+                full_ranks={m: rows[i].full_rank for m, rows in scored.items()},
+                scope_size=next(iter(scored.values()))[i].scope_size,
             )
         )
     return out

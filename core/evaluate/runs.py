@@ -58,6 +58,8 @@ class QueryRecord:
     ``ranks[m]`` is the 1-based rank of the first gold-overlapping chunk within the run's
     depth, ``None`` if none was retrieved that deep; ``failed[m]`` is true when no gold
     chunk is in the top ``text_k``; ``top[m]`` holds the ranked hits up to the depth.
+    ``full_ranks[m]`` is that rank at full depth, among the ``scope_size`` chunks the
+    query was ranked against (None when no gold chunk exists; absent in older runs).
     """
 
     id: str
@@ -69,6 +71,8 @@ class QueryRecord:
     failed: Mapping[str, bool]
     metrics: Mapping[str, Values]
     top: Mapping[str, tuple[RankedHit, ...]] = field(default_factory=dict)
+    full_ranks: Mapping[str, int | None] = field(default_factory=dict)
+    scope_size: int = 0
 
     def to_dict(self, *, with_hits: bool = True) -> dict[str, object]:
         out: dict[str, object] = {
@@ -80,6 +84,8 @@ class QueryRecord:
             "ranks": dict(self.ranks),
             "failed": dict(self.failed),
             "metrics": {m: dict(v) for m, v in self.metrics.items()},
+            "full_ranks": dict(self.full_ranks),
+            "scope_size": self.scope_size,
         }
         if with_hits:
             out["top"] = {m: [h.to_dict() for h in hits] for m, hits in self.top.items()}
@@ -103,6 +109,8 @@ class QueryRecord:
             failed={m: bool(v) for m, v in dict(data["failed"]).items()},  # type: ignore[call-overload]
             metrics={m: dict(v) for m, v in dict(data["metrics"]).items()},  # type: ignore[call-overload]
             top={m: tuple(RankedHit.from_dict(h) for h in hits) for m, hits in top.items()},  # type: ignore[union-attr]
+            full_ranks=dict(data.get("full_ranks") or {}),  # type: ignore[call-overload]
+            scope_size=int(data.get("scope_size") or 0),  # type: ignore[call-overload]
         )
 
     def as_label(self, **meta: object) -> LabelledQuery:
