@@ -185,3 +185,40 @@ def test_triage_tags_survive_a_reload_and_export(tall, engine_url, artifacts):
     rows = list(csv.DictReader(io.StringIO(got.value.path().read_text(encoding="utf-8"))))
     assert sorted((r["query_id"], r["cause"]) for r in rows) == sorted(picked)
     no_errors(page)
+
+
+def test_a_chunk_outside_the_top_k_ranks_at_full_depth_and_becomes_a_labelled_query(
+    tall, engine_url, artifacts
+):
+    page = tall
+    page.goto(f"{engine_url}/compare")
+    page.get_by_text("Where does a chunk rank?", exact=True).wait_for()
+    settle(page)
+    finder = page.get_by_test_id("stMain").get_by_label("Find a chunk by its words")
+    finder.fill("noise metre")  # the noise sections: far below the top 10 for this query
+    finder.press("Enter")
+    page.get_by_text("chunk(s) found").wait_for()
+    settle(page)
+    table = page.get_by_test_id("stDataFrame").filter(has_text="to enter the top 10")
+    table.wait_for()
+    text = table.inner_text()
+    assert " of 45" in text  # "rank N of 45" under every method, never "beyond"
+    shot(page, artifacts, "compare-full-depth")
+    page.get_by_role("button", name="Mark as the answer").click()
+    settle(page)
+    with page.expect_download() as got:
+        page.get_by_role("button", name="Download 1 marked").click()
+    with open(got.value.path(), encoding="utf-8") as handle:
+        (line,) = handle.read().splitlines()
+    marked = json.loads(line)
+    assert marked["query"] == DEMO_QUERY and marked["doc"].startswith("datasheet-")
+    assert marked["gold"][0]["char_end"] > marked["gold"][0]["char_start"]
+    page.get_by_role("link", name="Evaluate & triage").click()
+    page.get_by_text("Marked in Compare (1)").click()
+    settle(page)
+    page.get_by_text("Labelled queries: 1 · documents: 1").wait_for()
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("1 queries · policy", exact=False).wait_for(timeout=INDEX_TIMEOUT_MS)
+    settle(page)
+    no_errors(page)
+    shot(page, artifacts, "evaluate-marked")
