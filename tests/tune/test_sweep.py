@@ -1,8 +1,6 @@
 """Sweeps: every cell is the evaluation `eval` gives for that policy; grids, resume, cancel.
 
-Two small shared documents (the chat logs and the State of the Union of the
-chunking_evaluation set) with their own labelled questions; the fake encoder stands in
-for the model (through ``eval_cmd.load_model``, the seam both commands use).
+The small shared set of ``conftest.py``; the fake encoder stands in for the model.
 """
 
 from __future__ import annotations
@@ -13,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from core.chunk import PolicyError
-from core.cli import eval_cmd, main
-from core.evaluate import EvalConfig, import_chunking_eval, write_queries
+from core.cli import main
+from core.evaluate import EvalConfig
 from core.ingest import load_document
 from core.tune import (
     SweepCancelled,
@@ -24,39 +22,12 @@ from core.tune import (
     parse_sizes,
     run_sweep,
 )
-from tests.conftest import EVAL_DIR, TEXT_CORPORA
 from tests.fakes import FakeEncoder, fake_embed_chunks
-
-SMALL = ("chatlogs", "state_of_the_union")
-PER_DOC = 12
-
-
-@pytest.fixture(scope="module")
-def small_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A query set of the first questions on the two small corpora, and their files."""
-    if not TEXT_CORPORA.is_dir():
-        pytest.skip("the shared corpus is not here")
-    root = tmp_path_factory.mktemp("small")
-    queries = import_chunking_eval(EVAL_DIR)
-    picked = [q for name in SMALL for q in [q for q in queries if q.doc == name][:PER_DOC]]
-    write_queries(root / "q.jsonl", picked)
-    return root
-
-
-@pytest.fixture
-def fake_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(
-        eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
-    )
-    monkeypatch.setenv("CHUNKSCOPE_STORE", str(tmp_path / "store"))
-
-
-def _docs() -> list[str]:
-    return [str(TEXT_CORPORA / f"{name}.md") for name in SMALL]
+from tests.tune.conftest import small_docs
 
 
 def _common(root: Path) -> list[str]:
-    return ["--queries", str(root / "q.jsonl"), "--docs", *_docs(), "--k", "1,5", "--json"]
+    return ["--queries", str(root / "q.jsonl"), "--docs", *small_docs(), "--k", "1,5", "--json"]
 
 
 def test_each_cell_is_what_eval_gives_for_its_policy(small_set: Path, fake_model, capsys) -> None:
@@ -99,7 +70,7 @@ def test_a_cancelled_sweep_keeps_its_finished_points(small_set: Path) -> None:
     from core.evaluate import read_queries
 
     queries = read_queries(small_set / "q.jsonl")
-    docs = [load_document(p) for p in _docs()]
+    docs = [load_document(p) for p in small_docs()]
     grid = parse_grid(["fixed"], (500, 700), ("0",))
     template = EvalConfig(policy=grid[0].policy, methods=("naive",), ks=(1, 5))
     seen: list[tuple[int, int, int, int]] = []
@@ -140,7 +111,7 @@ def test_grid_parsing() -> None:
 
 
 def test_sweep_user_errors(small_set: Path, fake_model, capsys) -> None:
-    base = ["sweep", "--queries", str(small_set / "q.jsonl"), "--docs", *_docs()]
+    base = ["sweep", "--queries", str(small_set / "q.jsonl"), "--docs", *small_docs()]
     assert main([*base, "--size", "abc"]) == 2
     assert capsys.readouterr().err.startswith("error: --size takes")
     assert main([*base, "--size", "100", "--policy", "nope"]) == 2
