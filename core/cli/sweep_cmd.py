@@ -13,6 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 from core.cli import eval_cmd
@@ -92,10 +95,18 @@ def _previous(path: str | None) -> Any:
     return load_sweep(path) if path and Path(path).is_file() else None
 
 
-def _cache(folder: str | None) -> Any:
+@contextmanager
+def _cache(folder: str | None) -> Iterator[Any]:
+    """``--cache DIR`` keeps vectors and states there; without it, late token states live
+    in a temporary folder for the sweep's length (so every document's states survive
+    between points, however many documents there are)."""
     from core.embed import VectorCache
 
-    return VectorCache(folder) if folder else VectorCache()
+    if folder:
+        yield VectorCache(folder)
+        return
+    with tempfile.TemporaryDirectory(prefix="chunkscope-states-") as states:
+        yield VectorCache(state_folder=states)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -125,12 +136,21 @@ def run(args: argparse.Namespace) -> int:
         bars[point](done, total)
 
     try:
-        sweep = run_sweep(
-            queries, docs, grid, template, encoder=encoder, embed=embed,
-            parse=lambda doc: parse_document(doc, parser=args.parser).blocks,
-            tokenizer=tokenizer, cache=_cache(args.cache), progress=progress, resume=previous,
-            on_point=(lambda s: save_sweep(s, args.out)) if args.out else None,
-        )  # fmt: skip
+        with _cache(args.cache) as cache:
+            sweep = run_sweep(
+                queries,
+                docs,
+                grid,
+                template,
+                encoder=encoder,
+                embed=embed,
+                parse=lambda doc: parse_document(doc, parser=args.parser).blocks,
+                tokenizer=tokenizer,
+                cache=cache,
+                progress=progress,
+                resume=previous,
+                on_point=(lambda s: save_sweep(s, args.out)) if args.out else None,
+            )
     finally:
         for bar in bars.values():
             bar.close()
