@@ -37,7 +37,8 @@ def _traces(s: Series, cost: str) -> list[dict]:
     costs = [getattr(c, cost) for c in s.costs]
     return [
         {
-            "type": "scatter", "x": sizes + sizes[::-1], "y": list(s.highs) + list(s.lows)[::-1],
+            "type": "scatter", "mode": "lines", "x": sizes + sizes[::-1],
+            "y": list(s.highs) + list(s.lows)[::-1],
             "fill": "toself", "fillcolor": _rgba(colour, 0.15), "line": {"width": 0},
             "hoverinfo": "skip", "showlegend": False, "legendgroup": name,
         },
