@@ -52,6 +52,7 @@ def test_sweep_the_demo_click_a_cell_and_read_its_failures(tall, tune_url, artif
     page.screenshot(path=str(artifacts / "tune.png"))
     markers = chart.locator(".scatterlayer .trace .points path.point")
     assert markers.count() == 9  # 3 sizes x 3 methods; bands and cost lines have none
+
     def chosen(label: str) -> str:
         box = page.get_by_test_id("stMain").get_by_test_id("stSelectbox").filter(has_text=label)
         return box.first.locator("input").input_value()
