@@ -124,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
             findings += gate.drop_findings(result, inputs["baseline"], inputs["drops"])
             found = gate.regressions(result, inputs["baseline"])
     if inputs["tagged"] is not None:
-        findings += _must_pass(evaluate, *inputs["tagged"])
+        _, cases, labels = inputs["tagged"]
+        findings += _must_pass(evaluate, docs, cases, labels)
     verdict = gate.Verdict(findings=tuple(findings), regressions=tuple(found))
     if args.out and result is not None:
         from core.evaluate import save_run
@@ -159,16 +160,15 @@ def _evaluator(args: argparse.Namespace, config: Any, docs: list, model: tuple, 
     return evaluate
 
 
-def _must_pass(evaluate: Any, past: Any, cases: dict[str, str], labels: list) -> list:
+def _must_pass(evaluate: Any, docs: list, cases: dict[str, str], labels: list) -> list:
+    """The tagged cases as findings: those that no longer resolve fail with their reason."""
+    from core.evaluate import resolve_queries
     from core.tune import gate
 
-    try:
-        result = evaluate(labels)
-    except LabelError:  # none resolves: every document changed or is missing
-        missing = {q: "its document is not in --docs or has changed" for q in cases}
-        return gate.must_pass_findings(None, cases, missing)
-    unresolved = {u.query_id: u.reason for u in result.unresolved}
-    return gate.must_pass_findings(result, cases, unresolved)
+    _, unresolved = resolve_queries(labels, docs)
+    reasons = {u.query_id: u.reason for u in unresolved}
+    kept = [label for label in labels if label.id not in reasons]
+    return gate.must_pass_findings(evaluate(kept) if kept else None, cases, reasons)
 
 
 def _rank(rank: int | None, depth: int) -> str:

@@ -151,7 +151,7 @@ def run_sweep(
     progress: SweepProgress | None = None,
     cancelled: Callable[[], bool] | None = None,
     resume: Sweep | None = None,
-    on_point: Callable[[Sweep], None] | None = None,
+    on_point: Callable[[Sweep], object] | None = None,
 ) -> Sweep:
     """Evaluate every point of ``grid`` under ``template`` (its policy is replaced).
 

@@ -122,3 +122,22 @@ def test_a_malformed_query_set_exits_2(small_set: Path, fake_model, capsys, tmp_
     bad.write_text('{"id": "a", "query": "x"}\nnot json\n', "utf-8")
     assert main(_check(small_set, 800, "--queries", str(bad), "--min", "mrr=0.1")) == 2
     assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_a_tagged_query_whose_document_changed_fails_unchecked(
+    small_set: Path, runs, capsys, tmp_path: Path
+) -> None:
+    run = load_run(runs[800])
+    query = next(q for q in run.queries if not q.failed["bm25"])
+    db = tmp_path / "triage.sqlite"
+    TriageStore(db).tag(
+        run_id=run.run_id, query_id=query.id, doc_sha256=query.doc_sha256, cause="label"
+    )
+    changed = tmp_path / f"{query.doc_id}.md"
+    source = next(p for p in small_docs() if Path(p).stem == query.doc_id)
+    changed.write_text(Path(source).read_text("utf-8") + "\nOne more line.\n", "utf-8")
+    others = [p for p in small_docs() if Path(p).stem != query.doc_id]
+    args = ["check", "--docs", str(changed), *others, "--methods", "bm25", "--size", "800"]
+    assert main([*args, "--tagged", str(runs[800]), "--triage-db", str(db)]) == 1
+    shown = capsys.readouterr().out
+    assert f"FAIL  must-pass {query.id} (any method): not checked: document changed" in shown
