@@ -107,3 +107,15 @@ def test_a_changed_document_never_reuses_stale_states(tmp_path: Path) -> None:
     again = embed_chunks(new, _chunks(new, 450), "late", encoder, cache=cache)
     assert encoder.forward_passes > passes
     assert all(np.linalg.norm(r.vector) > 0.99 for r in again)
+
+
+def test_the_bound_comes_from_the_environment(tmp_path: Path, monkeypatch) -> None:
+    from core.errors import ChunkscopeError
+
+    monkeypatch.setenv("CHUNKSCOPE_STATE_CACHE_MB", "3")
+    assert StateStore(tmp_path).max_bytes == 3 * 2**20
+    monkeypatch.setenv("CHUNKSCOPE_STATE_CACHE_MB", "0")
+    with pytest.raises(ChunkscopeError, match="positive number of MB"):
+        StateStore(tmp_path)
+    monkeypatch.delenv("CHUNKSCOPE_STATE_CACHE_MB")
+    assert StateStore(tmp_path).max_bytes == 2 * 2**30

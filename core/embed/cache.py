@@ -13,7 +13,8 @@ pooling, no forward pass.
 In memory by default; with ``folder`` each vector is also written to
 ``<folder>/<key hash>.npz`` (the vector plus its record fields) and read back on a miss,
 and late token states go to a ``core.embed.states.StateStore`` in ``<folder>/states/``
-(float16, at most ``state_disk_bytes``, oldest first out; ``state_folder`` puts them
+(float16, at most ``state_disk_bytes`` (default: ``states.default_max_bytes()``),
+oldest first out; ``state_folder`` puts them
 elsewhere, or on disk without a vector folder). A state read from disk is float16: its
 pooled vectors agree with fresh ones to a cosine of 0.9999 or more, not bit for bit.
 """
@@ -31,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from core.embed.records import ChunkVector
-from core.embed.states import DEFAULT_MAX_BYTES, StateStore
+from core.embed.states import StateStore
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,7 +72,7 @@ class VectorCache:
         state_docs: int = 4,
         state_bytes: int = 512 * 2**20,
         state_folder: str | os.PathLike[str] | None = None,
-        state_disk_bytes: int = DEFAULT_MAX_BYTES,
+        state_disk_bytes: int | None = None,
     ):
         self.folder = Path(folder) if folder is not None else None
         if state_folder is None and self.folder is not None:

@@ -11,7 +11,8 @@ sha256, window policy) and its shape is the one expected, so a changed document 
 sha256) never finds the states of its old version, and a damaged or foreign file is a miss
 that is removed.
 
-The folder holds at most ``max_bytes``: after a write, entries are removed oldest first by
+The folder holds at most ``max_bytes`` (default 2 GiB, or ``CHUNKSCOPE_STATE_CACHE_MB``
+megabytes): after a write, entries are removed oldest first by
 last use (a read refreshes an entry's time) until the rest fit. Writes go through a
 temporary file and ``os.replace``, so a reader never sees half an entry.
 """
@@ -25,8 +26,21 @@ from pathlib import Path
 
 import numpy as np
 
+from core.errors import ChunkscopeError
+
 DEFAULT_MAX_BYTES = 2 * 2**30
+ENV_MAX_MB = "CHUNKSCOPE_STATE_CACHE_MB"
 STATE_DTYPE = np.float16
+
+
+def default_max_bytes() -> int:
+    """``CHUNKSCOPE_STATE_CACHE_MB`` (a positive integer of MiB) in bytes, else 2 GiB."""
+    raw = os.environ.get(ENV_MAX_MB, "").strip()
+    if not raw:
+        return DEFAULT_MAX_BYTES
+    if not raw.isdigit() or int(raw) < 1:
+        raise ChunkscopeError(f"{ENV_MAX_MB} must be a positive number of MB, got {raw!r}")
+    return int(raw) * 2**20
 
 
 def state_key(model: str, doc_sha256: str, policy_key: str) -> str:
@@ -37,7 +51,8 @@ def state_key(model: str, doc_sha256: str, policy_key: str) -> str:
 class StateStore:
     """float16 token states per (model, document sha256, window policy) in one folder."""
 
-    def __init__(self, folder: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES):
+    def __init__(self, folder: str | os.PathLike[str], *, max_bytes: int | None = None):
+        max_bytes = default_max_bytes() if max_bytes is None else max_bytes
         if max_bytes < 1:
             raise ValueError("max_bytes must be at least 1")
         self.folder = Path(folder)
