@@ -25,6 +25,7 @@ SECTIONS: dict[str, list[st.Page]] = {
     "Retrieve": [
         st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
         st.Page("pages/evaluate.py", title="Evaluate & triage", icon=":material/fact_check:"),
+        st.Page("pages/tune.py", title="Tune", icon=":material/tune:"),
     ],
 }
 

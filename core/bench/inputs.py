@@ -23,9 +23,8 @@ HEADLINE_PDF = "pypdfsf_GeoTopo-komprimiert.pdf"
 OTHER_PDFS = ("plumber_federal-register-2020-17221.pdf",)
 TEXT_CORPORA = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
 CASE_NAMES: tuple[str, ...] = (
-    "parse", "tables", "rechunk", "naive", "late", "store", "lexical", "depth", "signals",
-    "attribution",
-    "ui", "memory", "gpu",
+    "parse", "tables", "rechunk", "naive", "late", "sweep", "store", "lexical", "depth",
+    "signals", "attribution", "ui", "memory", "gpu",
 )  # fmt: skip
 
 

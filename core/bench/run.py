@@ -41,6 +41,11 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     for case, (label, fn) in model_cases.items():
         if case in s.cases:
             steps.append((case, label, _skip(case, no_cuda) if no_cuda else _one(fn)))
+    if "sweep" in s.cases:
+        from core.bench import sweep_cases
+
+        thunk = lambda: sweep_cases.sweep_cases(inputs)  # noqa: E731
+        steps.append(("sweep", "late sweep", _skip("sweep", no_cuda) if no_cuda else thunk))
     if "store" in s.cases:
         steps += _store_steps(inputs)
     if "lexical" in s.cases:

@@ -30,11 +30,15 @@ COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.query_cmd",
     "core.cli.import_cmd",
     "core.cli.eval_cmd",
+    "core.cli.sweep_cmd",
+    "core.cli.check_cmd",
     "core.cli.triage_cmd",
     "core.cli.bench_cmd",
 )
 # Commands that read documents take the --max-* flags of core.ingest.limits.
-LIMITED_COMMANDS: tuple[str, ...] = ("parse", "chunk", "export", "embed", "index", "eval")
+LIMITED_COMMANDS: tuple[str, ...] = (
+    "parse", "chunk", "export", "embed", "index", "eval", "sweep", "check",
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -113,7 +113,13 @@ def _compute(
     if method == "contextual":
         return contextual_vectors(doc, chunks, encoder, progress=progress)
     assert policy is not None
-    states = cache.get_states(encoder.identity, doc.sha256, policy.key) if cache else None
+    shape = (len(document_tokens(encoder, doc)), encoder.dim)
+    # ``is not None``: an empty VectorCache is falsy (it has a length), yet may hold states.
+    states = (
+        None
+        if cache is None
+        else cache.get_states(encoder.identity, doc.sha256, policy.key, shape=shape)
+    )
     records, kept = late_vectors(
         doc,
         chunks,

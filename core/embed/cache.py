@@ -11,7 +11,12 @@ documents and ``state_bytes`` bytes in all), so a new span of a seen document co
 pooling, no forward pass.
 
 In memory by default; with ``folder`` each vector is also written to
-``<folder>/<key hash>.npz`` (the vector plus its record fields) and read back on a miss.
+``<folder>/<key hash>.npz`` (the vector plus its record fields) and read back on a miss,
+and late token states go to a ``core.embed.states.StateStore`` in ``<folder>/states/``
+(float16, at most ``state_disk_bytes`` (default: ``states.default_max_bytes()``),
+oldest first out; ``state_folder`` puts them
+elsewhere, or on disk without a vector folder). A state read from disk is float16: its
+pooled vectors agree with fresh ones to a cosine of 0.9999 or more, not bit for bit.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from core.embed.records import ChunkVector
+from core.embed.states import StateStore
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,8 +71,15 @@ class VectorCache:
         *,
         state_docs: int = 4,
         state_bytes: int = 512 * 2**20,
+        state_folder: str | os.PathLike[str] | None = None,
+        state_disk_bytes: int | None = None,
     ):
         self.folder = Path(folder) if folder is not None else None
+        if state_folder is None and self.folder is not None:
+            state_folder = self.folder / "states"
+        self.state_store = (
+            StateStore(state_folder, max_bytes=state_disk_bytes) if state_folder else None
+        )
         self.state_docs = state_docs
         self.state_bytes = state_bytes
         self.hits = 0
@@ -102,19 +115,34 @@ class VectorCache:
         if self.folder is not None:
             self._write(key, record)
 
-    def get_states(self, model: str, doc_sha256: str, policy_key: str) -> np.ndarray | None:
+    def get_states(
+        self, model: str, doc_sha256: str, policy_key: str, *, shape: tuple[int, int] | None = None
+    ) -> np.ndarray | None:
+        """Owned token states from memory, else from the state store (float16); None on a
+        miss or when they are not of ``shape``."""
+        key = (model, doc_sha256, policy_key)
         with self._lock:
-            key = (model, doc_sha256, policy_key)
-            if key not in self._states:
-                return None
-            self._states.move_to_end(key)
-            return self._states[key]
+            found = self._states.get(key)
+            if found is not None:
+                self._states.move_to_end(key)
+        if found is None and self.state_store is not None:
+            found = self.state_store.get(model, doc_sha256, policy_key, shape=shape)
+            if found is not None:
+                self._remember(key, found)
+        if found is None or (shape is not None and found.shape != shape):
+            return None
+        return found
 
     def put_states(self, model: str, doc_sha256: str, policy_key: str, states: np.ndarray) -> None:
+        if self.state_store is not None:
+            self.state_store.put(model, doc_sha256, policy_key, states)
+        self._remember((model, doc_sha256, policy_key), states)
+
+    def _remember(self, key: tuple[str, str, str], states: np.ndarray) -> None:
         if self.state_docs < 1 or states.nbytes > self.state_bytes:
             return
         with self._lock:
-            self._states[(model, doc_sha256, policy_key)] = states
+            self._states[key] = states
             while len(self._states) > self.state_docs or (
                 sum(a.nbytes for a in self._states.values()) > self.state_bytes
             ):

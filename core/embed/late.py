@@ -251,13 +251,16 @@ def late_vectors(
 ) -> tuple[list[ChunkVector], np.ndarray | None]:
     """Late vectors of ``chunks`` (same order); returns them and the owned token states.
 
-    ``states`` (float32 ``(n_tokens, dim)``, from an earlier call with the same policy)
-    skips the forward passes; ``keep_states`` returns the states for such reuse.
+    ``states`` (float32 or float16 ``(n_tokens, dim)``, from an earlier call with the same
+    policy) skips the forward passes (states of another shape are ignored);
+    ``keep_states`` returns the states for such reuse.
     """
     check_late_pooling(encoder)
     tokens = document_tokens(encoder, doc)
     if len(tokens) == 0:
         return _vectors_without_tokens(chunks, encoder), None
+    if states is not None and states.shape != (len(tokens), encoder.dim):
+        states = None  # not this document's states: never pool from them
     char_starts = np.array([c.char_start for c in chunks], dtype=np.int64)
     char_ends = np.array([c.char_end for c in chunks], dtype=np.int64)
     tok_starts, tok_stops = token_spans(tokens, char_starts, char_ends)

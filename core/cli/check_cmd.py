@@ -1,0 +1,216 @@
+"""``chunkscope check``: a regression gate for a team's CI.
+
+Runs a labelled query set (``--queries``) as ``eval`` would, and/or the tagged failures of
+a past run (``--tagged RUN.json``, its triage tags) as must-pass cases, then checks the
+means against ``--min`` thresholds and against a ``--baseline`` run (``--max-drop``), and
+lists the queries whose rank got worse than in the baseline. Exit status: 0 when every
+check passes, 1 when one fails (a regression), 2 on bad input (a malformed query set,
+threshold or run file: one ``error:`` line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from core.cli import eval_cmd
+from core.cli.index_cmd import methods_help
+from core.errors import LabelError
+from core.ingest.formats import describe_formats
+
+SHOWN_REGRESSIONS = 20
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "check",
+        help="a regression gate: thresholds, a baseline run, must-pass cases; exits 1 on a fail",
+        description=(
+            "Evaluate a query set (and/or the tagged failures of a past run) and check the "
+            "numbers against thresholds and a baseline run. Exit 0: pass, 1: regression, "
+            "2: bad input."
+        ),
+    )
+    parser.add_argument("--queries", metavar="Q.jsonl", help="query set (or --tagged)")
+    parser.add_argument(
+        "--docs",
+        required=True,
+        nargs="+",
+        metavar="PATH",
+        help="documents, or folders of documents (" + describe_formats() + ")",
+    )
+    parser.add_argument("--policy", default="fixed", choices=("fixed", "sentence", "structure"))
+    parser.add_argument("--size", type=int, help="chunk size in --unit (default per policy)")
+    parser.add_argument("--overlap", type=int, help="overlap in --unit (default per policy)")
+    parser.add_argument("--unit", choices=("chars", "tokens", "sentences"))
+    parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
+    default = eval_cmd.DEFAULT_METHODS
+    parser.add_argument("--methods", default=default, help=methods_help(f"default {default}"))
+    parser.add_argument("--k", default="1,5,10", help="cut-offs for hit@k and recall@k (1,5,10)")
+    parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM)")
+    parser.add_argument("--scope", choices=("corpus", "doc"), default="corpus")
+    parser.add_argument("--threshold", type=float, default=0.95)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--min", metavar="M=V,...", help="thresholds: hit@5=0.8,mrr=0.6")
+    parser.add_argument("--baseline", metavar="RUN.json", help="a saved run to compare with")
+    parser.add_argument("--max-drop", metavar="M=V,...", help="allowed drops: mrr=0.02")
+    parser.add_argument("--tagged", metavar="RUN.json", help="its tagged failures must pass")
+    parser.add_argument("--triage-db", metavar="FILE", help="tags file (default: the store's)")
+    parser.add_argument("--out", metavar="RUN.json", help="save this run (a next baseline)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)
+
+
+def _inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """Everything read before any work: malformed input fails here, with exit 2."""
+    from core.evaluate import load_run, read_queries
+    from core.tune.gate import parse_limits
+
+    minimums = parse_limits(args.min, "--min")
+    drops = parse_limits(args.max_drop, "--max-drop")
+    if drops and not args.baseline:
+        raise LabelError("--max-drop needs --baseline RUN.json to compare with")
+    if not args.queries and not args.tagged:
+        raise LabelError("give --queries Q.jsonl, --tagged RUN.json, or both")
+    if args.queries and not (minimums or args.baseline):
+        raise LabelError("nothing to check --queries against: give --min and/or --baseline")
+    return {
+        "minimums": minimums,
+        "drops": drops,
+        "queries": read_queries(args.queries) if args.queries else None,
+        "baseline": load_run(args.baseline) if args.baseline else None,
+        "tagged": _tagged(args) if args.tagged else None,
+    }
+
+
+def _tagged(args: argparse.Namespace) -> tuple[Any, dict[str, str], list[Any]]:
+    """The tagged run, its cases (query id -> tagged method) and their labels."""
+    from core.evaluate import TriageStore, load_run
+
+    past = load_run(args.tagged)
+    tags = TriageStore(args.triage_db).tags(past.run_id)
+    if not tags:
+        raise LabelError(
+            f"{args.tagged} ({past.run_id}) has no tagged query: tag failures with "
+            "`chunkscope triage tag` or on the Evaluate page first"
+        )
+    cases = {t.query_id: t.method for t in tags}
+    labels = [past.query(q).as_label(tagged_in=past.run_id) for q in sorted(cases)]
+    return past, cases, labels
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.cli.options import check_out, failed_files_line, load_each
+    from core.embed import VectorCache
+    from core.tune import gate
+
+    inputs = _inputs(args)
+    config = eval_cmd._config(args)
+    check_out(args.out)
+    paths = eval_cmd.expand_docs(args.docs)
+    docs, failures = load_each(paths)
+    if not docs or failures:
+        raise LabelError(failed_files_line(failures, len(paths)))
+    model = eval_cmd.load_model(args)
+    evaluate = _evaluator(args, config, docs, model, VectorCache())
+    findings, found, result = [], [], None
+    if inputs["queries"] is not None:
+        result = evaluate(inputs["queries"])
+        findings += gate.minimum_findings(result, inputs["minimums"])
+        if inputs["baseline"] is not None:
+            findings += gate.drop_findings(result, inputs["baseline"], inputs["drops"])
+            found = gate.regressions(result, inputs["baseline"])
+    if inputs["tagged"] is not None:
+        _, cases, labels = inputs["tagged"]
+        findings += _must_pass(evaluate, docs, cases, labels)
+    verdict = gate.Verdict(findings=tuple(findings), regressions=tuple(found))
+    if args.out and result is not None:
+        from core.evaluate import save_run
+
+        save_run(result, args.out)
+    if args.json:
+        json.dump(verdict.to_dict() | {"run_id": result.run_id if result else None}, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print_verdict(verdict, result, inputs["baseline"], sys.stdout)
+    return 0 if verdict.passed else 1
+
+
+def _evaluator(args: argparse.Namespace, config: Any, docs: list, model: tuple, cache: Any) -> Any:
+    from core.chunk import chunk_document
+    from core.evaluate import run_eval
+    from core.parse import parse_document
+
+    encoder, embed, tokenizer = model
+    parsed: dict[str, Any] = {}
+
+    def chunks_of(doc: Any) -> Any:
+        if doc.sha256 not in parsed:
+            parsed[doc.sha256] = parse_document(doc, parser=args.parser).blocks
+        return chunk_document(doc, parsed[doc.sha256], config.policy, tokenizer)
+
+    def evaluate(queries: list) -> Any:
+        return run_eval(
+            queries, docs, config, encoder=encoder, embed=embed, chunker=chunks_of, cache=cache
+        )
+
+    return evaluate
+
+
+def _must_pass(evaluate: Any, docs: list, cases: dict[str, str], labels: list) -> list:
+    """The tagged cases as findings: those that no longer resolve fail with their reason."""
+    from core.evaluate import resolve_queries
+    from core.tune import gate
+
+    _, unresolved = resolve_queries(labels, docs)
+    reasons = {u.query_id: u.reason for u in unresolved}
+    kept = [label for label in labels if label.id not in reasons]
+    return gate.must_pass_findings(evaluate(kept) if kept else None, cases, reasons)
+
+
+def _rank(rank: int | None, depth: int) -> str:
+    return f"rank {rank}" if rank is not None else f"not in the top {depth}"
+
+
+def _finding_line(f: Any) -> str:
+    mark = "PASS" if f.passed else "FAIL"
+    value = eval_cmd._cell(f.value)
+    if f.kind == "min":
+        return f"{mark}  {f.method}  {f.metric} {value} {'>=' if f.passed else '<'} {f.limit:.3f}"
+    if f.kind == "drop":
+        was = eval_cmd._cell(f.baseline)
+        drop = "-" if f.value is None or f.baseline is None else f"{f.baseline - f.value:+.3f}"
+        return (
+            f"{mark}  {f.method}  {f.metric} {was} -> {value} (drop {drop}, {f.limit:.3f} allowed)"
+        )
+    what = f"{f.metric} {f.detail}" if f.metric else f.detail
+    return f"{mark}  must-pass {f.query_id} ({f.method or 'any method'}): {what}"
+
+
+def print_verdict(verdict: Any, run: Any, baseline: Any, out: TextIO) -> None:
+    """Every check on its line, the regressed queries, and the result."""
+    if run is not None:
+        policy = run.policy.get("key", "")
+        print(f"check {run.run_id}  policy {policy}  queries {run.n_queries}", file=out)
+    if baseline is not None:
+        print(f"baseline {baseline.run_id}  policy {baseline.policy.get('key', '')}", file=out)
+    for finding in verdict.findings:
+        print(_finding_line(finding), file=out)
+    if verdict.regressions:
+        depth = run.depth if run is not None else 10
+        print(f"\nregressed queries ({len(verdict.regressions)}):", file=out)
+        for r in verdict.regressions[:SHOWN_REGRESSIONS]:
+            now = " (now failing)" if r.now_failing else ""
+            print(
+                f"  {r.query_id} ({r.method}): was found at {_rank(r.before, depth)}, "
+                f"now {_rank(r.after, depth)}{now}",
+                file=out,
+            )
+        if len(verdict.regressions) > SHOWN_REGRESSIONS:
+            print(f"  ... and {len(verdict.regressions) - SHOWN_REGRESSIONS} more", file=out)
+    failed = len(verdict.failed)
+    result = "PASS" if verdict.passed else f"FAIL ({failed} of {len(verdict.findings)} checks)"
+    print(f"\nresult: {result}", file=out)

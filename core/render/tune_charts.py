@@ -1,0 +1,93 @@
+"""The Tune page's figure: metric against chunk size per method, with cost on a second axis.
+
+Each method is a line of its mean (markers at the measured sizes) inside a band of its
+bootstrap interval; its index cost at each size (seconds, tokens encoded or vectors, as
+asked) is a dotted line of the same colour on the right-hand axis; each crossover between
+two methods is a dotted vertical line labelled with the methods. The x axis is
+logarithmic (base 2), ticked at the measured sizes. A marker carries
+``[policy key, method]`` as ``customdata``, so a click names its cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from core.render.chart_style import GRID, layout, method_colour
+from core.render.markup import escape
+from core.tune.curves import Crossover, Series
+
+COSTS: dict[str, str] = {
+    "seconds": "index seconds",
+    "tokens_encoded": "tokens encoded",
+    "vectors": "vectors",
+}
+
+
+def _rgba(colour: str, alpha: float) -> str:
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _traces(s: Series, cost: str) -> list[dict]:
+    colour = method_colour(s.method)
+    sizes = list(s.sizes)
+    name = escape(s.method)
+    costs = [getattr(c, cost) for c in s.costs]
+    return [
+        {
+            "type": "scatter", "mode": "lines", "x": sizes + sizes[::-1],
+            "y": list(s.highs) + list(s.lows)[::-1],
+            "fill": "toself", "fillcolor": _rgba(colour, 0.15), "line": {"width": 0},
+            "hoverinfo": "skip", "showlegend": False, "legendgroup": name,
+        },
+        {
+            "type": "scatter", "mode": "lines+markers", "x": sizes, "y": list(s.means),
+            "name": name, "legendgroup": name, "line": {"color": colour, "width": 2},
+            "marker": {"size": 9}, "customdata": [[k, s.method] for k in s.policy_keys],
+            "hovertemplate": f"{name}<br>size %{{x}}<br>{escape(s.metric)} %{{y:.3f}}"
+            "<extra>%{customdata[0]}</extra>",
+        },
+        {
+            "type": "scatter", "mode": "lines", "x": sizes, "y": costs, "yaxis": "y2",
+            "name": f"{name} · {COSTS[cost]}", "legendgroup": name,
+            "line": {"color": colour, "width": 1, "dash": "dot"}, "hoverinfo": "x+y+name",
+        },
+    ]  # fmt: skip
+
+
+def curve_figure(
+    series: Sequence[Series],
+    crossings: Sequence[Crossover],
+    *,
+    unit: str,
+    cost: str = "seconds",
+    title: str = "",
+) -> go.Figure:
+    """Curves of one metric for one policy and overlap (``unit`` names the size unit)."""
+    data = [t for s in series for t in _traces(s, cost)]
+    sizes = sorted({x for s in series for x in s.sizes})
+    shapes, notes = [], []
+    for i, c in enumerate(crossings):
+        shapes.append({
+            "type": "line", "xref": "x", "yref": "paper", "x0": c.size, "x1": c.size,
+            "y0": 0, "y1": 1, "line": {"color": "#33475b", "dash": "dot", "width": 1},
+        })  # fmt: skip
+        notes.append({
+            "x": c.size, "xref": "x", "y": 1 - 0.07 * i, "yref": "paper", "showarrow": False,
+            "text": escape(f"{c.better_below} > {c.other} below {c.size:,.0f}"),
+            "font": {"size": 11}, "bgcolor": "rgba(255,255,255,0.8)",
+        })  # fmt: skip
+    fig = go.Figure({"data": data, "layout": {"shapes": shapes, "annotations": notes}})
+    metric = series[0].metric if series else ""
+    layout(fig, title=title or f"{metric} against chunk size", height=460,
+           x=f"chunk size ({unit}, log scale)", y=metric)  # fmt: skip
+    fig.update_layout(
+        xaxis={"type": "log", "tickvals": sizes, "ticktext": [str(s) for s in sizes]},
+        yaxis2={"overlaying": "y", "side": "right", "title": COSTS[cost], "showgrid": False,
+                "rangemode": "tozero"},
+        hovermode="closest", clickmode="event+select",
+    )  # fmt: skip
+    fig.update_yaxes(gridcolor=GRID)
+    return fig

@@ -1,0 +1,213 @@
+"""Glue of the Tune page: the sweep form, the background job, saved sweeps, cell links.
+
+- ``UKey``: the page's session-state keys, initialised once by ``init_state``;
+- sweeps are saved in ``sweeps/`` beside the index (``core.tune.save_sweep``) after every
+  point, so a stopped or interrupted sweep resumes from its file; late token states are
+  kept on disk in ``sweeps/states/`` (``core.embed.states.StateStore``, float16, bounded);
+- ``open_failures``: a cell's run saved with the Evaluate page's runs and opened there on
+  that method's failures; ``open_boundaries``: the Chunks page set to the cell's policy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from core.embed import VectorCache
+from core.evaluate import EvalConfig, save_run
+from core.tune import Cell, Sweep, load_sweep, parse_grid, save_sweep
+from core.tune.job import SweepJob
+from pages import _ui, _ui_controls
+from pages import _ui_engine as eng
+from pages import _ui_triage as tri
+
+SIZES = {"tokens": [32, 64, 128, 256, 512], "chars": [200, 400, 800, 1600, 3200],
+         "sentences": [1, 2, 3, 5, 8, 12]}  # fmt: skip
+OVERLAPS = ["0", "10%", "20%", "50%"]
+SHOWN_METRICS = ("hit@1", "hit@5", "hit@10", "recall@10", "mrr", "ndcg@10")
+
+
+class UKey:
+    """Session-state keys of the Tune page."""
+
+    JOB = "cs_tune_job"
+    SWEEP = "cs_tune_sweep"  # sweep_id shown
+    POLICY = "cs_tune_policy"
+    UNIT = "cs_tune_unit"
+    SIZES = "cs_tune_sizes"
+    OVERLAPS = "cs_tune_overlaps"
+    METHODS = "cs_tune_methods"
+    METRIC = "cs_tune_metric"
+    SHOWN_POLICY = "cs_tune_shown_policy"
+    SHOWN_OVERLAP = "cs_tune_shown_overlap"
+    COST = "cs_tune_cost"
+    CELL = "cs_tune_cell"  # "policy key|method"
+    CHART = "cs_tune_chart"
+
+
+def init_state() -> None:
+    tri.init_state()
+    for key, default in ((UKey.JOB, None), (UKey.SWEEP, None), (UKey.CELL, None)):
+        st.session_state.setdefault(key, default)
+
+
+def sweeps_dir() -> Path:
+    return tri.runs_dir().parent / "sweeps"
+
+
+@st.cache_resource(show_spinner=False)
+def _state_cache(folder: str) -> VectorCache:
+    return VectorCache(state_folder=folder)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _load(path: str, mtime: float) -> Sweep:
+    return load_sweep(path)
+
+
+def saved_sweeps() -> dict[str, Sweep]:
+    """Sweeps saved beside the index, newest first."""
+    files = sorted(sweeps_dir().glob("sweep-*.json"), key=lambda p: -p.stat().st_mtime)
+    return {p.stem: _load(str(p), p.stat().st_mtime) for p in files}
+
+
+def sweep_label(sweep: Sweep) -> str:
+    when = sweep.created_at.replace("T", " ")[:16]
+    n = sweep.points[0].run.n_queries if sweep.points else 0
+    return f"{when} · {len(sweep.points)} points · {', '.join(sweep.methods)} · {n} queries"
+
+
+# -- running a sweep ---------------------------------------------------------------------
+
+
+def grid_controls() -> list:
+    """Policy, unit, sizes and overlaps; the grid's points (``PolicyError`` if impossible)."""
+    from core.chunk import DEFAULT_SIZES, DEFAULT_UNITS, POLICY_NAMES
+
+    cells = st.columns([1.4, 1, 2, 1.6])
+    name = cells[0].segmented_control(
+        "Policy", POLICY_NAMES, default="fixed", key=UKey.POLICY, required=True
+    )
+    units = [u for (n, u) in DEFAULT_SIZES if n == name]
+    first = "tokens" if "tokens" in units else DEFAULT_UNITS[name]  # what the model counts
+    unit = cells[1].segmented_control(
+        "Unit", units, default=first, key=f"{UKey.UNIT}_{name}", required=True
+    )
+    options = SIZES[unit]
+    sizes = cells[2].multiselect(
+        f"Sizes ({unit})", options, default=options[1:4], key=f"{UKey.SIZES}_{unit}"
+    )
+    overlaps = cells[3].multiselect("Overlaps", OVERLAPS, default=["0"], key=UKey.OVERLAPS)
+    if not sizes or not overlaps:
+        return []
+    return parse_grid([name], sorted(sizes), overlaps, unit)
+
+
+def embed_step():  # -> core.evaluate.runner.EmbedFn | None
+    """The index step of the sweep's methods (None: each method's registered one); the
+    seam tests replace with a fake."""
+    return None
+
+
+def start_sweep(queries: list, docs: list, grid: list, methods: list[str]) -> None:
+    """Start the sweep in the background; a saved sweep of the same inputs is resumed."""
+    template = EvalConfig(policy=grid[0].policy, methods=tuple(methods), ks=(1, 5, 10))
+    folder = sweeps_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    arguments = {
+        "queries": queries, "docs": docs, "grid": grid, "template": template,
+        "encoder": eng.encoder(), "cache": _state_cache(str(folder / "states")),
+        "resume": _resumable(folder), "embed": embed_step(),
+    }  # fmt: skip
+
+    def keep(sweep: Sweep) -> None:
+        save_sweep(sweep, folder / f"{sweep.sweep_id}.json")
+
+    job = SweepJob(arguments=arguments, on_point=keep)
+    job.start()
+    st.session_state[UKey.JOB] = job
+    eng.register(docs)
+
+
+def _resumable(folder: Path) -> Sweep | None:
+    """The newest saved sweep: ``run_sweep`` keeps its points only if its identity matches."""
+    files = sorted(folder.glob("sweep-*.json"), key=lambda p: -p.stat().st_mtime)
+    return _load(str(files[0]), files[0].stat().st_mtime) if files else None
+
+
+def job_panel() -> None:
+    """Progress bar (real counts, time left) and a Stop button, polled twice a second."""
+    job: SweepJob | None = st.session_state[UKey.JOB]
+    if job is not None:
+        st.fragment(_job_body, run_every=0.5 if job.running else None)(job)
+
+
+def _job_body(job: SweepJob) -> None:
+    if job.running:
+        share, line = job.progress()
+        st.progress(share, text=line)
+        st.button("Stop the sweep", icon=":material/cancel:", on_click=job.cancel.set)
+        return
+    level, line = job.summary()
+    {"success": st.success, "warning": st.warning, "error": st.error}[level](_ui.md(line))
+    if not job.announced:
+        job.announced = True
+        done = job.result or job.stopped
+        if done is not None and done.points:
+            st.session_state[UKey.SWEEP] = done.sweep_id
+        st.rerun()
+
+
+# -- reading a sweep ---------------------------------------------------------------------
+
+
+def best_rows(best: dict[str, Cell]) -> list[dict[str, object]]:
+    return [
+        {"metric": metric, "best": round(float(c.metrics[metric] or 0.0), 3), "policy":
+         c.policy.key, "method": c.method, "vectors": c.cost.vectors,
+         "index s": round(c.cost.seconds, 2)}
+        for metric, c in best.items()
+    ]  # fmt: skip
+
+
+def cell_key(cell: Cell) -> str:
+    return f"{cell.policy.key}|{cell.method}"
+
+
+def take_click(event: object) -> None:
+    """A clicked marker (``customdata = [policy key, method]``) selects its cell."""
+    points = getattr(getattr(event, "selection", None), "points", None) or []
+    for point in points:
+        data = point.get("customdata") if isinstance(point, dict) else None
+        if data and len(data) == 2:
+            st.session_state[UKey.CELL] = f"{data[0]}|{data[1]}"
+            return
+
+
+def open_failures(sweep: Sweep, cell: Cell) -> None:
+    """Save the cell's run with the Evaluate page's runs and open it on that method."""
+    run = sweep.point(cell.policy.key).run
+    folder = tri.runs_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / f"{run.run_id}.json").is_file():
+        save_run(run, folder / f"{run.run_id}.json")
+    st.session_state[tri.TKey.RUN] = run.run_id
+    st.session_state[tri.TKey.TRIAGE_METHOD] = cell.method
+    st.session_state[tri.TKey.TRIAGE_POS] = None
+    st.switch_page("pages/evaluate.py")
+
+
+def open_boundaries(sweep: Sweep, cell: Cell, doc_id: str) -> None:
+    """The Chunks page on ``doc_id`` with the cell's policy in its first panel."""
+    p = cell.policy
+    docs = tri.documents_for(dict(sweep.identity["corpus"]))
+    eng.register(list(docs.values()))
+    low, high, _ = _ui_controls.UNIT_RANGES[p.unit]
+    suffix = f"a_{p.name}_{p.unit}"
+    st.session_state["cs_policy_a"] = p.name
+    st.session_state[f"cs_unit_a_{p.name}"] = p.unit
+    st.session_state[f"cs_size_{suffix}"] = min(max(p.size, low), high)
+    st.session_state[f"cs_overlap_{suffix}"] = min(p.overlap, high // 2)
+    st.session_state[_ui.Key.DOC] = doc_id
+    st.switch_page("pages/chunks.py")

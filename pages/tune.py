@@ -1,0 +1,107 @@
+"""Tune: sweep chunk sizes and overlaps, read retrieval against size per method, with cost."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.errors import ChunkscopeError
+from core.render.tune_charts import COSTS, curve_figure
+from core.tune.curves import all_crossovers, best_cells, curves
+from pages import _ui, _ui_frame
+from pages import _ui_engine as eng
+from pages import _ui_methods as meth
+from pages import _ui_triage as tri
+from pages import _ui_tune as ut
+
+_ui_frame.entry("pages/tune.py")
+ut.init_state()
+K = ut.UKey
+st.title("Tune")
+st.caption(
+    "Evaluate a labelled set under every chunk size and overlap of a grid, then read what "
+    "size does to retrieval, method by method, and what each point cost to index. Late "
+    "chunking computes a document's token states once and only pools them at later sizes."
+)
+eng.require_encoder()
+sweeps = ut.saved_sweeps()
+busy = st.session_state[K.JOB] is not None and st.session_state[K.JOB].running
+with st.expander("Run a sweep", expanded=not sweeps, icon=":material/play_circle:"):
+    sources = {"demo": "Demo datasheets (35 questions)"}
+    if tri.EVAL_DIR.is_dir():
+        sources["shared"] = "Shared set (chunking_evaluation)"
+    source = st.segmented_control(
+        "Labelled queries", list(sources), format_func=sources.get, default="demo",
+        key=tri.TKey.SOURCE, required=True,
+    )  # fmt: skip
+    try:
+        queries, docs = tri.query_source(source)
+        grid = ut.grid_controls()
+    except ChunkscopeError as exc:
+        st.error(_ui.md(exc), icon=":material/error:")
+        queries, docs, grid = [], [], []
+    offered = meth.offered_methods()
+    default = [m for m in ("naive", "late", "bm25") if m in offered]
+    methods = st.multiselect("Methods", offered, default=default, key=K.METHODS)
+    st.caption(f"{len(grid)} points × {len(methods)} methods · {len(queries)} queries")
+    if st.button("Sweep", type="primary", disabled=busy or not (queries and grid and methods)):
+        ut.start_sweep(queries, docs, grid, methods)
+ut.job_panel()
+if not sweeps:
+    st.info("No sweep yet: run one above.", icon=":material/info:")
+    st.stop()
+
+if st.session_state[K.SWEEP] not in sweeps:
+    st.session_state[K.SWEEP] = next(iter(sweeps))
+sweep = sweeps[
+    st.selectbox(
+        "Sweep", list(sweeps), key=K.SWEEP, format_func=lambda s: ut.sweep_label(sweeps[s])
+    )
+]
+if not sweep.points:
+    st.stop()
+names = list(sweep.points[0].run.metrics[sweep.methods[0]])
+metrics = [m for m in ut.SHOWN_METRICS if m in names]
+cells = st.columns(4)
+metric = cells[0].selectbox("Metric", metrics, index=metrics.index("mrr"), key=K.METRIC)
+policies = sorted({p.policy.name for p in sweep.points})
+policy_name = cells[1].selectbox("Policy", policies, key=K.SHOWN_POLICY)
+overlaps = sorted({p.overlap_asked for p in sweep.points if p.policy.name == policy_name})
+overlap = cells[2].selectbox("Overlap", overlaps, key=K.SHOWN_OVERLAP)
+cost = cells[3].selectbox("Cost axis", list(COSTS), format_func=COSTS.get, key=K.COST)
+series = curves(sweep, metric, policy_name, overlap)
+crossings = all_crossovers(series)
+unit = next(p.policy.unit for p in sweep.points if p.policy.name == policy_name)
+event = st.plotly_chart(
+    curve_figure(series, crossings, unit=unit, cost=cost), key=K.CHART, on_select="rerun",
+    selection_mode="points", config={"displayModeBar": False},
+)  # fmt: skip
+ut.take_click(event)
+st.caption(
+    "Bands: 95% bootstrap intervals of each mean (queries resampled). Dotted lines on the "
+    "right axis: what indexing each method cost at that size (a late point whose states "
+    "were cached encodes 0 tokens). Click a marker to pick its cell."
+)
+for crossing in crossings:
+    st.markdown(f"- {_ui.md(crossing.sentence(unit))}")
+if not crossings and len(series) > 1:
+    st.caption("No crossover: the methods keep their order at every size.")
+
+st.subheader("Best cell per metric")
+st.dataframe(ut.best_rows(best_cells(sweep, metrics)), hide_index=True)
+
+st.subheader("Open a cell")
+keys = [ut.cell_key(c) for c in sweep.cells()]
+if st.session_state[K.CELL] not in keys:
+    st.session_state[K.CELL] = keys[0]
+picked = st.selectbox("Cell", keys, key=K.CELL, format_func=lambda k: k.replace("|", " · "))
+cell = next(c for c in sweep.cells() if ut.cell_key(c) == picked)
+st.caption(
+    " · ".join(f"{m} {cell.metrics[m]:.3f}" for m in metrics if cell.metrics.get(m) is not None)
+)
+left, right = st.columns(2)
+if left.button("Its failures on the Evaluate page", icon=":material/fact_check:"):
+    ut.open_failures(sweep, cell)
+doc_ids = sorted(sweep.identity["corpus"])
+shown_doc = right.selectbox("Document", doc_ids, key="cs_tune_doc", label_visibility="collapsed")
+if right.button("Its boundaries on the Chunks page", icon=":material/segment:"):
+    ut.open_boundaries(sweep, cell, shown_doc)

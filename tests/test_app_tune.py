@@ -1,0 +1,97 @@
+"""The Tune page under ``streamlit.testing.v1.AppTest``: run a sweep of the demo set in the
+background (fake encoder), read its curves, crossovers and best cells, open a cell's
+failures on the Evaluate page and its boundaries on the Chunks page."""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import pytest
+from fakes import FakeEncoder, fake_embed_chunks
+from streamlit.testing.v1 import AppTest
+
+from core.evaluate import run_eval
+from core.tune import load_sweep
+from pages import _ui
+from pages import _ui_engine as eng
+from pages import _ui_triage as tri
+from pages import _ui_tune as ut
+
+TIMEOUT_S = 300
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKSCOPE_STORE", str(tmp_path / "store"))
+    monkeypatch.delenv("CHUNKSCOPE_CHROMA", raising=False)
+    enc = FakeEncoder()
+    monkeypatch.setattr(eng, "encoder", lambda: enc)
+    monkeypatch.setattr(ut, "embed_step", lambda: fake_embed_chunks)
+    monkeypatch.setattr(tri, "run_eval", functools.partial(run_eval, embed=fake_embed_chunks))
+    return tmp_path / "store"
+
+
+def _open() -> AppTest:
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
+    at.switch_page("pages/tune.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _sweep(at: AppTest) -> AppTest:
+    [b for b in at.button if b.label == "Sweep"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    job = at.session_state[ut.UKey.JOB]
+    deadline = time.monotonic() + 120
+    while job.running and time.monotonic() < deadline:
+        time.sleep(0.2)
+    at.run()
+    at.run()  # the job panel announces the result once, then the page reruns
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_sweep_runs_draws_its_curves_and_opens_a_cells_failures(fake):
+    at = _open()
+    assert any("No sweep yet" in i.value for i in at.info)
+    at = _sweep(at)
+    assert any("Swept 3 points × 3 methods" in s.value for s in at.success)
+    files = list((fake / "sweeps").glob("sweep-*.json"))
+    assert len(files) == 1
+    sweep = load_sweep(files[0])
+    assert [p.policy.key for p in sweep.points] == [
+        "fixed-tokens-64-0", "fixed-tokens-128-0", "fixed-tokens-256-0",
+    ]  # fmt: skip
+    chart = at.get("plotly_chart")[0].proto.spec
+    for method in ("naive", "late", "bm25"):
+        assert f'"name":"{method}"' in chart
+    assert "tokens encoded" in chart or "index seconds" in chart
+    best = at.dataframe[0].value
+    assert set(best["metric"]) >= {"hit@1", "mrr", "ndcg@10"}
+    top = sweep.cells()
+    mrr = max(c.metrics["mrr"] for c in top)
+    assert float(best.set_index("metric").loc["mrr", "best"]) == round(mrr, 3)
+
+    late = next(c for c in top if c.method == "late" and c.policy.size == 128)
+    at.session_state[ut.UKey.CELL] = ut.cell_key(late)
+    at.run()
+    [b for b in at.button if b.label == "Its failures on the Evaluate page"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state[tri.TKey.RUN] == late.run_id
+    assert (fake / "runs" / f"{late.run_id}.json").is_file()
+    if any(q.failed["late"] for q in sweep.point(late.policy.key).run.queries):
+        assert at.selectbox(key=tri.TKey.TRIAGE_METHOD).value == "late"
+    assert any(s.value == "Evaluate & triage" for s in at.title)
+
+
+def test_a_cell_opens_its_boundaries_on_the_chunks_page(fake):
+    at = _sweep(_open())
+    keys = at.selectbox(key=ut.UKey.CELL).options
+    at.selectbox(key=ut.UKey.CELL).set_value(keys[-1]).run()  # the largest size
+    [b for b in at.button if b.label == "Its boundaries on the Chunks page"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(s.value == "Chunks" for s in at.title)
+    assert at.session_state["cs_policy_a"] == "fixed"
+    assert at.session_state["cs_size_a_fixed_tokens"] == 256
+    assert at.session_state[_ui.Key.DOC] in {d for d in eng.demo_documents()}
