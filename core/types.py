@@ -377,6 +377,7 @@ class Chunk:
     end_s: float | None = None
     header_rows: tuple[tuple[int, int], ...] = ()
     header_text: str = ""
+    garbled: bool = False  # overlaps a block whose text is not language (core.parse.garbled)
 
     def __post_init__(self) -> None:
         _check_span("Chunk", self.char_start, self.char_end, self.text)

@@ -78,6 +78,8 @@ def hit_card(hit, rank: int, whole_index: bool, *, note: str = "", extra: str = 
     doc = hit.doc_id if whole_index else ""
     path = " › ".join(hit.heading_path)
     shown = score_text(hit.method, hit.score)
+    if hit.garbled:  # its offsets hold, its words do not: say so before anyone trusts it
+        note += '<span class="cs-down" title="part of its text is not language">garbled</span> '
     extra = evidence_line(hit) + extra
     card(rank, shown, path, hit.text, doc=doc, note=note, extra=extra)
     short_link(hit.citation)

@@ -307,8 +307,15 @@ def test_blocks_of_unmapped_glyphs_are_flagged_garbled():
     from core.ingest import load_document
     from core.parse import parse_document
 
+    from core.chunk import chunk_document, policy_from_args
+
     doc = load_document(PDF_DIR / "pypdfsf_habibi-rotated.pdf")
     blocks = parse_document(doc).blocks
     assert blocks and all(b.garbled for b in blocks if "\ufffd" * 4 in b.text)
+    chunks = chunk_document(doc, blocks, policy_from_args("fixed", 200))
+    flagged = [(b.char_start, b.char_end) for b in blocks if b.garbled]
+    for chunk in chunks:  # a chunk is flagged exactly when it overlaps a garbled block
+        touches = any(a < chunk.char_end and chunk.char_start < b for a, b in flagged)
+        assert chunk.garbled == touches
     doc = load_document(PDF_DIR / "sample-sigconf.pdf")
     assert not any(b.garbled for b in parse_document(doc).blocks)

@@ -170,6 +170,7 @@ def _chunks(
     kinds = index.kinds_of(starts, ends)
     paths = index.paths_at(starts)
     times = cue_time_ranges(doc.cues, spans)
+    garbled = [(b.char_start, b.char_end) for b in index.blocks if b.garbled]
     text, doc_id, sha256 = doc.text, doc.doc_id, doc.sha256
     chunk_id = chunk_id_maker(doc_id, sha256, policy)
     chunks: list[Chunk] = []
@@ -196,6 +197,7 @@ def _chunks(
                 end_s=None if time is None else time[1],
                 header_rows=header,
                 header_text="\n".join(text[a:b] for a, b in header),
+                garbled=any(a < end and start < b for a, b in garbled),
             )
         )
     return chunks

@@ -82,6 +82,7 @@ class StoredHit:
     full_context_tokens: int
     oversize: bool
     prefix: str = ""
+    garbled: bool = False
     matched: tuple[tuple[int, int], ...] = ()
     part_ranks: tuple[tuple[str, int | None], ...] = ()
     start_s: float | None = None  # a transcript chunk's time range, seconds
@@ -145,6 +146,7 @@ def chunk_metadata(
         "context": str(vector.context),
         "full_context_tokens": int(vector.full_context_tokens),
         "prefix": str(vector.prefix),
+        "garbled": bool(chunk.garbled),
     }
     if chunk.start_s is not None and chunk.end_s is not None:
         meta["start_s"], meta["end_s"] = float(chunk.start_s), float(chunk.end_s)
@@ -187,6 +189,7 @@ def hit_from_record(
         full_context_tokens=int(meta.get("full_context_tokens", 0)),  # type: ignore[call-overload]
         oversize=bool(meta.get("oversize", False)),
         prefix=str(meta.get("prefix", "")),
+        garbled=bool(meta.get("garbled", False)),
         start_s=_seconds(meta.get("start_s")),
         end_s=_seconds(meta.get("end_s")),
     )
