@@ -98,6 +98,13 @@ def depth_panel(query: str, wide, policy, doc_id: str | None, k: int, hit, opene
         query, target.chunk_id, methods=wide.methods, encoder=eng.encoder(), store=opened,
         policy=policy, doc_id=doc_id, k=k,
     )  # fmt: skip
+    st.caption(
+        "At full depth: "
+        + " · ".join(
+            f"{m} {'-' if r.rank is None else f'{r.rank:,} of {r.scope_size:,}'}"
+            for m, r in ranks.items()
+        )
+    )
     numbers = ("score", "rank 1", f"rank {k}", f"to enter the top {k}")
     st.dataframe(
         rank_rows(ranks, k), hide_index=True,
