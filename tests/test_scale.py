@@ -28,7 +28,11 @@ ray = pytest.importorskip("ray", reason="Ray is the optional scale extra (requir
 pytestmark = pytest.mark.server
 POLICY = ChunkPolicy(name="structure", unit="tokens", size=120, overlap=12)
 METHODS = ("naive", "late", "bm25")
-PDFS = ("pypdfsf_multicolumn.pdf", "pypdfsf_pdflatex-outline.pdf", "pypdfsf_google-doc-document.pdf")
+PDFS = (
+    "pypdfsf_multicolumn.pdf",
+    "pypdfsf_pdflatex-outline.pdf",
+    "pypdfsf_google-doc-document.pdf",
+)
 
 
 @pytest.fixture(scope="module")
