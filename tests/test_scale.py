@@ -168,3 +168,60 @@ def test_a_missing_server_is_one_line(local_ray, corpus):
                      options=RayOptions())  # fmt: skip
 
 
+
+
+def test_ray_options_need_the_ray_engine_and_a_server(capsys, tmp_path):
+    from core.cli import main
+
+    doc = tmp_path / "note.md"
+    doc.write_text("# Note\n\nOne paragraph.\n", encoding="utf-8")
+    assert main(["index", str(doc), "--workers", "2", "--store", str(tmp_path / "s")]) == 2
+    assert "error: --workers needs --engine ray" in capsys.readouterr().err
+    assert main(["index", str(doc), "--engine", "ray", "--workers", "0"]) == 2
+    assert "error: --workers must be at least 1" in capsys.readouterr().err
+    rc = main(["index", str(doc), "--engine", "ray", "--store", str(tmp_path / "s")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "--chroma-host, not --store" in err
+
+
+def test_the_plain_cli_never_imports_ray(tmp_path):
+    import subprocess
+    import sys
+
+    doc = tmp_path / "note.md"
+    doc.write_text("# Note\n\nOne paragraph.\n", encoding="utf-8")
+    code = (
+        "import sys; from core.cli import main; "
+        f"rc = main(['chunk', {str(doc)!r}, '--policy', 'fixed']); "
+        "assert 'ray' not in sys.modules, 'ray imported'; sys.exit(rc)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.slow
+def test_cli_ray_run_with_the_real_model_equals_the_plain_run(
+    local_ray, chroma_server, tmp_path, capsys
+):
+    """The real encoder in a Ray actor gives the plain indexer's vectors (float tolerance)."""
+    import json
+
+    from core.cli import main
+
+    pdf = tmp_path / "outline.pdf"
+    shutil.copy(PDF_DIR / "pypdfsf_pdflatex-outline.pdf", pdf)
+    common = ["--policy", "structure", "--methods", "naive,late", "--json"]
+    rc = main(["index", str(pdf), *common, "--engine", "ray", "--chroma-host", chroma_server])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0, out
+    assert out["documents"][0]["indexed"] == ["naive", "late"]
+    assert [s["stage"] for s in out["ray"]["stages"]] == ["parse", "embed", "store"]
+    assert main(["index", str(pdf), *common, "--store", str(tmp_path / "plain")]) == 0
+    model = json.loads(capsys.readouterr().out)["model"]
+    server, plain = ChunkStore.open(host=chroma_server), ChunkStore.open(tmp_path / "plain")
+    policy = ChunkPolicy.from_dict(out["policy"])
+    for method in ("naive", "late"):
+        got = server.scope_records(model=model, method=method, policy=policy)
+        want = plain.scope_records(model=model, method=method, policy=policy)
+        assert got.ids == want.ids and got.metadatas == want.metadatas and got.ids
+        np.testing.assert_allclose(got.matrix, want.matrix, atol=1e-5)
