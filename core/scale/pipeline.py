@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -124,6 +125,17 @@ def _refresh_lexical(host: str, job: RayJob, written: set[str], methods: Sequenc
             lexical_collection(store, model=job.model, method=method, policy=job.policy)
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _one_line(exc: BaseException) -> str:
+    """The failure a worker raised (a task error's cause), on one line, colours dropped."""
+    cause = getattr(exc, "cause", None) or exc
+    text = _ANSI.sub("", str(cause)).strip()
+    first = text.splitlines()[-1] if text else ""
+    return f"{type(cause).__name__}: {first[:300]}" if first else type(cause).__name__
+
+
 def _drain(
     ds: Any,
     n_pairs: int,
@@ -138,8 +150,9 @@ def _drain(
     ray = import_ray()
     rows: list[dict[str, Any]] = []
     done = 0  # (document, method) pairs: a file that failed before embedding settles all its own
+    stream = iter(ds.iter_rows())
     try:
-        for row in ds.iter_rows():
+        for row in stream:
             rows.append(dict(row))
             done += 1 if row["method"] else len(row["methods"])
             if progress is not None:
@@ -153,9 +166,11 @@ def _drain(
             if should_cancel is not None and should_cancel():
                 return rows, True, None
     except ray.exceptions.RayError as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        why = f"{type(exc).__name__}: {first[:300]}"
-        return rows, False, f"the Ray run failed ({why}); run again to finish"
+        return rows, False, f"the Ray run failed ({_one_line(exc)}); run again to finish"
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()  # stops the executor: nothing more is embedded or written
     return rows, False, None
 
 
