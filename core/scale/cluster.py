@@ -62,6 +62,19 @@ def local_runtime_env(*extra: str) -> dict[str, dict[str, str]]:
     return {"env_vars": {"PYTHONPATH": os.pathsep.join([root, *extra, *inherited])}}
 
 
+def start_local(request: ClusterRequest) -> None:
+    """``ray.init`` of a local cluster with the request's resources (see the module doc)."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import_ray().init(
+        num_cpus=request.cpus,
+        num_gpus=request.gpus,
+        include_dashboard=False,
+        object_store_memory=request.object_store_bytes,
+        log_to_driver=False,
+        runtime_env=local_runtime_env(),
+    )
+
+
 @contextlib.contextmanager
 def ray_cluster(request: ClusterRequest) -> Iterator[dict[str, float]]:
     """Connected to Ray for the block; yields the cluster's total resources.
@@ -79,14 +92,7 @@ def ray_cluster(request: ClusterRequest) -> Iterator[dict[str, float]]:
         if address:
             ray.init(address=address, log_to_driver=False)
         else:
-            ray.init(
-                num_cpus=request.cpus,
-                num_gpus=request.gpus,
-                include_dashboard=False,
-                object_store_memory=request.object_store_bytes,
-                log_to_driver=False,
-                runtime_env=local_runtime_env(),
-            )
+            start_local(request)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

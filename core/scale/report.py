@@ -3,7 +3,8 @@
 A stage's ``worker_s`` is the sum over its rows of the time one worker spent on that row
 (wall time inside the task or actor call), so ``tokens / worker_s`` is the rate of one
 worker, and ``tokens / pipeline_s`` the rate of the whole run (stages overlap).
-Tokens are the chunks' own token counts (the encoder's tokenizer), once per method.
+Tokens are the chunks' own token counts (the encoder's tokenizer), once per dense method
+(a lexical method's records need no model: its rows count chunks, not tokens).
 """
 
 from __future__ import annotations
@@ -86,8 +87,11 @@ class RayIndexReport:
 
 def stage_stats(rows: Sequence[dict[str, Any]]) -> tuple[StageStat, ...]:
     """Parse counted once per document; embed and store once per (document, method)."""
+    from core import methods as registry
+
     parsed = {r["doc_id"]: r for r in rows if r["n_chunks"] >= 0}
     done = [r for r in rows if r["method"] and not r["error"]]
+    dense = [r for r in done if registry.get(r["method"]).family == "dense"]
     return (
         StageStat(
             stage="parse",
@@ -100,7 +104,7 @@ def stage_stats(rows: Sequence[dict[str, Any]]) -> tuple[StageStat, ...]:
             stage="embed",
             items=len(done),
             chunks=sum(int(r["n_chunks"]) for r in done),
-            tokens=sum(int(r["n_tokens"]) for r in done),
+            tokens=sum(int(r["n_tokens"]) for r in dense),
             worker_s=sum(float(r["embed_s"]) for r in done),
         ),
         StageStat(
