@@ -168,8 +168,6 @@ def test_a_missing_server_is_one_line(local_ray, corpus):
                      options=RayOptions())  # fmt: skip
 
 
-
-
 def test_ray_options_need_the_ray_engine_and_a_server(capsys, tmp_path):
     from core.cli import main
 

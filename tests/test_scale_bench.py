@@ -21,5 +21,5 @@ def test_scaling_rows_skip_with_their_reason_without_cores_or_gpu():
     rows = _scaling_rows([], policy, cores=2, gpus=0)
     assert [r.key for r in rows] == [f"scale:cpu{w}" for w in SCALING_WORKERS] + ["scale:gpu1"]
     assert all(r.status == "skipped" and r.ours is None for r in rows)
-    assert all("needs 9 usable cores, this machine has 2" == r.skipped for r in rows[:-1])
+    assert all(r.skipped == "needs 9 usable cores, this machine has 2" for r in rows[:-1])
     assert rows[-1].skipped == "no CUDA device on this machine"
