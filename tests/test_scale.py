@@ -106,6 +106,7 @@ def test_ray_records_equal_the_plain_indexers_and_a_rerun_skips(
                        options=RayOptions(workers=2), progress=events.append)  # fmt: skip
     report = run.report
     assert not report.cancelled and report.halted is None
+    assert [d.source for d in report.documents] == [str(p) for p in corpus]  # input order
     by_id = {d.doc_id: d for d in report.documents}
     assert len(by_id) == len(corpus)
     broken = by_id["broken"]

@@ -207,8 +207,12 @@ def index_on_ray(
     written = {r["method"] for r in rows if r["method"] and not r["error"]}
     if not halted:
         _refresh_lexical(job.host, job, written, methods)
+    from core.ingest import doc_id_for
+
+    order = {doc_id_for(p.name): i for i, p in enumerate(files)}  # the plain run's order
+    documents = sorted(_results(plan.settled, rows), key=lambda d: order.get(d.doc_id, 0))
     report = IndexReport(
-        documents=tuple(_results(plan.settled, rows)),
+        documents=tuple(documents),
         policy=job.policy,
         methods=tuple(methods),
         model=job.model,
