@@ -160,6 +160,19 @@ def test_a_forced_rerun_rewrites_without_duplicates(local_ray, chroma_server, co
     assert len(ids) == len(set(ids)) == doc.n_chunks > 3
 
 
+def test_more_workers_than_the_cluster_holds_is_one_line(local_ray, chroma_server, corpus):
+    from core.errors import ChunkscopeError
+    from core.scale import RayOptions, index_on_ray
+
+    files = [p for p in corpus if p.name == "broken.pdf"]  # never stored: always planned
+    with pytest.raises(ChunkscopeError, match="--workers 3 needs 3 CPUs, the Ray cluster has 2"):
+        index_on_ray(files, job=ray_job(chroma_server), methods=("naive",),
+                     options=RayOptions(workers=3))  # fmt: skip
+    with pytest.raises(ChunkscopeError, match="needs 1 GPUs, the Ray cluster has 0"):
+        index_on_ray(files, job=ray_job(chroma_server), methods=("naive",),
+                     options=RayOptions(gpus_per_worker=1))  # fmt: skip
+
+
 def test_a_missing_server_is_one_line(local_ray, corpus):
     from core.errors import StoreError
     from core.scale import RayOptions, index_on_ray

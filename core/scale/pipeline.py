@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.errors import ChunkscopeError
 from core.index import DocIndexResult, IndexProgress, IndexReport
 from core.scale.cluster import ClusterRequest, import_ray, ray_cluster
 from core.scale.plan import plan_run
@@ -49,6 +51,32 @@ class RayOptions:
     def cluster(self) -> ClusterRequest:
         gpus = -(-int(self.workers * self.gpus_per_worker * 1000) // 1000)
         return ClusterRequest(address=self.address, cpus=self.workers, gpus=gpus)
+
+
+def check_resources(resources: dict[str, float], opts: RayOptions) -> None:
+    """Refuse a run whose actors the cluster cannot hold (they would wait forever)."""
+    want_gpus = opts.workers * opts.gpus_per_worker
+    have_cpus, have_gpus = resources.get("CPU", 0.0), resources.get("GPU", 0.0)
+    if have_cpus < opts.workers:
+        raise ChunkscopeError(
+            f"--workers {opts.workers} needs {opts.workers} CPUs, the Ray cluster has "
+            f"{have_cpus:g}: lower --workers or add nodes (`ray start --address ...`)"
+        )
+    if have_gpus + 1e-9 < want_gpus:
+        raise ChunkscopeError(
+            f"--workers {opts.workers} x --gpus-per-worker {opts.gpus_per_worker:g} needs "
+            f"{want_gpus:g} GPUs, the Ray cluster has {have_gpus:g}"
+        )
+
+
+def _local_gpus_exist(opts: RayOptions) -> None:
+    """A local cluster would claim GPUs this machine lacks: refuse before starting it."""
+    if opts.address or os.environ.get("RAY_ADDRESS") or opts.gpus_per_worker <= 0:
+        return
+    import torch
+
+    found = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    check_resources({"CPU": float(opts.workers), "GPU": float(found)}, opts)
 
 
 def _quiet_ray_data(ray: Any) -> None:
@@ -197,7 +225,9 @@ def index_on_ray(
     cancelled, halted, resources = False, None, {}
     ray_s = 0.0
     if plan.rows:
+        _local_gpus_exist(options)
         with ray_cluster(options.cluster()) as resources:
+            check_resources(resources, options)
             ray = import_ray()
             _quiet_ray_data(ray)
             ray_started = time.perf_counter()
