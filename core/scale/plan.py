@@ -10,6 +10,7 @@ other pair costs nothing.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +59,8 @@ def plan_run(
     listing = store.indexed_documents()
     listed = SimpleNamespace(indexed_documents=lambda: listing)
     candidates = set() if force else _complete_candidates(listed, model, policy)
-    rows, settled = [], []
+    rows: list[dict[str, Any]] = []
+    settled: list[DocIndexResult] = []
     for item in items:
         identity = item.identity()
         doc_id, sha = identity if identity else (doc_id_for(item.path.name), "")
@@ -68,15 +70,17 @@ def plan_run(
             if (doc_id, sha, m) not in candidates
             or not store.is_version_indexed(doc_id, sha, model=model, method=m, policy=policy)
         ]
-        result = dict(doc_id=doc_id, source=str(item.path), sha256=sha, n_chunks=None)
+        known = functools.partial(
+            DocIndexResult, doc_id=doc_id, source=str(item.path), sha256=sha, n_chunks=None
+        )
         if not pending:
-            settled.append(DocIndexResult(**result, skipped=tuple(methods)))
+            settled.append(known(skipped=tuple(methods)))
             continue
         try:
             if not force:
                 refuse_other_file(listed, doc_id, sha or None, item.path.name)
         except ChunkscopeError as exc:
-            settled.append(DocIndexResult(**result, error=str(exc)))
+            settled.append(known(error=str(exc)))
             continue
         rows.append(
             {
@@ -89,5 +93,5 @@ def plan_run(
                 "size": item.path.stat().st_size if identity else 0,
             }
         )
-    rows.sort(key=lambda r: -r["size"])
+    rows.sort(key=lambda r: -int(r["size"]))
     return RunPlan(rows=tuple(rows), settled=tuple(settled))
