@@ -1,8 +1,8 @@
 """The Ray pipeline on a two-node cluster (``ray.cluster_utils.Cluster``, both nodes on
 this machine, one CPU each): an embed worker on the second node is killed mid-run, the
 run is repeated, and the store holds every chunk exactly once, every (document, method)
-complete. A run stopped by its driver (cancelled after its first stored pair) is
-finished the same way.
+complete. A run stopped by its driver (cancelled after its first stored pair), and a
+driver process SIGKILLed mid-run, are finished the same way.
 
 The killed worker is the embed actor that first embeds the late vectors of a document on
 the second node: the fake embed step below SIGKILLs its own process there, once (a flag
@@ -15,6 +15,9 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -63,7 +66,7 @@ def two_nodes(tmp_path_factory):
         env["env_vars"].update({KILL_FLAG: str(flag), HEAD_NODE: cluster.head_node.node_id})
         ray.init(address=cluster.address, runtime_env=env, log_to_driver=False)
         cluster.wait_for_nodes()
-        yield flag
+        yield flag, cluster.address
     finally:
         ray.shutdown()
         cluster.shutdown()
@@ -121,7 +124,7 @@ def test_a_worker_killed_on_the_second_node_then_a_rerun_stores_every_chunk_once
         host = f"127.0.0.1:{port}"
         first = index_on_ray(files, job=job(host, embed_or_die), methods=METHODS,
                              options=RayOptions(workers=2))  # fmt: skip
-        assert two_nodes.exists(), "no worker was killed on the second node"
+        assert two_nodes[0].exists(), "no worker was killed on the second node"
         if first.report.halted:  # Ray gave up on the lost worker: one line, no traceback
             assert "\n" not in first.report.halted
         again = index_on_ray(files, job=job(host, fake_embed_chunks), methods=METHODS,
@@ -150,3 +153,51 @@ def test_a_run_stopped_by_its_driver_is_finished_by_a_rerun(two_nodes, files, tm
         skipped = sum(len(d.skipped) for d in again.report.documents)
         assert skipped >= stored and redone + skipped == len(files) * len(METHODS)
         assert_each_chunk_once(ChunkStore.open(host=host), files)
+
+
+def slow_embed(doc, chunks, method, encoder, **kw):
+    """``fake_embed_chunks`` taking half a second, so a driver can be killed mid-run."""
+    time.sleep(0.5)
+    return fake_embed_chunks(doc, chunks, method, encoder, **kw)
+
+
+DRIVER = """
+import sys
+from pathlib import Path
+import ray
+import test_scale_cluster as t
+from core.scale import RayOptions, index_on_ray
+from core.scale.cluster import local_runtime_env
+env = local_runtime_env(str(Path(t.__file__).parent))
+ray.init(address=sys.argv[1], runtime_env=env, log_to_driver=False)
+files = [Path(p) for p in sys.argv[3:]]
+index_on_ray(files, job=t.job(sys.argv[2], t.slow_embed), methods=t.METHODS,
+             options=RayOptions(workers=2))
+"""
+
+
+def test_a_killed_driver_is_finished_by_a_rerun(two_nodes, files, tmp_path):
+    from core.scale import RayOptions, index_on_ray
+
+    port = _free_port()
+    with serving(tmp_path, port):
+        host = f"127.0.0.1:{port}"
+        store = ChunkStore.open(host=host)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+        cmd = [sys.executable, "-c", DRIVER, two_nodes[1], host, *map(str, files)]
+        log = (tmp_path / "driver.log").open("wb")
+        driver = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        complete: list = []
+        while not complete and driver.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            complete = [d for d in store.indexed_documents() if d.complete]
+        driver.kill()
+        driver.wait()
+        log.close()
+        said = (tmp_path / "driver.log").read_text(errors="replace")[-2000:]
+        assert 1 <= len(complete) < len(files) * len(METHODS), f"not killed mid-run:\n{said}"
+        again = index_on_ray(files, job=job(host, fake_embed_chunks), methods=METHODS,
+                             options=RayOptions(workers=2))  # fmt: skip
+        assert again.report.halted is None and sum(len(d.skipped) for d in again.report.documents)
+        assert_each_chunk_once(store, files)
