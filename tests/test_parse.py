@@ -304,10 +304,9 @@ def test_garbled_text_is_flagged_and_prose_figures_and_rules_are_not():
 
 
 def test_blocks_of_unmapped_glyphs_are_flagged_garbled():
+    from core.chunk import chunk_document, policy_from_args
     from core.ingest import load_document
     from core.parse import parse_document
-
-    from core.chunk import chunk_document, policy_from_args
 
     doc = load_document(PDF_DIR / "pypdfsf_habibi-rotated.pdf")
     blocks = parse_document(doc).blocks

@@ -24,7 +24,7 @@ OTHER_PDFS = ("plumber_federal-register-2020-17221.pdf",)
 TEXT_CORPORA = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
 CASE_NAMES: tuple[str, ...] = (
     "parse", "tables", "rechunk", "naive", "late", "sweep", "store", "lexical", "depth",
-    "signals", "attribution", "ui", "memory", "gpu",
+    "signals", "attribution", "ui", "memory", "gpu", "scale",
 )  # fmt: skip
 
 

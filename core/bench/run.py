@@ -80,7 +80,15 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         steps.append(("memory", "peak memory", _skip("memory", no_cuda) if no_cuda else thunk))
     if "gpu" in s.cases:
         steps.append(("gpu", "long context", lambda: gpu.gpu_cases(s)))
+    if "scale" in s.cases:
+        steps.append(("scale", "ray indexer", lambda: _scale_rows(inputs)))
     return steps
+
+
+def _scale_rows(inputs: BenchInputs) -> list[CaseResult]:
+    from core.bench import scale_cases
+
+    return scale_cases.scale_cases(inputs)
 
 
 def _table_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:

@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--cases",
         help="comma list of cases (default all): parse, tables, rechunk, naive, late, store, "
         "lexical, depth, signals, attribution, "
-        "ui, memory, gpu",
+        "ui, memory, gpu, scale",
     )
     parser.set_defaults(func=run)
 

@@ -87,6 +87,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--password", help="password of encrypted PDFs")
     parser.add_argument("--force", action="store_true", help="re-embed stored versions too")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    from core.scale.cli import add_ray_arguments  # argparse only: Ray is imported on use
+
+    add_ray_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -203,9 +206,14 @@ def run(args: argparse.Namespace) -> int:
     methods = parse_methods(args.methods) or registry.base_methods()
     if args.parser not in PARSERS:
         raise ChunkscopeError(f"unknown parser {args.parser!r}: use {' or '.join(PARSERS)}")
+    from core.scale.cli import check_ray_arguments
+
+    check_ray_arguments(args)
     files = collect_files(args.paths)
     if not files:
         raise ChunkscopeError(f"no documents ({describe_formats()}) under the given paths")
+    if args.engine == "ray":
+        return _run_on_ray(args, files, policy, methods)
     store = ChunkStore.open(args.store, host=args.chroma_host)
     from core.embed import load_encoder
 
@@ -228,14 +236,37 @@ def run(args: argparse.Namespace) -> int:
         json.dump(report_to_dict(report, store.location.describe()), sys.stdout)
         sys.stdout.write("\n")
     else:
-        for result in report.documents:
-            print(summary_line(result))
-        stopped = report.cancelled or report.halted
-        state = "stopped early; run again to finish" if stopped else "done"
-        print(
-            f"{state}: {len(report.documents)}/{len(docs)} files, model {report.model}, "
-            f"policy {policy.key}, store {store.location.describe()} ({report.elapsed_s:.1f} s)"
-        )
+        _print_report(report, len(docs), store.location.describe())
+    return _exit_status(report, len(docs))
+
+
+def _print_report(report: Any, n_files: int, store_description: str) -> None:
+    for result in report.documents:
+        print(summary_line(result))
+    stopped = report.cancelled or report.halted
+    state = "stopped early; run again to finish" if stopped else "done"
+    print(
+        f"{state}: {len(report.documents)}/{n_files} files, model {report.model}, "
+        f"policy {report.policy.key}, store {store_description} ({report.elapsed_s:.1f} s)"
+    )
+
+
+def _run_on_ray(args: argparse.Namespace, files: list, policy: Any, methods: tuple) -> int:
+    """``--engine ray`` (``core.scale``): the same report, plus per-stage throughput."""
+    from core.scale.cli import print_ray_summary, run_ray
+
+    with _StopOnFirstInterrupt() as should_cancel:
+        run, where = run_ray(args, files, policy, methods, should_cancel)
+    report = run.report
+    if args.json:
+        print_ray_summary(run, report_to_dict(report, where))
+    else:
+        _print_report(report, len(files), where)
+        print_ray_summary(run, None)
+    return _exit_status(report, len(files))
+
+
+def _exit_status(report: Any, n_files: int) -> int:
     failed = sum(1 for d in report.documents if d.error)
     if report.cancelled:
         return 130
@@ -244,7 +275,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if failed:
         print(
-            f"error: {failed} of {len(docs)} files could not be indexed (see above)",
+            f"error: {failed} of {n_files} files could not be indexed (see above)",
             file=sys.stderr,
         )
         return 2
