@@ -288,7 +288,10 @@ def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
     st.caption(
         f"{_ui.md(record.id)} · document {_ui.md(record.doc_id)} · first gold chunk: {where}"
     )
-    left, right = st.columns([2, 3], gap="medium")
+    if len(run.methods) <= 3:  # the gold beside the methods' top k
+        left, right = st.columns([2, 3], gap="medium")
+    else:  # many methods: the gold above, the methods' columns the page's whole width
+        left, right = st.container(), st.container()
     with left:
         gold_view(record, docs.get(record.doc_id))
     for col, m in zip(right.columns(len(run.methods)), run.methods, strict=True):
