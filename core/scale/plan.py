@@ -19,7 +19,7 @@ from typing import Any
 
 from core.errors import ChunkscopeError
 from core.index import DocIndexResult, DocumentFile, _refuse_shared_ids
-from core.index_identity import refuse_other_file
+from core.index_identity import StoredNames
 from core.ingest import doc_id_for
 from core.types import ChunkPolicy
 
@@ -59,6 +59,7 @@ def plan_run(
     listing = store.indexed_documents()
     listed = SimpleNamespace(indexed_documents=lambda: listing)
     candidates = set() if force else _complete_candidates(listed, model, policy)
+    names = StoredNames(listed)  # the stored file name of each id, read once
     rows: list[dict[str, Any]] = []
     settled: list[DocIndexResult] = []
     for item in items:
@@ -78,7 +79,7 @@ def plan_run(
             continue
         try:
             if not force:
-                refuse_other_file(listed, doc_id, sha or None, item.path.name)
+                names.refuse_other_file(doc_id, sha or None, item.path.name)
         except ChunkscopeError as exc:
             settled.append(known(error=str(exc)))
             continue
