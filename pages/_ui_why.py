@@ -1,6 +1,7 @@
 """Glue of the failure reader's "why it failed" panel: the diagnosis of the failure on
 screen (``core.diagnose``), every signal under its cause with the characters it points at
-lit in the document's text, and the suggested cause the tag buttons pre-select.
+lit on the rendered page (paged documents) and in the text around them, and the
+suggested cause the tag buttons pre-select.
 
 Document text reaches HTML only through ``core.render.markup``'s escaping builders.
 """
@@ -12,9 +13,11 @@ import streamlit as st
 from core.diagnose.run import diagnose_run
 from core.diagnose.signals import Diagnosis, Signal
 from core.render.chart_style import CAUSE_COLOURS
-from core.render.markup import Mark, escape, marked_text_html
+from core.render.markup import Mark, Shape, escape, marked_text_html
+from core.render.overlay import span_line_boxes
+from core.render.views import focus_view
 from core.types import Document
-from pages import _ui, _ui_parse
+from pages import _ui, _ui_cite, _ui_parse
 
 CONTEXT_CHARS = 160  # shown around the first span a signal points at
 CAUSE_ORDER = ("parse", "label", "boundary", "vocabulary", "context")
@@ -37,6 +40,28 @@ def diagnosis_of(run, query_id: str, method: str, docs: dict[str, Document]) -> 
     """The diagnosis of one failure (every failure of the run is diagnosed once, cached)."""
     shas = tuple(sorted(d.sha256 for d in docs.values()))
     return _diagnoses(run.run_id, method, shas, run, docs).get(query_id)
+
+
+def _on_page(doc: Document, signal: Signal) -> str | None:
+    """The page of the signal's first span with every span on it lit, zoomed to the
+    lines around them; None for reflowable text or a span without glyphs."""
+    if not doc.is_paged:
+        return None
+    a, b = signal.spans[0]
+    pages = doc.pages_of(a, b)
+    if not pages:
+        return None
+    page = pages[0]
+    colour = CAUSE_COLOURS.get(signal.cause, "#f2b134")
+    shapes = [
+        Shape(bbox_pt=line.bbox_pt, fill=colour, fill_opacity=0.35,
+              title=f"{signal.name}: chars {s}-{e}")
+        for s, e in signal.spans
+        for line in span_line_boxes(doc, s, e, page=page)
+    ]  # fmt: skip
+    if not shapes:
+        return None
+    return _ui_cite.page_figure(doc, page, shapes, view_pt=focus_view(doc, a, b, page))
 
 
 def _snippet(doc: Document, signal: Signal) -> str:
@@ -76,4 +101,7 @@ def why_panel(diagnosis: Diagnosis | None, doc: Document | None) -> None:
                 mark = "✔" if signal.holds else "–"
                 st.markdown(f"{mark} **{_ui.md(signal.name)}**: {_ui.md(signal.detail)}")
                 if signal.spans and signal.holds:
+                    figure = _on_page(doc, signal)
+                    if figure is not None:
+                        _ui_cite.show_html(figure)
                     st.html(_snippet(doc, signal))

@@ -503,6 +503,12 @@ def test_the_failure_reader_lays_out_the_evidence_and_stores_the_suggestion(fake
     assert len(panel) == 1 and "suggested: <b" in panel[0]
     suggested = re.search(r"suggested: <b[^>]*>(\w+)</b>", panel[0]).group(1)
     titles = [e.label for e in at.expander if " signal(s) hold" in e.label]
+    lit = [e for e in at.expander if e.label.startswith(f"{suggested}:")]
+    if lit and suggested == "context":  # its spans lit on the rendered datasheet page too
+        bodies = [h.proto.body for h in lit[0].html]
+        signal = "query terms outside the gold chunk: chars"
+        assert any("cs-tip" in b and signal in b for b in bodies)
+    assert suggested == "context"  # the demo's first failure lacks its product's name
     causes = ["parse", "label", "boundary", "vocabulary", "context"]
     assert [t.split(":")[0] for t in titles] == causes
     if suggested != "other":  # the suggested cause is pre-selected until a human tags it
