@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core import methods as registry
 from core.index import IndexProgress, IndexReport, index_documents
 from core.types import ChunkPolicy, Document
 
@@ -75,7 +76,7 @@ class IndexJob:
         if e.stage == "done":  # its counts are documents, not the methods' units
             part = 1.0
         share = min(1.0, (e.doc_index + part) / max(e.n_docs, 1))
-        unit = "macro-windows" if e.method == "late" else "chunks"
+        unit = registry.get(e.method).progress_unit if e.method else "chunks"
         what = {
             **STAGE_WORDS,
             "chunk": f"{e.total} chunks",

@@ -38,7 +38,7 @@ from pages import _ui, _ui_controls
 DEMO_DIR = _ui.DATASHEET_DIR
 DEMO_QUERY = "Corvane HX40 operating temperature range"
 DEMO_POLICY = DEFAULT_POLICIES["structure"]  # one chunk per datasheet section
-COMPARE_METHODS = ("naive", "late", "contextual", "bm25", "hybrid(late,bm25;rrf60)")
+COMPARE_METHODS = registry.COMPARED
 WIDE = 5000  # candidates kept per method: the cosine curve and the rerank stage use them
 ALL = "__all__"
 STYLE = """<style>
@@ -75,7 +75,7 @@ class EKey:
 
 DEFAULTS: dict[str, object] = {
     EKey.SCOPE: ALL, EKey.POLICY: None, EKey.METHODS: list(COMPARE_METHODS), EKey.QUERY: DEMO_QUERY,
-    EKey.K: 10, EKey.RERANK: False, EKey.RERANK_METHOD: "late", EKey.SELECTED: None,
+    EKey.K: 10, EKey.RERANK: False, EKey.RERANK_METHOD: registry.PAIRED[-1], EKey.SELECTED: None,
     EKey.JOB: None,
 }  # fmt: skip
 
@@ -190,10 +190,12 @@ def context_chunks(doc_id: str, policy_key: str, where: str, state: str, _policy
     ``where`` is the store's ``location.describe()``: with ``policy_key`` and ``state`` it
     keys the cache, so another store never answers from this one's entry."""
     name = encoder().name
-    for method in ("late", *registry.base_methods()):
+    pooled = sorted(registry.base_methods(), key=lambda m: not registry.get(m).needs_mean_pooling)
+    for method in pooled:  # a method that pools in context windows knows each chunk's
         recs = _store.scope_records(model=name, method=method, policy=_policy, doc_id=doc_id)
         if recs.ids:
-            return chunk_contexts(recs.ids, recs.metadatas, recs.texts, late=method == "late")
+            late = registry.get(method).needs_mean_pooling
+            return chunk_contexts(recs.ids, recs.metadatas, recs.texts, late=late)
     return []
 
 

@@ -159,7 +159,8 @@ def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
     The stored offsets are drawn only on the very version that was indexed (the hit's
     citation verifies against the loaded document); otherwise a red badge says why and the
     stored text is shown instead."""
-    late = next((h for h in wide.results.get("late", []) if h.chunk_id == hit.chunk_id), None)
+    pooled = [m for m in wide.methods if registry.get(m).needs_mean_pooling]
+    late = next((h for m in pooled for h in wide.results[m] if h.chunk_id == hit.chunk_id), None)
     doc = _ui.library().get(hit.doc_id)
     status = hit.citation.verify(doc)
     left, right = st.columns([3, 2], gap="medium")

@@ -13,11 +13,7 @@ from core import methods as registry
 from pages import _ui
 from pages import _ui_engine as eng
 
-SUGGESTED_FUSIONS = (
-    "hybrid(late,bm25;rrf60)",
-    "hybrid(naive,bm25;rrf60)",
-    "hybrid(contextual,contextual-bm25;rrf60)",
-)
+SUGGESTED_FUSIONS = registry.SUGGESTED_FUSIONS
 CUSTOM = "cs_methods_custom"  # fusions added in this session (canonical names)
 
 
@@ -67,7 +63,7 @@ def fusion_builder(select_key: str) -> None:
         stored = stored_methods()
         parts = st.multiselect(
             "Fuse these methods", stored, key=f"{builder}_parts",
-            default=[m for m in ("late", "bm25") if m in stored],
+            default=[m for m in registry.FUSED if m in stored],
         )  # fmt: skip
         how = st.radio(
             "Fusion", ("rrf", "weighted"), horizontal=True, key=f"{builder}_how",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import methods as registry
 from core.errors import ChunkscopeError
 from core.evaluate import CAUSES, EvalConfig, agreement, sample_failures
-from core.evaluate.triage import CAUSE_HELP
+from core.evaluate.triage import CAUSE_HELP, default_method
 from core.render.failure_charts import cause_bar_figure, rank_scatter_figure
 from pages import _ui, _ui_controls, _ui_frame
 from pages import _ui_depth as dep
@@ -77,7 +78,7 @@ st.subheader(f"{run.n_queries} queries · policy {run.policy.get('key', '')} · 
 left, right = st.columns([3, 2], gap="medium")
 metric_rows = tri.metric_rows(run)  # whole tables: no row of them hides below a fold
 left.dataframe(metric_rows, hide_index=True, height=_ui.table_height(len(metric_rows)))
-pair = [m for m in ("naive", "late") if m in run.methods] or list(run.methods[:2])
+pair = [m for m in registry.PAIRED if m in run.methods] or list(run.methods[:2])
 if len(pair) == 2:
     points = [(q.id, q.query, q.ranks[pair[0]], q.ranks[pair[1]]) for q in run.queries]
     fig = rank_scatter_figure(
@@ -91,7 +92,7 @@ if len(pair) == 2:
 st.markdown("**Deltas between methods** (paired bootstrap, 95%)")
 pairs = list(dict.fromkeys(str(r["delta"]) for r in tri.delta_rows(run)))
 if pairs:  # one pair at a time, late against naive first, each table whole
-    first = next((i for i, p in enumerate(pairs) if "late" in p and "naive" in p), 0)
+    first = next((i for i, p in enumerate(pairs) if p == "-".join(reversed(registry.PAIRED))), 0)
     pair = st.selectbox("Methods compared", pairs, index=first, key="cs_eval_delta_pair")
     delta_rows = [r for r in tri.delta_rows(run) if r["delta"] == pair]
     st.dataframe(delta_rows, hide_index=True, height=_ui.table_height(len(delta_rows)))
@@ -104,7 +105,10 @@ cells = st.columns([2, 1, 3], vertical_alignment="bottom")
 failing = list(run.methods)
 n_failed = {m: sum(q.failed[m] for q in run.queries) for m in failing}
 if st.session_state[K.TRIAGE_METHOD] not in failing:  # one with failures, late's first
-    st.session_state[K.TRIAGE_METHOD] = min(failing, key=lambda m: (not n_failed[m], m != "late"))
+    first_read = default_method(run)
+    st.session_state[K.TRIAGE_METHOD] = min(
+        failing, key=lambda m: (not n_failed[m], m != first_read)
+    )
 method = cells[0].selectbox(
     "Failures of", failing, key=K.TRIAGE_METHOD, on_change=tri.reset_triage,
     format_func=lambda m: f"{m} ({n_failed[m]} failed)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import methods as registry
 from core.errors import ChunkscopeError
 from core.render.tune_charts import COSTS, curve_figure
 from core.tune.curves import all_crossovers, best_cells, curves
@@ -40,7 +41,7 @@ with st.expander("Run a sweep", expanded=not sweeps, icon=":material/play_circle
         st.error(_ui.md(exc), icon=":material/error:")
         queries, docs, grid = [], [], []
     offered = meth.offered_methods()
-    default = [m for m in ("naive", "late", "bm25") if m in offered]
+    default = [m for m in registry.SWEPT if m in offered]
     methods = st.multiselect("Methods", offered, default=default, key=K.METHODS)
     st.caption(f"{len(grid)} points × {len(methods)} methods · {len(queries)} queries")
     if st.button("Sweep", type="primary", disabled=busy or not (queries and grid and methods)):

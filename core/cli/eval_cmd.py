@@ -20,8 +20,9 @@ from typing import Any, TextIO
 from core.cli.index_cmd import methods_help
 from core.errors import LabelError
 from core.ingest.formats import describe_formats, is_supported_name
+from core.methods import EVALUATED
 
-DEFAULT_METHODS = "naive,late,contextual"
+DEFAULT_METHODS = ",".join(EVALUATED)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -57,7 +57,7 @@ class EvalConfig:
     """Everything besides the documents, queries and encoder that decides the numbers."""
 
     policy: ChunkPolicy
-    methods: tuple[str, ...] = ("naive", "late")
+    methods: tuple[str, ...] = registry.PAIRED
     ks: tuple[int, ...] = (1, 5, 10)
     scope: str = "corpus"
     threshold: float = DEFAULT_THRESHOLD

@@ -70,8 +70,11 @@ def default_triage_path() -> Path:
 
 
 def default_method(run: EvalRun) -> str:
-    """The method triaged when none is named: ``late`` if the run has it, else the first."""
-    return "late" if "late" in run.methods else run.methods[0]
+    """The method triaged when none is named: the elaborate one of ``PAIRED`` (late) if
+    the run has it, else the first."""
+    from core.methods import PAIRED
+
+    return next((m for m in reversed(PAIRED) if m in run.methods), run.methods[0])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

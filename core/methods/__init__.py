@@ -30,6 +30,18 @@ __all__ = [
     "unregister",
 ]
 
+# The methods the tool starts on, by role: the one place outside the method modules that
+# names them (a pick that is not registered, or not runnable, is simply left out).
+EVALUATED = ("naive", "late", "contextual")  # eval, sweep and check without --methods
+COMPARED = ("naive", "late", "contextual", "bm25", "hybrid(late,bm25;rrf60)")  # Compare
+SWEPT = ("naive", "late", "bm25")  # the Tune page's first sweep
+FUSED = ("late", "bm25")  # the parts the Add-a-hybrid builder starts on
+SUGGESTED_FUSIONS = (
+    "hybrid(late,bm25;rrf60)",
+    "hybrid(naive,bm25;rrf60)",
+    "hybrid(contextual,contextual-bm25;rrf60)",
+)
+PAIRED = ("naive", "late")  # the pair read first: the scatter, the deltas, the triage
 _REGISTRY: dict[str, MethodSpec] = {}
 _LOADED = False
 

@@ -53,5 +53,6 @@ def register_all() -> None:
                 order=_ORDER[name],
                 index=embed_step(name),
                 needs_mean_pooling=name == "late",
+                progress_unit="macro-windows" if name == "late" else "chunks",
             )
         )

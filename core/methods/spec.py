@@ -80,6 +80,7 @@ class MethodSpec:
     parts: tuple[str, ...] = ()
     needs_mean_pooling: bool = False
     params: dict[str, float] = field(default_factory=dict)
+    progress_unit: str = "chunks"  # what its index step's progress counts
 
     def __post_init__(self) -> None:
         if not self.name or any(ch.isspace() for ch in self.name):
