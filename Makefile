@@ -32,4 +32,4 @@ bench: $(STAMP)
 	$(VENV)/bin/chunkscope bench
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check core pages app.py tests
+	$(VENV)/bin/ruff check core workbench app.py tests

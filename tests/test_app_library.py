@@ -12,9 +12,9 @@ from core.ingest import load_document
 from core.library import Library
 from core.render.links import source_params
 from core.store import ChunkStore
-from pages._ui_source import SOFT_BREAK, reflowed
 from tests.conftest import PDF_DIR, PDF_PASSWORDS
 from tests.test_app_pages import TIMEOUT_S, app, html_of, open_page, plain, store_dir, upload
+from workbench._ui_source import SOFT_BREAK, reflowed
 
 __all__ = ["app", "store_dir"]  # fixtures, imported for pytest
 
@@ -26,7 +26,7 @@ def fresh_session(**query: str) -> AppTest:
     """A new browser session: nothing uploaded, only the store folder in common."""
     at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S)
     at.query_params.update(query)
-    at.switch_page("pages/source.py" if query else "pages/library.py").run()
+    at.switch_page("workbench/source.py" if query else "workbench/library.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

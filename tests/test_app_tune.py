@@ -13,10 +13,10 @@ from streamlit.testing.v1 import AppTest
 
 from core.evaluate import run_eval
 from core.tune import load_sweep
-from pages import _ui
-from pages import _ui_engine as eng
-from pages import _ui_triage as tri
-from pages import _ui_tune as ut
+from workbench import _ui
+from workbench import _ui_engine as eng
+from workbench import _ui_triage as tri
+from workbench import _ui_tune as ut
 
 TIMEOUT_S = 300
 
@@ -34,7 +34,7 @@ def fake(tmp_path, monkeypatch):
 
 def _open() -> AppTest:
     at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
-    at.switch_page("pages/tune.py").run()
+    at.switch_page("workbench/tune.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

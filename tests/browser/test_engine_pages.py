@@ -17,8 +17,8 @@ import pytest
 
 from core.ingest import load_document
 from core.render.views import highlight_shapes
-from pages._ui_engine import DEMO_DIR, DEMO_POLICY, DEMO_QUERY
 from tests.browser.conftest import RUN_TIMEOUT_MS, running_app
+from workbench._ui_engine import DEMO_DIR, DEMO_POLICY, DEMO_QUERY
 
 pytestmark = pytest.mark.slow
 BUSY = "[data-testid=stStatusWidget], [data-testid=stSkeleton]"

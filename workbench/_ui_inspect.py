@@ -17,8 +17,8 @@ from core.render.overlay import span_line_boxes
 from core.render.views import first_words, highlight_mark, highlight_shapes
 from core.retrieve import Comparison
 from core.types import Document
-from pages import _ui, _ui_cite
-from pages import _ui_engine as eng
+from workbench import _ui, _ui_cite
+from workbench import _ui_engine as eng
 
 SCORE_SHORT = {"cosine": "cos", "bm25": "BM25", "rrf": "RRF", "wsum": "fused"}
 

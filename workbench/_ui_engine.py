@@ -33,7 +33,7 @@ from core.ingest import load_document
 from core.render.failure_charts import chunk_contexts
 from core.retrieve import Comparison, compare
 from core.types import ChunkPolicy, Document
-from pages import _ui, _ui_controls
+from workbench import _ui, _ui_controls
 
 DEMO_DIR = _ui.DATASHEET_DIR
 DEMO_QUERY = "Corvane HX40 operating temperature range"

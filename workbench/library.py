@@ -6,9 +6,9 @@ import streamlit as st
 
 from core.errors import ChunkscopeError
 from core.render.charts import document_lengths_figure, length_percentiles, overflow_share
-from pages import _ui, _ui_frame, _ui_library
+from workbench import _ui, _ui_frame, _ui_library
 
-_ui_frame.entry("pages/library.py")
+_ui_frame.entry("workbench/library.py")
 
 st.title("Library")
 st.caption(

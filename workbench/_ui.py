@@ -1,7 +1,7 @@
 """Glue shared by the workbench pages: state keys, cached loaders, the library.
 
 Pages stay thin: layout and widgets only. Every page starts with
-``_ui_frame.entry("pages/<name>.py")``. What several pages need lives here, once:
+``_ui_frame.entry("workbench/<name>.py")``. What several pages need lives here, once:
 
 - ``Key``: every session-state key, initialised by ``init_state`` with ``setdefault``;
   widgets write to them through ``synced`` callbacks;
@@ -38,7 +38,7 @@ from core.types import Document
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_docs"
 DATASHEET_DIR = SAMPLE_DIR / "datasheets"  # the retrieval demo set, bundled as samples too
-LIBRARY_PAGE = "pages/library.py"
+LIBRARY_PAGE = "workbench/library.py"
 
 
 def upload_types() -> list[str]:
@@ -217,7 +217,7 @@ def datasheets() -> dict[str, Document]:
 def library() -> dict[str, Document]:
     """Every document on hand: samples, the store's library (what any session or
     ``chunkscope index`` kept), overridden by this session's uploads."""
-    from pages import _ui_library
+    from workbench import _ui_library
 
     return {**samples(), **_ui_library.kept_documents(), **st.session_state[Key.DOCS]}
 
@@ -225,7 +225,7 @@ def library() -> dict[str, Document]:
 def own_documents() -> dict[str, Document]:
     """The user's documents: the store's library and this session's uploads, without the
     bundled samples (a sample counts only when its bytes were uploaded or kept)."""
-    from pages import _ui_library
+    from workbench import _ui_library
 
     bundled = {d.doc_id: d.sha256 for d in samples().values()}
     held = {**_ui_library.kept_documents(), **st.session_state[Key.DOCS]}
@@ -290,7 +290,7 @@ def read_upload(name: str, data: bytes, password: str | None = None) -> Note:
         )
     st.session_state[Key.PENDING].pop(name, None)
     note = add_document(doc)
-    from pages import _ui_library
+    from workbench import _ui_library
 
     if (failed := _ui_library.keep(name, data, doc)) is not None:
         return Note(name=note.name, level="warning", text=f"{note.text}; {failed}")
@@ -384,7 +384,7 @@ def doc_token_count(doc_id: str, sha256: str, _doc: Document) -> int:
 
 def library_rows() -> list[dict[str, object]]:
     """One table row per library document (the Library page's table)."""
-    from pages import _ui_library
+    from workbench import _ui_library
 
     indexed, uploaded = indexed_versions(), st.session_state[Key.DOCS]
     kept = {e.doc_id: e.sha256 for e in _ui_library.kept_entries()}

@@ -17,7 +17,7 @@ from core.errors import ChunkscopeError
 from core.ingest import load_document
 from core.library import Library, LibraryEntry, Removal, remove_document
 from core.types import Document
-from pages import _ui
+from workbench import _ui
 
 _log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from core.render.overlay import span_line_boxes, union_box
 from core.render.source_views import raw_source_html, transcript_html
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
 from core.types import BBox, Document
-from pages import _ui, _ui_cite, _ui_library
+from workbench import _ui, _ui_cite, _ui_library
 
 
 def reflowable_view(doc: Document, start: int, end: int) -> None:

@@ -8,13 +8,13 @@ from core import methods as registry
 from core.errors import ChunkscopeError
 from core.render.tune_charts import COSTS, curve_figure
 from core.tune.curves import all_crossovers, best_cells, curves
-from pages import _ui, _ui_frame
-from pages import _ui_engine as eng
-from pages import _ui_methods as meth
-from pages import _ui_triage as tri
-from pages import _ui_tune as ut
+from workbench import _ui, _ui_frame
+from workbench import _ui_engine as eng
+from workbench import _ui_methods as meth
+from workbench import _ui_triage as tri
+from workbench import _ui_tune as ut
 
-_ui_frame.entry("pages/tune.py")
+_ui_frame.entry("workbench/tune.py")
 ut.init_state()
 K = ut.UKey
 st.title("Tune")

@@ -1,6 +1,6 @@
 """The frame around every page: state, stylesheet and the sidebar, drawn once per run.
 
-Every page starts with ``_ui_frame.entry("pages/<name>.py")``; ``app.py`` builds the
+Every page starts with ``_ui_frame.entry("workbench/<name>.py")``; ``app.py`` builds the
 navigation, calls ``follow_redirect`` and runs the page inside ``framed()``.
 """
 
@@ -14,8 +14,8 @@ from core.config import ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError
 from core.render.markup import STYLESHEET
 from core.render.views import kind_label
-from pages import _ui
-from pages._ui import Key
+from workbench import _ui
+from workbench._ui import Key
 
 
 @contextmanager
@@ -30,7 +30,7 @@ def framed():
 
 
 def entry(page_path: str) -> None:
-    """First call of every page. Streamlit runs a ``pages/`` script on its own, without
+    """First call of every page. Streamlit may run a page script on its own, without
     ``app.py``, while no ``st.navigation`` has run in the process yet (the first request
     to a fresh server; every ``AppTest`` run). A first visit then hands over to
     ``app.py``, which builds the navigation and reopens this page with its query; later

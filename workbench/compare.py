@@ -9,14 +9,14 @@ from core.errors import ChunkscopeError
 from core.render import rank_charts as charts
 from core.render.failure_charts import context_coverage_figure
 from core.rerank import FEATURE_HELP, RerankWeights, contribution_rows, rerank
-from pages import _ui, _ui_frame
-from pages import _ui_attribution as att
-from pages import _ui_depth as dep
-from pages import _ui_engine as eng
-from pages import _ui_inspect as ins
-from pages import _ui_methods as meth
+from workbench import _ui, _ui_frame
+from workbench import _ui_attribution as att
+from workbench import _ui_depth as dep
+from workbench import _ui_engine as eng
+from workbench import _ui_inspect as ins
+from workbench import _ui_methods as meth
 
-_ui_frame.entry("pages/compare.py")
+_ui_frame.entry("workbench/compare.py")
 eng.init_state()
 K = eng.EKey
 NO_BAR = {"displayModeBar": False}

@@ -9,7 +9,7 @@ import streamlit as st
 from core.chunk import DEFAULT_SIZES, DEFAULT_UNITS, POLICY_NAMES, policy_from_args
 from core.render.views import stats_items
 from core.types import ChunkPolicy, Document
-from pages import _ui
+from workbench import _ui
 
 # Slider range per unit: (min, max, step).
 UNIT_RANGES: dict[str, tuple[int, int, int]] = {

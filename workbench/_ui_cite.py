@@ -18,9 +18,9 @@ from core.render.links import source_params
 from core.render.markup import Shape, page_html
 from core.render.pages import DEFAULT_ZOOM, render_page_png
 from core.types import Document
-from pages import _ui
+from workbench import _ui
 
-SOURCE_PAGE = "pages/source.py"
+SOURCE_PAGE = "workbench/source.py"
 
 
 def page_figure(doc: Document, page: int, shapes: list[Shape], *, view_pt=None) -> str:

@@ -15,9 +15,9 @@ from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import CHUNK_COLOURS, OVERLAP_COLOUR
 from core.render.views import chunk_marks, chunk_shapes
 from core.types import Chunk, Document
-from pages import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_parse
+from workbench import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_parse
 
-_ui_frame.entry("pages/chunks.py")
+_ui_frame.entry("workbench/chunks.py")
 
 doc = _ui.require_doc()
 parser = st.session_state[_ui.Key.PARSER]

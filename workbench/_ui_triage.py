@@ -40,9 +40,9 @@ from core.ingest import load_document
 from core.render.markup import escape, marked_text_html
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
 from core.types import Document
-from pages import _ui, _ui_cite, _ui_parse
-from pages import _ui_engine as eng
-from pages import _ui_inspect as ins
+from workbench import _ui, _ui_cite, _ui_parse
+from workbench import _ui_engine as eng
+from workbench import _ui_inspect as ins
 
 EVAL_DIR = Path(
     os.environ.get("CHUNKSCOPE_EVAL_DIR", _ui.ROOT.parent / "shared/corpus/chunking_evaluation")
@@ -123,7 +123,7 @@ def query_source(kind: str) -> tuple[list[LabelledQuery], list[Document]]:
     if kind == "demo":
         return demo_queries(), list(eng.demo_documents().values())
     if kind == "marked":  # labelled in Compare with "Mark as the answer"
-        from pages._ui_depth import marked
+        from workbench._ui_depth import marked
 
         queries = list(marked())
         pool = {**eng.demo_documents(), **_ui.library()}

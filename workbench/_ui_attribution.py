@@ -14,8 +14,8 @@ from core.render.markup import Mark, Shape, marked_text_html
 from core.render.overlay import span_line_boxes
 from core.render.views import highlight_shapes
 from core.types import Chunk, Document
-from pages import _ui_cite
-from pages import _ui_engine as eng
+from workbench import _ui_cite
+from workbench import _ui_engine as eng
 
 RESULTS = "cs_attribution"  # {(query, chunk_id): (late, contextual)}
 UP, DOWN = "#d1495b", "#2e86ab"  # raised the cosine / lowered it

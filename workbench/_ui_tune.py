@@ -18,9 +18,9 @@ from core.embed import VectorCache
 from core.evaluate import EvalConfig, save_run
 from core.tune import Cell, Sweep, load_sweep, parse_grid, save_sweep
 from core.tune.job import SweepJob
-from pages import _ui, _ui_controls
-from pages import _ui_engine as eng
-from pages import _ui_triage as tri
+from workbench import _ui, _ui_controls
+from workbench import _ui_engine as eng
+from workbench import _ui_triage as tri
 
 SIZES = {"tokens": [32, 64, 128, 256, 512], "chars": [200, 400, 800, 1600, 3200],
          "sentences": [1, 2, 3, 5, 8, 12]}  # fmt: skip
@@ -195,7 +195,7 @@ def open_failures(sweep: Sweep, cell: Cell) -> None:
     st.session_state[tri.TKey.RUN] = run.run_id
     st.session_state[tri.TKey.TRIAGE_METHOD] = cell.method
     st.session_state[tri.TKey.TRIAGE_POS] = None
-    st.switch_page("pages/evaluate.py")
+    st.switch_page("workbench/evaluate.py")
 
 
 def open_boundaries(sweep: Sweep, cell: Cell, doc_id: str) -> None:
@@ -210,4 +210,4 @@ def open_boundaries(sweep: Sweep, cell: Cell, doc_id: str) -> None:
     st.session_state[f"cs_size_{suffix}"] = min(max(p.size, low), high)
     st.session_state[f"cs_overlap_{suffix}"] = min(p.overlap, high // 2)
     st.session_state[_ui.Key.DOC] = doc_id
-    st.switch_page("pages/chunks.py")
+    st.switch_page("workbench/chunks.py")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core import methods as registry
-from pages import _ui
-from pages import _ui_engine as eng
+from workbench import _ui
+from workbench import _ui_engine as eng
 
 SUGGESTED_FUSIONS = registry.SUGGESTED_FUSIONS
 CUSTOM = "cs_methods_custom"  # fusions added in this session (canonical names)

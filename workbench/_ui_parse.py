@@ -16,7 +16,7 @@ from core.chunk import chunk_document, chunk_stats
 from core.errors import ChunkscopeError
 from core.parse import PARSERS, parse_document
 from core.types import Chunk, ChunkPolicy, Document
-from pages import _ui
+from workbench import _ui
 
 BIG_DOCUMENT_PAGES = 20  # the fast parser shows a status box from this many pages
 

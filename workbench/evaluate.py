@@ -9,15 +9,15 @@ from core.errors import ChunkscopeError
 from core.evaluate import CAUSES, EvalConfig, agreement, sample_failures
 from core.evaluate.triage import CAUSE_HELP, default_method
 from core.render.failure_charts import cause_bar_figure, rank_scatter_figure
-from pages import _ui, _ui_controls, _ui_frame
-from pages import _ui_depth as dep
-from pages import _ui_engine as eng
-from pages import _ui_inspect as ins
-from pages import _ui_methods as meth
-from pages import _ui_triage as tri
-from pages import _ui_why as why
+from workbench import _ui, _ui_controls, _ui_frame
+from workbench import _ui_depth as dep
+from workbench import _ui_engine as eng
+from workbench import _ui_inspect as ins
+from workbench import _ui_methods as meth
+from workbench import _ui_triage as tri
+from workbench import _ui_why as why
 
-_ui_frame.entry("pages/evaluate.py")
+_ui_frame.entry("workbench/evaluate.py")
 tri.init_state()
 K = tri.TKey
 NO_BAR = {"displayModeBar": False}

@@ -12,9 +12,9 @@ from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import BLOCK_COLOURS
 from core.render.views import HEADING_SEPARATOR, block_marks, block_shapes, first_words
 from core.types import BLOCK_KINDS
-from pages import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_parse
+from workbench import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_parse
 
-_ui_frame.entry("pages/parse.py")
+_ui_frame.entry("workbench/parse.py")
 
 doc = _ui.require_doc()
 st.title("Parse")

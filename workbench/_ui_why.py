@@ -17,7 +17,7 @@ from core.render.markup import Mark, Shape, escape, marked_text_html
 from core.render.overlay import span_line_boxes
 from core.render.views import focus_view
 from core.types import Document
-from pages import _ui, _ui_cite, _ui_parse
+from workbench import _ui, _ui_cite, _ui_parse
 
 CONTEXT_CHARS = 160  # shown around the first span a signal points at
 CAUSE_ORDER = ("parse", "label", "boundary", "vocabulary", "context")

@@ -15,7 +15,7 @@ import streamlit as st
 from core.diagnose.depth import full_depth_ranks
 from core.evaluate import GoldSpan, LabelledQuery
 from core.methods import get
-from pages import _ui_engine as eng
+from workbench import _ui_engine as eng
 
 MARKED = "cs_marked_queries"  # list[LabelledQuery] marked in this session
 FIND = "cs_depth_find"  # words to find a chunk by
