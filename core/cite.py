@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from core.serial import Fields, as_int
 from core.types import Chunk, Document
 
 
@@ -108,17 +109,22 @@ class Citation:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> Citation:
+    def from_dict(cls, data: object, where: str = "citation") -> Citation:
+        fields = Fields(data, where)
         return cls(
-            doc_id=str(data["doc_id"]),
-            doc_sha256=str(data["doc_sha256"]),
-            char_start=int(data["char_start"]),  # type: ignore[call-overload]
-            char_end=int(data["char_end"]),  # type: ignore[call-overload]
-            quote=str(data["quote"]),
-            pages=tuple(int(p) for p in data.get("pages", ())),  # type: ignore[attr-defined]
-            start_s=_seconds(data.get("start_s")),
-            end_s=_seconds(data.get("end_s")),
+            doc_id=fields.string("doc_id"),
+            doc_sha256=fields.string("doc_sha256"),
+            char_start=fields.integer("char_start"),
+            char_end=fields.integer("char_end"),
+            quote=fields.string("quote"),
+            pages=tuple(fields.list_of("pages", as_int, required=False)),
+            start_s=fields.optional_number("start_s"),
+            end_s=fields.optional_number("end_s"),
         )
+
+    @classmethod
+    def read(cls, data: object, where: str) -> Citation:
+        return cls.from_dict(data, where)
 
 
 def format_clock(seconds: float) -> str:
@@ -130,10 +136,6 @@ def format_clock(seconds: float) -> str:
 def clock_range(start_s: float, end_s: float | None) -> str:
     """``HH:MM:SS-HH:MM:SS`` of a time range in seconds."""
     return f"{format_clock(start_s)}-{format_clock(end_s if end_s is not None else start_s)}"
-
-
-def _seconds(value: object) -> float | None:
-    return None if value is None else float(value)  # type: ignore[arg-type]
 
 
 def merge_citations(citations: Iterable[Citation]) -> list[Citation]:

@@ -66,3 +66,9 @@ class DamagedPdfError(NotAPdfError):
 
 class LibraryError(ChunkscopeError):
     """A document or version the library does not hold, or bytes it lost."""
+
+
+class RecordError(ChunkscopeError, ValueError):
+    """A stored record (a run or sweep file, store metadata, a triage row) is malformed:
+    the message names the field, where it sits and what it should be. A ``ValueError``
+    too, so a reader that wraps malformed input in its own message keeps doing so."""

@@ -164,7 +164,7 @@ class _ChromaBackend:
     def entries(self) -> list[LibraryEntry]:
         from core.store.scan import iter_pages
 
-        found = []
+        found: list[LibraryEntry] = []
         for page in iter_pages(self._col(), where={"kind": "entry"}, include=["metadatas"]):
             found.extend(LibraryEntry.from_dict(m) for m in page["metadatas"])
         return found

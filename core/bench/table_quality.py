@@ -179,7 +179,7 @@ def score(doc: Document, blocks: Sequence[Block], reference: Reference) -> Quali
         pages=len(doc.pages),
         tables_ref=len(ref_tables),
         tables_ours=len(ours),
-        tables_matched=_matches(ref_tables, ours),  # type: ignore[arg-type]
+        tables_matched=_matches(ref_tables, ours),
         headings_ours=len(headings),
         headings_confirmed=confirmed,
         furniture_ref_lines=len(furniture),

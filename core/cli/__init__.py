@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     stdout = sys.stdout
     if not getattr(args, "json", False):  # tables show document text: no raw controls
-        sys.stdout = SafeTerminal(stdout)  # type: ignore[assignment]
+        sys.stdout = SafeTerminal(stdout)
     try:
         with limit_arguments(args):
             return int(args.func(args) or 0)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.serial import Fields
+
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
 DEFAULT_CONFIDENCE = 0.95
@@ -44,14 +46,19 @@ class DeltaInterval:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> DeltaInterval:
+    def from_dict(cls, data: object, where: str = "delta") -> DeltaInterval:
+        fields = Fields(data, where)
         return cls(
-            delta=float(data["delta"]),  # type: ignore[arg-type]
-            low=float(data["low"]),  # type: ignore[arg-type]
-            high=float(data["high"]),  # type: ignore[arg-type]
-            n=int(data["n"]),  # type: ignore[call-overload]
-            confidence=float(data.get("confidence", DEFAULT_CONFIDENCE)),  # type: ignore[arg-type]
+            delta=fields.number("delta"),
+            low=fields.number("low"),
+            high=fields.number("high"),
+            n=fields.integer("n"),
+            confidence=fields.number("confidence", DEFAULT_CONFIDENCE),
         )
+
+    @classmethod
+    def read(cls, data: object, where: str) -> DeltaInterval:
+        return cls.from_dict(data, where)
 
 
 def paired_bootstrap(

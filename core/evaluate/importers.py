@@ -98,7 +98,7 @@ def import_chunking_eval(
         gold = []
         for ref in _references(row, number):
             start, end = _reference_span(ref, number)
-            if doc.text[start:end] != ref.get("content"):  # type: ignore[union-attr]
+            if doc.text[start:end] != ref.get("content"):
                 mismatches.append(f"row {number} [{start}, {end})")
                 continue
             gold.append(GoldSpan(char_start=start, char_end=end, text=doc.text[start:end]))

@@ -120,7 +120,7 @@ def _gold_of(item: object) -> GoldSpan:
         char_end=_as_int(item.get("char_end"), "char_end"),
         text=None if item.get("text") is None else str(item["text"]),
         method=str(item.get("method", "given")),
-        coverage=float(item.get("coverage", 1.0)),  # type: ignore[arg-type]
+        coverage=float(item.get("coverage", 1.0)),
         page=None if page in (None, "") else _as_int(page, "page"),
     )
 

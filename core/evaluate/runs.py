@@ -23,10 +23,22 @@ from core.errors import LabelError
 from core.evaluate.bootstrap import DeltaInterval
 from core.evaluate.labels import GoldSpan, LabelledQuery
 from core.evaluate.resolve import Unresolved
+from core.serial import (
+    Fields,
+    as_bool,
+    as_float,
+    as_int,
+    as_stored,
+    as_str,
+    list_reader,
+    mapping_reader,
+    optional,
+)
 
 # 2: a hit's "cosine" became "score" (on its method's own scale); format 1 reads as 2.
 RUN_FORMAT = 2
 Values = Mapping[str, float | None]
+_VALUES = mapping_reader(optional(as_float))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,12 +55,20 @@ class RankedHit:
         return {"chunk_id": self.chunk_id, "rank": self.rank, "score": round(self.score, 6)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> RankedHit:
+    def from_dict(cls, data: object, where: str = "hit") -> RankedHit:
+        fields = Fields(data, where)
         return cls(
-            chunk_id=str(data["chunk_id"]),
-            rank=int(data["rank"]),  # type: ignore[call-overload]
-            score=float(data["score"] if "score" in data else data["cosine"]),  # type: ignore[arg-type]
+            chunk_id=fields.string("chunk_id"),
+            rank=fields.integer("rank"),
+            score=fields.number("score" if "score" in fields else "cosine"),
         )
+
+    @classmethod
+    def read(cls, data: object, where: str) -> RankedHit:
+        return cls.from_dict(data, where)
+
+
+_HITS = list_reader(RankedHit.read)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,26 +112,29 @@ class QueryRecord:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> QueryRecord:
+    def from_dict(cls, data: object, where: str = "query") -> QueryRecord:
         from core.evaluate.labels import query_from_dict
 
-        label = query_from_dict(
-            {"id": data["id"], "query": data["query"], "doc": data["doc"], "gold": data["gold"]}
-        )
-        top = data.get("top") or {}
+        fields = Fields(data, where)
+        keys = ("id", "query", "doc", "gold")
+        label = query_from_dict({key: fields.raw(key) for key in keys})
         return cls(
-            id=str(data["id"]),
-            query=str(data["query"]),
-            doc_id=str(data["doc"]),
-            doc_sha256=str(data["doc_sha256"]),
+            id=fields.string("id"),
+            query=fields.string("query"),
+            doc_id=fields.string("doc"),
+            doc_sha256=fields.string("doc_sha256"),
             gold=label.gold,
-            ranks=dict(data["ranks"]),  # type: ignore[call-overload]
-            failed={m: bool(v) for m, v in dict(data["failed"]).items()},  # type: ignore[call-overload]
-            metrics={m: dict(v) for m, v in dict(data["metrics"]).items()},  # type: ignore[call-overload]
-            top={m: tuple(RankedHit.from_dict(h) for h in hits) for m, hits in top.items()},  # type: ignore[union-attr]
-            full_ranks=dict(data.get("full_ranks") or {}),  # type: ignore[call-overload]
-            scope_size=int(data.get("scope_size") or 0),  # type: ignore[call-overload]
+            ranks=fields.mapping_of("ranks", optional(as_int)),
+            failed=fields.mapping_of("failed", as_bool),
+            metrics=fields.mapping_of("metrics", _VALUES),
+            top={m: tuple(hits) for m, hits in fields.mapping_of("top", _HITS, False).items()},
+            full_ranks=fields.mapping_of("full_ranks", optional(as_int), required=False),
+            scope_size=fields.optional_integer("scope_size") or 0,
         )
+
+    @classmethod
+    def read(cls, data: object, where: str) -> QueryRecord:
+        return cls.from_dict(data, where)
 
     def as_label(self, **meta: object) -> LabelledQuery:
         """This query as a query-set line pinned to the document version it ran on."""
@@ -201,43 +224,40 @@ class EvalRun:
         } | ({"chunks": {cid: c.to_dict() for cid, c in self.chunks.items()}} if with_hits else {})
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> EvalRun:
-        deltas = {
-            pair: {n: DeltaInterval.from_dict(d) if d else None for n, d in rows.items()}
-            for pair, rows in dict(data["deltas"]).items()  # type: ignore[call-overload]
-        }
+    def from_dict(cls, data: object, where: str = "run") -> EvalRun:
+        fields = Fields(data, where)
         unresolved = tuple(
             Unresolved(
-                query_id=str(u["id"]),
-                doc=str(u["doc"]),
-                reason=str(u["reason"]),
-                coverage=u.get("coverage"),
+                query_id=u.string("id"),
+                doc=u.string("doc"),
+                reason=u.string("reason"),
+                coverage=u.optional_number("coverage"),
             )
-            for u in data.get("unresolved", [])  # type: ignore[attr-defined]
+            for u in fields.records("unresolved", required=False)
         )
         return cls(
-            run_id=str(data["run_id"]),
-            created_at=str(data["created_at"]),
-            model=str(data["model"]),
-            policy=dict(data["policy"]),  # type: ignore[call-overload]
-            methods=tuple(data["methods"]),  # type: ignore[arg-type]
-            ks=tuple(int(k) for k in data["ks"]),  # type: ignore[attr-defined]
-            text_k=int(data["text_k"]),  # type: ignore[call-overload]
-            depth=int(data["depth"]),  # type: ignore[call-overload]
-            scope=str(data["scope"]),
-            threshold=float(data["threshold"]),  # type: ignore[arg-type]
-            seed=int(data["seed"]),  # type: ignore[call-overload]
-            resamples=int(data["resamples"]),  # type: ignore[call-overload]
-            corpus=dict(data["corpus"]),  # type: ignore[call-overload]
-            queries_sha256=str(data["queries_sha256"]),
-            code_version=str(data["code_version"]),
-            metrics={m: dict(v) for m, v in dict(data["metrics"]).items()},  # type: ignore[call-overload]
-            n={m: dict(v) for m, v in dict(data["n"]).items()},  # type: ignore[call-overload]
-            deltas=deltas,
+            run_id=fields.string("run_id"),
+            created_at=fields.string("created_at"),
+            model=fields.string("model"),
+            policy=fields.mapping_of("policy", as_stored),
+            methods=tuple(fields.list_of("methods", as_str)),
+            ks=tuple(fields.list_of("ks", as_int)),
+            text_k=fields.integer("text_k"),
+            depth=fields.integer("depth"),
+            scope=fields.string("scope"),
+            threshold=fields.number("threshold"),
+            seed=fields.integer("seed"),
+            resamples=fields.integer("resamples"),
+            corpus=fields.mapping_of("corpus", as_str),
+            queries_sha256=fields.string("queries_sha256"),
+            code_version=fields.string("code_version"),
+            metrics=fields.mapping_of("metrics", _VALUES),
+            n=fields.mapping_of("n", mapping_reader(as_int)),
+            deltas=fields.mapping_of("deltas", mapping_reader(optional(DeltaInterval.read))),
             unresolved=unresolved,
-            queries=tuple(QueryRecord.from_dict(q) for q in data["queries"]),  # type: ignore[attr-defined]
-            chunks={cid: Citation.from_dict(c) for cid, c in dict(data.get("chunks", {})).items()},  # type: ignore[call-overload]
-            timings=dict(data.get("timings", {})),  # type: ignore[call-overload]
+            queries=tuple(fields.list_of("queries", QueryRecord.read)),
+            chunks=fields.mapping_of("chunks", Citation.read, required=False),
+            timings=fields.mapping_of("timings", as_float, required=False),
         )
 
 

@@ -84,7 +84,7 @@ def _authenticated(
             raise PasswordRequiredError(f"{name} is encrypted; give its password with --password")
         if not pdf.authenticate(password):
             raise WrongPasswordError(f"the password for {name} is wrong; give the right one")
-        data = pdf.tobytes(encryption=pymupdf.PDF_ENCRYPT_NONE)
+        data = pdf.tobytes(encryption=pymupdf.mupdf.PDF_ENCRYPT_NONE)
         pdf = pymupdf.open(stream=data, filetype="pdf")
     if page_count(pdf, name) == 0:
         raise ZeroPagesError(f"{name} has no pages (broken page tree); repair or re-export it")

@@ -45,7 +45,7 @@ def make_block(
     start, end = trim_span(doc.text, start, end)
     if start >= end:
         return None
-    rows = []
+    rows: list[tuple[int, int]] = []
     for row_start, row_end in header_rows:
         row_start, row_end = trim_span(doc.text, max(row_start, start), min(row_end, end))
         if row_start < row_end and (not rows or row_start >= rows[-1][1]):

@@ -287,7 +287,7 @@ class ChunkStore:
 
     def indexed_documents(self) -> list[IndexedDoc]:
         """Every stored document version per collection, complete or not."""
-        found = self._read(markers.META_COLLECTION, markers.read_all, [])
+        found: list[IndexedDoc] = self._read(markers.META_COLLECTION, markers.read_all, [])
         return sorted(found, key=lambda d: (d.doc_id, d.model, d.method, d.policy_key))
 
     def records_with_other_sha(self, doc_id: str, sha256: str) -> int:

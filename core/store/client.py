@@ -21,7 +21,7 @@ def connect(location: StoreLocation) -> Any:
 
     settings = Settings(anonymized_telemetry=False)
     try:
-        if location.is_server:
+        if location.host is not None and location.port is not None:  # a server
             client = chromadb.HttpClient(host=location.host, port=location.port, settings=settings)
             client.heartbeat()
             return client

@@ -1,0 +1,95 @@
+"""The typed record reader: every stored record reads back as written, and a malformed
+one fails with one line naming the field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.cite import Citation
+from core.errors import LabelError, RecordError
+from core.evaluate.bootstrap import DeltaInterval
+from core.evaluate.runs import EvalRun, RankedHit, load_run
+from core.serial import Fields, as_bool, as_float, as_int, as_str, optional
+
+GOLDEN_EVAL = Path(__file__).parent / "data" / "golden" / "eval.json"
+
+
+def _golden_run() -> dict:
+    """The golden eval output, its volatile timings (a placeholder there) made real."""
+    data = json.loads(GOLDEN_EVAL.read_text("utf-8"))
+    data["timings"] = {"total_s": 1.5}
+    return data
+
+
+def test_the_golden_eval_output_reads_back_to_the_same_json():
+    data = _golden_run()
+    run = EvalRun.from_dict(data)
+    with_hits = "chunks" in data
+    assert run.to_dict(with_hits=with_hits) == data
+
+
+@pytest.mark.parametrize(
+    ("read", "value", "expected"),
+    [
+        (as_int, 3, 3),
+        (as_int, 3.0, 3),
+        (as_float, 2, 2.0),
+        (as_float, 0.5, 0.5),
+        (as_bool, True, True),
+        (as_bool, 0, False),
+        (as_str, "x", "x"),
+        (optional(as_int), None, None),
+    ],
+)
+def test_readers_accept_what_the_writers_produce(read, value, expected):
+    got = read(value, "f")
+    assert got == expected and type(got) is type(expected)
+
+
+@pytest.mark.parametrize(
+    ("read", "value"),
+    [(as_int, True), (as_int, 2.5), (as_int, "3"), (as_float, "1.0"), (as_float, False),
+     (as_bool, 2), (as_bool, "yes"), (as_str, 7), (as_int, None)],
+)  # fmt: skip
+def test_readers_refuse_other_types_naming_the_field(read, value):
+    with pytest.raises(RecordError, match=r"^run\.queries\[2\]\.rank: expected "):
+        read(value, "run.queries[2].rank")
+
+
+def test_a_missing_field_is_named_with_its_path():
+    fields = Fields({"outer": {"inner": {}}}, "sweep.json")
+    with pytest.raises(RecordError, match=r"^sweep\.json\.outer\.inner: the field 'n' is missing$"):
+        fields.record("outer").record("inner").integer("n")
+
+
+def test_a_record_that_is_not_an_object_is_refused():
+    with pytest.raises(RecordError, match=r"^hit: expected an object, got \[1, 2\]$"):
+        RankedHit.from_dict([1, 2])
+
+
+def test_records_round_trip():
+    hit = RankedHit(chunk_id="c1", rank=2, score=0.25)
+    assert RankedHit.from_dict(hit.to_dict()) == hit
+    delta = DeltaInterval(delta=0.1, low=-0.2, high=0.3, n=4)
+    assert DeltaInterval.from_dict(delta.to_dict()) == delta
+    cite = Citation(doc_id="d", doc_sha256="s", char_start=1, char_end=3, quote="ab", pages=(2,))
+    assert Citation.from_dict(cite.to_dict()) == cite
+
+
+def test_a_run_written_by_an_older_format_reads_its_cosine_as_the_score():
+    assert RankedHit.from_dict({"chunk_id": "c", "rank": 1, "cosine": 0.5}).score == 0.5
+
+
+def test_a_malformed_run_file_gives_one_line_naming_the_field(tmp_path):
+    data = _golden_run()
+    data["queries"][0]["ranks"][data["methods"][0]] = "first"
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(data), "utf-8")
+    with pytest.raises(LabelError) as caught:
+        load_run(path)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert f"run.queries[0].ranks.{data['methods'][0]}: expected an integer, got 'first'" in message
