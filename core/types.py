@@ -7,7 +7,8 @@ citation; records check what they can in ``__post_init__``.
 
 Page numbers are 1-based everywhere. Boxes are ``bbox_pt = (x0, y0, x1, y1)`` in PDF
 points (1/72 inch) with the origin at the top-left corner of the page as rendered
-(PyMuPDF's page coordinates: y grows downwards).
+(PyMuPDF's page coordinates: y grows downwards); ``core.geometry`` holds the box type
+and its geometry.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Literal
 
 import numpy as np
 
-BBox = tuple[float, float, float, float]
+from core.geometry import BBox as BBox  # re-exported: records name their boxes by it
+
 DocKind = str  # the name of the document's format in ``core.ingest.formats``
 BlockKind = Literal[
     "heading", "paragraph", "list", "table", "code", "caption", "header", "footer", "turn"

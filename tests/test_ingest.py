@@ -441,7 +441,8 @@ def _raw_line(text: str, x0: float = 10.0) -> dict:
     ],
 )
 def test_clean_line_fast_path_matches_the_character_rules(text: str) -> None:
-    from core.ingest.pdf_lines import _clean_chars, _clean_line, union
+    from core.geometry import bounding
+    from core.ingest.pdf_lines import _clean_chars, _clean_line
 
     raw = _raw_line(text)
     line = _clean_line(raw, pymupdf.Rect(0, 0, 600, 800))
@@ -452,13 +453,4 @@ def test_clean_line_fast_path_matches_the_character_rules(text: str) -> None:
     assert line is not None
     assert (line.text, line.boxes) == (expected_text, expected_boxes)
     if expected_text != text:
-        assert line.bbox == union(expected_boxes)
-
-
-def test_union_skips_inserted_boxes() -> None:
-    from core.ingest.pdf_lines import NAN_BOX, union
-
-    boxes = [NAN_BOX, (3.0, 2.0, 5.0, 9.0), (1.0, 4.0, 7.0, 6.0), NAN_BOX, (0.0, -0.0, 7.0, 9.0)]
-    assert union(boxes) == (0.0, -0.0, 7.0, 9.0)
-    with pytest.raises(ValueError):
-        union([NAN_BOX])
+        assert line.bbox == bounding(expected_boxes)

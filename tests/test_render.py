@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.cite import CitationStatus
+from core.geometry import union_of
 from core.ingest import load_document
 from core.render import charts, links, markup, overlay, pages, views
 from core.types import Block, Chunk, ChunkPolicy, Document
@@ -117,7 +118,7 @@ def test_highlight_shapes_carry_exactly_the_cited_characters():
     assert len(shapes) >= 5
     view = views.focus_view(doc, start, end, page)
     assert view is not None
-    union = overlay.union_box([s.bbox_pt for s in shapes])
+    union = union_of(s.bbox_pt for s in shapes)
     assert view[1] <= union[1] and view[3] >= union[3]
     assert 0 <= view[1] < view[3] <= doc.pages[page - 1].height_pt
 

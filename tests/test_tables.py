@@ -12,11 +12,11 @@ from core.bench.table_quality import (
     FINANCEBENCH,
     TABLE_PDFS,
     Quality,
-    iou,
     score,
     stored_reference,
 )
 from core.chunk import chunk_document, policy_from_args
+from core.geometry import iou
 from core.ingest import load_document
 from core.ingest.grids import numeric_grids
 from core.parse import ParseResult, parse_document

@@ -12,10 +12,11 @@ import streamlit as st
 
 from core.cite import Citation
 from core.errors import ChunkscopeError
+from core.geometry import union_of
 from core.library import LibraryEntry
 from core.render.links import source_params
 from core.render.markup import marked_text_html
-from core.render.overlay import span_line_boxes, union_box
+from core.render.overlay import span_line_boxes
 from core.render.source_views import raw_source_html, transcript_html
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
 from core.types import BBox, Document
@@ -157,7 +158,7 @@ def reading_view(doc: Document, start: int, end: int, page: int, zoom: str) -> B
         return None
     if zoom == ZOOMS[1]:
         return focus_view(doc, start, end, page)
-    box = union_box([line.bbox_pt for line in span_line_boxes(doc, start, end, page=page)])
+    box = union_of(line.bbox_pt for line in span_line_boxes(doc, start, end, page=page))
     if box is None:
         return None
     info = doc.pages[page - 1]

@@ -14,6 +14,7 @@ import statistics
 import subprocess
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -204,7 +205,7 @@ def _first_chunking(
     total_s = 0.0
     unit_chars: list[float] = []
     for doc, blocks in docs:
-        elapsed, chunks = timed(lambda d=doc, b=blocks: inputs.chunks(d, b, policy))
+        elapsed, chunks = timed(partial(inputs.chunks, doc, blocks, policy))
         total_s += elapsed
         mean = statistics.fmean(len(c.text) for c in chunks) if chunks else policy.size
         unit_chars.append(mean / policy.size)

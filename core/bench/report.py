@@ -118,7 +118,7 @@ COLUMNS = ("case", "ours", "baseline", "ratio", "target", "met")
 
 def table_rows(results: Sequence[CaseResult]) -> list[tuple[str, ...]]:
     """One tuple per row, in ``COLUMNS`` order (strings as printed)."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for r in results:
         ratio = f"{r.ratio:.2f}x" if r.ratio is not None else "-"
         baseline = format_value(r.baseline, r.unit)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from core.bench.inputs import BenchInputs, BenchSettings
@@ -27,7 +29,7 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     steps: list[tuple[str, str, Thunk]] = []
     if "parse" in s.cases:
         for path in (s.pdf, *s.other_pdfs):
-            thunk = _one(lambda p=path: cases.parse_case(inputs, p))
+            thunk = _one(partial(cases.parse_case, inputs, path))
             steps.append(("parse", f"parse {path.name}", thunk))
     if "tables" in s.cases:
         steps += _table_steps(inputs)
@@ -54,7 +56,7 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         from core.bench import diagnose_cases
 
         for n in s.scale_sizes:
-            thunk = _one(lambda n=n: diagnose_cases.depth_case(inputs, n))
+            thunk = _one(partial(diagnose_cases.depth_case, inputs, n))
             steps.append(("depth", f"full-depth rank at {n:,}", thunk))
     if "signals" in s.cases:
         from core.bench import diagnose_cases as signal_cases
@@ -96,7 +98,7 @@ def _table_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     from core.bench import table_cases
 
     return [
-        ("tables", f"tables {path.name}", _one(lambda p=path: table_cases.tables_case(inputs, p)))
+        ("tables", f"tables {path.name}", _one(partial(table_cases.tables_case, inputs, path)))
         for path in table_cases.table_paths(inputs.settings.quick)
     ]
 
@@ -106,14 +108,14 @@ def _rechunk_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     from core.bench import cases
 
     s = inputs.settings
-    groups = [("headline", (s.pdf,))]
+    groups: list[tuple[str, tuple[Path, ...]]] = [("headline", (s.pdf,))]
     if s.other_pdfs or s.texts:
         groups.append(("corpus", (*s.other_pdfs, *s.texts)))
     steps: list[tuple[str, str, Thunk]] = []
     for policy in cases.RECHUNK_POLICIES:
         for group, paths in groups:
             where = s.pdf.name if group == "headline" else f"{len(paths)} documents"
-            thunk = _one(lambda p=policy, a=paths, g=group: cases.rechunk_case(inputs, p, a, g))
+            thunk = _one(partial(cases.rechunk_case, inputs, policy, paths, group))
             steps.append(("rechunk", f"re-chunk {policy[0]}/{policy[1]} {where}", thunk))
     return steps
 
@@ -125,7 +127,7 @@ def _store_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         ("store", "store upsert/query", lambda: store_cases.store_cases(inputs))
     ]
     for n in inputs.settings.scale_sizes:
-        thunk = _one(lambda n=n: store_cases.scale_case(inputs, n))
+        thunk = _one(partial(store_cases.scale_case, inputs, n))
         steps.append(("store", f"store query at {n:,}", thunk))
     return steps
 
@@ -137,7 +139,7 @@ def _lexical_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         ("lexical", "bm25 index build", _one(lambda: lexical_cases.build_case(inputs)))
     ]
     for n in inputs.settings.scale_sizes:
-        thunk = _one(lambda n=n: lexical_cases.query_case(inputs, n))
+        thunk = _one(partial(lexical_cases.query_case, inputs, n))
         steps.append(("lexical", f"bm25 query at {n:,}", thunk))
     return steps
 

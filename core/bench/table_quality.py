@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.bench.inputs import ROOT
+from core.geometry import iou
 from core.parse.layout import Region, best_region, layout_regions
 from core.types import BBox, Block, Document
 
@@ -104,18 +105,6 @@ class Quality:
             "furniture_ref_lines": self.furniture_ref_lines,
             "furniture_recall": self.furniture_recall,
         }
-
-
-def iou(a: BBox, b: BBox) -> float:
-    """Intersection over union of two boxes (0 when either is empty)."""
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    if w <= 0 or h <= 0:
-        return 0.0
-    inter = w * h
-    area_a = (a[2] - a[0]) * (a[3] - a[1])
-    area_b = (b[2] - b[0]) * (b[3] - b[1])
-    return inter / (area_a + area_b - inter)
 
 
 def reference_for(doc: Document, name: str, *, store: Path = REFERENCE_JSON) -> Reference:

@@ -17,6 +17,10 @@ import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import TypeVar
+
+T = TypeVar("T")
 
 Step = Callable[[int], object]
 Check = Callable[[str, object], None]
@@ -59,7 +63,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     return float(ordered[low] + (ordered[high] - ordered[low]) * (position - low))
 
 
-def timed(fn: Callable[[], object]) -> tuple[float, object]:
+def timed(fn: Callable[[], T]) -> tuple[float, T]:
     """``(seconds, result)`` of one call, with the cyclic garbage collector paused."""
     was_on = gc.isenabled()
     gc.disable()
@@ -93,7 +97,7 @@ def interleaved(
     for step in range(warmup + repeats):
         shift = step % len(names)
         for name in names[shift:] + names[:shift]:
-            elapsed, result = timed(lambda name=name, step=step: contenders[name](step))
+            elapsed, result = timed(partial(contenders[name], step))
             if check is not None:
                 check(name, result)
             if step >= warmup:

@@ -54,7 +54,7 @@ def run_list(args: argparse.Namespace) -> int:
         flag = "" if row["current"] else " old"
         lock = " encrypted" if row["encrypted"] else ""
         print(
-            f"{row['doc_id']}  {str(row['sha256'])[:12]}  {int(row['size_bytes']):,} bytes  "
+            f"{row['doc_id']}  {str(row['sha256'])[:12]}  {row['size_bytes']:,} bytes  "
             f"{row['added_at']}  {row['name']}{lock}{flag}"
         )
     print(f"{len(rows)} document version(s) in {library.where()}")

@@ -354,7 +354,7 @@ def load_encoder(
     limit = position_limit(model.config, tokenizer)
     st_config = sentence_config(path)
     default_max = st_config.get("max_seq_length") or getattr(tokenizer, "model_max_length", limit)
-    own_limit = min(int(default_max), limit)
+    own_limit = min(int(default_max or limit), limit)
     seq_limit = int(max_tokens if max_tokens is not None else own_limit)
     encoder = Encoder(
         name=_variant_name(

@@ -267,6 +267,7 @@ def late_vectors(
     pool_starts, pool_stops = _pool_ranges(tokens, tok_starts, tok_stops)
     plan = plan_windows(len(tokens), policy.window, policy.stride, policy.margin)
     sums = np.zeros((len(chunks), encoder.dim), dtype=np.float64)
+    kept: np.ndarray | None
     if states is not None:
         for lo in range(0, states.shape[0], POOL_BLOCK_TOKENS):
             block = states[lo : lo + POOL_BLOCK_TOKENS]

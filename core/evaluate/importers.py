@@ -23,6 +23,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TypeGuard
 
 from core.errors import LabelError
 from core.evaluate.labels import Evidence, GoldSpan, LabelledQuery
@@ -59,18 +60,21 @@ def _references(row: Mapping[str, str], number: int) -> list[dict[str, object]]:
 
 def _reference_span(ref: object, number: int) -> tuple[int, int]:
     """``(start_index, end_index)`` of one reference: integers with 0 <= start < end."""
-    span = (ref.get("start_index"), ref.get("end_index")) if isinstance(ref, dict) else None
-    if span is None or not all(isinstance(i, int) and not isinstance(i, bool) for i in span):
+    start, end = (ref.get("start_index"), ref.get("end_index")) if isinstance(ref, dict) else (0, 0)
+    if not isinstance(ref, dict) or not (_is_int(start) and _is_int(end)):
         raise LabelError(
             f"questions_df.csv row {number}: each reference needs integer start_index and "
             f"end_index, got {str(ref)[:80]}"
         )
-    start, end = span
     if not 0 <= start < end:
         raise LabelError(
             f"questions_df.csv row {number}: reference span [{start}, {end}) is empty or negative"
         )
     return start, end
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def import_chunking_eval(
@@ -121,7 +125,7 @@ def import_chunking_eval(
     return queries
 
 
-def _rows(path: Path) -> Iterator[dict[str, object]]:
+def _rows(path: Path) -> Iterator[Mapping[str, object]]:
     if path.suffix.lower() == ".csv":
         yield from _read_csv(path)
         return

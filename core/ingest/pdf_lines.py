@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import pymupdf
 
+from core.geometry import BBox, Box, bounding, contains_centre
 from core.ingest.tables import TableRegion
-from core.types import BBox
 
-NAN_BOX: BBox = (float("nan"),) * 4  # type: ignore[assignment]
+NAN_BOX: BBox = (float("nan"),) * 4
 LIGATURES: dict[str, str] = {
     "\ufb00": "ff",
     "\ufb01": "fi",
@@ -69,7 +69,7 @@ def merge_baselines(lines: list[Line]) -> list[Line]:
             out[-1] = Line(
                 f"{prev.text} {line.text}",
                 [*prev.boxes, NAN_BOX, *line.boxes],
-                union([prev.bbox, line.bbox]),
+                bounding([prev.bbox, line.bbox]),
                 main.font,
                 main.size_pt,
                 main.flags,
@@ -108,12 +108,12 @@ def _clean_line(raw_line: dict, rect: pymupdf.Rect) -> Line | None:
         else:
             text = stripped
             boxes = [ch["bbox"] for ch in chars[first : first + len(stripped)]]
-            x0, y0, x1, y1 = union(boxes)
+            x0, y0, x1, y1 = bounding(boxes)
     else:
         text, boxes = _clean_chars(chars, None if inside else rect)
         if not text:
             return None
-        x0, y0, x1, y1 = union(boxes)
+        x0, y0, x1, y1 = bounding(boxes)
     if len(spans) == 1:
         main = spans[0]
     else:  # the first span with the most glyphs, as max() picks
@@ -130,9 +130,10 @@ def _clean_chars(chars: list[dict], clip: pymupdf.Rect | None) -> tuple[str, lis
     edges."""
     out: list[str] = []
     boxes: list[BBox] = []
+    area = None if clip is None else Box(clip.x0, clip.y0, clip.x1, clip.y1)
     for ch in chars:
         box = ch["bbox"]
-        if clip is not None and not _centre_inside(box, clip):
+        if area is not None and not contains_centre(area, box):
             continue
         for c in ch["c"]:
             if c.isspace():
@@ -161,35 +162,6 @@ def _split_box(box: BBox, parts: int) -> list[BBox]:
     x0, y0, x1, y1 = box
     step = (x1 - x0) / parts
     return [(x0 + i * step, y0, x0 + (i + 1) * step, y1) for i in range(parts)]
-
-
-def _centre_inside(box: BBox, rect: pymupdf.Rect) -> bool:
-    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return rect.x0 <= cx <= rect.x1 and rect.y0 <= cy <= rect.y1
-
-
-def union(boxes: list[BBox]) -> BBox:
-    """The smallest box holding every box whose x0 is not NaN (one pass; the first of
-    equal values wins, like ``min``/``max``). Raises ``ValueError`` when there is none."""
-    x0 = y0 = x1 = y1 = None
-    for box in boxes:
-        bx0 = box[0]
-        if bx0 != bx0:
-            continue
-        if x0 is None:
-            x0, y0, x1, y1 = box
-            continue
-        if bx0 < x0:
-            x0 = bx0
-        if box[1] < y0:
-            y0 = box[1]
-        if box[2] > x1:
-            x1 = box[2]
-        if box[3] > y1:
-            y1 = box[3]
-    if x0 is None:
-        raise ValueError("union() of no boxes")
-    return (x0, y0, x1, y1)
 
 
 def hyphenated(line: str, following: str) -> bool:

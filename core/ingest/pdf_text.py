@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pymupdf
 
+from core.geometry import bounding
 from core.ingest import limits, pdf_guard
 from core.ingest.pdf_lines import (
     NAN_BOX,
@@ -26,7 +27,6 @@ from core.ingest.pdf_lines import (
     merge_baselines,
     table_rows,
     take_table_lines,
-    union,
 )
 from core.ingest.reading_order import reading_order
 from core.ingest.tables import TableBudget, table_regions
@@ -249,24 +249,24 @@ def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str)
         if rest:
             units.append(merge_baselines(rest))
     tables = [rows for rows in map(table_rows, table_lines) if rows]
-    boxes = [union([ln.bbox for ln in unit]) for unit in units]
-    boxes += [union([ln.bbox for row in rows for ln in row]) for rows in tables]
+    boxes = [bounding([ln.bbox for ln in unit]) for unit in units]
+    boxes += [bounding([ln.bbox for row in rows for ln in row]) for rows in tables]
     number = page.number + 1
     ordered: list[list[Line] | list[list[Line]]] = []
     for k in reading_order(boxes):
         if k >= len(units):
             ordered.append(tables[k - len(units)])
         elif ordered and _continues(ordered[-1], units[k]):
-            ordered[-1] = [*ordered[-1], *units[k]]  # type: ignore[list-item]
+            ordered[-1] = [*ordered[-1], *units[k]]
         else:
             ordered.append(units[k])
     for block_no, unit in enumerate(ordered):
         if builder.pos:
             builder.insert("\n\n")
         if isinstance(unit[0], Line):
-            _emit_block(builder, unit, number, block_no)  # type: ignore[arg-type]
+            _emit_block(builder, unit, number, block_no)
         else:
-            _emit_table(builder, unit, number, block_no)  # type: ignore[arg-type]
+            _emit_table(builder, unit, number, block_no)
 
 
 def _continues(previous: list, unit: list[Line]) -> bool:
@@ -309,7 +309,7 @@ def _emit_table(builder: _Builder, rows: list[list[Line]], page: int, block_no: 
                 builder.insert("\t")
             builder.add(cell.text, cell.boxes)
         main = max(row, key=lambda ln: len(ln.text))
-        bbox = union([ln.bbox for ln in row])
+        bbox = bounding([ln.bbox for ln in row])
         builder.line_records.append(
             (start, builder.pos, page, block_no, main.font, main.size_pt, main.flags, bbox)
         )

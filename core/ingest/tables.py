@@ -29,12 +29,13 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pymupdf
 
+from core.geometry import BBox, Box
 from core.ingest.grids import Fragment, numeric_grids
-from core.types import BBox
 
 # A grid needs at least this many ruling segments of each orientation.
 MIN_RULES_PER_AXIS = 3
@@ -385,8 +386,5 @@ def _centre_in(box: BBox, area: BBox) -> bool:
     return area[0] <= cx <= area[2] and area[1] <= cy <= area[3]
 
 
-def _as_box(box: object) -> BBox | None:
-    if box is None:
-        return None
-    x0, y0, x1, y1 = box  # type: ignore[misc]
-    return (float(x0), float(y0), float(x1), float(y1))
+def _as_box(box: Sequence[float] | None) -> BBox | None:
+    return None if box is None else Box.of(box)

@@ -55,7 +55,7 @@ def vtt_cues(data: bytes, name: str) -> list[RawCue]:
 
     text = decode_text(data, name)
     try:
-        captions = list(webvtt.from_string(text))
+        captions = list(webvtt.from_string(text).captions)
     except (MalformedFileError, MalformedCaptionError) as exc:
         raise UnsupportedFileError(f"{name} is not a valid WebVTT file ({exc}); check it") from None
     return [

@@ -13,6 +13,7 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
+from core.geometry import union_of
 from core.parse.garbled import garbled
 from core.types import BBox, Block, BlockKind, Document, TextLine
 
@@ -65,20 +66,13 @@ def make_block(
 
 
 def lines_bbox(lines: Iterable[TextLine]) -> BBox | None:
-    """Union of the boxes of the lines on the first line's page (points, page space)."""
-    x0 = y0 = float("inf")
-    x1 = y1 = float("-inf")
-    page = None
-    for line in lines:
-        box = line.bbox_pt
-        if box is None:
-            continue
-        if page is None:
-            page = line.page
-        if line.page == page:
-            x0, y0 = min(x0, box[0]), min(y0, box[1])
-            x1, y1 = max(x1, box[2]), max(y1, box[3])
-    return None if page is None else (x0, y0, x1, y1)
+    """Union of the boxes of the lines on the first boxed line's page (points, page
+    space); ``None`` when no line has a box."""
+    boxed = [(line.page, line.bbox_pt) for line in lines if line.bbox_pt is not None]
+    if not boxed:
+        return None
+    page = boxed[0][0]
+    return union_of(box for line_page, box in boxed if line_page == page)
 
 
 def heading_title(text: str) -> str:

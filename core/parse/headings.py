@@ -136,8 +136,11 @@ class OutlineIndex:
             return 0
         for entry_page in (page, page + 1, page - 1):
             for title, level, y in self._by_page.get(entry_page, ()):
-                positioned = y is not None and top_pt is not None
-                if positioned and (entry_page != page or abs(top_pt - y) > MAX_DEST_DISTANCE_PT):
+                if (
+                    y is not None
+                    and top_pt is not None
+                    and (entry_page != page or abs(top_pt - y) > MAX_DEST_DISTANCE_PT)
+                ):
                     continue
                 if _same_title(full, title) or (bare and _same_title(bare, title)):
                     return level

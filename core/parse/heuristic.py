@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from core.geometry import contains_centre
 from core.ingest.pdf_guard import normalise_rotation
 from core.ingest.tables import TableBudget, cached_table_regions, table_regions
 from core.parse.blocks import lines_bbox, make_block
@@ -237,18 +238,13 @@ def _table_of(context: _Context, lines: list[TextLine]) -> tuple[BBox, BBox | No
     if not tables or bbox is None:
         return None
     for table in tables:
-        if _centre_in(bbox, table[0]):
+        if contains_centre(table[0], bbox):
             return table
     return None
 
 
 def _in_table(context: _Context, lines: list[TextLine]) -> bool:
     return _table_of(context, lines) is not None
-
-
-def _centre_in(box: BBox, area: BBox) -> bool:
-    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return area[0] <= cx <= area[2] and area[1] <= cy <= area[3]
 
 
 def _header_lines(context: _Context, unit: list[int]) -> int:
@@ -260,7 +256,7 @@ def _header_lines(context: _Context, unit: list[int]) -> int:
         return 0
     count = 0
     for line in lines:
-        if line.bbox_pt is None or not _centre_in(line.bbox_pt, table[1]):
+        if line.bbox_pt is None or not contains_centre(table[1], line.bbox_pt):
             break
         count += 1
     return count if count < len(lines) else 0

@@ -123,7 +123,8 @@ def layout_regions(
             page.get_layout()
         matrix = page.rotation_matrix
         regions: list[Region] = []
-        for x0, y0, x1, y1, cls in page.layout_information or ():
+        found: list[tuple[float, float, float, float, str]] = page.layout_information or []
+        for x0, y0, x1, y1, cls in found:
             r = pymupdf.Rect(x0, y0, x1, y1) * matrix
             regions.append(((r.x0, r.y0, r.x1, r.y1), str(cls)))
         out[page_info.number] = regions

@@ -167,7 +167,9 @@ def document_lengths_figure(
              "name": f"no text ({len(no_text)})", "marker": {"color": NO_TEXT_COLOUR},
              "hovertemplate": "%{x}<br>0 tokens: no text layer<extra></extra>"}
         )  # fmt: skip
-    lines = [(window_tokens, f"one pass {window_tokens}", WINDOW_COLOUR, "dash", 2)]
+    lines: list[tuple[float, str, str, str, float]] = [
+        (window_tokens, f"one pass {window_tokens}", WINDOW_COLOUR, "dash", 2)
+    ]
     if chunk_window_tokens is not None:
         lines.append((chunk_window_tokens, f"chunk limit {chunk_window_tokens}", WINDOW_COLOUR,
                       "dot", 1))  # fmt: skip

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.geometry import union_of
 from core.types import BBox, Block, Document
 
 BLOCK_COLOURS: dict[str, str] = {
@@ -184,24 +185,12 @@ def span_line_boxes(
     ]
 
 
-def union_box(boxes: Sequence[BBox]) -> BBox | None:
-    """Smallest box holding all ``boxes`` (None when there are none)."""
-    if not boxes:
-        return None
-    return (
-        min(b[0] for b in boxes),
-        min(b[1] for b in boxes),
-        max(b[2] for b in boxes),
-        max(b[3] for b in boxes),
-    )
-
-
 def block_box(doc: Document, block: Block) -> BBox | None:
     """The block's own box if the parser gave one, else the union of its glyph boxes."""
     if block.bbox_pt is not None:
         return block.bbox_pt
     lines = span_line_boxes(doc, block.char_start, block.char_end, page=block.page)
-    return union_box([line.bbox_pt for line in lines])
+    return union_of(line.bbox_pt for line in lines)
 
 
 def blocks_on_page(blocks: Sequence[Block], page: int) -> list[Block]:

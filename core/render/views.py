@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
+from core.geometry import union_of
 from core.ingest.formats import get_format
 from core.render.markup import Mark, Shape
 from core.render.overlay import (
@@ -22,7 +23,6 @@ from core.render.overlay import (
     page_span,
     segment_colour,
     span_line_boxes,
-    union_box,
 )
 from core.types import BBox, Block, Chunk, Document
 
@@ -163,7 +163,7 @@ def focus_view(
     None when the span has no glyph on that page (show the whole page instead).
     """
     lines = span_line_boxes(doc, char_start, char_end, page=page)
-    box = union_box([line.bbox_pt for line in lines])
+    box = union_of(line.bbox_pt for line in lines)
     if box is None:
         return None
     info = doc.pages[page - 1]

@@ -178,6 +178,7 @@ class ChunkStore:
         policy: ChunkPolicy = mark["policy"]
         info = {"hnsw:space": "cosine", "model": mark["model"], "method": mark["method"]}
         col = self._get(name, {**info, "policy": policy.key})
+        assert col is not None  # asked to create it
         total = len(rec.ids)
         meta = self._meta(create=True)
         markers.write(meta, doc, collection=name, n_chunks=total, complete=False, **mark)
