@@ -22,15 +22,17 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from core.errors import ChunkscopeError, StoreLostError, UnsupportedFileError
 from core.index_identity import StoredNames, item_name
 from core.ingest.formats import is_supported_name
+from core.protocols import RecordsFn, TextEncoder
 from core.types import Block, Chunk, ChunkPolicy, Document
 
 if TYPE_CHECKING:
-    from core.embed import ChunkVector, Encoder
+    from core.embed import ChunkVector
+    from core.embed.cache import VectorCache
     from core.store import ChunkStore
 
 Stage = Literal["parse", "chunk", "embed", "store", "skip", "done"]
@@ -134,17 +136,7 @@ class IndexReport:
     halted: str | None = None  # why the run stopped before the last document (store lost)
 
 
-class EmbedFn(Protocol):
-    def __call__(
-        self,
-        doc: Document,
-        chunks: Sequence[Chunk],
-        method: str,
-        encoder: Any,
-        *,
-        progress: Callable[[int, int], None] | None = ...,
-        cache: Any = ...,
-    ) -> list[ChunkVector]: ...
+EmbedFn = RecordsFn  # one stored method's records for a document's chunks
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -167,7 +159,7 @@ def _parse(doc: Document, parser: str) -> Sequence[Block]:
 
 
 def _chunk(
-    doc: Document, blocks: Sequence[Block], policy: ChunkPolicy, encoder: Any
+    doc: Document, blocks: Sequence[Block], policy: ChunkPolicy, encoder: TextEncoder
 ) -> list[Chunk]:
     """Chunks counted (and, for token policies, sized) with the encoder's own tokenizer."""
     from core.chunk import chunk_document
@@ -180,10 +172,10 @@ def method_records(
     doc: Document,
     chunks: Sequence[Chunk],
     method: str,
-    encoder: Any,
+    encoder: TextEncoder,
     *,
     progress: Callable[[int, int], None] | None = None,
-    cache: Any = None,
+    cache: VectorCache | None = None,
 ) -> list[ChunkVector]:
     """The records of one stored method, made by its registered index step."""
     from core import methods
@@ -242,13 +234,13 @@ class _Run:
 
     policy: ChunkPolicy
     methods: tuple[str, ...]
-    encoder: Any
+    encoder: TextEncoder
     store: ChunkStore
     parser: str
     steps: IndexSteps
     progress: Callable[[IndexProgress], None] | None
     should_cancel: Callable[[], bool] | None
-    cache: Any
+    cache: VectorCache | None
     force: bool
     n_docs: int
     doc_index: int = 0
@@ -360,12 +352,12 @@ def index_documents(
     *,
     policy: ChunkPolicy,
     methods: Sequence[str],
-    encoder: Encoder,
+    encoder: TextEncoder,
     store: ChunkStore,
     parser: str = "fast",
     progress: Callable[[IndexProgress], None] | None = None,
     should_cancel: Callable[[], bool] | None = None,
-    cache: Any = None,
+    cache: VectorCache | None = None,
     force: bool = False,
     steps: IndexSteps | None = None,
 ) -> IndexReport:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ChunkscopeError
+from core.protocols import IndexListing
 
 
 def item_name(item: Any) -> str:
@@ -26,14 +27,14 @@ class StoredNames:
     """The file names each stored document id came from, with their sha256, read from
     the store once (on first use) for a whole run."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: IndexListing) -> None:
         self.store = store
         self._names: dict[str, set[tuple[str, str]]] | None = None
 
     def _load(self) -> dict[str, set[tuple[str, str]]]:
         if self._names is None:
             self._names = {}
-            for stored in getattr(self.store, "indexed_documents", list)():
+            for stored in self.store.indexed_documents():
                 name = Path(stored.source).name
                 self._names.setdefault(stored.doc_id, set()).add((stored.sha256, name))
         return self._names

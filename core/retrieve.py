@@ -25,7 +25,7 @@ from core.store.records import StoredHit
 from core.types import ChunkPolicy
 
 if TYPE_CHECKING:
-    from core.embed import Encoder
+    from core.protocols import QueryEncoder
     from core.store import ChunkStore
 
 __all__ = ["ANN_DEPTH", "EXACT_LIMIT", "Comparison", "RankChange", "compare", "rank_in_memory"]
@@ -125,7 +125,7 @@ def compare(
     query: str,
     *,
     methods: Sequence[str],
-    encoder: Encoder,
+    encoder: QueryEncoder,
     store: ChunkStore,
     policy: ChunkPolicy,
     k: int = 10,

@@ -15,7 +15,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from core.embed.cache import VectorCache
 from core.embed.records import ChunkVector
+from core.protocols import TextEncoder
 from core.modelpath import default_model_dir
 from core.types import Chunk, ChunkPolicy, Document, make_chunk_id
 
@@ -38,7 +40,8 @@ def trigram_vector(text: str, dim: int = FAKE_DIM) -> np.ndarray:
 
 
 class FakeEncoder:
-    """Has the attributes of ``core.embed.Encoder``; counts the texts it encoded."""
+    """A ``core.protocols.TextEncoder`` (mypy checks it, ``tests/protocol_checks.py``);
+    counts the texts it encoded."""
 
     def __init__(self, name: str = "fake-trigram", dim: int = FAKE_DIM, pooling: str = "mean"):
         self.name = name
@@ -77,12 +80,12 @@ def fake_embed_chunks(
     doc: Document,
     chunks: Sequence[Chunk],
     method: str,
-    encoder: FakeEncoder,
+    encoder: TextEncoder,
     *,
     window_tokens: int | None = None,
     stride_tokens: int | None = None,
     progress: Callable[[int, int], None] | None = None,
-    cache: object = None,
+    cache: VectorCache | None = None,
 ) -> list[ChunkVector]:
     """Same signature and record shape as ``core.index.method_records``: the dense methods
     faked, any other registered method (lexical, or one a test registers) made by its own

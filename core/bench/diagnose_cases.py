@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from core.bench.inputs import BenchInputs
 from core.bench.report import CaseResult
 from core.bench.store_cases import SEED, _ensure_scale, _unit_vectors, _with_extra, model_dim
@@ -22,11 +24,11 @@ DEPTH_LIMIT_S = 0.050
 class _Encoder:
     """Stands in for the model: the benchmark's query vectors, one per round."""
 
-    def __init__(self, name: str, vectors: Any) -> None:
+    def __init__(self, name: str, vectors: np.ndarray) -> None:
         self.name, self.vectors, self.step = name, vectors, 0
 
-    def encode_query(self, text: str) -> Any:
-        return self.vectors[int(text)]
+    def encode_query(self, text: str) -> np.ndarray:
+        return np.asarray(self.vectors[int(text)])
 
 
 def depth_case(inputs: BenchInputs, n: int) -> CaseResult:

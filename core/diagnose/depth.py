@@ -24,6 +24,7 @@ from core import methods as registry
 from core.store import scan
 
 if TYPE_CHECKING:
+    from core.protocols import QueryEncoder
     from core.store import ChunkStore
     from core.types import ChunkPolicy
 
@@ -178,7 +179,7 @@ def full_depth_ranks(
     chunk_id: str,
     *,
     methods: Sequence[str],
-    encoder: Any,
+    encoder: QueryEncoder,
     store: ChunkStore,
     policy: ChunkPolicy,
     doc_id: str | None = None,

@@ -35,6 +35,7 @@ from core.embed.spans import (
     windows_of_spans,
 )
 from core.errors import ModelError, PoolingError
+from core.protocols import TextEncoder
 from core.types import Chunk, Document
 
 Progress = Callable[[int, int], None]
@@ -115,7 +116,7 @@ def window_policy(
     return WindowPolicy(window=window, stride=stride, margin=default_margin(window))
 
 
-def check_late_pooling(encoder: Encoder) -> None:
+def check_late_pooling(encoder: TextEncoder) -> None:
     if encoder.pooling != "mean":
         raise PoolingError(
             f"late chunking needs a mean-pooled model, but {encoder.name} pools the "

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core import methods as registry
 from core.cite import Citation
@@ -41,6 +41,10 @@ from core.evaluate.runs import (
 )
 from core.evaluate.scoring import EmbedFn, Scored, Scorer, Ticker, allowed_mask, score_method
 from core.types import Chunk, ChunkPolicy, Document
+
+if TYPE_CHECKING:
+    from core.embed.cache import VectorCache
+    from core.protocols import TextEncoder
 
 Progress = Callable[[int, int], None]
 SCOPES: tuple[str, ...] = ("corpus", "doc")
@@ -86,10 +90,10 @@ def run_eval(
     docs: Sequence[Document],
     config: EvalConfig,
     *,
-    encoder: Any,
+    encoder: TextEncoder,
     embed: EmbedFn | None = None,
     chunker: ChunkFn | None = None,
-    cache: object = None,
+    cache: VectorCache | None = None,
     progress: Progress | None = None,
 ) -> EvalRun:
     """Evaluate ``queries`` over ``docs``; see the module docstring.

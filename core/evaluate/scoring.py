@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,17 +14,21 @@ from core.evaluate.corpus import Corpus
 from core.evaluate.metrics import MetricSpec, first_relevant_rank, query_metrics
 from core.evaluate.resolve import ResolvedQuery
 from core.evaluate.runs import RankedHit
+from core.protocols import RecordsFn, TextEncoder
+
+if TYPE_CHECKING:
+    from core.embed.cache import VectorCache
 
 Progress = Callable[[int, int], None]
-EmbedFn = Callable[..., Sequence[Any]]
+EmbedFn = RecordsFn
 
 
 def records_of(
     corpus: Corpus,
     method: str,
-    encoder: object,
+    encoder: TextEncoder,
     embed: EmbedFn,
-    cache: object,
+    cache: VectorCache | None,
     tick: Callable[[int], Progress],
 ) -> list[Any]:
     """One stored method's records (vectors, prefixes) for every chunk, in corpus order."""
@@ -44,9 +48,9 @@ class Scorer:
 
     corpus: Corpus
     queries: list[str]
-    encoder: Any
+    encoder: TextEncoder
     embed: EmbedFn
-    cache: object
+    cache: VectorCache | None
     ticker: Ticker
     allowed: np.ndarray | None
     done: dict[str, np.ndarray]

@@ -8,9 +8,16 @@ registry instead of spelling the names out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
-from core.methods.spec import COSINE, MethodSpec, Progress
+from core.errors import ModelError
+from core.methods.spec import COSINE, IndexStep, MethodSpec, Progress
+
+if TYPE_CHECKING:
+    from core.embed.cache import VectorCache
+    from core.embed.records import ChunkVector
+    from core.protocols import TextEncoder
+    from core.types import Chunk, Document
 
 _SUMMARIES = {
     "naive": "each chunk encoded alone",
@@ -21,19 +28,26 @@ _COLOURS = {"naive": "#5b7083", "late": "#f18f01", "contextual": "#3bb273"}
 _ORDER = {"naive": 0, "contextual": 20, "late": 30}
 
 
-def embed_step(method: str) -> Any:
-    """The index step of the dense method ``method``: ``core.embed.embed_chunks``."""
+def embed_step(method: str) -> IndexStep:
+    """The index step of the dense method ``method``: ``core.embed.embed_chunks``, which
+    reads the model's tokenizer and token states, so it needs a ``core.embed.Encoder``
+    (any other ``TextEncoder`` is refused with a ``ModelError``)."""
 
     def index(
-        doc: Any,
-        chunks: Sequence[Any],
-        encoder: Any,
+        doc: Document,
+        chunks: Sequence[Chunk],
+        encoder: TextEncoder,
         *,
         progress: Progress | None = None,
-        cache: Any = None,
-    ) -> list[Any]:
-        from core.embed import embed_chunks
+        cache: VectorCache | None = None,
+    ) -> list[ChunkVector]:
+        from core.embed import Encoder, embed_chunks
 
+        if not isinstance(encoder, Encoder):
+            raise ModelError(
+                f"the {method} method encodes with a transformers model; "
+                f"{type(encoder).__name__} is not one: load one with core.embed.load_encoder"
+            )
         return embed_chunks(doc, chunks, method, encoder, progress=progress, cache=cache)
 
     return index

@@ -19,11 +19,17 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.methods.spec import BM25, MethodSpec, Progress
+from core.methods.spec import BM25, IndexStep, MethodSpec, Progress
+
+if TYPE_CHECKING:
+    from core.embed.cache import VectorCache
+    from core.embed.records import ChunkVector
+    from core.protocols import TextEncoder
+    from core.types import Chunk, Document
 
 K1 = 1.5
 B = 0.75
@@ -107,17 +113,18 @@ class Bm25Index:
         return np.vstack([self.scores(q) for q in queries])
 
 
-def lexical_step(method: str, *, contextual: bool) -> Any:
-    """The index step: one record per chunk, with its term count and (contextual) prefix."""
+def lexical_step(method: str, *, contextual: bool) -> IndexStep:
+    """The index step: one record per chunk, with its term count and (contextual) prefix
+    (the encoder and the cache are not used)."""
 
     def index(
-        doc: Any,
-        chunks: Sequence[Any],
-        encoder: Any,
+        doc: Document,
+        chunks: Sequence[Chunk],
+        encoder: TextEncoder,
         *,
         progress: Progress | None = None,
-        cache: Any = None,
-    ) -> list[Any]:
+        cache: VectorCache | None = None,
+    ) -> list[ChunkVector]:
         from core.embed.contextual import contextual_prefix
         from core.embed.records import ChunkVector
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
+    from core.embed.cache import VectorCache
     from core.embed.records import ChunkVector
+    from core.protocols import TextEncoder
     from core.types import Chunk, Document
 
 Family = Literal["dense", "lexical", "fused"]
@@ -52,10 +54,10 @@ class IndexStep(Protocol):
         self,
         doc: Document,
         chunks: Sequence[Chunk],
-        encoder: Any,
+        encoder: TextEncoder,
         *,
         progress: Progress | None = None,
-        cache: Any = None,
+        cache: VectorCache | None = None,
     ) -> list[ChunkVector]: ...
 
 

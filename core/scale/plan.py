@@ -14,14 +14,17 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import ChunkscopeError
 from core.index import DocIndexResult, DocumentFile, _refuse_shared_ids
 from core.index_identity import StoredNames
 from core.ingest import doc_id_for
+from core.protocols import ChunkIndex, IndexListing
 from core.types import ChunkPolicy
+
+if TYPE_CHECKING:
+    from core.store.markers import IndexedDoc
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,7 +37,19 @@ class RunPlan:
     settled: tuple[DocIndexResult, ...]
 
 
-def _complete_candidates(store: Any, model: str, policy: ChunkPolicy) -> set[tuple[str, str, str]]:
+@dataclass(frozen=True, slots=True)
+class _Listed:
+    """A store's listing read once, answered again without asking the store."""
+
+    listing: list[IndexedDoc]
+
+    def indexed_documents(self) -> list[IndexedDoc]:
+        return self.listing
+
+
+def _complete_candidates(
+    store: IndexListing, model: str, policy: ChunkPolicy
+) -> set[tuple[str, str, str]]:
     """``(doc_id, sha256, method)`` with a complete marker for this model and policy."""
     return {
         (d.doc_id, d.sha256, d.method)
@@ -46,7 +61,7 @@ def _complete_candidates(store: Any, model: str, policy: ChunkPolicy) -> set[tup
 def plan_run(
     files: Sequence[Path],
     *,
-    store: Any,
+    store: ChunkIndex,
     model: str,
     methods: Sequence[str],
     policy: ChunkPolicy,
@@ -57,7 +72,7 @@ def plan_run(
     items = [DocumentFile(path=p, password=password) for p in files]
     _refuse_shared_ids(items)
     listing = store.indexed_documents()
-    listed = SimpleNamespace(indexed_documents=lambda: listing)
+    listed = _Listed(listing)
     candidates = set() if force else _complete_candidates(listed, model, policy)
     names = StoredNames(listed)  # the stored file name of each id, read once
     rows: list[dict[str, Any]] = []

@@ -1,0 +1,32 @@
+"""Read by mypy, never run: each implementation of a swapped part, real and fake, is
+assigned to its Protocol (``core.protocols``, ``core.methods.spec.IndexStep``), so a
+signature or attribute that drifts from the Protocol fails ``tests/test_typing.py``."""
+
+from __future__ import annotations
+
+from core.embed.encoder import Encoder
+from core.index import method_records
+from core.methods.dense import embed_step
+from core.methods.lexical import lexical_step
+from core.methods.spec import IndexStep
+from core.protocols import ChunkIndex, IndexListing, QueryEncoder, RecordsFn, TextEncoder
+from core.store import ChunkStore
+from tests.fakes import FakeEncoder, fake_embed_chunks
+
+
+def encoders(real: Encoder) -> list[TextEncoder]:
+    """The model encoder and the test fake are both encoders."""
+    return [real, FakeEncoder()]
+
+
+def query_encoders(real: Encoder) -> list[QueryEncoder]:
+    return [real, FakeEncoder()]
+
+
+def stores(real: ChunkStore) -> tuple[ChunkIndex, IndexListing]:
+    """The Chroma store (embedded or server) is a chunk index and a listing."""
+    return real, real
+
+
+RECORDS: list[RecordsFn] = [method_records, fake_embed_chunks]
+INDEX_STEPS: list[IndexStep] = [embed_step("naive"), lexical_step("bm25", contextual=False)]
