@@ -17,8 +17,8 @@ import numpy as np
 
 from core.embed.cache import VectorCache
 from core.embed.records import ChunkVector
-from core.protocols import TextEncoder
 from core.modelpath import default_model_dir
+from core.protocols import TextEncoder
 from core.types import Chunk, ChunkPolicy, Document, make_chunk_id
 
 FAKE_DIM = 64
