@@ -84,9 +84,7 @@ class TextEncoder(QueryEncoder, Protocol):
         """What makes two encoders give the same vectors (part of every cache key)."""
         ...
 
-    def encode_texts(
-        self, texts: Sequence[str], *, progress: Progress | None = None
-    ) -> np.ndarray:
+    def encode_texts(self, texts: Sequence[str], *, progress: Progress | None = None) -> np.ndarray:
         """``(len(texts), dim)`` float32 rows, L2-normalised, each text encoded alone;
         ``progress(done, total)`` in texts."""
         ...
