@@ -30,13 +30,14 @@ import base64
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from core.errors import LibraryError
+from core.serial import Fields
 
 if TYPE_CHECKING:
     from core.store import ChunkStore
@@ -67,14 +68,15 @@ class LibraryEntry:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> LibraryEntry:
+    def from_dict(cls, raw: Mapping[str, object]) -> LibraryEntry:
+        fields = Fields(raw, f"library entry {str(raw.get('sha256', '?'))[:12]}")
         return cls(
-            doc_id=str(raw["doc_id"]),
-            sha256=str(raw["sha256"]),
-            name=str(raw["name"]),
-            added_at=str(raw["added_at"]),
-            size_bytes=int(raw["size_bytes"]),
-            encrypted=bool(raw["encrypted"]),
+            doc_id=fields.string("doc_id"),
+            sha256=fields.string("sha256"),
+            name=fields.string("name"),
+            added_at=fields.string("added_at"),
+            size_bytes=fields.integer("size_bytes"),
+            encrypted=fields.boolean("encrypted"),
         )
 
 

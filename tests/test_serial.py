@@ -93,3 +93,28 @@ def test_a_malformed_run_file_gives_one_line_naming_the_field(tmp_path):
     message = str(caught.value)
     assert "\n" not in message
     assert f"run.queries[0].ranks.{data['methods'][0]}: expected an integer, got 'first'" in message
+
+
+def test_a_malformed_store_record_names_the_record_and_the_field():
+    from core.store.records import hit_from_record
+
+    meta = {"char_start": "0", "char_end": 2, "method": "naive"}
+    with pytest.raises(RecordError, match=r"^record c1\.char_start: expected an integer, got '0'$"):
+        hit_from_record("c1", meta, "ab", score=0.5, rank=1)
+
+
+def test_a_triage_row_with_a_null_column_is_refused_by_name():
+    from core.evaluate.triage import _tag_of
+
+    row = ("run-1", "q1", "sha", "boundary", None, "late", "2026-01-01", "")
+    with pytest.raises(RecordError, match=r"^triage tag\.note: expected a string, got None$"):
+        _tag_of(row)
+
+
+def test_a_sweep_point_reads_its_costs_through_the_typed_reader():
+    from core.tune.records import MethodCost
+
+    cost = MethodCost(vectors=3, tokens_encoded=None, seconds=0.5)
+    assert MethodCost.from_dict(cost.to_dict()) == cost
+    with pytest.raises(RecordError, match=r"^sweep\.points\[0\]\.costs\.late\.vectors: "):
+        MethodCost.from_dict({"vectors": "3", "seconds": 1}, "sweep.points[0].costs.late")

@@ -27,6 +27,8 @@ from core.embed.late import (
 )
 from core.embed.naive import naive_vectors
 from core.embed.records import ChunkVector, LateWindow
+from core.errors import ModelError
+from core.protocols import TextEncoder
 from core.types import Chunk, Document
 
 __all__ = [
@@ -138,7 +140,7 @@ def embed_chunks(
     doc: Document,
     chunks: Sequence[Chunk],
     method: str,
-    encoder: Encoder,
+    encoder: TextEncoder,
     *,
     window_tokens: int | None = None,
     stride_tokens: int | None = None,
@@ -147,6 +149,9 @@ def embed_chunks(
 ) -> list[ChunkVector]:
     """One :class:`ChunkVector` per chunk, in the order given.
 
+    The encoder must be a ``core.embed.Encoder``: every method reads its tokenizer, late
+    chunking its token states too (another ``TextEncoder`` is a ``ModelError``).
+
     ``window_tokens``/``stride_tokens`` size late chunking's macro-windows in content
     tokens (defaults: ``late.default_window``/``late.default_stride``); other methods
     ignore them. ``progress(done, total)`` counts chunks (naive, contextual) or windows
@@ -154,6 +159,11 @@ def embed_chunks(
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}: use one of {', '.join(METHODS)}")
+    if not isinstance(encoder, Encoder):
+        raise ModelError(
+            f"the {method} method encodes with a transformers model, and "
+            f"{type(encoder).__name__} is not one: load one with load_encoder"
+        )
     _check_chunks(doc, chunks)
     policy = None
     if method == "late":

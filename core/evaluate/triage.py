@@ -32,6 +32,7 @@ from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE
 from core.errors import LabelError
 from core.evaluate.labels import GoldSpan, write_queries
 from core.evaluate.runs import EvalRun, QueryRecord, RankedHit
+from core.serial import Fields
 
 CAUSES: tuple[str, ...] = ("parse", "boundary", "context", "vocabulary", "label", "other")
 CAUSE_HELP = {
@@ -59,7 +60,17 @@ CREATE TABLE IF NOT EXISTS tags (
     PRIMARY KEY (run_id, query_id, doc_sha256)
 )
 """
-_COLUMNS = "run_id, query_id, doc_sha256, cause, note, method, tagged_at, suggested"
+_COLUMN_NAMES = (
+    "run_id",
+    "query_id",
+    "doc_sha256",
+    "cause",
+    "note",
+    "method",
+    "tagged_at",
+    "suggested",
+)  # the fields of Tag, in the table's order
+_COLUMNS = ", ".join(_COLUMN_NAMES)
 
 
 def default_triage_path() -> Path:
@@ -283,17 +294,9 @@ class TriageStore:
 
 
 def _tag_of(row: tuple[object, ...]) -> Tag:
-    run_id, query_id, sha, cause, note, method, when, suggested = (str(v) for v in row)
-    return Tag(
-        run_id=run_id,
-        query_id=query_id,
-        doc_sha256=sha,
-        cause=cause,
-        note=note,
-        method=method,
-        tagged_at=when,
-        suggested=suggested,
-    )
+    """A row of ``SELECT {_COLUMNS}`` as a tag (``RecordError`` names a malformed column)."""
+    fields = Fields(dict(zip(_COLUMN_NAMES, row, strict=True)), "triage tag")
+    return Tag(**{name: fields.string(name) for name in _COLUMN_NAMES})
 
 
 def agreement(store: TriageStore, run_id: str) -> tuple[int, int]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from core.errors import ModelError
 from core.methods.spec import COSINE, IndexStep, MethodSpec, Progress
 
 if TYPE_CHECKING:
@@ -29,9 +28,8 @@ _ORDER = {"naive": 0, "contextual": 20, "late": 30}
 
 
 def embed_step(method: str) -> IndexStep:
-    """The index step of the dense method ``method``: ``core.embed.embed_chunks``, which
-    reads the model's tokenizer and token states, so it needs a ``core.embed.Encoder``
-    (any other ``TextEncoder`` is refused with a ``ModelError``)."""
+    """The index step of the dense method ``method``: ``core.embed.embed_chunks`` (looked
+    up at each call, a seam tests swap for a fake)."""
 
     def index(
         doc: Document,
@@ -41,13 +39,8 @@ def embed_step(method: str) -> IndexStep:
         progress: Progress | None = None,
         cache: VectorCache | None = None,
     ) -> list[ChunkVector]:
-        from core.embed import Encoder, embed_chunks
+        from core.embed import embed_chunks
 
-        if not isinstance(encoder, Encoder):
-            raise ModelError(
-                f"the {method} method encodes with a transformers model; "
-                f"{type(encoder).__name__} is not one: load one with core.embed.load_encoder"
-            )
         return embed_chunks(doc, chunks, method, encoder, progress=progress, cache=cache)
 
     return index

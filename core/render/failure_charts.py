@@ -32,6 +32,7 @@ from core.render.chart_style import (
     layout,
 )
 from core.render.markup import escape
+from core.serial import Fields
 
 
 def rank_scatter_figure(
@@ -185,15 +186,16 @@ def chunk_contexts(
     method than late (``late=False``) have no late context: level ``none``."""
     out = []
     for chunk_id, meta, text in zip(ids, metadatas, texts, strict=True):
+        fields = Fields(meta, f"record {chunk_id}")
         out.append(
             ChunkContext(
                 chunk_id=chunk_id,
                 label=" ".join(text.split()[:8]),
-                char_start=int(meta["char_start"]),  # type: ignore[call-overload]
-                char_end=int(meta["char_end"]),  # type: ignore[call-overload]
-                level=str(meta.get("context", "none")) if late else "none",
-                token_count=int(meta.get("token_count", 0)),  # type: ignore[call-overload]
-                full_context_tokens=int(meta.get("full_context_tokens", 0)),  # type: ignore[call-overload]
+                char_start=fields.integer("char_start"),
+                char_end=fields.integer("char_end"),
+                level=fields.string("context", "none") if late else "none",
+                token_count=fields.integer("token_count", 0),
+                full_context_tokens=fields.integer("full_context_tokens", 0),
             )
         )
     return out

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.serial import Fields
 from core.store.scan import ids_where, iter_pages, where_doc
 from core.types import ChunkPolicy, Document
 
@@ -84,20 +85,22 @@ def marker_metadata(
 
 
 def indexed_doc(meta: Mapping[str, object]) -> IndexedDoc:
+    """A marker record as read back (``RecordError`` names a malformed field)."""
+    fields = Fields(meta, f"index marker of {meta.get('doc_id', '?')}")
     return IndexedDoc(
-        doc_id=str(meta["doc_id"]),
-        sha256=str(meta["sha256"]),
-        source=str(meta.get("source", "")),
-        title=str(meta.get("title", "")),
-        kind=str(meta.get("kind", "")),
-        n_chunks=int(meta["n_chunks"]),  # type: ignore[call-overload]
-        model=str(meta["model"]),
-        method=str(meta["method"]),
-        policy_key=str(meta["policy"]),
-        policy=ChunkPolicy.from_dict(json.loads(str(meta["policy_json"]))),
-        collection=str(meta["collection"]),
-        complete=bool(meta["complete"]),
-        updated_at=float(meta.get("updated_at", 0.0)),  # type: ignore[arg-type]
+        doc_id=fields.string("doc_id"),
+        sha256=fields.string("sha256"),
+        source=fields.string("source", ""),
+        title=fields.string("title", ""),
+        kind=fields.string("kind", ""),
+        n_chunks=fields.integer("n_chunks"),
+        model=fields.string("model"),
+        method=fields.string("method"),
+        policy_key=fields.string("policy"),
+        policy=ChunkPolicy.from_dict(json.loads(fields.string("policy_json"))),
+        collection=fields.string("collection"),
+        complete=fields.boolean("complete"),
+        updated_at=fields.number("updated_at", 0.0),
     )
 
 

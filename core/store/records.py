@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core.cite import Citation
+from core.serial import Fields
 from core.types import Chunk, ChunkPolicy, Document
 
 if TYPE_CHECKING:
@@ -159,44 +160,42 @@ def chunk_metadata(
 def hit_from_record(
     chunk_id: str, meta: Mapping[str, object], text: str, *, score: float, rank: int
 ) -> StoredHit:
-    """Rebuild a hit from what Chroma returned; the stored text must fill the stored span."""
-    char_start, char_end = int(meta["char_start"]), int(meta["char_end"])  # type: ignore[call-overload]
+    """Rebuild a hit from what Chroma returned; the stored text must fill the stored span
+    (a malformed record is a ``RecordError`` naming the record and the field)."""
+    fields = Fields(meta, f"record {chunk_id}")
+    char_start, char_end = fields.integer("char_start"), fields.integer("char_end")
     if len(text) != char_end - char_start:
         raise ValueError(f"record {chunk_id}: stored text does not fill its span")
-    kinds = str(meta.get("block_kinds", ""))
+    kinds = fields.string("block_kinds", "")
     return StoredHit(
         chunk_id=chunk_id,
         rank=rank,
         score=float(score),
-        method=str(meta["method"]),
-        model=str(meta["model"]),
-        policy_key=str(meta["policy"]),
-        doc_id=str(meta["doc_id"]),
-        doc_sha256=str(meta["doc_sha256"]),
-        doc_source=str(meta.get("doc_source", "")),
-        doc_title=str(meta.get("doc_title", "")),
+        method=fields.string("method"),
+        model=fields.string("model"),
+        policy_key=fields.string("policy"),
+        doc_id=fields.string("doc_id"),
+        doc_sha256=fields.string("doc_sha256"),
+        doc_source=fields.string("doc_source", ""),
+        doc_title=fields.string("doc_title", ""),
         char_start=char_start,
         char_end=char_end,
-        pages=_str_to_ints(meta.get("pages", "")),
-        heading_path=tuple(json.loads(str(meta.get("heading_path", "[]")))),
+        pages=_str_to_ints(fields.string("pages", "")),
+        heading_path=tuple(json.loads(fields.string("heading_path", "[]"))),
         block_kinds=tuple(k for k in kinds.split(",") if k),
         text=text,
-        chunk_index=int(meta.get("chunk_index", 0)),  # type: ignore[call-overload]
-        token_count=int(meta.get("token_count", 0)),  # type: ignore[call-overload]
-        truncated_tokens=int(meta.get("truncated_tokens", 0)),  # type: ignore[call-overload]
-        windows=_str_to_ints(meta.get("windows", "")),
-        context=str(meta.get("context", "none")),
-        full_context_tokens=int(meta.get("full_context_tokens", 0)),  # type: ignore[call-overload]
-        oversize=bool(meta.get("oversize", False)),
-        prefix=str(meta.get("prefix", "")),
-        garbled=bool(meta.get("garbled", False)),
-        start_s=_seconds(meta.get("start_s")),
-        end_s=_seconds(meta.get("end_s")),
+        chunk_index=fields.integer("chunk_index", 0),
+        token_count=fields.integer("token_count", 0),
+        truncated_tokens=fields.integer("truncated_tokens", 0),
+        windows=_str_to_ints(fields.string("windows", "")),
+        context=fields.string("context", "none"),
+        full_context_tokens=fields.integer("full_context_tokens", 0),
+        oversize=fields.boolean("oversize", False),
+        prefix=fields.string("prefix", ""),
+        garbled=fields.boolean("garbled", False),
+        start_s=fields.optional_number("start_s"),
+        end_s=fields.optional_number("end_s"),
     )
-
-
-def _seconds(value: object) -> float | None:
-    return None if value is None else float(value)  # type: ignore[arg-type]
 
 
 def hits_from_query(result: Mapping[str, Any]) -> list[StoredHit]:

@@ -21,6 +21,7 @@ from typing import Any
 from core import methods as registry
 from core.errors import LabelError
 from core.evaluate.runs import EvalRun
+from core.serial import Fields, as_float, as_stored
 from core.types import ChunkPolicy
 
 SWEEP_FORMAT = 1
@@ -62,12 +63,12 @@ class MethodCost:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> MethodCost:
-        tokens = data.get("tokens_encoded")
+    def from_dict(cls, data: object, where: str = "cost") -> MethodCost:
+        fields = Fields(data, where)
         return cls(
-            vectors=int(data["vectors"]),
-            tokens_encoded=None if tokens is None else int(tokens),
-            seconds=float(data["seconds"]),
+            vectors=fields.integer("vectors"),
+            tokens_encoded=fields.optional_integer("tokens_encoded"),
+            seconds=fields.number("seconds"),
         )
 
 
@@ -101,14 +102,15 @@ class SweepPoint:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SweepPoint:
-        raw = dict(data["policy"])
-        raw.pop("key", None)
+    def from_dict(cls, data: object, where: str = "point") -> SweepPoint:
+        fields = Fields(data, where)
+        policy = fields.mapping_of("policy", as_stored)
+        policy.pop("key", None)
         return cls(
-            policy=ChunkPolicy(**raw),
-            overlap_asked=str(data["overlap_asked"]),
-            run=EvalRun.from_dict(data["run"]),
-            costs={m: MethodCost.from_dict(c) for m, c in dict(data["costs"]).items()},
+            policy=ChunkPolicy.from_dict(policy),
+            overlap_asked=fields.string("overlap_asked"),
+            run=EvalRun.from_dict(fields.raw("run"), fields.path("run")),
+            costs=fields.mapping_of("costs", MethodCost.from_dict),
         )
 
 
@@ -180,15 +182,16 @@ class Sweep:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Sweep:
+    def from_dict(cls, data: object, where: str = "sweep") -> Sweep:
+        fields = Fields(data, where)
         return cls(
-            sweep_id=str(data["sweep_id"]),
-            created_at=str(data["created_at"]),
-            model=str(data["model"]),
-            identity=dict(data["identity"]),
-            grid=dict(data["grid"]),
-            points=tuple(SweepPoint.from_dict(p) for p in data["points"]),
-            timings=dict(data.get("timings", {})),
+            sweep_id=fields.string("sweep_id"),
+            created_at=fields.string("created_at"),
+            model=fields.string("model"),
+            identity=fields.mapping_of("identity", as_stored),
+            grid=fields.mapping_of("grid", as_stored),
+            points=tuple(fields.list_of("points", SweepPoint.from_dict)),
+            timings=fields.mapping_of("timings", as_float, required=False),
         )
 
 
