@@ -13,31 +13,22 @@ and its geometry.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
+from core.cues import Cue as Cue  # re-exported: a Document holds its cues
+from core.cues import cue_time_ranges as cue_time_ranges
 from core.geometry import BBox as BBox  # re-exported: records name their boxes by it
 
 DocKind = str  # the name of the document's format in ``core.ingest.formats``
 BlockKind = Literal[
     "heading", "paragraph", "list", "table", "code", "caption", "header", "footer", "turn"
 ]
-BLOCK_KINDS: tuple[str, ...] = (
-    "heading",
-    "paragraph",
-    "list",
-    "table",
-    "code",
-    "caption",
-    "header",
-    "footer",
-    "turn",
-)
+BLOCK_KINDS: tuple[str, ...] = get_args(BlockKind)
 PolicyName = Literal["fixed", "sentence", "structure"]
 PolicyUnit = Literal["chars", "tokens", "sentences"]
 
@@ -111,24 +102,6 @@ class OutlineEntry:
     title: str
     page: int
     y_pt: float | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Cue:
-    """One timed cue of a transcript: its text's span in the canonical text, its start
-    and end in seconds from the start of the recording, and its speaker ("" if none)."""
-
-    char_start: int
-    char_end: int
-    start_s: float
-    end_s: float
-    speaker: str = ""
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.char_start <= self.char_end:
-            raise ValueError(f"Cue: bad span [{self.char_start}, {self.char_end})")
-        if not 0 <= self.start_s <= self.end_s:
-            raise ValueError(f"Cue: bad time range {self.start_s}-{self.end_s} s")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -216,26 +189,6 @@ class Document:
 
     def slice(self, char_start: int, char_end: int) -> str:
         return self.text[char_start:char_end]
-
-
-def cue_time_ranges(
-    cues: tuple[Cue, ...], spans: list[tuple[int, int]]
-) -> list[tuple[float, float] | None]:
-    """``Document.time_range`` for many spans at once (two binary searches a span)."""
-    if not cues:
-        return [None] * len(spans)
-    starts = [c.char_start for c in cues]
-    ends = [c.char_end for c in cues]
-    out: list[tuple[float, float] | None] = []
-    for char_start, char_end in spans:
-        first = bisect.bisect_right(ends, char_start)
-        last = bisect.bisect_left(starts, char_end) - 1
-        if char_end <= char_start or first > last:
-            out.append(None)
-            continue
-        inside = cues[first : last + 1]
-        out.append((min(c.start_s for c in inside), max(c.end_s for c in inside)))
-    return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

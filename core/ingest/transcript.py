@@ -25,10 +25,11 @@ import html
 import re
 from dataclasses import dataclass
 
+from core.cues import Cue
 from core.errors import EmptyFileError, UnsupportedFileError
 from core.ingest.formats import LoadRequest
 from core.ingest.text import decode_text
-from core.types import Cue, Document, TextLine
+from core.types import Document, TextLine
 
 PAUSE_S = 2.0
 _SPACE = re.compile(r"\s+")
