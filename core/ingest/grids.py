@@ -34,7 +34,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.types import BBox
+from core.geometry import BBox, bounding
 
 ROW_SHARE = 0.4
 MIN_VALUES = 2
@@ -242,10 +242,4 @@ def _header_start(rows: list[_Row], first: int) -> tuple[int, int]:
 
 
 def _box(rows: Sequence[_Row]) -> BBox:
-    boxes = [box for row in rows for box, _ in row.fragments]
-    return (
-        min(b[0] for b in boxes),
-        min(b[1] for b in boxes),
-        max(b[2] for b in boxes),
-        max(b[3] for b in boxes),
-    )
+    return bounding(box for row in rows for box, _ in row.fragments)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import pymupdf
 
-from core.geometry import BBox, Box
+from core.geometry import BBox, Box, contains_centre, overlaps, union_of
 from core.ingest.grids import Fragment, numeric_grids
 
 # A grid needs at least this many ruling segments of each orientation.
@@ -100,9 +100,8 @@ class TableRegion:
         return None
 
     def holds(self, box: BBox) -> bool:
-        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-        x0, y0, x1, y1 = self.bbox_pt
-        return x0 <= cx <= x1 and y0 <= cy <= y1
+        """Whether the centre of ``box`` (unrotated text space) lies in the table."""
+        return contains_centre(self.bbox_pt, box)
 
 
 def rulings(page: pymupdf.Page) -> tuple[list[BBox], list[BBox]]:
@@ -167,7 +166,7 @@ def table_work(page: pymupdf.Page, line_boxes: list[BBox]) -> int:
     every = horizontal + vertical
     x0, y0 = min(b[0] for b in every), min(b[1] for b in every)
     x1, y1 = max(b[2] for b in every), max(b[3] for b in every)
-    inside = [b for b in line_boxes if _centre_in(b, (x0, y0, x1, y1))]
+    inside = [b for b in line_boxes if contains_centre((x0, y0, x1, y1), b)]
     if not looks_tabular(inside):
         return 0
     crossings = count_crossings(horizontal, vertical, MAX_PAGE_CROSSINGS)
@@ -265,7 +264,7 @@ def table_regions(
     if budget is not None:
         budget.spent += cost
     regions = ruled + tuple(
-        g for g, _ in grids if not any(_overlaps(g.bbox_pt, r.bbox_pt) for r in ruled)
+        g for g, _ in grids if not any(overlaps(g.bbox_pt, r.bbox_pt) for r in ruled)
     )
     with _lock:
         _cache[key] = (regions, cost)
@@ -327,22 +326,11 @@ def _shown(page: pymupdf.Page, box: BBox) -> BBox:
     return (float(shown.x0), float(shown.y0), float(shown.x1), float(shown.y1))
 
 
-def _overlaps(a: BBox, b: BBox) -> bool:
-    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
-
-
 def _header_box(rows: list[tuple[BBox | None, ...]]) -> BBox | None:
     """The first row of a table of three rows or more: its column headings (asking
     ``find_tables`` for its header costs another 0.1 s a table)."""
     cells = [cell for cell in rows[0] if cell is not None] if len(rows) >= 3 else []
-    if not cells:
-        return None
-    return (
-        min(c[0] for c in cells),
-        min(c[1] for c in cells),
-        max(c[2] for c in cells),
-        max(c[3] for c in cells),
-    )
+    return union_of(cells)
 
 
 def _drop_banner_rows(rows: list[tuple[BBox | None, ...]]) -> list[tuple[BBox | None, ...]]:
@@ -379,11 +367,6 @@ def _holds_a_centre(cell: BBox, buckets: dict[tuple[int, int], list[tuple[float,
                 if x0 <= cx <= x1 and y0 <= cy <= y1:
                     return True
     return False
-
-
-def _centre_in(box: BBox, area: BBox) -> bool:
-    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return area[0] <= cx <= area[2] and area[1] <= cy <= area[3]
 
 
 def _as_box(box: Sequence[float] | None) -> BBox | None:
