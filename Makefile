@@ -33,3 +33,4 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check core workbench app.py tests
+	$(VENV)/bin/mypy core
