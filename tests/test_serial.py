@@ -118,3 +118,12 @@ def test_a_sweep_point_reads_its_costs_through_the_typed_reader():
     assert MethodCost.from_dict(cost.to_dict()) == cost
     with pytest.raises(RecordError, match=r"^sweep\.points\[0\]\.costs\.late\.vectors: "):
         MethodCost.from_dict({"vectors": "3", "seconds": 1}, "sweep.points[0].costs.late")
+
+
+def test_a_store_record_of_a_newer_schema_is_refused_with_what_to_do():
+    from core.errors import StoreError
+    from core.store.records import SCHEMA_VERSION, hit_from_record
+
+    meta = {"schema": SCHEMA_VERSION + 1, "char_start": 0, "char_end": 2}
+    with pytest.raises(StoreError, match=r"newer than this Chunkscope's .*: upgrade Chunkscope"):
+        hit_from_record("c1", meta, "ab", score=0.5, rank=1)

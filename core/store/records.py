@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core.cite import Citation
+from core.errors import StoreError
 from core.serial import Fields
 from core.types import Chunk, ChunkPolicy, Document
 
@@ -163,6 +164,12 @@ def hit_from_record(
     """Rebuild a hit from what Chroma returned; the stored text must fill the stored span
     (a malformed record is a ``RecordError`` naming the record and the field)."""
     fields = Fields(meta, f"record {chunk_id}")
+    schema = fields.integer("schema", 1)
+    if schema > SCHEMA_VERSION:
+        raise StoreError(
+            f"record {chunk_id} was written in store schema {schema}, newer than this "
+            f"Chunkscope's ({SCHEMA_VERSION}): upgrade Chunkscope to read this store"
+        )
     char_start, char_end = fields.integer("char_start"), fields.integer("char_end")
     if len(text) != char_end - char_start:
         raise ValueError(f"record {chunk_id}: stored text does not fill its span")
