@@ -15,9 +15,12 @@ import os
 import statistics
 import sys
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from core.cli.options import add_file_and_policy_options
+
+if TYPE_CHECKING:
+    from core.types import Chunk
 
 _SEPARATOR = " > "
 
@@ -90,10 +93,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _chunk_record(chunk: object, prefixed: bool) -> dict[str, object]:
-    record = chunk.to_dict(with_text=True)  # type: ignore[attr-defined]
+def _chunk_record(chunk: Chunk, prefixed: bool) -> dict[str, object]:
+    record = chunk.to_dict(with_text=True)
     if prefixed:
-        record["encoder_text"] = chunk.encoder_text  # type: ignore[attr-defined]
+        record["encoder_text"] = chunk.encoder_text
     return record
 
 

@@ -22,6 +22,7 @@ import csv
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeGuard
 
@@ -71,6 +72,15 @@ def _reference_span(ref: object, number: int) -> tuple[int, int]:
             f"questions_df.csv row {number}: reference span [{start}, {end}) is empty or negative"
         )
     return start, end
+
+
+@dataclass(slots=True)
+class _Grouped:
+    """The rows of one (document, question): the first row's number and id, all evidence."""
+
+    row: int
+    id: object
+    evidence: list[Evidence] = field(default_factory=list)
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -209,7 +219,7 @@ def import_qa(
     file = Path(path)
     if not file.is_file():
         raise LabelError(f"{file} not found: pass a CSV or JSONL file")
-    grouped: dict[tuple[str, str], dict[str, object]] = {}
+    grouped: dict[tuple[str, str], _Grouped] = {}
     for number, row in enumerate(_rows(file)):
         where = f"{file.name} row {number}"
         missing = [c for c in (question, doc) if c not in row]
@@ -220,15 +230,15 @@ def import_qa(
             raise LabelError(f"{where}: empty question or evidence: fill it or drop the row")
         found = _evidence_of(row, evidence, page, page_base, where)
         key = (str(row[doc]), asked)
-        first = {"row": number, "evidence": [], "id": row.get(id_column) if id_column else None}
+        first = _Grouped(row=number, id=row.get(id_column) if id_column else None)
         entry = grouped.setdefault(key, first)
-        entry["evidence"].extend(found)  # type: ignore[attr-defined]
+        entry.evidence.extend(found)
     queries = [
         LabelledQuery(
-            id=str(entry["id"] or f"qa-{entry['row']}"),
+            id=str(entry.id or f"qa-{entry.row}"),
             query=asked,
             doc=doc_name,
-            evidence=tuple(entry["evidence"]),  # type: ignore[arg-type]
+            evidence=tuple(entry.evidence),
         )
         for (doc_name, asked), entry in grouped.items()
     ]

@@ -364,7 +364,10 @@ def resolve_queries(
     unresolved: list[Unresolved] = []
     for query in queries:
         outcome = resolve_query(query, index, resolver)
-        (resolved if isinstance(outcome, ResolvedQuery) else unresolved).append(outcome)  # type: ignore[arg-type]
+        if isinstance(outcome, ResolvedQuery):
+            resolved.append(outcome)
+        else:
+            unresolved.append(outcome)
     return resolved, unresolved
 
 
