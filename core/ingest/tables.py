@@ -29,11 +29,13 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pymupdf
 
 from core.ingest.grids import Fragment, numeric_grids
+from core.ingest.ruled import ruled_cells
 from core.types import BBox
 
 # A grid needs at least this many ruling segments of each orientation.
@@ -228,12 +230,16 @@ def table_regions(
     line_boxes: list[BBox] | None = None,
     fragments: list[Fragment] | None = None,
     budget: TableBudget | None = None,
+    char_boxes: Callable[[], Sequence[BBox]] | None = None,
 ) -> tuple[TableRegion, ...]:
     """Tables of one page (cached by document hash and page index).
 
     ``line_boxes`` (the boxes of the page's text lines that hold a word, unrotated
     space) feed the ruled-table signal, ``fragments`` (every line's box and text) the
-    numeric grids; without them the page's own lines are used. ``budget`` (one per
+    numeric grids; without them the page's own lines are used. ``char_boxes`` gives the
+    boxes of the page's visible characters, asked for only when the page is searched for
+    ruled tables (``core.ingest.ruled``: find_tables then extracts no text of its own).
+    ``budget`` (one per
     document, pages in order) is charged the page's crossings squared; a page it cannot
     pay for is read without ruled tables (its numeric grids cost nothing and stay).
     """
@@ -259,7 +265,7 @@ def table_regions(
     crossings = table_work(page, rest)
     if crossings and budget is not None and not budget.allows(crossings):
         crossings = 0
-    ruled = _find(page, rest) if crossings else ()
+    ruled = _find(page, rest, char_boxes() if char_boxes else None) if crossings else ()
     cost = crossings * crossings
     if budget is not None:
         budget.spent += cost
@@ -273,12 +279,13 @@ def table_regions(
     return regions
 
 
-def _find(page: pymupdf.Page, line_boxes: list[BBox]) -> tuple[TableRegion, ...]:
+def _find(
+    page: pymupdf.Page, line_boxes: list[BBox], char_boxes: Sequence[BBox] | None
+) -> tuple[TableRegion, ...]:
     """``find_tables`` regions with at least two rows and columns whose cells mostly
     hold text (a plot's grid has empty cells)."""
     found: list[TableRegion] = []
-    for table in page.find_tables(use_layout=False).tables:
-        rows = [tuple(_as_box(cell) for cell in row.cells) for row in table.rows]
+    for rows in ruled_cells(page, char_boxes):
         rows = _drop_banner_rows(rows)
         if len(rows) < 2 or max(len([c for c in row if c]) for row in rows) < 2:
             continue
@@ -383,10 +390,3 @@ def _holds_a_centre(cell: BBox, buckets: dict[tuple[int, int], list[tuple[float,
 def _centre_in(box: BBox, area: BBox) -> bool:
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     return area[0] <= cx <= area[2] and area[1] <= cy <= area[3]
-
-
-def _as_box(box: object) -> BBox | None:
-    if box is None:
-        return None
-    x0, y0, x1, y1 = box  # type: ignore[misc]
-    return (float(x0), float(y0), float(x1), float(y1))
