@@ -87,3 +87,43 @@ def test_a_rotated_page_goes_through_find_tables(monkeypatch: pytest.MonkeyPatch
         monkeypatch.setattr(pymupdf.Page, "find_tables", counted)
         ruled.ruled_cells(page, chars)
     assert calls == [0]
+
+
+@pytest.mark.parametrize(("path", "pages"), RULED_PAGES, ids=lambda v: getattr(v, "stem", ""))
+def test_the_linear_steps_give_the_table_modules_results(path: Path, pages: tuple) -> None:
+    """Intersections, cells and tables exactly as pymupdf.table computes them."""
+    if not path.is_file():
+        pytest.skip(f"{path.name} is not in the shared corpus")
+    table = ruled._table
+    with pymupdf.open(path) as pdf:
+        for number in pages:
+            page = pdf[number]
+            chars = ruled._chars(page, _ingest_view(page)[1])
+            settings = table.TableSettings.resolve(settings=ruled._settings())
+            chars_token = table._CHARS_VAR.set(chars)
+            edges_token = table._EDGES_VAR.set([])
+            try:
+                page.table_settings = settings
+                table.make_edges(page, clip=None, tset=settings)
+                finder = table.TableFinder.__new__(table.TableFinder)
+                finder.page, finder.settings = page, settings
+                edges = finder.get_edges()
+                tol = (settings.intersection_x_tolerance, settings.intersection_y_tolerance)
+                theirs = table.edges_to_intersections(edges, *tol)
+                ours = ruled._intersections(edges, *tol)
+                assert {k: (v["v"], v["h"]) for k, v in ours.items()} == {
+                    k: (v["v"], v["h"]) for k, v in theirs.items()
+                }
+                cells = ruled._cells(ours)
+                assert cells == table.intersections_to_cells(theirs)
+                expected = [
+                    [
+                        tuple(ruled._as_box(c) for c in row.cells)
+                        for row in table.Table(page, g).rows
+                    ]
+                    for g in table.cells_to_tables(page, cells)
+                ]
+                assert [ruled._cells_to_rows(g) for g in ruled._groups(cells, chars)] == expected
+            finally:
+                table._EDGES_VAR.reset(edges_token)
+                table._CHARS_VAR.reset(chars_token)
