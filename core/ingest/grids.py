@@ -75,44 +75,53 @@ class Grid:
 
 @dataclass(slots=True)
 class _Row:
+    """One printed row; ``label``, ``edges`` and ``values`` are computed once, when the
+    row is complete (the grid search reads them many times)."""
+
     fragments: list[Fragment]
     top: float
     bottom: float
     height: float
+    _label: BBox | None = None
+    _values: list[float] | None = None
 
     @property
     def label(self) -> BBox | None:
         """The box of the row's leftmost fragment with two letters (its label), if any."""
-        worded = [box for box, text in self.fragments if len(_LETTER.findall(text)) >= 2]
-        return min(worded, key=lambda b: b[0]) if worded else None
-
-    @property
-    def edges(self) -> list[float]:
-        """Right edges of the figures right of the row's label (years are column
-        headers, and a section number left of its title is no figure)."""
-        label = self.label
-        low = label[2] if label is not None else float("-inf")
-        return [
-            box[2]
-            for box, text in self.fragments
-            if box[0] >= low and _is_figure(text) and not _YEAR.match(text.strip())
-        ]
+        if self._values is None:
+            self._measure()
+        return self._label
 
     @property
     def values(self) -> list[float]:
         """``edges`` when the row is a row of figures: two or more, or one set well apart
         from the label on its left (a one-column table), else ``[]``."""
-        edges = self.edges
-        if not any(_DIGIT.search(text) for _, text in self.fragments if _is_figure(text)):
-            return []  # dashes alone (a list's markers) are no row of figures
-        if any(_LEADERS.search(text) for _, text in self.fragments):
-            return []  # a contents line: title, leader dots, page number
-        if len(edges) != 1:
-            return edges if len(edges) >= MIN_VALUES else []
-        figure = next(box for box, text in self.fragments if box[2] == edges[0])
-        label = self.label
-        gap = SINGLE_GAP_SHARE * self.height
-        return edges if label is not None and figure[0] - label[2] >= gap else []
+        if self._values is None:
+            self._measure()
+        return self._values  # type: ignore[return-value]
+
+    def _measure(self) -> None:
+        worded = [box for box, text in self.fragments if len(_LETTER.findall(text)) >= 2]
+        self._label = label = min(worded, key=lambda b: b[0]) if worded else None
+        figures = [(box, text) for box, text in self.fragments if _is_figure(text)]
+        self._values = _values(self, label, figures)
+
+
+def _values(row: _Row, label: BBox | None, figures: list[Fragment]) -> list[float]:
+    """The right edges of the figures right of the row's label (years are column
+    headers, and a section number left of its title is no figure) when they make a row
+    of figures (see ``_Row.values``)."""
+    low = label[2] if label is not None else float("-inf")
+    edges = [box[2] for box, text in figures if box[0] >= low and not _YEAR.match(text.strip())]
+    if not any(_DIGIT.search(text) for _, text in figures):
+        return []  # dashes alone (a list's markers) are no row of figures
+    if any(_LEADERS.search(text) for _, text in row.fragments):
+        return []  # a contents line: title, leader dots, page number
+    if len(edges) != 1:
+        return edges if len(edges) >= MIN_VALUES else []
+    figure = next(box for box, _ in row.fragments if box[2] == edges[0])
+    gap = SINGLE_GAP_SHARE * row.height
+    return edges if label is not None and figure[0] - label[2] >= gap else []
 
 
 def _is_figure(text: str) -> bool:
