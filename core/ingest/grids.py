@@ -30,6 +30,7 @@ Coordinates: boxes are in the page's unrotated text space (``rawdict``), points,
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ MAX_LABEL_CHARS = 80
 MAX_HEADER_FRAGMENT_CHARS = 48
 TITLE_SHARE = 1.4
 EDGE_TOLERANCE_PT = 4.0
+_SLACK_PT = 1e-6  # a bisected range is widened by this; the exact test decides
 _FIGURE = re.compile(
     r"^[(\[]?[-−–+]?[$€£¥]?\s?[-−–]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\s?[%x]?[)\]]?"
     r"(\s?\(?[a-z]\))?\*?(\s?(bps|bp|pts|pp))?$|^[—–-]{1,2}$|^n/?[am]$|^nm$",
@@ -147,8 +149,20 @@ def _rows(fragments: Sequence[Fragment]) -> list[_Row]:
     return rows
 
 
-def _shared(edges: list[float], columns: list[float]) -> int:
-    return sum(1 for e in edges if any(abs(e - c) <= EDGE_TOLERANCE_PT for c in columns))
+def _shared(edges: list[float], ordered: list[float]) -> int:
+    """How many of ``edges`` lie within the tolerance of a column edge (``ordered``:
+    the column edges, sorted)."""
+    return sum(1 for e in edges if _near(e, ordered))
+
+
+def _near(edge: float, ordered: list[float]) -> bool:
+    tol = EDGE_TOLERANCE_PT
+    k = bisect.bisect_left(ordered, edge - tol - _SLACK_PT)
+    while k < len(ordered) and ordered[k] <= edge + tol + _SLACK_PT:
+        if abs(edge - ordered[k]) <= tol:  # the exact test; the bisection only narrows
+            return True
+        k += 1
+    return False
 
 
 def numeric_grids(fragments: Sequence[Fragment]) -> list[Grid]:
@@ -195,7 +209,7 @@ def _continues(
     return (
         start <= previous[2] + MAX_HEADER_ROWS
         and close
-        and (_shared(columns, previous[3]) >= MIN_VALUES)
+        and (_shared(columns, sorted(previous[3])) >= MIN_VALUES)
     )
 
 
@@ -203,6 +217,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
     """(index after the grid's last numeric row, its numeric row count, its column
     edges) from ``start``; the count is -1 when fewer than half its rows have a label."""
     columns = list(rows[start].values)
+    ordered = sorted(columns)
     last, count, labels = start, 1, 0
     labelled = int(rows[start].label is not None)
     for k in range(start + 1, len(rows)):
@@ -210,13 +225,16 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
         if row.top - previous.bottom > MAX_GAP_SHARE * max(row.height, previous.height):
             break
         edges = row.values
-        if edges and _shared(edges, columns) >= min(MIN_VALUES, len(edges)):
-            columns.extend(e for e in edges if _shared([e], columns) == 0)
+        if edges and _shared(edges, ordered) >= min(MIN_VALUES, len(edges)):
+            for e in edges:  # each new edge is a column for the edges after it
+                if not _near(e, ordered):
+                    columns.append(e)
+                    bisect.insort(ordered, e)
             last, count, labels = k, count + 1, 0
             labelled += row.label is not None
             continue
         labels += 1
-        if labels > MAX_LABEL_ROWS or (edges and _shared(edges, columns) == 0):
+        if labels > MAX_LABEL_ROWS or (edges and _shared(edges, ordered) == 0):
             break
     # a grid of bare figures (a plot's axes, a matrix) is no table: most rows have labels
     return last + 1, count if 2 * labelled >= count else -1, columns

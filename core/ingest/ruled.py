@@ -82,7 +82,7 @@ def _finder(page: pymupdf.Page, char_boxes: Sequence[BBox]) -> list[list[Row]]:
     try:
         page.table_settings = settings
         _table.make_edges(page, clip=None, tset=settings)
-        return _tables_of(page, settings, chars)
+        return _tables_of(page, settings, char_boxes)
     finally:
         del page._table_drawings_cache
         pymupdf.TOOLS.unset_quad_corrections(old_quad)
@@ -90,7 +90,7 @@ def _finder(page: pymupdf.Page, char_boxes: Sequence[BBox]) -> list[list[Row]]:
         _table._CHARS_VAR.reset(chars_token)
 
 
-def _tables_of(page: pymupdf.Page, settings: object, chars: list[dict]) -> list[list[Row]]:
+def _tables_of(page: pymupdf.Page, settings: object, chars: Sequence[BBox]) -> list[list[Row]]:
     """The rows of cells of what ``TableFinder(page, settings).tables`` holds, with its
     three quadratic steps done in near-linear time and the same result: the
     intersections (every vertical edge against every horizontal one), the cells (for
@@ -107,7 +107,7 @@ def _tables_of(page: pymupdf.Page, settings: object, chars: list[dict]) -> list[
     return [_cells_to_rows(group) for group in _groups(cells, chars)]
 
 
-def _groups(cells: list[Cell], chars: list[dict]) -> list[list[Cell]]:
+def _groups(cells: list[Cell], chars: Sequence[BBox]) -> list[list[Cell]]:
     """``cells_to_tables``: cells that share a corner, transitively, form a table; a
     table needs two distinct left and right cell edges and a character overlapping its
     box; tables sorted by their top-left cell."""
@@ -149,11 +149,11 @@ def _bounds(cells: list[Cell]) -> Cell:
     )
 
 
-def _has_text(box: Cell, chars: list[dict]) -> bool:
+def _has_text(box: Cell, chars: Sequence[BBox]) -> bool:
     """A visible character overlaps ``box`` (strictly, as ``cells_to_tables`` tests)."""
     rx0, rtop, rx1, rbottom = box
     return any(
-        c["x0"] < rx1 and c["x1"] > rx0 and c["top"] < rbottom and c["bottom"] > rtop for c in chars
+        x0 < rx1 and x1 > rx0 and top < rbottom and bottom > rtop for x0, top, x1, bottom in chars
     )
 
 
@@ -268,31 +268,20 @@ def _settings() -> dict[str, object]:
     }
 
 
-def _chars(page: pymupdf.Page, char_boxes: Sequence[BBox]) -> list[dict[str, object]]:
-    """The fields of find_tables' character records that the lines strategy reads:
-    ``x0 top x1 bottom`` (text space) and ``y0 y1`` (the box through the page's
-    transformation matrix, as ``make_chars`` computes them), ``text`` one visible
-    character."""
+def _chars(page: pymupdf.Page, char_boxes: Sequence[BBox]) -> list[dict[str, float]]:
+    """The fields of find_tables' character records that ``make_edges`` reads: ``x0 x1``
+    (text space) and ``y0 y1`` (the box through the page's transformation matrix, as
+    ``make_chars`` computes them)."""
     m = page.transformation_matrix  # axis-aligned here: y' = d * y + f
     d, f = m.d, m.f
-    out: list[dict[str, object]] = []
+    out: list[dict[str, float]] = []
     for x0, top, x1, bottom in char_boxes:
         # find_tables' boxes are the glyphs' ink (TEXT_ACCURATE_BBOXES, small glyph
         # heights); ours are the font's full line height. The ink test ("a character
         # inside the region") reads the box's middle band, where the ink of letters is.
         band = INK_BAND_SHARE * (bottom - top)
         ya, yb = d * (top + band) + f, d * (bottom - band) + f
-        out.append(
-            {
-                "x0": x0,
-                "x1": x1,
-                "top": top,
-                "bottom": bottom,
-                "y0": min(ya, yb),
-                "y1": max(ya, yb),
-                "text": "x",
-            }
-        )
+        out.append({"x0": x0, "x1": x1, "y0": min(ya, yb), "y1": max(ya, yb)})
     return out
 
 
