@@ -132,3 +132,25 @@ def test_the_linear_steps_give_the_table_modules_results(path: Path, pages: tupl
             finally:
                 table._EDGES_VAR.reset(edges_token)
                 table._CHARS_VAR.reset(chars_token)
+
+
+def test_ruled_tables_of_text_only_are_found_and_diagram_boxes_are_not() -> None:
+    """Two-column ruled tables (the 10-Q's glossary of defined terms on pp. 4-6) are
+    tables of the fast parser; the small ruled class boxes of a UML diagram are not."""
+    from core.ingest import load_document
+    from core.parse import parse_document
+
+    path = FILINGS / "Pfizer_2023Q2_10Q.pdf"
+    diagram = PDF_DIR / "GeoBase_NHNC1_Data_Model_UML_EN.pdf"
+    if not path.is_file() or not diagram.is_file():
+        pytest.skip("the 10-Q or the data model is not in the shared corpus")
+    doc = load_document(path)
+    tables = [b for b in parse_document(doc).blocks if b.kind == "table"]
+    glossary = [b for b in tables if b.page == 4]
+    assert len(glossary) == 1 and glossary[0].bbox_pt is not None
+    x0, y0, x1, y1 = glossary[0].bbox_pt
+    assert x1 - x0 > 500 and y1 - y0 > 500  # the page's whole list of terms
+    first_row = doc.text[glossary[0].char_start : glossary[0].char_end].split("\n")[0]
+    assert "\t" in first_row  # term, tab, definition
+    model = load_document(diagram)
+    assert not [b for b in parse_document(model).blocks if b.kind == "table" and b.page == 18]
