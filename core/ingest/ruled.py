@@ -75,16 +75,17 @@ def _finder(page: pymupdf.Page, char_boxes: Sequence[BBox]) -> list[list[Row]]:
     docstring); the table module's state is reset after the call as find_tables does."""
     settings = _table.TableSettings.resolve(settings=_settings())
     chars = _chars(page, char_boxes)
-    chars_token = _table._CHARS_VAR.set(chars)
-    edges_token = _table._EDGES_VAR.set([])
-    page._table_drawings_cache = []  # one drawings extraction, as find_tables shares it
+    # pymupdf.table's state is untyped (its ContextVars are declared as holding None)
+    chars_token = _table._CHARS_VAR.set(chars)  # type: ignore[arg-type]
+    edges_token = _table._EDGES_VAR.set([])  # type: ignore[arg-type]
+    page._table_drawings_cache = []  # type: ignore[attr-defined]  # one drawings read
     old_quad = pymupdf.TOOLS.unset_quad_corrections()
     try:
-        page.table_settings = settings
+        page.table_settings = settings  # type: ignore[attr-defined]
         _table.make_edges(page, clip=None, tset=settings)
         return _tables_of(page, settings, char_boxes)
     finally:
-        del page._table_drawings_cache
+        del page._table_drawings_cache  # type: ignore[attr-defined]
         pymupdf.TOOLS.unset_quad_corrections(old_quad)
         _table._EDGES_VAR.reset(edges_token)
         _table._CHARS_VAR.reset(chars_token)
@@ -293,4 +294,4 @@ def _as_box(box: object) -> BBox | None:
     if box is None:
         return None
     x0, y0, x1, y1 = box  # type: ignore[misc]
-    return (float(x0), float(y0), float(x1), float(y1))
+    return (float(x0), float(y0), float(x1), float(y1))  # type: ignore[has-type]
