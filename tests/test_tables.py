@@ -28,10 +28,10 @@ FILINGS = CORPUS / "financebench" / "pdfs"
 # Table recall and precision reached against the layout model (IoU >= 0.5), with a
 # small margin; README's table has the measured values.
 RECALL_AT_LEAST = {
-    "JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf": 0.63,
+    "JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf": 0.7,
     "MGMRESORTS_2022Q4_EARNINGS.pdf": 0.9,
-    "PEPSICO_2023Q1_EARNINGS.pdf": 0.7,
-    "Pfizer_2023Q2_10Q.pdf": 0.7,
+    "PEPSICO_2023Q1_EARNINGS.pdf": 0.75,
+    "Pfizer_2023Q2_10Q.pdf": 0.75,
     "plumber_nics-background-checks-2015-11.pdf": 1.0,
     "plumber_WARN-Report-for-7-1-2015-to-03-25-2016.pdf": 1.0,
     "GeoBase_NHNC1_Data_Model_UML_EN.pdf": 0.5,
@@ -314,13 +314,16 @@ def test_a_title_above_a_grid_is_no_header_row() -> None:
 
 
 def test_the_mixed_parser_runs_the_model_only_on_untyped_columns() -> None:
-    doc, fast = _parsed("JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf")
+    # J&J's untyped columns were its ruled lists of two columns, which the fast parser
+    # now finds itself: the 10-Q still has pages for the model
+    name = "Pfizer_2023Q2_10Q.pdf"
+    doc, fast = _parsed(name)
     mixed = parse_document(doc, parser="fast+layout")
     assert mixed.parser == "fast+layout"
     assert 0 < len(mixed.model_pages) <= 4 and 0 < mixed.model_s <= mixed.elapsed_s
     for block in mixed.blocks:
         assert doc.text[block.char_start : block.char_end] == block.text
-    reference = stored_reference("JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf", doc.sha256)
+    reference = stored_reference(name, doc.sha256)
     assert reference is not None
     before = score(doc, fast.blocks, reference)
     after = score(doc, mixed.blocks, reference)

@@ -30,6 +30,7 @@ Coordinates: boxes are in the page's unrotated text space (``rawdict``), points,
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ MAX_LABEL_CHARS = 80
 MAX_HEADER_FRAGMENT_CHARS = 48
 TITLE_SHARE = 1.4
 EDGE_TOLERANCE_PT = 4.0
+_SLACK_PT = 1e-6  # a bisected range is widened by this; the exact test decides
 _FIGURE = re.compile(
     r"^[(\[]?[-−–+]?[$€£¥]?\s?[-−–]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\s?[%x]?[)\]]?"
     r"(\s?\(?[a-z]\))?\*?(\s?(bps|bp|pts|pp))?$|^[—–-]{1,2}$|^n/?[am]$|^nm$",
@@ -75,44 +77,53 @@ class Grid:
 
 @dataclass(slots=True)
 class _Row:
+    """One printed row; ``label``, ``edges`` and ``values`` are computed once, when the
+    row is complete (the grid search reads them many times)."""
+
     fragments: list[Fragment]
     top: float
     bottom: float
     height: float
+    _label: BBox | None = None
+    _values: list[float] | None = None
 
     @property
     def label(self) -> BBox | None:
         """The box of the row's leftmost fragment with two letters (its label), if any."""
-        worded = [box for box, text in self.fragments if len(_LETTER.findall(text)) >= 2]
-        return min(worded, key=lambda b: b[0]) if worded else None
-
-    @property
-    def edges(self) -> list[float]:
-        """Right edges of the figures right of the row's label (years are column
-        headers, and a section number left of its title is no figure)."""
-        label = self.label
-        low = label[2] if label is not None else float("-inf")
-        return [
-            box[2]
-            for box, text in self.fragments
-            if box[0] >= low and _is_figure(text) and not _YEAR.match(text.strip())
-        ]
+        if self._values is None:
+            self._measure()
+        return self._label
 
     @property
     def values(self) -> list[float]:
         """``edges`` when the row is a row of figures: two or more, or one set well apart
         from the label on its left (a one-column table), else ``[]``."""
-        edges = self.edges
-        if not any(_DIGIT.search(text) for _, text in self.fragments if _is_figure(text)):
-            return []  # dashes alone (a list's markers) are no row of figures
-        if any(_LEADERS.search(text) for _, text in self.fragments):
-            return []  # a contents line: title, leader dots, page number
-        if len(edges) != 1:
-            return edges if len(edges) >= MIN_VALUES else []
-        figure = next(box for box, text in self.fragments if box[2] == edges[0])
-        label = self.label
-        gap = SINGLE_GAP_SHARE * self.height
-        return edges if label is not None and figure[0] - label[2] >= gap else []
+        if self._values is None:
+            self._measure()
+        return self._values  # type: ignore[return-value]
+
+    def _measure(self) -> None:
+        worded = [box for box, text in self.fragments if len(_LETTER.findall(text)) >= 2]
+        self._label = label = min(worded, key=lambda b: b[0]) if worded else None
+        figures = [(box, text) for box, text in self.fragments if _is_figure(text)]
+        self._values = _values(self, label, figures)
+
+
+def _values(row: _Row, label: BBox | None, figures: list[Fragment]) -> list[float]:
+    """The right edges of the figures right of the row's label (years are column
+    headers, and a section number left of its title is no figure) when they make a row
+    of figures (see ``_Row.values``)."""
+    low = label[2] if label is not None else float("-inf")
+    edges = [box[2] for box, text in figures if box[0] >= low and not _YEAR.match(text.strip())]
+    if not any(_DIGIT.search(text) for _, text in figures):
+        return []  # dashes alone (a list's markers) are no row of figures
+    if any(_LEADERS.search(text) for _, text in row.fragments):
+        return []  # a contents line: title, leader dots, page number
+    if len(edges) != 1:
+        return edges if len(edges) >= MIN_VALUES else []
+    figure = next(box for box, _ in row.fragments if box[2] == edges[0])
+    gap = SINGLE_GAP_SHARE * row.height
+    return edges if label is not None and figure[0] - label[2] >= gap else []
 
 
 def _is_figure(text: str) -> bool:
@@ -138,8 +149,20 @@ def _rows(fragments: Sequence[Fragment]) -> list[_Row]:
     return rows
 
 
-def _shared(edges: list[float], columns: list[float]) -> int:
-    return sum(1 for e in edges if any(abs(e - c) <= EDGE_TOLERANCE_PT for c in columns))
+def _shared(edges: list[float], ordered: list[float]) -> int:
+    """How many of ``edges`` lie within the tolerance of a column edge (``ordered``:
+    the column edges, sorted)."""
+    return sum(1 for e in edges if _near(e, ordered))
+
+
+def _near(edge: float, ordered: list[float]) -> bool:
+    tol = EDGE_TOLERANCE_PT
+    k = bisect.bisect_left(ordered, edge - tol - _SLACK_PT)
+    while k < len(ordered) and ordered[k] <= edge + tol + _SLACK_PT:
+        if abs(edge - ordered[k]) <= tol:  # the exact test; the bisection only narrows
+            return True
+        k += 1
+    return False
 
 
 def numeric_grids(fragments: Sequence[Fragment]) -> list[Grid]:
@@ -186,7 +209,7 @@ def _continues(
     return (
         start <= previous[2] + MAX_HEADER_ROWS
         and close
-        and (_shared(columns, previous[3]) >= MIN_VALUES)
+        and (_shared(columns, sorted(previous[3])) >= MIN_VALUES)
     )
 
 
@@ -194,6 +217,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
     """(index after the grid's last numeric row, its numeric row count, its column
     edges) from ``start``; the count is -1 when fewer than half its rows have a label."""
     columns = list(rows[start].values)
+    ordered = sorted(columns)
     last, count, labels = start, 1, 0
     labelled = int(rows[start].label is not None)
     for k in range(start + 1, len(rows)):
@@ -201,13 +225,16 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
         if row.top - previous.bottom > MAX_GAP_SHARE * max(row.height, previous.height):
             break
         edges = row.values
-        if edges and _shared(edges, columns) >= min(MIN_VALUES, len(edges)):
-            columns.extend(e for e in edges if _shared([e], columns) == 0)
+        if edges and _shared(edges, ordered) >= min(MIN_VALUES, len(edges)):
+            for e in edges:  # each new edge is a column for the edges after it
+                if not _near(e, ordered):
+                    columns.append(e)
+                    bisect.insort(ordered, e)
             last, count, labels = k, count + 1, 0
             labelled += row.label is not None
             continue
         labels += 1
-        if labels > MAX_LABEL_ROWS or (edges and _shared(edges, columns) == 0):
+        if labels > MAX_LABEL_ROWS or (edges and _shared(edges, ordered) == 0):
             break
     # a grid of bare figures (a plot's axes, a matrix) is no table: most rows have labels
     return last + 1, count if 2 * labelled >= count else -1, columns

@@ -58,6 +58,18 @@ def block_lines(block: dict, rect: pymupdf.Rect) -> list[Line]:
     return out
 
 
+def visible_char_boxes(blocks: list[list[Line]]) -> list[BBox]:
+    """The boxes of every character of ``blocks`` that is not whitespace (a box the
+    builder inserted, NaN, is none), in unrotated text space."""
+    return [
+        box
+        for lines in blocks
+        for line in lines
+        for char, box in zip(line.text, line.boxes, strict=True)
+        if not char.isspace() and box[0] == box[0]
+    ]
+
+
 def merge_baselines(lines: list[Line]) -> list[Line]:
     """Consecutive lines on one baseline, left to right, become one line joined by a space
     (its font is the one of the longer part)."""

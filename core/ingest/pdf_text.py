@@ -27,6 +27,7 @@ from core.ingest.pdf_lines import (
     merge_baselines,
     table_rows,
     take_table_lines,
+    visible_char_boxes,
 )
 from core.ingest.reading_order import reading_order
 from core.ingest.tables import TableBudget, table_regions
@@ -241,7 +242,9 @@ def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str)
     blocks = [lines for lines in blocks if lines]
     fragments = [(ln.bbox, ln.text) for lines in blocks for ln in lines]
     worded = [box for box, text in fragments if _WORD.search(text)]
-    regions = table_regions(page, doc_sha256, worded, fragments, builder.tables)
+    regions = table_regions(
+        page, doc_sha256, worded, fragments, builder.tables, lambda: visible_char_boxes(blocks)
+    )
     table_lines: list[list[Line]] = [[] for _ in regions]
     units: list[list[Line]] = []
     for lines in blocks:

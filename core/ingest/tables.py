@@ -1,24 +1,22 @@
-"""Table regions of PDF pages: ruled tables through ``page.find_tables()``, borderless
-numeric tables through the cheap pass of ``core.ingest.grids``.
+"""Table regions of PDF pages: ruled tables through PyMuPDF's table finder
+(``core.ingest.ruled``), borderless numeric tables through the cheap pass of
+``core.ingest.grids``.
 
-``find_tables`` costs about 0.1 s a page (25x ``rawdict``), so it only runs where cheap
-signals agree: the page's text lines form rows of three or more fragments whose left
-edges align in columns (``looks_tabular``), the page draws at least three horizontal and
-three vertical rulings (``page.get_cdrawings()``) at three or more x positions (the
-shaded bands of a statement have edges at two), the text inside the rulings' extent
-looks tabular too, the rulings cross at most ``MAX_PAGE_CROSSINGS`` times (find_tables is
-quadratic in the crossings: a 200 x 200 mesh took over 90 s), and the document's pages so
-far have not spent its ``MAX_DOCUMENT_TABLE_WORK`` (``TableBudget``; later pages are read
-without ruled tables, so a file of many mesh pages ends in bounded time). Found tables
-whose cells are mostly empty (the grid of a plot) are dropped. A ruled table's header
-row is its first row (of three or more). Borderless tables (aligned figure columns, no
-vertical rulings: financial statements) come from ``numeric_grids`` on the same line
-fragments, at no PyMuPDF cost, with their header rows. Lines held by grids of two or
-more figure columns are left out of the ``find_tables`` signals (so a statement's page is
-not searched again); a grid that overlaps a ruled table is dropped (the ruled table has
-cells). The regions are cached by (document sha256, page index) because ingest (reading
-order keeps a table's text together, row by row) and parse (the table block) both need
-them.
+The finder runs only where the cheap signals of ``core.ingest.table_signals`` agree
+(tabular text, rulings in both directions at three x positions or more, at most
+``MAX_PAGE_CROSSINGS`` crossings), and while the document's pages so far have not spent
+its ``MAX_DOCUMENT_TABLE_WORK`` (``TableBudget``; later pages are read without ruled
+tables, so a file of many mesh pages ends in bounded time). Found tables whose cells are
+mostly empty (the grid of a plot) are dropped; a table found on a page of two-fragment
+rows (terms and definitions) must be ``MIN_TEXT_TABLE_WIDTH_SHARE`` of the page wide (a
+diagram's ruled boxes are not tables). A ruled table's header row is its first row (of
+three or more). Borderless tables (aligned figure columns, no vertical rulings:
+financial statements) come from ``numeric_grids`` on the same line fragments, at no
+PyMuPDF cost, with their header rows. Lines held by grids of two or more figure columns
+are left out of the finder's signals (so a statement's page is not searched again); a
+grid that overlaps a ruled table is dropped (the ruled table has cells). The regions are
+cached by (document sha256, page index) because ingest (reading order keeps a table's
+text together, row by row) and parse (the table block) both need them.
 
 Coordinates: ``bbox_pt`` and cell boxes are in the page's unrotated text space (the
 space of ``rawdict``), points, y downwards.
@@ -26,37 +24,49 @@ space of ``rawdict``), points, y downwards.
 
 from __future__ import annotations
 
-import bisect
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pymupdf
 
-from core.geometry import BBox, Box, contains_centre, overlaps, union_of
+from core.geometry import BBox, contains_centre, overlaps, union_of
 from core.ingest.grids import Fragment, numeric_grids
+from core.ingest.ruled import ruled_cells
+from core.ingest.table_signals import (  # the signals are part of this module's API
+    MAX_DOCUMENT_TABLE_WORK,
+    MAX_PAGE_CROSSINGS,
+    count_crossings,
+    looks_tabular,
+    page_signals,
+    rulings,
+    table_work,
+)
 
-# A grid needs at least this many ruling segments of each orientation.
-MIN_RULES_PER_AXIS = 3
-MIN_GRID_ROWS = 3
-MIN_ALIGNED_COLUMNS = 2
+__all__ = [
+    "MAX_DOCUMENT_TABLE_WORK",
+    "MAX_PAGE_CROSSINGS",
+    "TableBudget",
+    "TableRegion",
+    "cached_table_regions",
+    "clear_table_cache",
+    "count_crossings",
+    "looks_tabular",
+    "may_hold_table",
+    "rulings",
+    "table_regions",
+    "table_work",
+    "unrotated_width",
+]
+
+# A table found on a page whose text rows have two fragments (see ``page_signals``) is
+# kept when it is at least this share of the page wide (the terms of a 10-Q and the
+# lists of two releases span 60-93 %; the class boxes of a UML diagram 18 %).
+MIN_TEXT_TABLE_WIDTH_SHARE = 0.4
 # Share of a table's cells that must hold text.
 MIN_FILLED_SHARE = 0.5
-# Rulings crossing more often than this on one page are a mesh (a plot, a hatched area,
-# a crafted page), not a table: find_tables is quadratic in the crossings (1.7 s for a
-# 100 x 100 mesh, 9 s for 140 x 140, over 90 s for 200 x 200); the densest table page
-# of the financebench PDFs tried (Johnson & Johnson's earnings) has 835.
-MAX_PAGE_CROSSINGS = 10_000
-# The document's pages together may cost find_tables this much, counted as the sum of
-# their crossings squared (four 100 x 100 meshes, about 7 s; 570 pages as dense as the
-# densest real one); later pages are read without tables.
-MAX_DOCUMENT_TABLE_WORK = 4 * MAX_PAGE_CROSSINGS**2
-_MAX_CROSSING_CHECKS = 1_000_000
-_CROSSING_TOLERANCE_PT = 1.0
 _BUCKET_PT = 16.0
-_RULE_THICKNESS_PT = 3.0
-_MIN_RULE_LENGTH_PT = 8.0
 _CACHE_SIZE = 4096
 _lock = threading.Lock()  # the UI parses from several threads
 _cache: OrderedDict[tuple[str, int], tuple[tuple[TableRegion, ...], int]] = OrderedDict()
@@ -104,73 +114,9 @@ class TableRegion:
         return contains_centre(self.bbox_pt, box)
 
 
-def rulings(page: pymupdf.Page) -> tuple[list[BBox], list[BBox]]:
-    """The page's (horizontal, vertical) ruling segments: thin axis-aligned lines and the
-    edges of stroked or filled rectangles, as boxes in unrotated space."""
-    horizontal: list[BBox] = []
-    vertical: list[BBox] = []
-    for path in page.get_cdrawings():
-        for item in path.get("items", ()):
-            if item[0] == "l":
-                (x0, y0), (x1, y1) = item[1], item[2]
-                box = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
-            elif item[0] == "re":
-                box = tuple(item[1])[:4]
-                if box[2] - box[0] > _RULE_THICKNESS_PT and box[3] - box[1] > _RULE_THICKNESS_PT:
-                    x0, y0, x1, y1 = box
-                    horizontal += [(x0, y0, x1, y0), (x0, y1, x1, y1)]
-                    vertical += [(x0, y0, x0, y1), (x1, y0, x1, y1)]
-                    continue
-            else:
-                continue
-            w, h = box[2] - box[0], box[3] - box[1]
-            if h <= _RULE_THICKNESS_PT and w >= _MIN_RULE_LENGTH_PT:
-                horizontal.append(box)
-            elif w <= _RULE_THICKNESS_PT and h >= _MIN_RULE_LENGTH_PT:
-                vertical.append(box)
-    return horizontal, vertical
-
-
-def looks_tabular(line_boxes: list[BBox]) -> bool:
-    """Cheap text signal: at least ``MIN_GRID_ROWS`` baselines carry three or more line
-    fragments, and fragment left edges, right edges or centres (4 pt steps) line up
-    across such rows in at least ``MIN_ALIGNED_COLUMNS`` places (columns, however
-    aligned)."""
-    per_row: dict[int, list[BBox]] = {}
-    for box in line_boxes:
-        per_row.setdefault(int(box[3] // 3.0), []).append(box)
-    rows = [row for row in per_row.values() if len(row) >= 3]
-    if len(rows) < MIN_GRID_ROWS:
-        return False
-    columns: dict[tuple[int, int], int] = {}
-    for row in rows:
-        edges = {(0, int(b[0] // 4.0)) for b in row} | {(1, int(b[2] // 4.0)) for b in row}
-        edges |= {(2, int((b[0] + b[2]) // 8.0)) for b in row}
-        for edge in edges:
-            columns[edge] = columns.get(edge, 0) + 1
-    return sum(1 for n in columns.values() if n >= MIN_GRID_ROWS) >= MIN_ALIGNED_COLUMNS
-
-
-def table_work(page: pymupdf.Page, line_boxes: list[BBox]) -> int:
-    """0 when the page cannot hold a table; else how many times its rulings cross, at
-    least 1 (the measure of find_tables' cost). A table needs text that looks tabular, rulings in
-    both directions, tabular text inside the rulings' extent, and at most
-    ``MAX_PAGE_CROSSINGS`` crossings."""
-    if not looks_tabular(line_boxes):
-        return 0
-    horizontal, vertical = rulings(page)
-    if len(horizontal) < MIN_RULES_PER_AXIS or len(vertical) < MIN_RULES_PER_AXIS:
-        return 0
-    if len({round(v[0] / 2.0) for v in vertical}) < MIN_RULES_PER_AXIS:
-        return 0  # shaded rows (a statement's bands) have edges at two x only
-    every = horizontal + vertical
-    x0, y0 = min(b[0] for b in every), min(b[1] for b in every)
-    x1, y1 = max(b[2] for b in every), max(b[3] for b in every)
-    inside = [b for b in line_boxes if contains_centre((x0, y0, x1, y1), b)]
-    if not looks_tabular(inside):
-        return 0
-    crossings = count_crossings(horizontal, vertical, MAX_PAGE_CROSSINGS)
-    return max(crossings, 1) if crossings <= MAX_PAGE_CROSSINGS else 0
+def unrotated_width(page: pymupdf.Page) -> float:
+    """The page's width in unrotated text space, points."""
+    return float(page.cropbox.width)
 
 
 def clear_table_cache() -> None:
@@ -182,30 +128,6 @@ def clear_table_cache() -> None:
 def may_hold_table(page: pymupdf.Page, line_boxes: list[BBox]) -> bool:
     """The page passes ``table_work``'s signals."""
     return table_work(page, line_boxes) > 0
-
-
-def count_crossings(horizontal: list[BBox], vertical: list[BBox], cap: int) -> int:
-    """How many distinct points (1 pt grid) the horizontal and vertical rulings cross at
-    (a cell's edges drawn twice cross at the same points; find_tables merges them too);
-    ``cap + 1`` as soon as the count or the pairs looked at pass what a table can have."""
-    tol = _CROSSING_TOLERANCE_PT
-    columns = sorted((b[0], b[1], b[3]) for b in vertical)
-    xs = [x for x, _, _ in columns]
-    points: set[tuple[int, int]] = set()
-    checks = 0
-    for x0, y0, x1, y1 in horizontal:
-        y = (y0 + y1) / 2
-        lo, hi = bisect.bisect_left(xs, x0 - tol), bisect.bisect_right(xs, x1 + tol)
-        checks += hi - lo
-        if checks > _MAX_CROSSING_CHECKS:
-            return cap + 1
-        for k in range(lo, hi):
-            x, top, bottom = columns[k]
-            if top - tol <= y <= bottom + tol:
-                points.add((round(x), round(y)))
-        if len(points) > cap:
-            return cap + 1
-    return len(points)
 
 
 def cached_table_regions(
@@ -228,12 +150,16 @@ def table_regions(
     line_boxes: list[BBox] | None = None,
     fragments: list[Fragment] | None = None,
     budget: TableBudget | None = None,
+    char_boxes: Callable[[], Sequence[BBox]] | None = None,
 ) -> tuple[TableRegion, ...]:
     """Tables of one page (cached by document hash and page index).
 
     ``line_boxes`` (the boxes of the page's text lines that hold a word, unrotated
     space) feed the ruled-table signal, ``fragments`` (every line's box and text) the
-    numeric grids; without them the page's own lines are used. ``budget`` (one per
+    numeric grids; without them the page's own lines are used. ``char_boxes`` gives the
+    boxes of the page's visible characters, asked for only when the page is searched for
+    ruled tables (``core.ingest.ruled``: find_tables then extracts no text of its own).
+    ``budget`` (one per
     document, pages in order) is charged the page's crossings squared; a page it cannot
     pay for is read without ruled tables (its numeric grids cost nothing and stay).
     """
@@ -256,10 +182,13 @@ def table_regions(
     # grid is weaker evidence (a ruled register's counts), so its page is still searched.
     strong = [g for g, columns in grids if columns >= 2]
     rest = [box for box in line_boxes if not any(g.holds(box) for g in strong)]
-    crossings = table_work(page, rest)
+    crossings, per_row = page_signals(page, rest)
     if crossings and budget is not None and not budget.allows(crossings):
         crossings = 0
-    ruled = _find(page, rest) if crossings else ()
+    ruled = _find(page, rest, char_boxes() if char_boxes else None) if crossings else ()
+    if per_row == 2:  # a table of terms spans the text column; a diagram's box does not
+        width = MIN_TEXT_TABLE_WIDTH_SHARE * unrotated_width(page)
+        ruled = tuple(r for r in ruled if r.bbox_pt[2] - r.bbox_pt[0] >= width)
     cost = crossings * crossings
     if budget is not None:
         budget.spent += cost
@@ -273,12 +202,13 @@ def table_regions(
     return regions
 
 
-def _find(page: pymupdf.Page, line_boxes: list[BBox]) -> tuple[TableRegion, ...]:
+def _find(
+    page: pymupdf.Page, line_boxes: list[BBox], char_boxes: Sequence[BBox] | None
+) -> tuple[TableRegion, ...]:
     """``find_tables`` regions with at least two rows and columns whose cells mostly
     hold text (a plot's grid has empty cells)."""
     found: list[TableRegion] = []
-    for table in page.find_tables(use_layout=False).tables:
-        rows = [tuple(_as_box(cell) for cell in row.cells) for row in table.rows]
+    for rows in ruled_cells(page, char_boxes):
         rows = _drop_banner_rows(rows)
         if len(rows) < 2 or max(len([c for c in row if c]) for row in rows) < 2:
             continue
@@ -367,7 +297,3 @@ def _holds_a_centre(cell: BBox, buckets: dict[tuple[int, int], list[tuple[float,
                 if x0 <= cx <= x1 and y0 <= cy <= y1:
                     return True
     return False
-
-
-def _as_box(box: Sequence[float] | None) -> BBox | None:
-    return None if box is None else Box.of(box)

@@ -1,0 +1,297 @@
+"""Ruled tables through PyMuPDF's table finder, fed the characters ingest already has.
+
+``page.find_tables()`` spends about four fifths of its time building its own character
+list (a second text extraction of the page and a Python loop that wraps every glyph in
+``Rect``/``Point``/``Matrix`` objects: 0.1-0.2 s on a dense register page, 10-20x the
+page's ``rawdict``), and most of the rest in three quadratic steps. Its ``lines``
+strategy reads only where the characters are: a candidate region of rulings is kept when
+a character lies inside it (``make_edges``) and a group of cells when a character
+overlaps it (``cells_to_tables``). ``ruled_cells`` runs the same steps with the same
+settings as ``find_tables(use_layout=False)``: its ``make_edges`` and edge merging
+as they are, then intersections, cells and tables by the same rules in near-linear time
+(tested equal to the table module's own functions), on a character list built with plain
+arithmetic from the character boxes ingest extracted already, so the page's text is read
+once. A rotated page, or a page without its character boxes, goes through
+``find_tables`` itself.
+
+Our character boxes are the font's line height, find_tables' the glyphs' ink, so a
+candidate region that holds a character only by a sliver can go either way: over the
+corpus PDFs the tables kept by ``core.ingest.tables`` (and every canonical text) came
+out the same; the raw finder's edges differed on 7 of 357 pages, by 0.01 pt, or by a
+table of one or two rows.
+
+This reaches into ``pymupdf.table``'s module state (``_CHARS_VAR``, ``_EDGES_VAR``,
+``make_edges``, ``TableFinder.get_edges``), so it is tied to the pinned PyMuPDF; when
+those names are missing the public ``find_tables`` is used.
+
+Coordinates: character and cell boxes are in the page's unrotated text space (the space
+of ``rawdict``), points, y downwards.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Sequence
+
+import pymupdf
+
+from core.geometry import BBox
+
+try:  # the pinned PyMuPDF's table module; a later one may rename its internals
+    from pymupdf import table as _table
+
+    _INTERNALS = all(
+        hasattr(_table, name)
+        for name in ("_CHARS_VAR", "_EDGES_VAR", "make_edges", "TableFinder", "TableSettings")
+    )
+except ImportError:  # pragma: no cover - the pinned version has it
+    _INTERNALS = False
+
+Row = tuple[BBox | None, ...]
+Cell = tuple[float, float, float, float]
+# Share of a character's box height cut from its top and from its bottom to approximate
+# its ink (see ``_chars``): over the 156 pages of J&J, MGM and GeoTopo this made 7 pages'
+# tables differ from find_tables' (in 0.01 pt of an edge, or a table of one or two
+# rows), against 10 with the full box.
+INK_BAND_SHARE = 0.3
+_SLACK = 1e-6  # the bisected range is widened by this; the exact test decides
+
+
+def ruled_cells(page: pymupdf.Page, char_boxes: Sequence[BBox] | None) -> list[list[Row]]:
+    """Per table that ``find_tables(use_layout=False)`` finds on ``page``, its rows of cell
+    boxes (``None`` for a merged cell). ``char_boxes``: the boxes of the page's visible
+    (non-whitespace) characters in unrotated text space; ``None`` lets ``find_tables``
+    extract them itself."""
+    matrix = page.transformation_matrix
+    if char_boxes is None or page.rotation != 0 or matrix.b or matrix.c or not _INTERNALS:
+        found = page.find_tables(use_layout=False)
+        return [_rows(table) for table in found.tables] if found else []
+    return _finder(page, char_boxes)
+
+
+def _finder(page: pymupdf.Page, char_boxes: Sequence[BBox]) -> list[list[Row]]:
+    """``find_tables``' lines-strategy steps over our characters (see the module
+    docstring); the table module's state is reset after the call as find_tables does."""
+    settings = _table.TableSettings.resolve(settings=_settings())
+    chars = _chars(page, char_boxes)
+    # pymupdf.table's state is untyped (its ContextVars are declared as holding None)
+    chars_token = _table._CHARS_VAR.set(chars)  # type: ignore[arg-type]
+    edges_token = _table._EDGES_VAR.set([])  # type: ignore[arg-type]
+    page._table_drawings_cache = []  # type: ignore[attr-defined]  # one drawings read
+    old_quad = pymupdf.TOOLS.unset_quad_corrections()
+    try:
+        page.table_settings = settings  # type: ignore[attr-defined]
+        _table.make_edges(page, clip=None, tset=settings)
+        return _tables_of(page, settings, char_boxes)
+    finally:
+        del page._table_drawings_cache  # type: ignore[attr-defined]
+        pymupdf.TOOLS.unset_quad_corrections(old_quad)
+        _table._EDGES_VAR.reset(edges_token)
+        _table._CHARS_VAR.reset(chars_token)
+
+
+def _tables_of(page: pymupdf.Page, settings: object, chars: Sequence[BBox]) -> list[list[Row]]:
+    """The rows of cells of what ``TableFinder(page, settings).tables`` holds, with its
+    three quadratic steps done in near-linear time and the same result: the
+    intersections (every vertical edge against every horizontal one), the cells (for
+    every intersection, the points below and right of it found by scanning all later
+    points) and the tables (cells grouped by shared corners, a list scanned and
+    shrunk until no cell joins)."""
+    finder = _table.TableFinder.__new__(_table.TableFinder)
+    finder.page = page
+    finder.settings = settings
+    edges = finder.get_edges()
+    tol_x = settings.intersection_x_tolerance  # type: ignore[attr-defined]
+    tol_y = settings.intersection_y_tolerance  # type: ignore[attr-defined]
+    cells = _cells(_intersections(edges, tol_x, tol_y))
+    return [_cells_to_rows(group) for group in _groups(cells, chars)]
+
+
+def _groups(cells: list[Cell], chars: Sequence[BBox]) -> list[list[Cell]]:
+    """``cells_to_tables``: cells that share a corner, transitively, form a table; a
+    table needs two distinct left and right cell edges and a character overlapping its
+    box; tables sorted by their top-left cell."""
+    by_corner: dict[tuple[float, float], list[int]] = {}
+    for k, cell in enumerate(cells):
+        for corner in _corners(cell):
+            by_corner.setdefault(corner, []).append(k)
+    seen = [False] * len(cells)
+    tables: list[list[Cell]] = []
+    for first in range(len(cells)):
+        if seen[first]:
+            continue
+        seen[first], stack, group = True, [first], []
+        while stack:
+            k = stack.pop()
+            group.append(cells[k])
+            for corner in _corners(cells[k]):
+                for other in by_corner[corner]:
+                    if not seen[other]:
+                        seen[other] = True
+                        stack.append(other)
+        columns = len({c[0] for c in group}) >= 2 and len({c[2] for c in group}) >= 2
+        if columns and _has_text(_bounds(group), chars):
+            tables.append(group)
+    return sorted(tables, key=lambda t: min((c[1], c[0]) for c in t))
+
+
+def _corners(cell: Cell) -> tuple[tuple[float, float], ...]:
+    x0, top, x1, bottom = cell
+    return ((x0, top), (x0, bottom), (x1, top), (x1, bottom))
+
+
+def _bounds(cells: list[Cell]) -> Cell:
+    return (
+        min(c[0] for c in cells),
+        min(c[1] for c in cells),
+        max(c[2] for c in cells),
+        max(c[3] for c in cells),
+    )
+
+
+def _has_text(box: Cell, chars: Sequence[BBox]) -> bool:
+    """A visible character overlaps ``box`` (strictly, as ``cells_to_tables`` tests)."""
+    rx0, rtop, rx1, rbottom = box
+    return any(
+        x0 < rx1 and x1 > rx0 and top < rbottom and bottom > rtop for x0, top, x1, bottom in chars
+    )
+
+
+def _cells_to_rows(cells: list[Cell]) -> list[Row]:
+    """``Table.rows``: cells by (top, x0), one slot per distinct left edge of the table
+    in every row (``None``: a gap or a merged cell)."""
+    xs = sorted({c[0] for c in cells})
+    rows: list[Row] = []
+    for _, row_cells in itertools.groupby(sorted(cells, key=lambda c: (c[1], c[0])), _top):
+        at = {cell[0]: cell for cell in row_cells}
+        rows.append(tuple(_as_box(at.get(x)) for x in xs))
+    return rows
+
+
+def _top(cell: Cell) -> float:
+    return cell[1]
+
+
+def _intersections(edges: list[dict], tol_x: float, tol_y: float) -> dict[tuple, dict]:
+    """``edges_to_intersections``: the points where a vertical edge meets a horizontal
+    one within the tolerances, each with the edges through it (in the same order)."""
+    vertical = sorted((e for e in edges if e["orientation"] == "v"), key=_by_x_top)
+    horizontal = sorted((e for e in edges if e["orientation"] == "h"), key=_by_top_x)
+    tops = [h["top"] for h in horizontal]
+    out: dict[tuple, dict] = {}
+    for v in vertical:
+        x, lo = v["x0"], bisect.bisect_left(tops, v["top"] - tol_y - _SLACK)
+        hi = bisect.bisect_right(tops, v["bottom"] + tol_y + _SLACK)
+        for h in horizontal[lo:hi]:
+            meets = v["top"] <= h["top"] + tol_y and v["bottom"] >= h["top"] - tol_y
+            if meets and h["x0"] - tol_x <= x <= h["x1"] + tol_x:
+                found = out.setdefault((x, h["top"]), {"v": [], "h": []})
+                found["v"].append(v)
+                found["h"].append(h)
+    return out
+
+
+def _cells(intersections: dict[tuple, dict]) -> list[Cell]:
+    """``intersections_to_cells``: per intersection in sorted order, the smallest cell
+    it is the top-left corner of (the first point below, then right, whose edges
+    connect)."""
+    points = sorted(intersections)
+    below: dict[float, list[tuple]] = {}
+    right: dict[float, list[tuple]] = {}
+    for point in points:  # sorted by x, then y: each list comes out in scan order
+        below.setdefault(point[0], []).append(point)
+        right.setdefault(point[1], []).append(point)
+    v_sets = {p: {_table.bbox_getter(e) for e in intersections[p]["v"]} for p in points}
+    h_sets = {p: {_table.bbox_getter(e) for e in intersections[p]["h"]} for p in points}
+
+    def connects(p1: tuple, p2: tuple) -> bool:
+        if p1[0] == p2[0] and not v_sets[p1].isdisjoint(v_sets[p2]):
+            return True
+        return p1[1] == p2[1] and not h_sets[p1].isdisjoint(h_sets[p2])
+
+    cells = []
+    for pt in points[:-1]:
+        column, row = below[pt[0]], right[pt[1]]
+        downs = column[bisect.bisect_right(column, pt) :]
+        rights = row[bisect.bisect_right(row, pt) :]
+        cell = _smallest_cell(pt, downs, rights, intersections, connects)
+        if cell is not None:
+            cells.append(cell)
+    return cells
+
+
+def _smallest_cell(pt, downs, rights, intersections, connects):
+    for below_pt in downs:
+        if not connects(pt, below_pt):
+            continue
+        for right_pt in rights:
+            if not connects(pt, right_pt):
+                continue
+            corner = (right_pt[0], below_pt[1])
+            closed = corner in intersections and connects(corner, right_pt)
+            if closed and connects(corner, below_pt):
+                return (pt[0], pt[1], corner[0], corner[1])
+    return None
+
+
+def _by_x_top(edge: dict) -> tuple:
+    return edge["x0"], edge["top"]
+
+
+def _by_top_x(edge: dict) -> tuple:
+    return edge["top"], edge["x0"]
+
+
+def _settings() -> dict[str, object]:
+    """``find_tables``' defaults, spelled out (its ``None`` tolerances mean unset)."""
+    unset = _table.UNSET
+    return {
+        "vertical_strategy": "lines",
+        "horizontal_strategy": "lines",
+        "explicit_vertical_lines": None,
+        "explicit_horizontal_lines": None,
+        "snap_tolerance": _table.DEFAULT_SNAP_TOLERANCE,
+        "snap_x_tolerance": unset,
+        "snap_y_tolerance": unset,
+        "join_tolerance": _table.DEFAULT_JOIN_TOLERANCE,
+        "join_x_tolerance": unset,
+        "join_y_tolerance": unset,
+        "edge_min_length": 3,
+        "min_words_vertical": _table.DEFAULT_MIN_WORDS_VERTICAL,
+        "min_words_horizontal": _table.DEFAULT_MIN_WORDS_HORIZONTAL,
+        "intersection_tolerance": 3,
+        "intersection_x_tolerance": unset,
+        "intersection_y_tolerance": unset,
+        "text_tolerance": 3,
+        "text_x_tolerance": 3,
+        "text_y_tolerance": 3,
+    }
+
+
+def _chars(page: pymupdf.Page, char_boxes: Sequence[BBox]) -> list[dict[str, float]]:
+    """The fields of find_tables' character records that ``make_edges`` reads: ``x0 x1``
+    (text space) and ``y0 y1`` (the box through the page's transformation matrix, as
+    ``make_chars`` computes them)."""
+    m = page.transformation_matrix  # axis-aligned here: y' = d * y + f
+    d, f = m.d, m.f
+    out: list[dict[str, float]] = []
+    for x0, top, x1, bottom in char_boxes:
+        # find_tables' boxes are the glyphs' ink (TEXT_ACCURATE_BBOXES, small glyph
+        # heights); ours are the font's full line height. The ink test ("a character
+        # inside the region") reads the box's middle band, where the ink of letters is.
+        band = INK_BAND_SHARE * (bottom - top)
+        ya, yb = d * (top + band) + f, d * (bottom - band) + f
+        out.append({"x0": x0, "x1": x1, "y0": min(ya, yb), "y1": max(ya, yb)})
+    return out
+
+
+def _rows(table: object) -> list[Row]:
+    return [tuple(_as_box(cell) for cell in row.cells) for row in table.rows]  # type: ignore[attr-defined]
+
+
+def _as_box(box: object) -> BBox | None:
+    if box is None:
+        return None
+    x0, y0, x1, y1 = box  # type: ignore[misc]
+    return (float(x0), float(y0), float(x1), float(y1))  # type: ignore[has-type]

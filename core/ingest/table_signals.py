@@ -1,0 +1,154 @@
+"""Cheap signals that a PDF page may hold a ruled table, so ``find_tables`` (through
+``core.ingest.ruled``) runs only where they agree: the page's text lines form rows of
+three or more fragments whose left edges, right edges or centres align in columns
+(``looks_tabular``), or rows of two (a table of terms and definitions) when the rulings
+make a grid; the page draws at least three horizontal and three vertical rulings
+(``page.get_cdrawings()``) at three or more x positions (the shaded bands of a statement
+have edges at two); the text inside the rulings' extent looks tabular too; the rulings
+cross at most ``MAX_PAGE_CROSSINGS`` times (the finder's cost grows with the crossings;
+a 200 x 200 mesh took over 90 s with ``find_tables``).
+
+Coordinates: boxes are in the page's unrotated text space (``rawdict``), points, y down.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import pymupdf
+
+from core.geometry import BBox, contains_centre
+
+# A grid needs at least this many ruling segments of each orientation.
+MIN_RULES_PER_AXIS = 3
+MIN_GRID_ROWS = 3
+MIN_ALIGNED_COLUMNS = 2
+# A page whose text rows have only two fragments (terms and definitions, names and
+# roles) is searched when its rulings cross this often: a grid of 3 x 3 points, two
+# rows of two cells.
+MIN_TEXT_TABLE_CROSSINGS = 9
+# Rulings crossing more often than this on one page are a mesh (a plot, a hatched area,
+# a crafted page), not a table: find_tables is quadratic in the crossings (1.7 s for a
+# 100 x 100 mesh, 9 s for 140 x 140, over 90 s for 200 x 200); the densest table page
+# of the financebench PDFs tried (Johnson & Johnson's earnings) has 835.
+MAX_PAGE_CROSSINGS = 10_000
+# The document's pages together may cost find_tables this much, counted as the sum of
+# their crossings squared (four 100 x 100 meshes, about 7 s; 570 pages as dense as the
+# densest real one); later pages are read without tables.
+MAX_DOCUMENT_TABLE_WORK = 4 * MAX_PAGE_CROSSINGS**2
+_MAX_CROSSING_CHECKS = 1_000_000
+_CROSSING_TOLERANCE_PT = 1.0
+_FINDER_TOLERANCE_PT = 3.0  # find_tables' intersection tolerance
+_RULE_THICKNESS_PT = 3.0
+_MIN_RULE_LENGTH_PT = 8.0
+
+
+def rulings(page: pymupdf.Page) -> tuple[list[BBox], list[BBox]]:
+    """The page's (horizontal, vertical) ruling segments: thin axis-aligned lines and the
+    edges of stroked or filled rectangles, as boxes in unrotated space."""
+    horizontal: list[BBox] = []
+    vertical: list[BBox] = []
+    for path in page.get_cdrawings():
+        for item in path.get("items", ()):
+            if item[0] == "l":
+                (x0, y0), (x1, y1) = item[1], item[2]
+                box = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+            elif item[0] == "re":
+                box = tuple(item[1])[:4]
+                if box[2] - box[0] > _RULE_THICKNESS_PT and box[3] - box[1] > _RULE_THICKNESS_PT:
+                    x0, y0, x1, y1 = box
+                    horizontal += [(x0, y0, x1, y0), (x0, y1, x1, y1)]
+                    vertical += [(x0, y0, x0, y1), (x1, y0, x1, y1)]
+                    continue
+            else:
+                continue
+            w, h = box[2] - box[0], box[3] - box[1]
+            if h <= _RULE_THICKNESS_PT and w >= _MIN_RULE_LENGTH_PT:
+                horizontal.append(box)
+            elif w <= _RULE_THICKNESS_PT and h >= _MIN_RULE_LENGTH_PT:
+                vertical.append(box)
+    return horizontal, vertical
+
+
+def looks_tabular(line_boxes: list[BBox], per_row: int = 3) -> bool:
+    """Cheap text signal: at least ``MIN_GRID_ROWS`` baselines carry ``per_row`` or more
+    line fragments, and fragment left edges, right edges or centres (4 pt steps) line up
+    across such rows in at least ``MIN_ALIGNED_COLUMNS`` places (columns, however
+    aligned)."""
+    baselines: dict[int, list[BBox]] = {}
+    for box in line_boxes:
+        baselines.setdefault(int(box[3] // 3.0), []).append(box)
+    rows = [row for row in baselines.values() if len(row) >= per_row]
+    if len(rows) < MIN_GRID_ROWS:
+        return False
+    columns: dict[tuple[int, int], int] = {}
+    for row in rows:
+        edges = {(0, int(b[0] // 4.0)) for b in row} | {(1, int(b[2] // 4.0)) for b in row}
+        edges |= {(2, int((b[0] + b[2]) // 8.0)) for b in row}
+        for edge in edges:
+            columns[edge] = columns.get(edge, 0) + 1
+    return sum(1 for n in columns.values() if n >= MIN_GRID_ROWS) >= MIN_ALIGNED_COLUMNS
+
+
+def table_work(page: pymupdf.Page, line_boxes: list[BBox]) -> int:
+    """0 when the page cannot hold a table; else how many times its rulings cross (see
+    ``page_signals``)."""
+    return page_signals(page, line_boxes)[0]
+
+
+def page_signals(page: pymupdf.Page, line_boxes: list[BBox]) -> tuple[int, int]:
+    """(0 when the page cannot hold a table, else how many times its rulings cross, at
+    least 1 (the measure of find_tables' cost). A table needs text that looks tabular
+    (rows of three fragments; or of two, a table of terms and definitions, when the
+    rulings cross at least ``MIN_TEXT_TABLE_CROSSINGS`` times), rulings in both
+    directions, tabular text inside the rulings' extent, and at most
+    ``MAX_PAGE_CROSSINGS`` crossings; the fragments per row the text showed)."""
+    per_row = 3 if looks_tabular(line_boxes) else 2
+    if per_row == 2 and not looks_tabular(line_boxes, per_row):
+        return 0, per_row
+    horizontal, vertical = rulings(page)
+    if len(horizontal) < MIN_RULES_PER_AXIS or len(vertical) < MIN_RULES_PER_AXIS:
+        return 0, per_row
+    if len({round(v[0] / 2.0) for v in vertical}) < MIN_RULES_PER_AXIS:
+        return 0, per_row  # shaded rows (a statement's bands) have edges at two x only
+    every = horizontal + vertical
+    x0, y0 = min(b[0] for b in every), min(b[1] for b in every)
+    x1, y1 = max(b[2] for b in every), max(b[3] for b in every)
+    inside = [b for b in line_boxes if contains_centre((x0, y0, x1, y1), b)]
+    if not looks_tabular(inside, per_row):
+        return 0, per_row
+    crossings = count_crossings(horizontal, vertical, MAX_PAGE_CROSSINGS)
+    if per_row == 2:
+        # the rulings of a word processor's table stop short of each other by up to the
+        # finder's intersection tolerance (3 pt); a grid must show with it
+        near = count_crossings(horizontal, vertical, MAX_PAGE_CROSSINGS, _FINDER_TOLERANCE_PT)
+        if near < MIN_TEXT_TABLE_CROSSINGS:
+            return 0, per_row
+        crossings = max(crossings, near)
+    return (max(crossings, 1) if crossings <= MAX_PAGE_CROSSINGS else 0), per_row
+
+
+def count_crossings(
+    horizontal: list[BBox], vertical: list[BBox], cap: int, tol: float = _CROSSING_TOLERANCE_PT
+) -> int:
+    """How many distinct points (1 pt grid) the horizontal and vertical rulings cross at
+    (a cell's edges drawn twice cross at the same points; find_tables merges them too);
+    ``cap + 1`` as soon as the count or the pairs looked at pass what a table can have.
+    ``tol``: how far (points) a ruling may stop short of the other and still cross it."""
+    columns = sorted((b[0], b[1], b[3]) for b in vertical)
+    xs = [x for x, _, _ in columns]
+    points: set[tuple[int, int]] = set()
+    checks = 0
+    for x0, y0, x1, y1 in horizontal:
+        y = (y0 + y1) / 2
+        lo, hi = bisect.bisect_left(xs, x0 - tol), bisect.bisect_right(xs, x1 + tol)
+        checks += hi - lo
+        if checks > _MAX_CROSSING_CHECKS:
+            return cap + 1
+        for k in range(lo, hi):
+            x, top, bottom = columns[k]
+            if top - tol <= y <= bottom + tol:
+                points.add((round(x), round(y)))
+        if len(points) > cap:
+            return cap + 1
+    return len(points)

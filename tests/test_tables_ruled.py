@@ -1,0 +1,156 @@
+"""Ruled tables found from the characters ingest already has (``core.ingest.ruled``):
+the same tables as ``find_tables`` itself (edges within 0.1 pt: its snapped edges average
+the rulings a character decides to keep), without its second text extraction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from core.ingest import ruled
+from core.ingest.pdf_lines import block_lines, visible_char_boxes
+from core.ingest.pdf_text import RAWDICT_FLAGS, unrotated_rect
+from core.ingest.tables import _find
+from tests.conftest import CORPUS, PDF_DIR
+
+FILINGS = CORPUS / "financebench" / "pdfs"
+# Pages whose rulings and text send them to the table finder (ruled tables of a
+# register, a casino operator's statements, a 10-Q's text tables, a data model).
+RULED_PAGES = [
+    (PDF_DIR / "plumber_WARN-Report-for-7-1-2015-to-03-25-2016.pdf", (0, 1, 14)),
+    (FILINGS / "MGMRESORTS_2022Q4_EARNINGS.pdf", (4, 5, 13)),
+    (FILINGS / "Pfizer_2023Q2_10Q.pdf", (46, 51, 52, 53, 67)),
+    (PDF_DIR / "GeoBase_NHNC1_Data_Model_UML_EN.pdf", (2, 9)),
+]
+
+
+def _ingest_view(page: pymupdf.Page) -> tuple[list, list]:
+    """(worded line boxes, visible character boxes) of a page, as ingest builds them."""
+    raw = page.get_text("rawdict", flags=RAWDICT_FLAGS)
+    rect = unrotated_rect(page)
+    blocks = [block_lines(b, rect) for b in raw["blocks"] if b.get("type") == 0]
+    blocks = [lines for lines in blocks if lines]
+    line_boxes = [ln.bbox for lines in blocks for ln in lines if any(c.isalnum() for c in ln.text)]
+    return line_boxes, visible_char_boxes(blocks)
+
+
+@pytest.mark.parametrize(("path", "pages"), RULED_PAGES, ids=lambda v: getattr(v, "stem", ""))
+def test_tables_from_our_characters_match_find_tables(path: Path, pages: tuple) -> None:
+    if not path.is_file():
+        pytest.skip(f"{path.name} is not in the shared corpus")
+    with pymupdf.open(path) as pdf:
+        for number in pages:
+            page = pdf[number]
+            line_boxes, chars = _ingest_view(page)
+            ours = _find(page, line_boxes, chars)
+            theirs = _find(page, line_boxes, None)  # find_tables' own extraction
+            flat = [v for r in ours for v in r.bbox_pt]
+            assert flat == pytest.approx([v for r in theirs for v in r.bbox_pt], abs=0.1)
+            assert [len(r.rows) for r in ours] == [len(r.rows) for r in theirs]
+            headers = [v for r in ours if r.header_page_bbox_pt for v in r.header_page_bbox_pt]
+            expected = [v for r in theirs if r.header_page_bbox_pt for v in r.header_page_bbox_pt]
+            assert headers == pytest.approx(expected, abs=0.1)
+
+
+def test_the_finder_extracts_no_text_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = PDF_DIR / "plumber_WARN-Report-for-7-1-2015-to-03-25-2016.pdf"
+    with pymupdf.open(path) as pdf:
+        page = pdf[0]
+        _, chars = _ingest_view(page)
+
+        def refuse(*args: object, **kwargs: object) -> None:
+            raise AssertionError("find_tables' own text extraction was used")
+
+        before = (ruled._table._CHARS_VAR.get(), ruled._table._EDGES_VAR.get())
+        monkeypatch.setattr(ruled._table, "make_chars", refuse)
+        monkeypatch.setattr(pymupdf.Page, "find_tables", refuse)
+        tables = ruled.ruled_cells(page, chars)
+    assert tables and all(len(rows) >= 2 for rows in tables)
+    # the table module's shared state is put back as it was
+    assert (ruled._table._CHARS_VAR.get(), ruled._table._EDGES_VAR.get()) == before
+
+
+def test_a_rotated_page_goes_through_find_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pymupdf.open(PDF_DIR / "plumber_WARN-Report-for-7-1-2015-to-03-25-2016.pdf") as pdf:
+        page = pdf[0]
+        _, chars = _ingest_view(page)
+        page.set_rotation(90)
+        calls: list[int] = []
+        real = pymupdf.Page.find_tables
+
+        def counted(self: pymupdf.Page, *args: object, **kwargs: object) -> object:
+            calls.append(self.number)
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(pymupdf.Page, "find_tables", counted)
+        ruled.ruled_cells(page, chars)
+    assert calls == [0]
+
+
+@pytest.mark.parametrize(("path", "pages"), RULED_PAGES, ids=lambda v: getattr(v, "stem", ""))
+def test_the_linear_steps_give_the_table_modules_results(path: Path, pages: tuple) -> None:
+    """Intersections, cells and tables exactly as pymupdf.table computes them."""
+    if not path.is_file():
+        pytest.skip(f"{path.name} is not in the shared corpus")
+    table = ruled._table
+    with pymupdf.open(path) as pdf:
+        for number in pages:
+            page = pdf[number]
+            boxes = _ingest_view(page)[1]
+            # with the fields cells_to_tables reads too (ruled_cells tests the boxes)
+            chars = [
+                {**c, "top": b[1], "bottom": b[3], "text": "x"}
+                for c, b in zip(ruled._chars(page, boxes), boxes, strict=True)
+            ]
+            settings = table.TableSettings.resolve(settings=ruled._settings())
+            chars_token = table._CHARS_VAR.set(chars)
+            edges_token = table._EDGES_VAR.set([])
+            try:
+                page.table_settings = settings
+                table.make_edges(page, clip=None, tset=settings)
+                finder = table.TableFinder.__new__(table.TableFinder)
+                finder.page, finder.settings = page, settings
+                edges = finder.get_edges()
+                tol = (settings.intersection_x_tolerance, settings.intersection_y_tolerance)
+                theirs = table.edges_to_intersections(edges, *tol)
+                ours = ruled._intersections(edges, *tol)
+                assert {k: (v["v"], v["h"]) for k, v in ours.items()} == {
+                    k: (v["v"], v["h"]) for k, v in theirs.items()
+                }
+                cells = ruled._cells(ours)
+                assert cells == table.intersections_to_cells(theirs)
+                expected = [
+                    [
+                        tuple(ruled._as_box(c) for c in row.cells)
+                        for row in table.Table(page, g).rows
+                    ]
+                    for g in table.cells_to_tables(page, cells)
+                ]
+                assert [ruled._cells_to_rows(g) for g in ruled._groups(cells, boxes)] == expected
+            finally:
+                table._EDGES_VAR.reset(edges_token)
+                table._CHARS_VAR.reset(chars_token)
+
+
+def test_ruled_tables_of_text_only_are_found_and_diagram_boxes_are_not() -> None:
+    """Two-column ruled tables (the 10-Q's glossary of defined terms on pp. 4-6) are
+    tables of the fast parser; the small ruled class boxes of a UML diagram are not."""
+    from core.ingest import load_document
+    from core.parse import parse_document
+
+    path = FILINGS / "Pfizer_2023Q2_10Q.pdf"
+    diagram = PDF_DIR / "GeoBase_NHNC1_Data_Model_UML_EN.pdf"
+    if not path.is_file() or not diagram.is_file():
+        pytest.skip("the 10-Q or the data model is not in the shared corpus")
+    doc = load_document(path)
+    tables = [b for b in parse_document(doc).blocks if b.kind == "table"]
+    glossary = [b for b in tables if b.page == 4]
+    assert len(glossary) == 1 and glossary[0].bbox_pt is not None
+    x0, y0, x1, y1 = glossary[0].bbox_pt
+    assert x1 - x0 > 500 and y1 - y0 > 500  # the page's whole list of terms
+    first_row = doc.text[glossary[0].char_start : glossary[0].char_end].split("\n")[0]
+    assert "\t" in first_row  # term, tab, definition
+    model = load_document(diagram)
+    assert not [b for b in parse_document(model).blocks if b.kind == "table" and b.page == 18]
