@@ -22,7 +22,7 @@ from pathlib import Path
 import streamlit as st
 
 from core import methods as registry
-from core.chunk import DEFAULT_POLICIES
+from core.chunk import default_policy
 from core.embed import VectorCache, load_encoder
 from core.embed.late import check_late_pooling, late_windows, window_policy
 from core.embed.records import LateWindow
@@ -37,7 +37,7 @@ from workbench import _ui, _ui_controls
 
 DEMO_DIR = _ui.DATASHEET_DIR
 DEMO_QUERY = "Corvane HX40 operating temperature range"
-DEMO_POLICY = DEFAULT_POLICIES["structure"]  # one chunk per datasheet section
+DEMO_POLICY = default_policy("structure")  # one chunk per datasheet section
 COMPARE_METHODS = registry.COMPARED
 WIDE = 5000  # candidates kept per method: the cosine curve and the rerank stage use them
 ALL = "__all__"

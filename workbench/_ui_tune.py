@@ -83,14 +83,15 @@ def sweep_label(sweep: Sweep) -> str:
 
 def grid_controls() -> list:
     """Policy, unit, sizes and overlaps; the grid's points (``PolicyError`` if impossible)."""
-    from core.chunk import DEFAULT_SIZES, DEFAULT_UNITS, POLICY_NAMES
+    from core.chunk import registry
 
     cells = st.columns([1.4, 1, 2, 1.6])
     name = cells[0].segmented_control(
-        "Policy", POLICY_NAMES, default="fixed", key=UKey.POLICY, required=True
+        "Policy", registry.policy_names(), default="fixed", key=UKey.POLICY, required=True
     )
-    units = [u for (n, u) in DEFAULT_SIZES if n == name]
-    first = "tokens" if "tokens" in units else DEFAULT_UNITS[name]  # what the model counts
+    spec = registry.get(name)
+    units = spec.units
+    first = "tokens" if "tokens" in units else spec.unit  # what the model counts
     unit = cells[1].segmented_control(
         "Unit", units, default=first, key=f"{UKey.UNIT}_{name}", required=True
     )

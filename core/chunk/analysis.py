@@ -246,8 +246,10 @@ class DocAnalysis:
             return tuple(
                 distinct[bisect.bisect_left(distinct, low) : bisect.bisect_right(distinct, high)]
             )
-        first = bisect.bisect_right(self._run_starts, start) - 1
-        last = bisect.bisect_left(self._run_starts, end)
+        runs = self._run_starts
+        assert runs is not None  # set by _index_pages above
+        first = bisect.bisect_right(runs, start) - 1
+        last = bisect.bisect_left(runs, end)
         return tuple(sorted({p for p in self._run_pages[first:last] if p > 0}))
 
     def pages_of_spans(self, doc: Document, starts: np.ndarray, ends: np.ndarray) -> list:

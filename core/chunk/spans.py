@@ -134,8 +134,8 @@ class Measure:
         for cut in range(window_end, start + self.limit // 2, -1):
             if self.text[cut].isspace():
                 return cut
-        cut = safe_cut_before(self.text, window_end, start + 1)
-        return cut if cut is not None else min(safe_cut_after(self.text, start + 1), end)
+        safe = safe_cut_before(self.text, window_end, start + 1)
+        return safe if safe is not None else min(safe_cut_after(self.text, start + 1), end)
 
     def _tokens_cut(self, start: int, end: int) -> int:
         """A token-cell start in ``(start, end)`` whose piece fits, preferring whitespace.

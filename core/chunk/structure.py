@@ -4,7 +4,8 @@ Rules, in order of precedence:
 
 1. Page headers and footers (blocks of kind ``header``/``footer``) are left out: no
    chunk holds any of their characters, and a chunk never spans across one (running
-   headers inside chunks would pollute their vectors). Everything else is covered:
+   headers inside chunks would pollute their vectors). With ``skip_garbled``, so are
+   the blocks flagged garbled. Everything else is covered:
    text that no block holds is treated as a paragraph.
 2. A heading starts a new chunk. A run of headings with nothing between them
    (``2 Methods`` then ``2.1 Data``) starts one chunk together. A chunk carries as
@@ -53,6 +54,7 @@ from typing import NamedTuple
 
 from core.chunk.analysis import DocAnalysis
 from core.chunk.annotate import BlockIndex
+from core.chunk.skip import skipped
 from core.chunk.spans import Measure, Piece, strip_span
 from core.types import ChunkPolicy
 
@@ -103,7 +105,7 @@ class _Segment(NamedTuple):
 
 def structure_pieces(analysis: DocAnalysis, index: BlockIndex, policy: ChunkPolicy) -> list[Piece]:
     measure = Measure(analysis, policy)
-    units = _units(analysis, index, measure)
+    units = _units(analysis, index, measure, policy)
     estimate = measure.estimate
     if policy.table_header_prefix:
         room = _header_room(index, measure)
@@ -170,12 +172,14 @@ def _span(unit: Unit) -> tuple[int, int]:
 
 
 # -- segments and units --------------------------------------------------------------------
-def _segments(text: str, index: BlockIndex) -> list[_Segment]:
-    """Content in reading order: blocks and the text between them, minus headers/footers.
+def _segments(text: str, index: BlockIndex, policy: ChunkPolicy) -> list[_Segment]:
+    """Content in reading order: blocks and the text between them, minus headers/footers
+    (and the blocks the policy skips).
 
-    The same for every policy, so it is kept on the index.
+    The same for every policy that skips the same blocks, so it is kept on the index.
     """
-    cached = index.derived.get("structure_segments")
+    key = "structure_segments" + ("_ng" if policy.skip_garbled else "")
+    cached = index.derived.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
     segments: list[_Segment] = []
@@ -187,7 +191,7 @@ def _segments(text: str, index: BlockIndex) -> list[_Segment]:
             pending_break = _add(
                 segments, text, (position, start), "paragraph", None, pending_break
             )
-        if block.kind in EXCLUDED_KINDS:
+        if block.kind in EXCLUDED_KINDS or skipped(block, policy):
             pending_break = pending_break or block.char_end > start
         elif block.char_end > start:
             pending_break = _add(
@@ -196,7 +200,7 @@ def _segments(text: str, index: BlockIndex) -> list[_Segment]:
         position = max(position, block.char_end)
     if position < len(text):
         _add(segments, text, (position, len(text)), "paragraph", None, pending_break)
-    index.derived["structure_segments"] = segments
+    index.derived[key] = segments
     return segments
 
 
@@ -217,7 +221,9 @@ def _add(
     return False
 
 
-def _units(analysis: DocAnalysis, index: BlockIndex, measure: Measure) -> list[Unit]:
+def _units(
+    analysis: DocAnalysis, index: BlockIndex, measure: Measure, policy: ChunkPolicy
+) -> list[Unit]:
     text = analysis.text
     sentences = analysis.sentences(index)
     sentence_starts = [s for s, _ in sentences]
@@ -225,7 +231,7 @@ def _units(analysis: DocAnalysis, index: BlockIndex, measure: Measure) -> list[U
     section = -1
     heading_block: int | None = None
     previous_heading = False
-    for number, segment in enumerate(_segments(text, index)):
+    for number, segment in enumerate(_segments(text, index, policy)):
         is_heading = segment.kind == "heading"
         opens = not units or (is_heading and not previous_heading)
         if opens:
