@@ -31,7 +31,8 @@ def add_policy_arguments(
 ) -> None:
     """``--policy`` (a registered policy; without ``default``, ``query`` takes the one the
     index holds), ``--size``, ``--overlap``, ``--unit`` and one flag per policy option, all
-    read from the policy registry (``core.chunk.registry``)."""
+    read from the policy registry (``core.chunk.registry``). An unknown name is refused by
+    ``policy_of`` with the registry's one-line message."""
     from core.chunk import registry
 
     names = registry.policy_names()
@@ -44,7 +45,7 @@ def add_policy_arguments(
         for s in registry.all_policies()
     )
     parser.add_argument(
-        "--policy", default=default, required=required, choices=names,
+        "--policy", default=default, required=required, metavar="{" + ",".join(names) + "}",
         help=f"chunking policy ({note}): "
         + "; ".join(f"{s.name}, {s.summary}" for s in registry.all_policies()),
     )  # fmt: skip
