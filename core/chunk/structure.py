@@ -49,11 +49,12 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import NamedTuple
 
 from core.chunk.analysis import DocAnalysis
 from core.chunk.annotate import BlockIndex
+from core.chunk.packing import Unit, cut_unit, pack
 from core.chunk.skip import skipped
 from core.chunk.spans import Measure, Piece, strip_span
 from core.types import ChunkPolicy
@@ -73,25 +74,6 @@ _ITEM_START = re.compile(
 _LINE = re.compile(r"[^\n\r]+")
 
 
-class Unit(NamedTuple):
-    """Smallest thing the packer places: a stripped span that it never splits.
-
-    A named tuple rather than a dataclass: thousands are made per document, and this
-    working record never leaves the module.
-    """
-
-    char_start: int
-    char_end: int
-    section: int  # index of the section (heading run) it belongs to
-    heading_block: int | None  # block whose heading path chunks of this unit carry
-    group: int | None = None  # sentences of one split block share a group (overlap)
-    heading: bool = False
-    turn: bool = False  # part of a transcript turn (rule 7)
-    qualifier: bool = False
-    break_before: bool = False  # a chunk must start here (section start, after a header)
-    oversize: bool = False
-
-
 class _Segment(NamedTuple):
     """A block (or text between blocks) as the packer sees it; stripped."""
 
@@ -109,11 +91,11 @@ def structure_pieces(analysis: DocAnalysis, index: BlockIndex, policy: ChunkPoli
     estimate = measure.estimate
     if policy.table_header_prefix:
         room = _header_room(index, measure)
-        groups = _pack(
+        groups = pack(
             units, lambda s, e: estimate(s, e) + room(s) <= policy.size, measure, policy.overlap
         )
     else:
-        groups = _pack(units, lambda s, e: estimate(s, e) <= policy.size, measure, policy.overlap)
+        groups = pack(units, lambda s, e: estimate(s, e) <= policy.size, measure, policy.overlap)
     if measure.tokens:
         groups = _repack_oversized(groups, measure, policy.overlap)
     return [_piece(group, measure) for group in groups]
@@ -162,8 +144,8 @@ def _repack_oversized(groups: list[list[Unit]], measure: Measure, overlap: int) 
             continue
         units: list[Unit] = []
         for unit in group:
-            units.extend(_cut_unit(unit, measure) if not measure.fits(*_span(unit)) else [unit])
-        fixed.extend(_pack(units, measure.fits, measure, overlap))
+            units.extend(cut_unit(unit, measure) if not measure.fits(*_span(unit)) else [unit])
+        fixed.extend(pack(units, measure.fits, measure, overlap))
     return fixed
 
 
@@ -327,91 +309,3 @@ def _stripped(text: str, spans) -> list[tuple[int, int]]:  # spans: Iterable[tup
         if start < end:
             found.append((start, end))
     return found
-
-
-# -- packing -------------------------------------------------------------------------------
-def _pack(
-    units: Sequence[Unit], fits: Callable[[int, int], bool], measure: Measure, overlap: int
-) -> list[list[Unit]]:
-    """Greedy packing in order; see rules 3, 4 and 6 of the module doc."""
-    chunks: list[list[Unit]] = []
-    current: list[Unit] = []
-    for unit in units:
-        if current and not unit.break_before and fits(current[0].char_start, unit.char_end):
-            current.append(unit)
-            continue
-        carried: list[Unit] = []
-        if current and not unit.break_before:
-            carried = _qualifier_carry(current, unit, fits)
-            if carried:
-                current = current[:-1]
-            elif carried := _turn_carry(current, unit, fits):
-                current = current[: -len(carried)]
-            else:
-                carried = _overlap_carry(current, unit, fits, measure, overlap)
-        if current:
-            chunks.append(current)
-        current = [*carried, unit]
-    if current:
-        chunks.append(current)
-    return chunks
-
-
-def _qualifier_carry(
-    current: list[Unit], unit: Unit, fits: Callable[[int, int], bool]
-) -> list[Unit]:
-    claim = current[-1]
-    if not unit.qualifier or len(current) < 2 or claim.heading:
-        return []
-    if not any(not u.heading for u in current[:-1]):
-        return []
-    return [claim] if fits(claim.char_start, unit.char_end) else []
-
-
-def _turn_carry(current: list[Unit], unit: Unit, fits: Callable[[int, int], bool]) -> list[Unit]:
-    """The leading sentences of ``unit``'s turn at the end of ``current``, when an earlier
-    turn precedes them in the chunk and they fit with ``unit`` (rule 7)."""
-    if not unit.turn or unit.group is None:
-        return []
-    k = len(current)
-    while k > 0 and current[k - 1].group == unit.group:
-        k -= 1
-    if k == len(current) or k == 0 or not any(not u.heading for u in current[:k]):
-        return []
-    return current[k:] if fits(current[k].char_start, unit.char_end) else []
-
-
-def _overlap_carry(
-    current: list[Unit],
-    unit: Unit,
-    fits: Callable[[int, int], bool],
-    measure: Measure,
-    overlap: int,
-) -> list[Unit]:
-    """Trailing sentences of ``current`` from ``unit``'s block that fit in ``overlap``."""
-    if overlap <= 0 or unit.group is None:
-        return []
-    carried: list[Unit] = []
-    for previous in reversed(current[1:]):
-        if previous.group != unit.group:
-            break
-        if measure.estimate(previous.char_start, current[-1].char_end) > overlap:
-            break
-        carried.insert(0, previous)
-    while carried and not fits(carried[0].char_start, unit.char_end):
-        carried.pop(0)
-    return carried
-
-
-def _cut_unit(unit: Unit, measure: Measure) -> list[Unit]:
-    pieces = measure.cut(unit.char_start, unit.char_end)
-    return [
-        unit._replace(
-            char_start=p.char_start,
-            char_end=p.char_end,
-            oversize=p.oversize,
-            group=None,
-            break_before=unit.break_before and i == 0,
-        )
-        for i, p in enumerate(pieces)
-    ]
