@@ -17,16 +17,14 @@ run the same way, with ``halted`` saying why.
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from core.errors import ChunkscopeError, StoreLostError, UnsupportedFileError
+from core.errors import ChunkscopeError, StoreLostError
 from core.index_identity import StoredNames, item_name
-from core.ingest.formats import is_supported_name
+from core.index_inputs import DocumentFile, collect_files, input_id, refuse_shared_ids
 from core.protocols import RecordsFn, TextEncoder
 from core.types import Block, Chunk, ChunkPolicy, Document
 
@@ -35,61 +33,18 @@ if TYPE_CHECKING:
     from core.embed.cache import VectorCache
     from core.store import ChunkStore
 
+__all__ = [  # what callers import from here (the inputs live in core.index_inputs)
+    "DocIndexResult",
+    "DocumentFile",
+    "IndexProgress",
+    "IndexReport",
+    "IndexSteps",
+    "collect_files",
+    "default_steps",
+    "index_documents",
+    "method_records",
+]
 Stage = Literal["parse", "chunk", "embed", "store", "skip", "done"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DocumentFile:
-    """A file to index, loaded only when its version is not already stored.
-
-    ``identity()`` hashes the bytes without parsing, so a re-run over an unchanged folder
-    skips every file at the cost of reading it once.
-    """
-
-    path: Path
-    password: str | None = None
-
-    def identity(self) -> tuple[str, str] | None:
-        """``(doc_id, sha256)`` exactly as ``load_document`` assigns them; None if unreadable."""
-        from core.ingest import doc_id_for, sha256_of
-        from core.ingest.files import read_source
-
-        try:  # regular files only, bounded: a FIFO or a device must not hang the run
-            return doc_id_for(self.path.name), sha256_of(read_source(self.path, str(self.path)))
-        except ChunkscopeError:
-            return None  # load() raises the same error, reported on the document's line
-
-    def load(self) -> Document:
-        from core.ingest import load_document
-
-        return load_document(self.path, password=self.password)
-
-
-def collect_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Files named, plus the files of every registered format under named folders
-    (recursive, sorted, hidden folders such as ``.chunkscope`` skipped); each file once,
-    in the order given.
-
-    Raises ``UnsupportedFileError`` for a path that does not exist.
-    """
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if not path.exists():
-            raise UnsupportedFileError(f"{raw} does not exist; check the path")
-        if path.is_dir():
-            found.extend(
-                sorted(
-                    p
-                    for p in path.rglob("*")
-                    if p.is_file()
-                    and is_supported_name(p)
-                    and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                )
-            )
-        else:
-            found.append(path)
-    return list(dict.fromkeys(found))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -204,24 +159,9 @@ class _DocState:
 
 
 def _initial_state(item: Document | DocumentFile) -> _DocState:
-    if isinstance(item, DocumentFile):
-        from core.ingest import doc_id_for
-
-        return _DocState(doc_id=doc_id_for(item.path.name), source=str(item.path))
-    return _DocState(doc_id=item.doc_id, source=item.source, sha256=item.sha256)
-
-
-def _refuse_shared_ids(docs: Sequence[Document | DocumentFile]) -> None:
-    """Two inputs with one doc_id would overwrite each other's records: refuse up front."""
-    seen: dict[str, str] = {}
-    for item in docs:
-        state = _initial_state(item)
-        if state.doc_id in seen:
-            raise UnsupportedFileError(
-                f"{seen[state.doc_id]} and {state.source} would share the document id "
-                f"{state.doc_id!r} (its file name without the extension): rename one of them"
-            )
-        seen[state.doc_id] = state.source
+    doc_id, source = input_id(item)
+    sha256 = item.sha256 if isinstance(item, Document) else ""
+    return _DocState(doc_id=doc_id, source=source, sha256=sha256)
 
 
 class IndexCancelled(Exception):
@@ -374,7 +314,7 @@ def index_documents(
     if not methods or len(set(methods)) != len(methods):
         raise ValueError("methods must be a non-empty list without repeats")
     methods = registry.needs_indexing(methods)  # a fusion is indexed as its parts
-    _refuse_shared_ids(docs)
+    refuse_shared_ids(docs)
     if any(registry.get(m).needs_mean_pooling for m in methods):
         from core.embed.late import check_late_pooling
 

@@ -29,7 +29,6 @@ BlockKind = Literal[
     "heading", "paragraph", "list", "table", "code", "caption", "header", "footer", "turn"
 ]
 BLOCK_KINDS: tuple[str, ...] = get_args(BlockKind)
-PolicyName = Literal["fixed", "sentence", "structure"]
 PolicyUnit = Literal["chars", "tokens", "sentences"]
 
 
@@ -233,35 +232,37 @@ class Block:
 class ChunkPolicy:
     """A chunking policy as data: hashable, printable, stored with every chunk.
 
-    ``size``/``overlap`` are counted in ``unit``: characters, tokens of the configured
-    tokenizer, or (for ``sentence``) sentences. ``table_header_prefix`` (``structure``
-    only): a piece of a split table leaves room for its table's header rows, which the
-    encoder reads before it (``Chunk.encoder_text``); the key ends in ``-thp``.
+    ``name`` is a policy of the registry (``core.chunk.registry``), which checks that it
+    counts in ``unit`` and accepts every option that is on. ``size``/``overlap`` are
+    counted in ``unit``: characters, tokens of the configured tokenizer, or sentences.
+    Options (each ends the key with its suffix, and appears in ``to_dict``, only when on):
+    ``table_header_prefix`` (``-thp``): a piece of a split table leaves room for its
+    table's header rows, which the encoder reads before it (``Chunk.encoder_text``);
+    ``skip_garbled`` (``-ng``): blocks flagged garbled are in no chunk.
     """
 
-    name: PolicyName
+    name: str
     size: int
     overlap: int = 0
     unit: PolicyUnit = "chars"
     table_header_prefix: bool = False
+    skip_garbled: bool = False
 
     def __post_init__(self) -> None:
-        if self.name not in ("fixed", "sentence", "structure"):
-            raise ValueError(f"unknown policy {self.name!r}")
+        from core.chunk.registry import check_policy
+
         if self.size < 1:
             raise ValueError("size must be at least 1")
         if not 0 <= self.overlap < self.size:
             raise ValueError("overlap must be at least 0 and smaller than size")
-        if (self.name == "sentence") != (self.unit == "sentences"):
-            raise ValueError("the sentence policy counts sentences, and only it does")
-        if self.table_header_prefix and self.name != "structure":
-            raise ValueError("only the structure policy prefixes table header rows")
+        check_policy(self)
 
     @property
     def key(self) -> str:
-        """Stable short name, e.g. ``fixed-chars-800-100`` (``...-thp`` with the prefix)."""
+        """Stable short name, e.g. ``fixed-chars-800-100`` (``...-thp``, ``...-ng`` with
+        the options)."""
         base = f"{self.name}-{self.unit}-{self.size}-{self.overlap}"
-        return f"{base}-thp" if self.table_header_prefix else base
+        return base + "-thp" * self.table_header_prefix + "-ng" * self.skip_garbled
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -272,16 +273,19 @@ class ChunkPolicy:
         }
         if self.table_header_prefix:
             out["table_header_prefix"] = True
+        if self.skip_garbled:
+            out["skip_garbled"] = True
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> ChunkPolicy:
         return cls(
-            name=data["name"],  # type: ignore[arg-type]
+            name=str(data["name"]),
             size=int(data["size"]),  # type: ignore[call-overload]
             overlap=int(data.get("overlap", 0)),  # type: ignore[call-overload]
             unit=data.get("unit", "chars"),  # type: ignore[arg-type]
             table_header_prefix=bool(data.get("table_header_prefix", False)),
+            skip_garbled=bool(data.get("skip_garbled", False)),
         )
 
 

@@ -72,11 +72,12 @@ def fake(monkeypatch, store_dir):
     return enc
 
 
-def index_demo(store_dir, enc, methods=None, docs=None, embed=None):
+def index_demo(store_dir, enc, methods=None, docs=None, embed=None, policy=None):
     store = ChunkStore.open(store_dir)
     methods = methods or methods_registry.base_methods()
     report = index_documents(
-        docs or list(eng.demo_documents().values()), policy=eng.DEMO_POLICY, methods=methods,
+        docs or list(eng.demo_documents().values()), policy=policy or eng.DEMO_POLICY,
+        methods=methods,
         encoder=enc, store=store, steps=default_steps(embed or fake_embed_chunks),
         cache=eng.vector_cache(),
     )  # fmt: skip

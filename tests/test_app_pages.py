@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.chunk import DEFAULT_POLICIES
+from core.chunk import default_policy
 from core.cite import Citation
 from core.embed import ChunkVector
 from core.ingest import load_document
@@ -140,7 +140,7 @@ def test_encrypted_pdf_asks_for_its_password(app):
 
 def _index_fake(store_dir, doc) -> int:
     """Store ``doc`` as two chunks with unit vectors (what an index run leaves behind)."""
-    policy = DEFAULT_POLICIES["fixed"]
+    policy = default_policy("fixed")
     chunks = [
         Chunk(
             chunk_id=make_chunk_id(doc.doc_id, doc.sha256, policy, a, b),

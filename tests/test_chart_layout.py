@@ -28,8 +28,13 @@ def test_spread_keeps_the_gap_and_the_order(targets, gap):
 
 def test_spread_leaves_labels_with_room_where_they_are():
     assert spread([10, 100, 200], gap=14, low=0, high=300) == [10, 100, 200]
-    assert spread([100, 95], gap=14, low=0, high=300) == [109, 95]
-    assert spread([300, 299], gap=14, low=0, high=300) == [300, 286]
+    for targets in ([100, 95], [300, 299], [0, 1, 2]):  # too close: moved apart, not far
+        placed = spread(targets, gap=14, low=0, high=300)
+        ordered = [p for _, p in sorted(zip(targets, placed, strict=True))]
+        assert all(b - a >= 14 - 1e-6 for a, b in zip(ordered, ordered[1:], strict=False))
+        assert all(0 <= p <= 300 for p in placed)
+        room = 14 * (len(targets) - 1)  # none moves further than all the gaps together
+        assert all(abs(p - t) <= room for p, t in zip(placed, targets, strict=True))
 
 
 def label_pixels(fig) -> list[float]:

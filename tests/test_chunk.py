@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from core.chunk import (
-    DEFAULT_POLICIES,
-    EXCLUDED_KINDS,
     PolicyError,
     chunk_document,
     chunk_stats,
+    default_policy,
     policy_from_args,
+    registry,
 )
 from core.tokens import Tokenizer, load_tokenizer
 from core.types import Block, Chunk, ChunkPolicy, Document, make_chunk_id
@@ -34,7 +34,7 @@ def assert_chunk_invariants(
     """Every guarantee of ``core.chunk`` on one chunking (see its module doc)."""
     text = doc.text
     owners = _owners(len(text), blocks)
-    excluded = _excluded_mask(len(text), blocks) if policy.name == "structure" else None
+    excluded = _excluded_mask(len(text), blocks, policy)
     previous: tuple[int, int] | None = None
     for chunk in chunks:
         span = (chunk.char_start, chunk.char_end)
@@ -109,10 +109,13 @@ def _assert_heading_path(
         assert chunk.heading_path in inside
 
 
-def _excluded_mask(length: int, blocks: Sequence[Block]) -> np.ndarray:
+def _excluded_mask(length: int, blocks: Sequence[Block], policy: ChunkPolicy) -> np.ndarray:
+    """Per character: whether the policy leaves it out (its spec's ``leaves_out`` kinds,
+    and garbled blocks under ``skip_garbled``)."""
+    leaves_out = registry.get(policy.name).leaves_out
     mask = np.zeros(length, dtype=bool)
     for block in blocks:
-        if block.kind in EXCLUDED_KINDS:
+        if block.kind in leaves_out or (policy.skip_garbled and block.garbled):
             mask[block.char_start : block.char_end] = True
     return mask
 
@@ -244,7 +247,7 @@ def test_structure_leaves_out_running_headers(tokenizer: Tokenizer) -> None:
         assert all(
             c.char_end <= header.char_start or c.char_start >= header.char_end for c in chunks
         )
-    fixed = chunk_document(doc, blocks, DEFAULT_POLICIES["fixed"], tokenizer)
+    fixed = chunk_document(doc, blocks, default_policy("fixed"), tokenizer)
     assert any("RUNNING HEADER" in c.text for c in fixed)
 
 
@@ -370,7 +373,7 @@ def test_ids_are_stable_and_cache_gives_equal_chunks(tokenizer: Tokenizer) -> No
     doc = make_doc(GUIDE)
     twin = make_doc(GUIDE)  # equal content, another object
     blocks = markdown_blocks(doc)
-    for policy in DEFAULT_POLICIES.values():
+    for policy in map(default_policy, registry.policy_names()):
         first = chunk_document(doc, blocks, policy, tokenizer)
         assert chunk_document(doc, blocks, policy, tokenizer) == first
         assert chunk_document(twin, list(blocks), policy, tokenizer) == first
@@ -380,14 +383,14 @@ def test_blocks_of_another_document_are_refused(tokenizer: Tokenizer) -> None:
     doc = make_doc(GUIDE)
     other = make_doc(GUIDE + " more", doc_id="other")
     with pytest.raises(ValueError, match="does not belong"):
-        chunk_document(doc, markdown_blocks(other), DEFAULT_POLICIES["structure"], tokenizer)
+        chunk_document(doc, markdown_blocks(other), default_policy("structure"), tokenizer)
 
 
 def test_policy_from_args_defaults_and_errors() -> None:
-    assert policy_from_args("fixed", None, None, None) == DEFAULT_POLICIES["fixed"]
-    assert DEFAULT_POLICIES["fixed"].key == "fixed-chars-800-100"
-    assert DEFAULT_POLICIES["sentence"].key == "sentence-sentences-5-1"
-    assert DEFAULT_POLICIES["structure"].key == "structure-tokens-240-24"
+    assert policy_from_args("fixed", None, None, None) == default_policy("fixed")
+    assert default_policy("fixed").key == "fixed-chars-800-100"
+    assert default_policy("sentence").key == "sentence-sentences-5-1"
+    assert default_policy("structure").key == "structure-tokens-240-24"
     assert policy_from_args("fixed", None, None, "tokens").key == "fixed-tokens-200-40"
     assert policy_from_args("structure", None, None, "chars").key == "structure-chars-1000-100"
     assert policy_from_args("fixed", 400, None, None).overlap == 50

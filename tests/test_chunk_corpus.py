@@ -15,14 +15,14 @@ import pytest
 from conftest import PDF_PASSWORDS, openable_pdfs, text_corpora
 from test_chunk import assert_chunk_invariants
 
-from core.chunk import DEFAULT_POLICIES, chunk_document
+from core.chunk import chunk_document, default_policy, registry
 from core.ingest import load_document
 from core.parse import parse_document
 from core.tokens import load_tokenizer
 from core.types import Block, ChunkPolicy, Document
 
 POLICIES = [
-    *DEFAULT_POLICIES.values(),
+    *(default_policy(name) for name in registry.policy_names()),
     ChunkPolicy(name="fixed", size=300, overlap=0, unit="chars"),
     ChunkPolicy(name="fixed", size=200, overlap=40, unit="tokens"),
     ChunkPolicy(name="sentence", size=3, overlap=0, unit="sentences"),
@@ -64,7 +64,7 @@ def test_invariants_on_corpus(path: Path, policy: ChunkPolicy) -> None:
 
 def test_structure_chunks_start_at_headings_on_a_paper() -> None:
     doc, blocks = parsed(next(p for p in FILES if p.name == "sample-sigconf.pdf"))
-    chunks = chunk_document(doc, blocks, DEFAULT_POLICIES["structure"], load_tokenizer())
+    chunks = chunk_document(doc, blocks, default_policy("structure"), load_tokenizer())
     starts = {c.char_start for c in chunks}
     content = [b for b in blocks if b.kind not in ("header", "footer")]
     checked = 0

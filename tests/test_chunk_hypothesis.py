@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_chunk import assert_chunk_invariants
 
-from core.chunk import chunk_document, chunk_stats
+from core.chunk import chunk_document, chunk_stats, registry
 from core.tokens import load_tokenizer
 from core.types import BLOCK_KINDS, Block, ChunkPolicy, Document
 
@@ -109,7 +109,8 @@ def make_doc(text: str) -> Document:
 
 @st.composite
 def documents(draw: st.DrawFn) -> tuple[Document, list[Block]]:
-    """A random text and random blocks over it (with gaps, any kinds, heading levels)."""
+    """A random text and random blocks over it (with gaps, any kinds, heading levels,
+    some flagged garbled)."""
     doc = make_doc(draw(texts))
     n = len(doc.text)
     cuts = sorted(set(draw(st.lists(st.integers(0, n), max_size=12)) + [0, n]))
@@ -134,6 +135,7 @@ def documents(draw: st.DrawFn) -> tuple[Document, list[Block]]:
                 bbox_pt=None,
                 heading_path=tuple(path),
                 level=level,
+                garbled=draw(st.integers(0, 4)) == 0,  # what a skip_garbled policy leaves out
             )
         )
     return doc, blocks
@@ -141,21 +143,14 @@ def documents(draw: st.DrawFn) -> tuple[Document, list[Block]]:
 
 @st.composite
 def policies(draw: st.DrawFn) -> ChunkPolicy:
-    name, unit = draw(
-        st.sampled_from(
-            [
-                ("fixed", "chars"),
-                ("fixed", "tokens"),
-                ("sentence", "sentences"),
-                ("structure", "chars"),
-                ("structure", "tokens"),
-            ]
-        )
-    )
+    """Any registered policy in any of its units, with any of the options it takes."""
+    spec = registry.get(draw(st.sampled_from(registry.policy_names())))
+    unit = draw(st.sampled_from(spec.units))
     high = {"chars": 80, "tokens": 24, "sentences": 5}[unit]
     size = draw(st.integers(1, high))
     overlap = draw(st.integers(0, size - 1))
-    return ChunkPolicy(name=name, size=size, overlap=overlap, unit=unit)  # type: ignore[arg-type]
+    options = {name: draw(st.booleans()) for name in sorted(spec.options)}
+    return ChunkPolicy(name=spec.name, size=size, overlap=overlap, unit=unit, **options)  # type: ignore[arg-type]
 
 
 @settings(

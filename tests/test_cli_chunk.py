@@ -9,6 +9,7 @@ import sys
 import pytest
 from conftest import BAD_PDFS, PDF_DIR, ROOT, TEXT_CORPORA
 
+from core.chunk import registry
 from core.cli import main
 
 SIGCONF = PDF_DIR / "sample-sigconf.pdf"
@@ -35,7 +36,7 @@ def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-@pytest.mark.parametrize("policy", ["fixed", "sentence", "structure"])
+@pytest.mark.parametrize("policy", registry.policy_names())
 def test_json_contract_on_a_pdf(capsys: pytest.CaptureFixture[str], policy: str) -> None:
     out = run_json(capsys, str(SIGCONF), "--policy", policy, "--with-text")
     assert set(out) == {"document", "policy", "chunks"}
@@ -102,6 +103,8 @@ def test_table_and_summary(capsys: pytest.CaptureFixture[str]) -> None:
         ([str(SIGCONF), "--policy", "fixed", "--size", "10", "--overlap", "10"], "--overlap"),
         ([str(SIGCONF), "--policy", "fixed", "--size", "0"], "--size"),
         (["/nonexistent/file.pdf", "--policy", "fixed"], "does not exist"),
+        ([str(SIGCONF), "--policy", "paragraph"], "unknown policy 'paragraph'"),
+        ([str(SIGCONF), "--policy", "fixed", "--table-header-prefix"], "structure policy only"),
     ],
 )
 def test_user_errors_exit_2_with_one_line(
@@ -112,6 +115,26 @@ def test_user_errors_exit_2_with_one_line(
     assert captured.out == ""
     (line,) = captured.err.strip().splitlines()
     assert line.startswith("error: ") and message in line
+
+
+def test_skip_garbled_is_in_the_policy_and_leaves_garbled_text_out(capsys) -> None:
+    path = str(PDF_DIR / "elstest-5p.pdf")
+    plain = run_json(capsys, path, "--policy", "structure", "--with-text")
+    out = run_json(capsys, path, "--policy", "structure", "--skip-garbled", "--with-text")
+    assert out["policy"] == {**plain["policy"], "skip_garbled": True}
+    from core.ingest import load_document
+    from core.parse import parse_document
+
+    garbled = [b for b in parse_document(load_document(path)).blocks if b.garbled]
+
+    def touches(chunks: list) -> bool:
+        spans = [(b.char_start, b.char_end) for b in garbled]
+        return any(a < c["char_end"] and c["char_start"] < b for c in chunks for a, b in spans)
+
+    assert garbled and touches(plain["chunks"])
+    assert out["chunks"] and not touches(out["chunks"])
+    text = out["document"]["text"]
+    assert all(text[c["char_start"] : c["char_end"]] == c["text"] for c in out["chunks"])
 
 
 def test_runs_as_a_module() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, SAMPLE_DOCS, TEXT_CORPORA
 
-from core.chunk import DEFAULT_POLICIES, chunk_document
+from core.chunk import chunk_document, default_policy, registry
 from core.cli import main
 from core.export import EXPORT_SHAPES, ExportError, check_export, export_jsonl, read_export
 from core.ingest import load_document
@@ -40,11 +40,11 @@ TEXTNODE_KEYS = {
 def chunked(path: Path, policy: str) -> tuple[Document, list[Chunk]]:
     doc = load_document(path)
     blocks = parse_document(doc).blocks
-    return doc, chunk_document(doc, blocks, DEFAULT_POLICIES[policy], load_tokenizer())
+    return doc, chunk_document(doc, blocks, default_policy(policy), load_tokenizer())
 
 
 @pytest.mark.parametrize("shape", EXPORT_SHAPES)
-@pytest.mark.parametrize("policy", sorted(DEFAULT_POLICIES))
+@pytest.mark.parametrize("policy", registry.policy_names())
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
 def test_round_trip_keeps_every_offset(path: Path, policy: str, shape: str) -> None:
     doc, chunks = chunked(path, policy)

@@ -11,7 +11,7 @@ import pytest
 
 from core.errors import ChunkscopeError
 from core.ingest import load_document
-from core.parse import ParseResult, parse_document
+from core.parse import PARSERS, ParseResult, parse_document
 from core.parse.headings import key
 from core.types import BLOCK_KINDS, Document
 from tests.conftest import PDF_DIR, openable_pdfs, text_corpora
@@ -101,6 +101,26 @@ def test_block_invariants(path: Path) -> None:
     result = parsed(path)
     assert result.parser == "fast" and result.elapsed_s >= 0
     check_blocks(load(path), result)
+
+
+# A few small PDFs (two columns, a landscape table, formulas, a Google Docs export): the
+# layout model costs about a second a page, so the invariants run on these under every
+# parser that is not the fast one (about 5 s together here).
+LAYOUT_PDFS = [
+    "pypdfsf_multicolumn.pdf",
+    "plumber_nics-background-checks-2015-11.pdf",
+    "elstest-5p.pdf",
+    "pypdfsf_google-doc-document.pdf",
+]
+
+
+@pytest.mark.parametrize("parser", [p for p in PARSERS if p != "fast"])
+@pytest.mark.parametrize("name", LAYOUT_PDFS)
+def test_block_invariants_of_the_other_parsers(name: str, parser: str) -> None:
+    doc = load(PDF_DIR / name)
+    result = parse_document(doc, parser=parser)  # type: ignore[arg-type]
+    assert result.parser == parser and result.blocks
+    check_blocks(doc, result)
 
 
 def test_sigconf_section_headings_have_their_levels() -> None:

@@ -467,3 +467,29 @@ def test_killed_rewrite_of_a_complete_version_is_not_indexed(tmp_path, enc):
     assert store.is_indexed(doc, model=enc.name, method="naive", policy=POLICY, n_chunks=4)
     recs = store.scope_records(model=enc.name, method="naive", policy=POLICY)
     assert np.allclose(recs.matrix, np.stack([v.vector for v in moved]), atol=1e-6)
+
+
+def _every_policy_variant() -> list[ChunkPolicy]:
+    """Every registered policy at its defaults, and with each option it takes on."""
+    from dataclasses import replace
+
+    from core.chunk import registry
+
+    variants = []
+    for spec in registry.all_policies():
+        base = spec.default_policy()
+        variants.append(base)
+        variants.extend(replace(base, **{name: True}) for name in sorted(spec.options))
+    return variants
+
+
+def test_every_policy_and_option_is_stored_apart_and_listed_back(store, enc):
+    doc = make_document("a", TEXT_A)
+    variants = _every_policy_variant()
+    assert len({p.key for p in variants}) == len(variants)
+    for policy in variants:
+        put(store, enc, doc, policy=policy)
+    listed = {d.policy_key: d.policy for d in store.indexed_documents()}
+    assert listed == {p.key: p for p in variants}  # each in its own collection, exactly
+    for policy in variants:
+        assert store.is_indexed(doc, model=enc.name, method="naive", policy=policy)

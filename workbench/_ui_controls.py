@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.chunk import DEFAULT_SIZES, DEFAULT_UNITS, POLICY_NAMES, policy_from_args
+from core.chunk import policy_from_args, registry
 from core.render.views import stats_items
 from core.types import ChunkPolicy, Document
 from workbench import _ui
@@ -16,14 +16,6 @@ UNIT_RANGES: dict[str, tuple[int, int, int]] = {
     "chars": (50, 4000, 50),
     "tokens": (16, 1024, 8),
     "sentences": (1, 30, 1),
-}
-
-
-OVERLAP_HELP = {
-    "fixed": "How much of each window's end the next window repeats.",
-    "sentence": "How many sentences of each window the next one repeats.",
-    "structure": "Used only where one block is too big for a chunk and is split at "
-    "sentences: the pieces repeat up to this much. Chunks of separate blocks never overlap.",
 }
 
 
@@ -39,19 +31,20 @@ def page_number_input(doc: Document) -> int:
 
 def policy_controls(slot: str, *, horizontal: bool = False, first: str = "fixed") -> ChunkPolicy:
     """Policy, unit, size and overlap widgets (in a row when ``horizontal``), starting on
-    policy ``first`` with its default unit and sizes; each (slot, policy, unit) keeps its
-    own values for the session. Overlap is capped below the size, so this never raises."""
+    policy ``first`` with its default unit and sizes, and a checkbox per option the
+    policy takes (all from the policy registry); each (slot, policy, unit) keeps its own
+    values for the session. Overlap is capped below the size, so this never raises."""
     cells = st.columns([1.6, 0.9, 1.25, 1.25]) if horizontal else [st.container()] * 4
     keep = {"persist_state": "session", "required": True}
     name = cells[0].segmented_control(
-        "Policy", POLICY_NAMES, default=first, key=f"cs_policy_{slot}", **keep
+        "Policy", registry.policy_names(), default=first, key=f"cs_policy_{slot}", **keep
     )
-    units = [u for (n, u) in DEFAULT_SIZES if n == name]
+    spec = registry.get(name)
     unit = cells[1].segmented_control(
-        "Unit", units, default=DEFAULT_UNITS[name], key=f"cs_unit_{slot}_{name}", **keep
+        "Unit", spec.units, default=spec.unit, key=f"cs_unit_{slot}_{name}", **keep
     )
     low, high, step = UNIT_RANGES[unit]
-    size_default, overlap_default = DEFAULT_SIZES[(name, unit)]
+    size_default, overlap_default = spec.sizes[unit]
     suffix = f"{slot}_{name}_{unit}"
     size = cells[2].slider(
         f"Size ({unit})", low, high, size_default, step, key=f"cs_size_{suffix}",
@@ -59,12 +52,27 @@ def policy_controls(slot: str, *, horizontal: bool = False, first: str = "fixed"
     )  # fmt: skip
     overlap = cells[3].slider(
         f"Overlap ({unit})", 0, high // 2, overlap_default, step if unit != "sentences" else 1,
-        key=f"cs_overlap_{suffix}", persist_state="session", help=OVERLAP_HELP[name],
+        key=f"cs_overlap_{suffix}", persist_state="session", help=spec.overlap_help or None,
     )  # fmt: skip
     if overlap >= size:
         cells[3].caption(f"Overlap capped at {size - 1} (it must stay below the size).")
         overlap = size - 1
-    return policy_from_args(name, size, overlap, unit)
+    return policy_from_args(name, size, overlap, unit, **option_checkboxes(spec, slot))
+
+
+def option_checkboxes(spec: registry.PolicySpec, slot: str) -> dict[str, bool]:
+    """A checkbox per option ``spec`` takes, in one row; ``{option: on}`` for each."""
+    takes = [o for o in registry.OPTIONS if o.name in spec.options]
+    if not takes:
+        return {}
+    cells = st.columns(len(takes))
+    return {
+        o.name: cells[i].checkbox(
+            o.label, key=f"cs_opt_{o.suffix}_{slot}_{spec.name}", help=o.help,
+            persist_state="session",
+        )
+        for i, o in enumerate(takes)
+    }  # fmt: skip
 
 
 def stats_metrics(stats, *, columns: int = 2) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 import streamlit as st
 
 from core import methods as registry
-from core.chunk import DEFAULT_POLICIES
+from core.chunk import default_policy
 from core.embed import VectorCache, load_encoder
 from core.embed.late import check_late_pooling, late_windows, window_policy
 from core.embed.records import LateWindow
@@ -33,11 +33,11 @@ from core.ingest import load_document
 from core.render.failure_charts import chunk_contexts
 from core.retrieve import Comparison, compare
 from core.types import ChunkPolicy, Document
-from workbench import _ui, _ui_controls
+from workbench import _ui, _ui_controls, _ui_jobs
 
 DEMO_DIR = _ui.DATASHEET_DIR
 DEMO_QUERY = "Corvane HX40 operating temperature range"
-DEMO_POLICY = DEFAULT_POLICIES["structure"]  # one chunk per datasheet section
+DEMO_POLICY = default_policy("structure")  # one chunk per datasheet section
 COMPARE_METHODS = registry.COMPARED
 WIDE = 5000  # candidates kept per method: the cosine curve and the rerank stage use them
 ALL = "__all__"
@@ -256,22 +256,7 @@ def indexing() -> bool:
 
 def job_panel() -> None:
     """Progress bar and cancel button of the indexing job; polls twice a second while it runs."""
-    job: IndexJob | None = st.session_state[EKey.JOB]
-    if job is not None:
-        st.fragment(_job_body, run_every=0.5 if job.running else None)(job)
-
-
-def _job_body(job: IndexJob) -> None:
-    if job.running:
-        share, line = job.progress()
-        st.progress(share, text=line)
-        st.button("Cancel indexing", icon=":material/cancel:", on_click=job.cancel.set)
-        return
-    level, line = job.summary()
-    {"success": st.success, "warning": st.warning, "error": st.error}[level](_ui.md(line))
-    if not job.announced:
-        job.announced = True
-        st.rerun()
+    _ui_jobs.job_panel(st.session_state[EKey.JOB], stop_label="Cancel indexing")
 
 
 def index_panel(entries) -> None:

@@ -18,7 +18,7 @@ from core.embed import VectorCache
 from core.evaluate import EvalConfig, save_run
 from core.tune import Cell, Sweep, load_sweep, parse_grid, save_sweep
 from core.tune.job import SweepJob
-from workbench import _ui, _ui_controls
+from workbench import _ui, _ui_controls, _ui_jobs
 from workbench import _ui_engine as eng
 from workbench import _ui_triage as tri
 
@@ -83,14 +83,15 @@ def sweep_label(sweep: Sweep) -> str:
 
 def grid_controls() -> list:
     """Policy, unit, sizes and overlaps; the grid's points (``PolicyError`` if impossible)."""
-    from core.chunk import DEFAULT_SIZES, DEFAULT_UNITS, POLICY_NAMES
+    from core.chunk import registry
 
     cells = st.columns([1.4, 1, 2, 1.6])
     name = cells[0].segmented_control(
-        "Policy", POLICY_NAMES, default="fixed", key=UKey.POLICY, required=True
+        "Policy", registry.policy_names(), default="fixed", key=UKey.POLICY, required=True
     )
-    units = [u for (n, u) in DEFAULT_SIZES if n == name]
-    first = "tokens" if "tokens" in units else DEFAULT_UNITS[name]  # what the model counts
+    spec = registry.get(name)
+    units = spec.units
+    first = "tokens" if "tokens" in units else spec.unit  # what the model counts
     unit = cells[1].segmented_control(
         "Unit", units, default=first, key=f"{UKey.UNIT}_{name}", required=True
     )
@@ -137,26 +138,16 @@ def _resumable(folder: Path) -> Sweep | None:
 
 
 def job_panel() -> None:
-    """Progress bar (real counts, time left) and a Stop button, polled twice a second."""
+    """Progress bar (real counts, time left) and a Stop button, polled twice a second;
+    a finished sweep with points becomes the one shown."""
     job: SweepJob | None = st.session_state[UKey.JOB]
-    if job is not None:
-        st.fragment(_job_body, run_every=0.5 if job.running else None)(job)
+    _ui_jobs.job_panel(job, stop_label="Stop the sweep", on_done=_show_finished)
 
 
-def _job_body(job: SweepJob) -> None:
-    if job.running:
-        share, line = job.progress()
-        st.progress(share, text=line)
-        st.button("Stop the sweep", icon=":material/cancel:", on_click=job.cancel.set)
-        return
-    level, line = job.summary()
-    {"success": st.success, "warning": st.warning, "error": st.error}[level](_ui.md(line))
-    if not job.announced:
-        job.announced = True
-        done = job.result or job.stopped
-        if done is not None and done.points:
-            st.session_state[UKey.SWEEP] = done.sweep_id
-        st.rerun()
+def _show_finished(job: SweepJob) -> None:
+    done = job.result or job.stopped
+    if done is not None and done.points:
+        st.session_state[UKey.SWEEP] = done.sweep_id
 
 
 # -- reading a sweep ---------------------------------------------------------------------

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import methods as registry
 from core.errors import ChunkscopeError
 from core.render import rank_charts as charts
 from core.render.failure_charts import context_coverage_figure
 from core.rerank import FEATURE_HELP, RerankWeights, contribution_rows, rerank
 from workbench import _ui, _ui_frame
 from workbench import _ui_attribution as att
+from workbench import _ui_compare_model as model
 from workbench import _ui_depth as dep
 from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
@@ -40,29 +40,24 @@ if not entries:
     st.stop()
 eng.load_indexed_sources(entries)
 
-policies = {e.policy_key: e.policy for e in entries}
-if st.session_state[K.POLICY] not in policies:
-    st.session_state[K.POLICY] = next(iter(policies))
+state = st.session_state
+policies = model.reconcile_policy(state, K.POLICY, entries)
 row = st.columns([3, 3, 4, 1])
 policy = policies[row[0].selectbox("Policy", list(policies), key=K.POLICY)]
-here = [e for e in entries if e.policy_key == policy.key]
-docs_here = sorted({e.doc_id for e in here})
-if st.session_state[K.SCOPE] not in [eng.ALL, *docs_here]:
-    st.session_state[K.SCOPE] = eng.ALL
+docs_here = model.documents_under(entries, policy.key)
 scope = row[1].selectbox(
-    "Scope", [eng.ALL, *docs_here], key=K.SCOPE,
+    "Scope", model.reconcile_scope(state, K.SCOPE, docs_here, eng.ALL), key=K.SCOPE,
     format_func=lambda d: f"Whole index ({len(docs_here)} documents)" if d == eng.ALL else d,
 )  # fmt: skip
 doc_id = None if scope == eng.ALL else scope
 whole = doc_id is None
-stored = {e.method for e in here if doc_id in (None, e.doc_id)}
 offered = meth.offered_methods()
-st.session_state[K.METHODS] = [m for m in st.session_state[K.METHODS] if m in offered]
+model.reconcile_methods(state, K.METHODS, offered)
 chosen = row[2].multiselect("Methods", offered, key=K.METHODS)
 k = int(row[3].number_input("k", 1, 50, key=K.K))
 meth.fusion_builder(K.METHODS)
-if st.session_state[K.QUERY] == eng.DEMO_QUERY and not set(docs_here) & set(eng.demo_documents()):
-    st.session_state[K.QUERY] = ""  # the pump demo's query means nothing to other documents
+if model.demo_query_misfits(state[K.QUERY], eng.DEMO_QUERY, docs_here, eng.demo_documents()):
+    state[K.QUERY] = ""
 query = st.text_input(
     "Query",
     value=st.session_state[K.QUERY],
@@ -70,15 +65,14 @@ query = st.text_input(
     **_ui.synced(K.QUERY_WIDGET, K.QUERY),  # kept under our key across pages
 ).strip()
 refusal = eng.late_refusal()
-methods = [m for m in chosen if set(registry.get(m).indexed_parts) <= stored]
-if missing := [m for m in chosen if m not in methods]:
+methods, missing = model.runnable(chosen, model.stored_methods(entries, policy.key, doc_id))
+if missing:
     st.warning(f"Not indexed with {policy.key} here: {', '.join(missing)}. Index them above.")
 if not query or not methods:
     st.info("Type a query and pick at least one indexed method.")
     st.stop()
 
-if st.session_state[K.RERANK_METHOD] not in methods:
-    st.session_state[K.RERANK_METHOD] = methods[-1]
+model.reconcile_rerank(state, K.RERANK_METHOD, methods)
 with st.expander("Second stage: rerank a wider candidate set", icon=":material/tune:"):
     on = st.toggle("Rerank", key=K.RERANK)
     stage = st.selectbox("Rerank the candidates of", methods, key=K.RERANK_METHOD)
@@ -119,16 +113,13 @@ if reranked:
     with st.expander("Feature contributions of the reranked top k"):
         st.dataframe(contribution_rows(reranked, k), hide_index=True)
 
-hits = {h.chunk_id: h for m in wide.methods for h in wide.results[m]}
-labels = {c: ins.chunk_label(hits[c], whole) for c in [*changes, *sorted(extra - set(changes))]}
-if st.session_state[K.SELECTED] not in labels:
-    moved = sorted(labels, key=lambda c: -abs(changes[c].delta or 0) if c in changes else 0)
-    st.session_state[K.SELECTED] = moved[0]
-picked = st.session_state[K.SELECTED]
+offered_picks = model.picks(wide, changes, extra, lambda hit: ins.chunk_label(hit, whole))
+hits, labels = offered_picks.hits, offered_picks.labels
+picked = model.reconcile_selected(state, K.SELECTED, offered_picks)
 left, right = st.columns([3, 2])
 stages = [*wide.methods, *([f"{stage}+rerank"] if reranked else [])]
 if len(stages) > 1:
-    ranks = {c.chunk_id: c.ranks for c in wide.rank_changes if c.chunk_id in labels}
+    ranks = model.slope_ranks(wide, labels)
     lines = charts.slope_lines(
         wide.methods, ranks, labels, extra=reranked.ranks() if reranked else None
     )
@@ -137,14 +128,8 @@ if len(stages) > 1:
         fig, key="cs_cmp_slope", on_select=lambda: ins.on_select("cs_cmp_slope", K.SELECTED),
         selection_mode="points", config=NO_BAR,
     )  # fmt: skip
-change = changes.get(picked)
-marks = [
-    (m, change.ranks[m], change.scores[m], labels[picked])
-    for m in wide.methods
-    if change is not None and change.ranks[m] is not None
-]
-curves = {m: [h.score for h in wide.results[m]] for m in wide.methods}
-scales = {m: registry.get(m).score for m in wide.methods}
+marks = model.score_marks(wide, changes.get(picked), labels[picked])
+curves, scales = model.score_curves(wide)
 fig = charts.score_rank_figure(curves, scales=scales, k=k, marks=marks)
 right.plotly_chart(fig, config=NO_BAR)
 

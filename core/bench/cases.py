@@ -37,10 +37,10 @@ UI_OVERLAP_CHARS = 100
 
 def _size_at(name: str, unit: str, step_size: int, step: int) -> ChunkPolicy:
     """The policy after ``step + 1`` slider moves up from the default size."""
-    from core.chunk import DEFAULT_SIZES, policy_from_args
+    from core.chunk import policy_from_args
 
-    size = DEFAULT_SIZES[(name, unit)][0] + step_size * (step + 1)
-    return policy_from_args(name, size, None, unit)
+    default = policy_from_args(name, None, None, unit)
+    return policy_from_args(name, default.size + step_size * (step + 1), None, unit)
 
 
 def _default(name: str, unit: str) -> ChunkPolicy:
@@ -333,7 +333,7 @@ def memory_probe(pdf: str, late_chars: int | None, device: str) -> dict[str, Any
     import resource
 
     from core.bench.inputs import head_document
-    from core.chunk import DEFAULT_POLICIES, chunk_document
+    from core.chunk import chunk_document, default_policy
     from core.embed import embed_chunks, load_encoder
     from core.ingest import load_document
     from core.parse import parse_document
@@ -353,7 +353,7 @@ def memory_probe(pdf: str, late_chars: int | None, device: str) -> dict[str, Any
     doc = load_document(pdf)
     blocks = parse_document(doc).blocks
     peaks["parse"] = peak()
-    policy = DEFAULT_POLICIES["structure"]
+    policy = default_policy("structure")
     chunks = chunk_document(doc, blocks, policy, load_tokenizer())
     peaks["chunk"] = peak()
     target = head_document(doc, late_chars)

@@ -139,7 +139,7 @@ def signals_case(inputs: BenchInputs) -> CaseResult:
     """The evidence of every failure of the shared 472-query set (bm25 and naive, fixed
     800/100 characters), against the evaluation that found them."""
     from core.bench.inputs import shared_dir
-    from core.chunk import DEFAULT_POLICIES
+    from core.chunk import default_policy
     from core.diagnose.run import diagnose_run
     from core.evaluate import EvalConfig, import_chunking_eval, run_eval
     from core.ingest import load_document
@@ -147,7 +147,7 @@ def signals_case(inputs: BenchInputs) -> CaseResult:
     folder = shared_dir() / "corpus" / "chunking_evaluation"
     docs = {p.stem: load_document(p) for p in sorted((folder / "corpora").glob("*.md"))}
     queries = import_chunking_eval(folder, loader=lambda path: docs[path.stem])
-    config = EvalConfig(policy=DEFAULT_POLICIES["fixed"], methods=("bm25",), ks=(1, 5, 10))
+    config = EvalConfig(policy=default_policy("fixed"), methods=("bm25",), ks=(1, 5, 10))
     encoder = inputs.encoder()
     eval_s, run = timed(lambda: run_eval(queries, list(docs.values()), config, encoder=encoder))
     failed = sum(q.failed["bm25"] for q in run.queries)

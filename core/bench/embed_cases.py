@@ -40,13 +40,13 @@ def _flops(encoder: Any, lengths: list[int]) -> float:
 
 def _workload(inputs: BenchInputs) -> dict[str, Any]:
     """Chunks of the embedding input and the sequence lengths each method runs."""
-    from core.chunk import DEFAULT_POLICIES
+    from core.chunk import default_policy
     from core.embed import late_windows
     from core.parse import parse_document
 
     doc = inputs.head_document()
     blocks = parse_document(doc).blocks
-    chunks = inputs.chunks(doc, blocks, DEFAULT_POLICIES["structure"])
+    chunks = inputs.chunks(doc, blocks, default_policy("structure"))
     encoder = inputs.encoder()
     specials = encoder.specials.count
     keep = encoder.content_tokens

@@ -84,10 +84,10 @@ def _raw_query(col: Any, vector: np.ndarray) -> dict:
 
 def store_cases(inputs: BenchInputs) -> list[CaseResult]:
     """Upsert and query rows for the headline document (structure policy chunks)."""
-    from core.chunk import DEFAULT_POLICIES
+    from core.chunk import default_policy
 
     s = inputs.settings
-    doc, policy = inputs.document(s.pdf), DEFAULT_POLICIES["structure"]
+    doc, policy = inputs.document(s.pdf), default_policy("structure")
     chunks = inputs.chunks(doc, inputs.blocks(s.pdf), policy)
     with tempfile.TemporaryDirectory(prefix="chunkscope-bench-") as tmp:
         up, q, batch = _store_timings(inputs, Path(tmp), doc, chunks, policy)
@@ -211,9 +211,9 @@ def _with_extra(row: CaseResult, extra: dict[str, Any]) -> CaseResult:
 def _ensure_scale(store: Any, doc: Document, n: int) -> tuple[str, ChunkPolicy, float | None]:
     """A collection of ``n`` synthetic records of ``doc`` (exact 64-char spans, ids
     ``syn-<i>``); returns its model name, policy and the build time (None if reused)."""
-    from core.chunk import DEFAULT_POLICIES
+    from core.chunk import default_policy
 
-    policy = DEFAULT_POLICIES["fixed"]
+    policy = default_policy("fixed")
     dim = model_dim()
     model = f"bench-synthetic-{n}-d{dim}-s{SEED}"
     name = store.collection_name(model, "naive", policy)

@@ -20,12 +20,12 @@ Every chunk is one span of ``doc.text`` with exact provenance:
 * size: ``len(text) <= size`` (chars) or ``token_count <= size`` (tokens) unless
   ``oversize``, which is set only when one uncuttable unit alone is larger.
 
-Default sizes (``DEFAULT_SIZES``) suit all-MiniLM-L6-v2, whose window is 256 tokens
-including ``[CLS]`` and ``[SEP]``: ``fixed`` 800/100 chars (English prose runs about
-4-5 chars a token) or 200/40 tokens; ``sentence`` 5/1 sentences; ``structure`` 240/24
-tokens or 1000/100 chars. ``fixed`` counts chars unless told otherwise (the usual
-baseline); ``structure`` counts tokens, because chars are a poor proxy outside English
-(1000 chars of the German GeoTopo thesis are about 420 tokens, far over the window).
+Policies come from the registry (``core.chunk.registry``; built-ins and their default
+sizes in ``core.chunk.builtin``): ``chunk_document`` asks the policy's spec for the
+pieces and builds every record the same way, so the guarantees on records, ids, sizes
+and metadata hold for any registered policy (coverage is each policy's own rule). With
+``skip_garbled``, blocks flagged garbled are in no chunk and no chunk spans across one;
+coverage then excludes them as it excludes headers/footers.
 """
 
 from __future__ import annotations
@@ -34,54 +34,35 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from core.chunk import registry
 from core.chunk.analysis import DocAnalysis, analysis_for
 from core.chunk.annotate import BlockIndex
-from core.chunk.fixed import fixed_pieces
-from core.chunk.sentence import sentence_pieces
+from core.chunk.registry import PolicyError, PolicySpec
 from core.chunk.sentences import sentence_spans
 from core.chunk.spans import Piece
 from core.chunk.stats import ChunkStats, chunk_stats
-from core.chunk.structure import EXCLUDED_KINDS, structure_pieces
-from core.errors import ChunkscopeError
+from core.chunk.structure import EXCLUDED_KINDS
 from core.tokens import Tokenizer, load_tokenizer
 from core.types import Block, Chunk, ChunkPolicy, Document, chunk_id_maker, cue_time_ranges
 
 __all__ = [
-    "DEFAULT_POLICIES",
-    "DEFAULT_SIZES",
     "EXCLUDED_KINDS",
-    "POLICY_NAMES",
     "ChunkStats",
     "PolicyError",
+    "PolicySpec",
     "chunk_document",
     "chunk_stats",
+    "default_policy",
     "policy_from_args",
+    "registry",
     "sentence_spans",
 ]
 
-POLICY_NAMES: tuple[str, ...] = ("fixed", "sentence", "structure")
-DEFAULT_UNITS: dict[str, str] = {"fixed": "chars", "sentence": "sentences", "structure": "tokens"}
-# (policy name, unit) -> (size, overlap)
-DEFAULT_SIZES: dict[tuple[str, str], tuple[int, int]] = {
-    ("fixed", "chars"): (800, 100),
-    ("fixed", "tokens"): (200, 40),
-    ("sentence", "sentences"): (5, 1),
-    ("structure", "chars"): (1000, 100),
-    ("structure", "tokens"): (240, 24),
-}
-DEFAULT_POLICIES: dict[str, ChunkPolicy] = {
-    name: ChunkPolicy(
-        name=name,  # type: ignore[arg-type]
-        size=DEFAULT_SIZES[(name, DEFAULT_UNITS[name])][0],
-        overlap=DEFAULT_SIZES[(name, DEFAULT_UNITS[name])][1],
-        unit=DEFAULT_UNITS[name],  # type: ignore[arg-type]
-    )
-    for name in POLICY_NAMES
-}
 
-
-class PolicyError(ChunkscopeError):
-    """A policy that cannot be built from what the user asked for."""
+def default_policy(name: str) -> ChunkPolicy:
+    """The registered policy ``name`` at its default unit and sizes (``PolicyError`` for
+    an unknown name)."""
+    return registry.get(name).default_policy()
 
 
 def policy_from_args(
@@ -91,22 +72,21 @@ def policy_from_args(
     unit: str | None = None,
     *,
     table_header_prefix: bool = False,
+    skip_garbled: bool = False,
 ) -> ChunkPolicy:
-    """A policy from user input, filling what is missing from ``DEFAULT_SIZES``.
+    """A policy from user input, filling what is missing from the policy's spec.
 
-    ``unit`` defaults to ``DEFAULT_UNITS[name]`` (chars, sentences, tokens). ``size`` defaults to
-    the unit's default size; ``overlap`` to the default overlap when ``size`` is the
-    default, else to the same fraction of ``size`` (rounded down).
-    ``table_header_prefix`` (structure only) is ``ChunkPolicy``'s option. Raises
-    ``PolicyError`` with a one-line message for impossible combinations.
+    ``unit`` defaults to the spec's unit. ``size`` defaults to the unit's default size;
+    ``overlap`` to the default overlap when ``size`` is the default, else to the same
+    fraction of ``size`` (rounded down). The options (``ChunkPolicy``'s) must be ones
+    the policy accepts. Raises ``PolicyError`` with a one-line message for impossible
+    combinations.
     """
-    if name not in POLICY_NAMES:
-        raise PolicyError(f"unknown policy {name!r}: use one of {', '.join(POLICY_NAMES)}")
-    unit = unit or DEFAULT_UNITS[name]
-    if (name, unit) not in DEFAULT_SIZES:
-        allowed = ", ".join(u for n, u in DEFAULT_SIZES if n == name)
-        raise PolicyError(f"the {name} policy counts in {allowed}, not {unit}")
-    default_size, default_overlap = DEFAULT_SIZES[(name, unit)]
+    spec = registry.get(name)
+    unit = unit or spec.unit
+    if unit not in spec.sizes:
+        raise PolicyError(f"the {name} policy counts in {', '.join(spec.units)}, not {unit}")
+    default_size, default_overlap = spec.sizes[unit]
     if size is None:
         size = default_size
     if size < 1:
@@ -117,15 +97,13 @@ def policy_from_args(
         )
     if not 0 <= overlap < size:
         raise PolicyError(f"--overlap must be at least 0 and below --size ({size}), got {overlap}")
-    if table_header_prefix and name != "structure":
-        raise PolicyError("--table-header-prefix works with the structure policy only")
-    return ChunkPolicy(
-        name=name,  # type: ignore[arg-type]
-        size=size,
-        overlap=overlap,
-        unit=unit,  # type: ignore[arg-type]
-        table_header_prefix=table_header_prefix,
-    )
+    options = {"table_header_prefix": table_header_prefix, "skip_garbled": skip_garbled}
+    for option, on in options.items():
+        if on and option not in spec.options:
+            policies = " or ".join(registry.accepting(option))
+            flag = registry.option(option).flag
+            raise PolicyError(f"{flag} works with the {policies} policy only")
+    return ChunkPolicy(name=name, size=size, overlap=overlap, unit=unit, **options)
 
 
 def chunk_document(
@@ -143,12 +121,7 @@ def chunk_document(
     tokenizer = tokenizer if tokenizer is not None else load_tokenizer()
     analysis = analysis_for(doc, tokenizer)
     index = analysis.block_index(blocks)
-    if policy.name == "fixed":
-        pieces = fixed_pieces(analysis, policy)
-    elif policy.name == "sentence":
-        pieces = sentence_pieces(analysis, index, policy)
-    else:
-        pieces = structure_pieces(analysis, index, policy)
+    pieces = registry.get(policy.name).pieces(analysis, index, policy)
     return _chunks(doc, analysis, index, policy, pieces)
 
 

@@ -20,7 +20,8 @@ until it fits. The next window starts at the first cell that leaves at most ``ov
 tokens shared with the previous window.
 
 Either way, a chunk is flagged ``oversize`` only when one character cluster or one token
-cell alone is larger than ``size``.
+cell alone is larger than ``size``. With ``skip_garbled`` the windows run region by region
+between the garbled blocks (``skip.kept_regions``), so no window reaches into one.
 """
 
 from __future__ import annotations
@@ -28,28 +29,34 @@ from __future__ import annotations
 import bisect
 
 from core.chunk.analysis import DocAnalysis
+from core.chunk.annotate import BlockIndex
+from core.chunk.skip import kept_regions
 from core.chunk.spans import Piece, safe_cut_after, safe_cut_before, skip_space, strip_span
 from core.types import ChunkPolicy
 
 
-def fixed_pieces(analysis: DocAnalysis, policy: ChunkPolicy) -> list[Piece]:
-    if policy.unit == "tokens":
-        return _token_windows(analysis, policy.size, policy.overlap)
-    return _char_windows(analysis.text, policy.size, policy.overlap)
-
-
-def _char_windows(text: str, size: int, overlap: int) -> list[Piece]:
-    n = len(text)
+def fixed_pieces(analysis: DocAnalysis, index: BlockIndex, policy: ChunkPolicy) -> list[Piece]:
     pieces: list[Piece] = []
-    position = skip_space(text, 0)
+    for lo, hi in kept_regions(len(analysis.text), index, policy):
+        if policy.unit == "tokens":
+            pieces.extend(_token_windows(analysis, policy.size, policy.overlap, lo, hi))
+        else:
+            pieces.extend(_char_windows(analysis.text, policy.size, policy.overlap, lo, hi))
+    return pieces
+
+
+def _char_windows(text: str, size: int, overlap: int, lo: int, n: int) -> list[Piece]:
+    """Windows over ``text[lo:n]``."""
+    pieces: list[Piece] = []
+    position = skip_space(text, lo)
     while position < n:
         window_end = min(position + size, n)
         if window_end < n:
             cut = safe_cut_before(text, window_end, position + 1)
-            window_end = cut if cut is not None else safe_cut_after(text, position + 1)
+            window_end = cut if cut is not None else min(safe_cut_after(text, position + 1), n)
         start, end = strip_span(text, position, window_end)
         pieces.append(Piece(char_start=start, char_end=end, oversize=end - start > size))
-        following = skip_space(text, window_end)
+        following = min(skip_space(text, window_end), n)
         if following >= n:
             break
         position = _next_char_start(text, position, end, overlap, size, following)
@@ -70,58 +77,74 @@ def _next_char_start(
     return position
 
 
-def _token_windows(analysis: DocAnalysis, size: int, overlap: int) -> list[Piece]:
+def _token_windows(analysis: DocAnalysis, size: int, overlap: int, lo: int, hi: int) -> list[Piece]:
+    """Windows of whole cells over ``text[lo:hi]``: the cells that start in it, the first
+    widened back to ``lo`` and the last clipped at ``hi`` (the whole text: all cells)."""
     text = analysis.text
-    cells = analysis.cell_starts
-    if not cells:
-        start, end = strip_span(text, 0, len(text))
+    cells = Cells(analysis, lo, hi)
+    if cells.first >= cells.last:
+        start, end = strip_span(text, lo, hi)
         return [Piece(char_start=start, char_end=end)] if start < end else []
-    analysis.counts(_greedy_spans(analysis, size, overlap))  # one batch for the usual case
+    analysis.counts(_greedy_spans(cells, size, overlap))  # one batch for the usual case
     pieces: list[Piece] = []
-    first = 0
-    while first < len(cells):
-        last = _window_end(analysis, first, size)
+    first = cells.first
+    while first < cells.last:
+        last = cells.window_end(first, size)
         while True:
-            start, end = _cells_span(analysis, first, last)
+            start, end = cells.span(first, last)
             fits = analysis.count(start, end) <= size
             if fits or last == first + 1:
                 break
             last -= 1
         if start < end:
             pieces.append(Piece(char_start=start, char_end=end, oversize=not fits))
-        if last >= len(cells):
+        if last >= cells.last:
             break
-        first = _next_first(analysis, first, last, overlap)
+        first = cells.next_first(first, last, overlap)
     return pieces
 
 
-def _window_end(analysis: DocAnalysis, first: int, size: int) -> int:
-    """The largest ``last`` such that cells ``[first, last)`` hold at most ``size`` tokens."""
-    totals = analysis.cell_tokens
-    last = bisect.bisect_right(totals, totals[first] + size) - 1
-    return min(max(last, first + 1), len(analysis.cell_starts))
+class Cells:
+    """The token cells of one region ``[lo, hi)``: cell numbers ``[first, last)``."""
+
+    def __init__(self, analysis: DocAnalysis, lo: int, hi: int) -> None:
+        self.analysis, self.lo, self.hi = analysis, lo, hi
+        starts = analysis.cell_starts
+        whole = lo == 0 and hi == len(analysis.text)
+        self.first = 0 if whole else bisect.bisect_left(starts, lo)
+        self.last = len(starts) if whole else bisect.bisect_left(starts, hi)
+
+    def window_end(self, first: int, size: int) -> int:
+        """The largest ``last`` such that cells ``[first, last)`` hold at most ``size``
+        tokens (at least one cell)."""
+        totals = self.analysis.cell_tokens
+        last = bisect.bisect_right(totals, totals[first] + size) - 1
+        return min(max(last, first + 1), self.last)
+
+    def next_first(self, first: int, last: int, overlap: int) -> int:
+        """First cell of the next window: at most ``overlap`` tokens shared, always
+        progress."""
+        if not overlap:
+            return last
+        totals = self.analysis.cell_tokens
+        return max(bisect.bisect_left(totals, totals[last] - overlap), first + 1)
+
+    def span(self, first: int, last: int) -> tuple[int, int]:
+        """The stripped characters of cells ``[first, last)``, kept inside the region."""
+        analysis = self.analysis
+        start = self.lo if first == self.first else analysis.cell_start(first)
+        end = self.hi if last == self.last else min(analysis.cell_end(last - 1), self.hi)
+        return strip_span(analysis.text, start, end)
 
 
-def _next_first(analysis: DocAnalysis, first: int, last: int, overlap: int) -> int:
-    """First cell of the next window: at most ``overlap`` tokens shared, always progress."""
-    if not overlap:
-        return last
-    totals = analysis.cell_tokens
-    return max(bisect.bisect_left(totals, totals[last] - overlap), first + 1)
-
-
-def _cells_span(analysis: DocAnalysis, first: int, last: int) -> tuple[int, int]:
-    return strip_span(analysis.text, analysis.cell_start(first), analysis.cell_end(last - 1))
-
-
-def _greedy_spans(analysis: DocAnalysis, size: int, overlap: int) -> list[tuple[int, int]]:
+def _greedy_spans(cells: Cells, size: int, overlap: int) -> list[tuple[int, int]]:
     """The windows as they are when no window needs shrinking."""
     spans = []
-    first = 0
-    while first < len(analysis.cell_starts):
-        last = _window_end(analysis, first, size)
-        spans.append(_cells_span(analysis, first, last))
-        if last >= len(analysis.cell_starts):
+    first = cells.first
+    while first < cells.last:
+        last = cells.window_end(first, size)
+        spans.append(cells.span(first, last))
+        if last >= cells.last:
             break
-        first = _next_first(analysis, first, last, overlap)
+        first = cells.next_first(first, last, overlap)
     return spans

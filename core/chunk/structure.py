@@ -4,7 +4,8 @@ Rules, in order of precedence:
 
 1. Page headers and footers (blocks of kind ``header``/``footer``) are left out: no
    chunk holds any of their characters, and a chunk never spans across one (running
-   headers inside chunks would pollute their vectors). Everything else is covered:
+   headers inside chunks would pollute their vectors). With ``skip_garbled``, so are
+   the blocks flagged garbled. Everything else is covered:
    text that no block holds is treated as a paragraph.
 2. A heading starts a new chunk. A run of headings with nothing between them
    (``2 Methods`` then ``2.1 Data``) starts one chunk together. A chunk carries as
@@ -48,11 +49,13 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import NamedTuple
 
 from core.chunk.analysis import DocAnalysis
 from core.chunk.annotate import BlockIndex
+from core.chunk.packing import Unit, cut_unit, pack
+from core.chunk.skip import skipped
 from core.chunk.spans import Measure, Piece, strip_span
 from core.types import ChunkPolicy
 
@@ -71,25 +74,6 @@ _ITEM_START = re.compile(
 _LINE = re.compile(r"[^\n\r]+")
 
 
-class Unit(NamedTuple):
-    """Smallest thing the packer places: a stripped span that it never splits.
-
-    A named tuple rather than a dataclass: thousands are made per document, and this
-    working record never leaves the module.
-    """
-
-    char_start: int
-    char_end: int
-    section: int  # index of the section (heading run) it belongs to
-    heading_block: int | None  # block whose heading path chunks of this unit carry
-    group: int | None = None  # sentences of one split block share a group (overlap)
-    heading: bool = False
-    turn: bool = False  # part of a transcript turn (rule 7)
-    qualifier: bool = False
-    break_before: bool = False  # a chunk must start here (section start, after a header)
-    oversize: bool = False
-
-
 class _Segment(NamedTuple):
     """A block (or text between blocks) as the packer sees it; stripped."""
 
@@ -103,15 +87,15 @@ class _Segment(NamedTuple):
 
 def structure_pieces(analysis: DocAnalysis, index: BlockIndex, policy: ChunkPolicy) -> list[Piece]:
     measure = Measure(analysis, policy)
-    units = _units(analysis, index, measure)
+    units = _units(analysis, index, measure, policy)
     estimate = measure.estimate
     if policy.table_header_prefix:
         room = _header_room(index, measure)
-        groups = _pack(
+        groups = pack(
             units, lambda s, e: estimate(s, e) + room(s) <= policy.size, measure, policy.overlap
         )
     else:
-        groups = _pack(units, lambda s, e: estimate(s, e) <= policy.size, measure, policy.overlap)
+        groups = pack(units, lambda s, e: estimate(s, e) <= policy.size, measure, policy.overlap)
     if measure.tokens:
         groups = _repack_oversized(groups, measure, policy.overlap)
     return [_piece(group, measure) for group in groups]
@@ -160,8 +144,8 @@ def _repack_oversized(groups: list[list[Unit]], measure: Measure, overlap: int) 
             continue
         units: list[Unit] = []
         for unit in group:
-            units.extend(_cut_unit(unit, measure) if not measure.fits(*_span(unit)) else [unit])
-        fixed.extend(_pack(units, measure.fits, measure, overlap))
+            units.extend(cut_unit(unit, measure) if not measure.fits(*_span(unit)) else [unit])
+        fixed.extend(pack(units, measure.fits, measure, overlap))
     return fixed
 
 
@@ -170,12 +154,14 @@ def _span(unit: Unit) -> tuple[int, int]:
 
 
 # -- segments and units --------------------------------------------------------------------
-def _segments(text: str, index: BlockIndex) -> list[_Segment]:
-    """Content in reading order: blocks and the text between them, minus headers/footers.
+def _segments(text: str, index: BlockIndex, policy: ChunkPolicy) -> list[_Segment]:
+    """Content in reading order: blocks and the text between them, minus headers/footers
+    (and the blocks the policy skips).
 
-    The same for every policy, so it is kept on the index.
+    The same for every policy that skips the same blocks, so it is kept on the index.
     """
-    cached = index.derived.get("structure_segments")
+    key = "structure_segments" + ("_ng" if policy.skip_garbled else "")
+    cached = index.derived.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
     segments: list[_Segment] = []
@@ -187,7 +173,7 @@ def _segments(text: str, index: BlockIndex) -> list[_Segment]:
             pending_break = _add(
                 segments, text, (position, start), "paragraph", None, pending_break
             )
-        if block.kind in EXCLUDED_KINDS:
+        if block.kind in EXCLUDED_KINDS or skipped(block, policy):
             pending_break = pending_break or block.char_end > start
         elif block.char_end > start:
             pending_break = _add(
@@ -196,7 +182,7 @@ def _segments(text: str, index: BlockIndex) -> list[_Segment]:
         position = max(position, block.char_end)
     if position < len(text):
         _add(segments, text, (position, len(text)), "paragraph", None, pending_break)
-    index.derived["structure_segments"] = segments
+    index.derived[key] = segments
     return segments
 
 
@@ -217,7 +203,9 @@ def _add(
     return False
 
 
-def _units(analysis: DocAnalysis, index: BlockIndex, measure: Measure) -> list[Unit]:
+def _units(
+    analysis: DocAnalysis, index: BlockIndex, measure: Measure, policy: ChunkPolicy
+) -> list[Unit]:
     text = analysis.text
     sentences = analysis.sentences(index)
     sentence_starts = [s for s, _ in sentences]
@@ -225,7 +213,7 @@ def _units(analysis: DocAnalysis, index: BlockIndex, measure: Measure) -> list[U
     section = -1
     heading_block: int | None = None
     previous_heading = False
-    for number, segment in enumerate(_segments(text, index)):
+    for number, segment in enumerate(_segments(text, index, policy)):
         is_heading = segment.kind == "heading"
         opens = not units or (is_heading and not previous_heading)
         if opens:
@@ -321,91 +309,3 @@ def _stripped(text: str, spans) -> list[tuple[int, int]]:  # spans: Iterable[tup
         if start < end:
             found.append((start, end))
     return found
-
-
-# -- packing -------------------------------------------------------------------------------
-def _pack(
-    units: Sequence[Unit], fits: Callable[[int, int], bool], measure: Measure, overlap: int
-) -> list[list[Unit]]:
-    """Greedy packing in order; see rules 3, 4 and 6 of the module doc."""
-    chunks: list[list[Unit]] = []
-    current: list[Unit] = []
-    for unit in units:
-        if current and not unit.break_before and fits(current[0].char_start, unit.char_end):
-            current.append(unit)
-            continue
-        carried: list[Unit] = []
-        if current and not unit.break_before:
-            carried = _qualifier_carry(current, unit, fits)
-            if carried:
-                current = current[:-1]
-            elif carried := _turn_carry(current, unit, fits):
-                current = current[: -len(carried)]
-            else:
-                carried = _overlap_carry(current, unit, fits, measure, overlap)
-        if current:
-            chunks.append(current)
-        current = [*carried, unit]
-    if current:
-        chunks.append(current)
-    return chunks
-
-
-def _qualifier_carry(
-    current: list[Unit], unit: Unit, fits: Callable[[int, int], bool]
-) -> list[Unit]:
-    claim = current[-1]
-    if not unit.qualifier or len(current) < 2 or claim.heading:
-        return []
-    if not any(not u.heading for u in current[:-1]):
-        return []
-    return [claim] if fits(claim.char_start, unit.char_end) else []
-
-
-def _turn_carry(current: list[Unit], unit: Unit, fits: Callable[[int, int], bool]) -> list[Unit]:
-    """The leading sentences of ``unit``'s turn at the end of ``current``, when an earlier
-    turn precedes them in the chunk and they fit with ``unit`` (rule 7)."""
-    if not unit.turn or unit.group is None:
-        return []
-    k = len(current)
-    while k > 0 and current[k - 1].group == unit.group:
-        k -= 1
-    if k == len(current) or k == 0 or not any(not u.heading for u in current[:k]):
-        return []
-    return current[k:] if fits(current[k].char_start, unit.char_end) else []
-
-
-def _overlap_carry(
-    current: list[Unit],
-    unit: Unit,
-    fits: Callable[[int, int], bool],
-    measure: Measure,
-    overlap: int,
-) -> list[Unit]:
-    """Trailing sentences of ``current`` from ``unit``'s block that fit in ``overlap``."""
-    if overlap <= 0 or unit.group is None:
-        return []
-    carried: list[Unit] = []
-    for previous in reversed(current[1:]):
-        if previous.group != unit.group:
-            break
-        if measure.estimate(previous.char_start, current[-1].char_end) > overlap:
-            break
-        carried.insert(0, previous)
-    while carried and not fits(carried[0].char_start, unit.char_end):
-        carried.pop(0)
-    return carried
-
-
-def _cut_unit(unit: Unit, measure: Measure) -> list[Unit]:
-    pieces = measure.cut(unit.char_start, unit.char_end)
-    return [
-        unit._replace(
-            char_start=p.char_start,
-            char_end=p.char_end,
-            oversize=p.oversize,
-            group=None,
-            break_before=unit.break_before and i == 0,
-        )
-        for i, p in enumerate(pieces)
-    ]

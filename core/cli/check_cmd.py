@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from core.cli import eval_cmd
 from core.cli.index_cmd import methods_help
+from core.cli.options import add_policy_arguments
 from core.errors import LabelError
 from core.ingest.formats import describe_formats
 
@@ -41,10 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="documents, or folders of documents (" + describe_formats() + ")",
     )
-    parser.add_argument("--policy", default="fixed", choices=("fixed", "sentence", "structure"))
-    parser.add_argument("--size", type=int, help="chunk size in --unit (default per policy)")
-    parser.add_argument("--overlap", type=int, help="overlap in --unit (default per policy)")
-    parser.add_argument("--unit", choices=("chars", "tokens", "sentences"))
+    add_policy_arguments(parser, default="fixed")
     parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
     default = eval_cmd.DEFAULT_METHODS
     parser.add_argument("--methods", default=default, help=methods_help(f"default {default}"))

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, TextIO
 
-from core.cli.options import add_file_and_policy_options
+from core.cli.options import add_file_and_policy_options, policy_of
 
 if TYPE_CHECKING:
     from core.types import Chunk
@@ -31,8 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="chunk a document under a policy",
         description=(
             "Chunk FILE under a policy and print the chunks with their exact spans. "
-            "Defaults: fixed 800/100 chars (200/40 tokens), sentence 5/1 sentences, "
-            "structure 240/24 tokens (1000/100 chars)."
+            "With --table-header-prefix each chunk's encoder_text is in --json too."
         ),
     )
     add_file_and_policy_options(parser)
@@ -41,28 +40,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--with-text", action="store_true", help="include the document's full text (JSON)"
     )
-    parser.add_argument(
-        "--table-header-prefix",
-        action="store_true",
-        help="structure: pieces of a split table leave room for its header rows, which the "
-        "encoder reads first (each chunk's encoder_text in --json)",
-    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.chunk import chunk_document, policy_from_args
+    from core.chunk import chunk_document
     from core.ingest import document_to_dict, load_document
     from core.parse import parse_document
     from core.tokens import load_tokenizer
 
-    policy = policy_from_args(
-        args.policy,
-        args.size,
-        args.overlap,
-        args.unit,
-        table_header_prefix=args.table_header_prefix,
-    )
+    policy = policy_of(args)
     started = time.perf_counter()
     doc = load_document(args.file, password=args.password)
     parsed = parse_document(doc, parser=args.parser)

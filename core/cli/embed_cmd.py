@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from core.cli.options import add_file_and_policy_options
+from core.cli.options import add_file_and_policy_options, policy_of
 
 _SEPARATOR = " > "
 
@@ -55,14 +55,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.chunk import chunk_document, policy_from_args
+    from core.chunk import chunk_document
     from core.cli.progress import ProgressBar
     from core.embed import embed_chunks, load_encoder, window_policy
     from core.ingest import load_document
     from core.parse import parse_document
     from core.tokens import load_tokenizer
 
-    policy = policy_from_args(args.policy, args.size, args.overlap, args.unit)
+    policy = policy_of(args)
     doc = load_document(args.file, password=args.password)
     encoder = load_encoder(
         args.model, pooling=args.pooling, device=args.device, max_tokens=args.max_tokens

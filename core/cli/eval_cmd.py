@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from core.cli.index_cmd import methods_help
+from core.cli.options import add_policy_arguments, policy_of
 from core.errors import LabelError
 from core.ingest.formats import describe_formats, is_supported_name
 from core.methods import EVALUATED
@@ -43,15 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="documents, or folders of documents (" + describe_formats() + ")",
     )
-    parser.add_argument(
-        "--policy",
-        default="fixed",
-        choices=("fixed", "sentence", "structure"),
-        help="chunking policy (fixed: 800/100 chars unless --size/--overlap/--unit)",
-    )
-    parser.add_argument("--size", type=int, help="chunk size in --unit (default per policy)")
-    parser.add_argument("--overlap", type=int, help="overlap in --unit (default per policy)")
-    parser.add_argument("--unit", choices=("chars", "tokens", "sentences"))
+    add_policy_arguments(parser, default="fixed")
     parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
     parser.add_argument(
         "--methods", default=DEFAULT_METHODS, help=methods_help(f"default {DEFAULT_METHODS}")
@@ -125,12 +118,11 @@ def load_model(args: argparse.Namespace) -> tuple[Any, Callable[..., Any], Any]:
 
 
 def _config(args: argparse.Namespace) -> Any:
-    from core.chunk import policy_from_args
     from core.cli.index_cmd import parse_methods
     from core.evaluate import EvalConfig
 
     methods = parse_methods(args.methods) or parse_methods(DEFAULT_METHODS) or ()
-    policy = policy_from_args(args.policy, args.size, args.overlap, args.unit)
+    policy = policy_of(args)
     try:
         return EvalConfig(
             policy=policy,

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from core.cli.options import add_file_and_policy_options, check_out
+from core.cli.options import add_file_and_policy_options, check_out, policy_of
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,14 +30,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.chunk import chunk_document, policy_from_args
+    from core.chunk import chunk_document
     from core.export import export_jsonl
     from core.ingest import load_document
     from core.parse import parse_document
     from core.tokens import load_tokenizer
 
     check_out(args.out)
-    policy = policy_from_args(args.policy, args.size, args.overlap, args.unit)
+    policy = policy_of(args)
     doc = load_document(args.file, password=args.password)
     blocks = parse_document(doc, parser=args.parser).blocks
     chunks = chunk_document(doc, blocks, policy, load_tokenizer(args.model))

@@ -8,10 +8,10 @@ finishes the job); a second one aborts at once. Exit status: 0 when every file w
 indexed or skipped, 2 when any failed (each on its own line, the others indexed) or on
 a usage error, 130 when stopped by Ctrl-C.
 
-The helpers ``add_store_arguments``, ``add_policy_arguments``, ``add_model_arguments``
-and ``parse_methods`` are shared with ``query`` and ``eval``. Without ``--methods``, every
-registered method is indexed (``core.methods``); a fusion named in ``--methods`` is
-indexed as its parts.
+The helpers ``add_store_arguments``, ``add_policy_arguments`` (from ``options``),
+``add_model_arguments`` and ``parse_methods`` are shared with ``query`` and ``eval``.
+Without ``--methods``, every registered method is indexed (``core.methods``); a fusion
+named in ``--methods`` is indexed as its parts.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from core.cli.options import add_policy_arguments, policy_of
 from core.errors import ChunkscopeError
 from core.ingest.formats import describe_formats
 
@@ -36,14 +37,6 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--chroma-host", metavar="HOST:PORT", help="use a Chroma server (or $CHUNKSCOPE_CHROMA)"
     )
-
-
-def add_policy_arguments(parser: argparse.ArgumentParser, *, default: str | None) -> None:
-    note = f"default {default}" if default else "default: the policy the index holds"
-    parser.add_argument("--policy", default=default, help=f"fixed, sentence or structure ({note})")
-    parser.add_argument("--size", type=int, help="chunk size in --unit (default per policy)")
-    parser.add_argument("--overlap", type=int, help="overlap in --unit (default per policy)")
-    parser.add_argument("--unit", help="chars, tokens or sentences (default per policy)")
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -195,12 +188,11 @@ def _keep_sources(store: Any, report: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.chunk import policy_from_args
     from core.index import DocumentFile, collect_files, index_documents
     from core.parse import PARSERS
     from core.store import ChunkStore
 
-    policy = policy_from_args(args.policy, args.size, args.overlap, args.unit)
+    policy = policy_of(args)
     from core import methods as registry
 
     methods = parse_methods(args.methods) or registry.base_methods()

@@ -16,23 +16,66 @@ from core.ingest.formats import describe_formats
 
 
 def add_file_and_policy_options(parser: argparse.ArgumentParser) -> None:
-    """``FILE``, ``--password``, ``--policy``, ``--size``, ``--overlap``, ``--unit``,
+    """``FILE``, ``--password``, the policy arguments (``--policy`` required) and
     ``--parser``: what ``chunk`` and ``embed`` need to reproduce the same chunk spans."""
     parser.add_argument("file", metavar="FILE", help="a document: " + describe_formats())
     parser.add_argument("--password", help="password of an encrypted PDF")
-    parser.add_argument(
-        "--policy", required=True, choices=("fixed", "sentence", "structure"), help="policy"
-    )
-    parser.add_argument("--size", type=int, help="chunk size in --unit (default per policy)")
-    parser.add_argument("--overlap", type=int, help="overlap in --unit (default per policy)")
-    parser.add_argument(
-        "--unit",
-        choices=("chars", "tokens", "sentences"),
-        help="unit of --size/--overlap (default: chars; sentence: sentences; structure: tokens)",
-    )
+    add_policy_arguments(parser, default=None, required=True)
     parser.add_argument(
         "--parser", choices=("fast", "layout"), default="fast", help="block parser (fast)"
     )
+
+
+def add_policy_arguments(
+    parser: argparse.ArgumentParser, *, default: str | None, required: bool = False
+) -> None:
+    """``--policy`` (a registered policy; without ``default``, ``query`` takes the one the
+    index holds), ``--size``, ``--overlap``, ``--unit`` and one flag per policy option, all
+    read from the policy registry (``core.chunk.registry``). An unknown name is refused by
+    ``policy_of`` with the registry's one-line message."""
+    from core.chunk import registry
+
+    names = registry.policy_names()
+    if default is not None:
+        note = f"default {default}"
+    else:
+        note = "required" if required else "default: the policy the index holds"
+    units = "; ".join(
+        f"{s.name} {s.unit}" + "".join(f" or {u}" for u in s.units if u != s.unit)
+        for s in registry.all_policies()
+    )
+    parser.add_argument(
+        "--policy", default=default, required=required, metavar="{" + ",".join(names) + "}",
+        help=f"chunking policy ({note}): "
+        + "; ".join(f"{s.name}, {s.summary}" for s in registry.all_policies()),
+    )  # fmt: skip
+    parser.add_argument("--size", type=int, help="chunk size in --unit (default per policy)")
+    parser.add_argument("--overlap", type=int, help="overlap in --unit (default per policy)")
+    parser.add_argument(
+        "--unit", choices=registry.all_units(),
+        help=f"unit of --size/--overlap (default first: {units})",
+    )  # fmt: skip
+    add_policy_option_flags(parser)
+
+
+def add_policy_option_flags(parser: argparse.ArgumentParser) -> None:
+    """One ``store_true`` flag per policy option, saying which policies take it."""
+    from core.chunk import registry
+
+    for option in registry.OPTIONS:
+        takers = " or ".join(registry.accepting(option.name))
+        parser.add_argument(
+            option.flag, dest=option.name, action="store_true",
+            help=f"{takers} (key suffix -{option.suffix}): {option.help}",
+        )  # fmt: skip
+
+
+def policy_of(args: argparse.Namespace) -> Any:
+    """The ``ChunkPolicy`` the policy arguments ask for (``PolicyError``: one line)."""
+    from core.chunk import policy_from_args, registry
+
+    options = {o.name: bool(getattr(args, o.name, False)) for o in registry.OPTIONS}
+    return policy_from_args(args.policy, args.size, args.overlap, args.unit, **options)
 
 
 def check_out(path: str | os.PathLike[str] | None) -> None:

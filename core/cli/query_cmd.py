@@ -48,10 +48,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def resolve_policy(args: argparse.Namespace, indexed: list[Any], model: str) -> Any:
     """The asked policy, or the single policy stored for ``model``."""
-    from core.chunk import policy_from_args
+    from core.cli.options import policy_of
 
     if args.policy is not None:
-        return policy_from_args(args.policy, args.size, args.overlap, args.unit)
+        return policy_of(args)
     policies = {d.policy_key: d.policy for d in indexed if d.model == model and d.complete}
     if not policies:
         raise StoreError(

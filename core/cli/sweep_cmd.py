@@ -25,6 +25,8 @@ from core.ingest.formats import describe_formats
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from core.chunk import registry
+
     parser = subparsers.add_parser(
         "sweep",
         help="evaluate a grid of chunk sizes and overlaps under several methods",
@@ -39,13 +41,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="documents, or folders of documents (" + describe_formats() + ")",
     )  # fmt: skip
     parser.add_argument(
-        "--policy", default="fixed", help="comma list of fixed, sentence, structure (fixed)"
-    )
+        "--policy", default="fixed",
+        help="comma list of " + ", ".join(registry.policy_names()) + " (fixed)",
+    )  # fmt: skip
     parser.add_argument("--size", required=True, help="chunk sizes in --unit: 64,128,256,512")
     parser.add_argument(
         "--overlap", default="0", help="overlaps: counts in --unit or shares of the size (0,10%%)"
     )
-    parser.add_argument("--unit", choices=("chars", "tokens", "sentences"))
+    parser.add_argument("--unit", choices=registry.all_units())
     parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
     default = eval_cmd.DEFAULT_METHODS
     parser.add_argument("--methods", default=default, help=methods_help(f"default {default}"))

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import ChunkscopeError
-from core.index import DocIndexResult, DocumentFile, _refuse_shared_ids
+from core.index import DocIndexResult
 from core.index_identity import StoredNames
+from core.index_inputs import DocumentFile, refuse_shared_ids
 from core.ingest import doc_id_for
 from core.protocols import ChunkIndex, IndexListing
 from core.types import ChunkPolicy
@@ -70,7 +71,7 @@ def plan_run(
 ) -> RunPlan:
     """Rows for Ray and the results settled here (see the module docstring)."""
     items = [DocumentFile(path=p, password=password) for p in files]
-    _refuse_shared_ids(items)
+    refuse_shared_ids(items)
     listing = store.indexed_documents()
     listed = _Listed(listing)
     candidates = set() if force else _complete_candidates(listed, model, policy)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -18,10 +17,10 @@ import pytest
 from core.ingest import load_document
 from core.render.views import highlight_shapes
 from tests.browser.conftest import RUN_TIMEOUT_MS, running_app
+from tests.browser.test_workbench import wait_idle
 from workbench._ui_engine import DEMO_DIR, DEMO_POLICY, DEMO_QUERY
 
 pytestmark = pytest.mark.slow
-BUSY = "[data-testid=stStatusWidget], [data-testid=stSkeleton]"
 ASKED = "Corvane HX40 › Operating temperature"
 INDEX_TIMEOUT_MS = 400_000
 
@@ -44,12 +43,8 @@ def tall(browser):
     context.close()
 
 
-def settle(page, quiet_polls: int = 5) -> None:
-    page.locator("[data-testid=stMain] h1").first.wait_for()
-    quiet = 0
-    while quiet < quiet_polls:
-        quiet = 0 if page.locator(BUSY).count() else quiet + 1
-        time.sleep(0.3)
+def settle(page) -> None:
+    wait_idle(page)  # the app says its script has finished, nothing is loading
 
 
 def shot(page, artifacts, name: str) -> None:

@@ -5,14 +5,13 @@ the Evaluate page."""
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
 from tests.browser.conftest import running_app
+from tests.browser.test_workbench import wait_idle
 
 pytestmark = pytest.mark.slow
-BUSY = "[data-testid=stStatusWidget], [data-testid=stSkeleton]"
 SWEEP_TIMEOUT_MS = 300_000
 
 
@@ -31,12 +30,8 @@ def tall(browser):
     context.close()
 
 
-def settle(page, quiet_polls: int = 5) -> None:
-    page.locator("[data-testid=stMain] h1").first.wait_for()
-    quiet = 0
-    while quiet < quiet_polls:
-        quiet = 0 if page.locator(BUSY).count() else quiet + 1
-        time.sleep(0.3)
+def settle(page) -> None:
+    wait_idle(page)  # the app says its script has finished, nothing is loading
 
 
 def test_sweep_the_demo_click_a_cell_and_read_its_failures(tall, tune_url, artifacts):

@@ -3,7 +3,6 @@ and a document made of HTML that must stay text."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -18,13 +17,20 @@ UPLOAD_PDF = PDF_DIR / "pypdfsf_multicolumn.pdf"
 BUSY = "[data-testid=stStatusWidget], [data-testid=stSkeleton]"
 
 
-def wait_idle(page, *, quiet_polls: int = 4) -> None:
-    """Wait for the page title, then until the app has been idle for a few polls."""
+IDLE = """busy => {
+    const app = document.querySelector('[data-testid=stApp]');
+    return app !== null
+        && app.getAttribute('data-test-script-state') === 'notRunning'
+        && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+        && document.querySelector(busy) === null;
+}"""
+
+
+def wait_idle(page) -> None:
+    """Wait for the page title, then until the app says its script (and every fragment)
+    has finished running, it is connected, and no element is still loading."""
     page.locator("[data-testid=stMain] h1").first.wait_for()
-    quiet = 0
-    while quiet < quiet_polls:
-        quiet = 0 if page.locator(BUSY).count() else quiet + 1
-        time.sleep(0.25)
+    page.wait_for_function(IDLE, arg=BUSY)
 
 
 def open_app(page, url: str) -> None:
