@@ -20,6 +20,11 @@ from core.types import Document
 from workbench import _ui, _ui_cite
 from workbench import _ui_engine as eng
 
+MAX_CARDS = 50  # cards per method column: more would make a page of thousands of cards
+K_HELP = (
+    f"Chunks kept per method. The columns show at most {MAX_CARDS} cards each; any k is "
+    "accepted, and \"Where does a chunk rank?\" measures the gap to enter the top k."
+)
 SCORE_SHORT = {"cosine": "cos", "bm25": "BM25", "rrf": "RRF", "wsum": "fused"}
 
 
@@ -28,6 +33,15 @@ def score_text(method: str, score: float | None) -> str:
     scale = registry.get(method).score
     shown = "-" if score is None else scale.format(score)
     return f"{SCORE_SHORT.get(scale.kind, scale.kind)} {shown}"
+
+
+def cards_capped_line(k: int) -> str:
+    """Why the columns show fewer cards than the ``k`` asked for."""
+    return (
+        f"k = {k:,}: each column shows its top {MAX_CARDS} cards. Ranks past {MAX_CARDS} "
+        f"are in \"Where does a chunk rank?\" below, which ranks any chunk at full depth "
+        f"and gives the gap to enter the top {k:,}."
+    )
 
 
 def card(rank, score, path, text, *, doc="", note="", extra="", gold=False) -> None:

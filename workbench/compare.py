@@ -59,7 +59,7 @@ stored = {e.method for e in here if doc_id in (None, e.doc_id)}
 offered = meth.offered_methods()
 st.session_state[K.METHODS] = [m for m in st.session_state[K.METHODS] if m in offered]
 chosen = row[2].multiselect("Methods", offered, key=K.METHODS)
-k = int(row[3].number_input("k", 1, 50, key=K.K))
+k = int(row[3].number_input("k", 1, None, key=K.K, help=ins.K_HELP))  # any k: see ins.MAX_CARDS
 meth.fusion_builder(K.METHODS)
 if st.session_state[K.QUERY] == eng.DEMO_QUERY and not set(docs_here) & set(eng.demo_documents()):
     st.session_state[K.QUERY] = ""  # the pump demo's query means nothing to other documents
@@ -98,7 +98,8 @@ reranked = None
 if on and stage in wide.results:
     reranked = rerank(wide.results[stage], docs=_ui.library(), weights=weights, method=stage)
 extra = {c.chunk_id for c in reranked.top(k)} if reranked else set()
-view = eng.narrow(wide, k, extra)
+cards_k = min(k, ins.MAX_CARDS)
+view = eng.narrow(wide, cards_k, extra)
 changes = {c.chunk_id: c for c in view.rank_changes}
 st.caption(
     f"{'Exact' if wide.exact else 'Approximate'} ranks over {max(wide.scope_sizes.values()):,} "
@@ -106,6 +107,8 @@ st.caption(
     f"model {wide.model}"
 )
 
+if k > cards_k:
+    st.info(ins.cards_capped_line(k), icon=":material/info:")
 if refusal:
     st.info(f"Late chunking is disabled: {_ui.md(refusal)}", icon=":material/block:")
 names = [*methods, *(["rerank"] if reranked else [])]
@@ -132,7 +135,7 @@ if len(stages) > 1:
     lines = charts.slope_lines(
         wide.methods, ranks, labels, extra=reranked.ranks() if reranked else None
     )
-    fig = charts.slope_figure(stages, lines, depth=max(3 * k, 20), selected=picked)
+    fig = charts.slope_figure(stages, lines, depth=max(3 * cards_k, 20), selected=picked)
     left.plotly_chart(
         fig, key="cs_cmp_slope", on_select=lambda: ins.on_select("cs_cmp_slope", K.SELECTED),
         selection_mode="points", config=NO_BAR,
