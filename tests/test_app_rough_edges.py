@@ -4,8 +4,15 @@ the triage counter."""
 
 from __future__ import annotations
 
-from tests.test_app_engine_pages import TIMEOUT_S, column, fake, index_demo, open_page, ranked
-from tests.test_app_engine_pages import store_dir
+from tests.test_app_engine_pages import (
+    TIMEOUT_S,
+    column,
+    fake,
+    index_demo,
+    open_page,
+    ranked,
+    store_dir,
+)
 from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
 

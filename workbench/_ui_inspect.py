@@ -23,7 +23,7 @@ from workbench import _ui_engine as eng
 MAX_CARDS = 50  # cards per method column: more would make a page of thousands of cards
 K_HELP = (
     f"Chunks kept per method. The columns show at most {MAX_CARDS} cards each; any k is "
-    "accepted, and \"Where does a chunk rank?\" measures the gap to enter the top k."
+    'accepted, and "Where does a chunk rank?" measures the gap to enter the top k.'
 )
 SCORE_SHORT = {"cosine": "cos", "bm25": "BM25", "rrf": "RRF", "wsum": "fused"}
 
@@ -39,7 +39,7 @@ def cards_capped_line(k: int) -> str:
     """Why the columns show fewer cards than the ``k`` asked for."""
     return (
         f"k = {k:,}: each column shows its top {MAX_CARDS} cards. Ranks past {MAX_CARDS} "
-        f"are in \"Where does a chunk rank?\" below, which ranks any chunk at full depth "
+        f'are in "Where does a chunk rank?" below, which ranks any chunk at full depth '
         f"and gives the gap to enter the top {k:,}."
     )
 
