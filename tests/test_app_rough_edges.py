@@ -4,6 +4,10 @@ the triage counter."""
 
 from __future__ import annotations
 
+import json
+import re
+
+from core.evaluate import CAUSES, load_run, sample_failures
 from tests.test_app_engine_pages import (
     TIMEOUT_S,
     column,
@@ -15,6 +19,7 @@ from tests.test_app_engine_pages import (
 )
 from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
+from workbench import _ui_triage as tri
 
 __all__ = ["TIMEOUT_S", "fake", "store_dir"]  # fixtures, imported for pytest
 
@@ -36,3 +41,44 @@ def test_a_k_past_the_cards_is_accepted_and_says_where_the_rest_is(fake, store_d
     assert table, "the full-depth panel measures against the k asked for"
     box.set_value(10).run()
     assert not [i for i in at.info if "k = " in i.value]
+
+
+def _tag_buttons(at) -> dict[str, str]:
+    return {c: at.button(key=f"cs_tag_{c}").proto.type for c in CAUSES}
+
+
+def test_the_counter_and_the_buttons_read_only_the_methods_own_tags(fake, store_dir):
+    at = open_page("evaluate")
+    [b for b in at.button if b.label == "Run"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run = load_run(store_dir / "runs" / f"{at.session_state[tri.TKey.RUN]}.json")
+    samples = {m: sample_failures(run, m, n=tri.N_SAMPLE, seed=0) for m in run.methods}
+    first, then, shared = next(
+        (a, b, q)
+        for a in run.methods for b in run.methods if a != b
+        for q in [f.query_id for f in samples[a]] if q in {f.query_id for f in samples[b]}
+    )  # fmt: skip
+    at.selectbox(key=tri.TKey.TRIAGE_METHOD).set_value(first).run()
+    at.session_state[tri.TKey.TRIAGE_POS] = [f.query_id for f in samples[first]].index(shared)
+    at.run()
+    at.button(key="cs_tag_other").click().run()  # tagged while reading `first`
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.get("progress")[-1].proto.text == f"1 of {len(samples[first])} read"
+
+    at.selectbox(key=tri.TKey.TRIAGE_METHOD).set_value(then).run()
+    n = len(samples[then])
+    assert at.get("progress")[-1].proto.text == f"0 of {n} read"  # not the other method's tag
+    title = json.loads(at.get("plotly_chart")[-1].proto.spec)["layout"]["title"]["text"]
+    assert f"0 tagged of {n} sampled" in title
+    at.session_state[tri.TKey.TRIAGE_POS] = [f.query_id for f in samples[then]].index(shared)
+    at.run()
+    panel = [h.proto.body for h in at.html if "Why it failed" in h.proto.body]
+    found = re.search(r"suggested: <b[^>]*>(\w+)</b>", panel[0]) if panel else None
+    suggested = found.group(1) if found and found.group(1) in CAUSES else ""
+    selected = [c for c, kind in _tag_buttons(at).items() if kind == "primary"]
+    assert selected == ([suggested] if suggested else [])  # one at most, never the other's
+    assert any(f"while reading {first}'s failures" in c.value for c in at.caption)
+    at.button(key=f"cs_tag_{suggested or 'parse'}").click().run()  # replaces the tag
+    assert at.get("progress")[-1].proto.text == f"1 of {n} read"
+    at.selectbox(key=tri.TKey.TRIAGE_METHOD).set_value(first).run()
+    assert at.get("progress")[-1].proto.text == f"0 of {len(samples[first])} read"

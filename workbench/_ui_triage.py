@@ -21,6 +21,7 @@ import streamlit as st
 from core.cite import Citation
 from core.errors import LabelError
 from core.evaluate import (
+    CAUSES,
     DocumentIndex,
     EvalConfig,
     EvalRun,
@@ -248,6 +249,43 @@ def step(by: int, size: int) -> None:
     )
 
 
+def own_tag(failure):  # -> core.evaluate.Tag | None
+    """The failure's tag if it was made under the method being read.
+
+    A query has one tag per run (``TriageStore``), whichever method it was read under; a
+    tag made while reading another method's failures is that method's reading, so it
+    neither counts here nor selects a button here (tagging here replaces it)."""
+    tag = failure.tag
+    return tag if tag is not None and tag.method in ("", failure.method) else None
+
+
+def sample_counts(sample) -> dict[str, int]:
+    """Tags per cause among the failures of ``sample`` tagged under its own method,
+    every cause present, in ``CAUSES`` order."""
+    counts = dict.fromkeys(CAUSES, 0)
+    for failure in sample:
+        if (tag := own_tag(failure)) is not None:
+            counts[tag.cause] += 1
+    return counts
+
+
+def chosen_cause(failure, suggested: str) -> str:
+    """The one cause shown selected: this method's tag, else the suggestion ('' none)."""
+    tag = own_tag(failure)
+    return tag.cause if tag is not None else suggested
+
+
+def elsewhere_line(failure) -> str:
+    """What a tag made under another method says, and that tagging here replaces it."""
+    tag = failure.tag
+    if tag is None or own_tag(failure) is not None:
+        return ""
+    return (
+        f"Tagged **{tag.cause}** while reading {_ui.md(tag.method)}'s failures; a tag "
+        "here replaces it (one tag per query and run). "
+    )
+
+
 def reset_triage() -> None:
     """Open the sample again at its first untagged failure."""
     st.session_state[TKey.TRIAGE_POS] = None
@@ -256,7 +294,7 @@ def reset_triage() -> None:
 def position(sample) -> int:
     """Where the reader stands in ``sample``; a new session starts at the first untagged."""
     if st.session_state[TKey.TRIAGE_POS] is None:
-        first = next((i for i, f in enumerate(sample) if f.tag is None), 0)
+        first = next((i for i, f in enumerate(sample) if own_tag(f) is None), 0)
         st.session_state[TKey.TRIAGE_POS] = first
     return min(st.session_state[TKey.TRIAGE_POS], len(sample) - 1)
 
