@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
+
+from conftest import ROOT
+from streamlit.testing.v1 import AppTest
 
 from core.evaluate import CAUSES, load_run, sample_failures
+from core.ingest.formats import all_formats
 from tests.test_app_engine_pages import (
     TIMEOUT_S,
     column,
@@ -22,6 +27,7 @@ from workbench import _ui_inspect as ins
 from workbench import _ui_triage as tri
 
 __all__ = ["TIMEOUT_S", "fake", "store_dir"]  # fixtures, imported for pytest
+DATA = ROOT / "tests" / "data" / "formats"
 
 
 def test_a_k_past_the_cards_is_accepted_and_says_where_the_rest_is(fake, store_dir, monkeypatch):
@@ -82,3 +88,53 @@ def test_the_counter_and_the_buttons_read_only_the_methods_own_tags(fake, store_
     assert at.get("progress")[-1].proto.text == f"1 of {n} read"
     at.selectbox(key=tri.TKey.TRIAGE_METHOD).set_value(first).run()
     assert at.get("progress")[-1].proto.text == f"0 of {len(samples[first])} read"
+
+
+ACCEPTED = {
+    "sample-sigconf.pdf": (ROOT / "sample_docs" / "sample-sigconf.pdf").read_bytes(),
+    "notes.txt": b"Plain notes about the pump.\n",
+    "manual.md": b"# Manual\n\nPrime the pump first.\n",
+    "lecture-3.vtt": (DATA / "lecture-3.vtt").read_bytes(),
+    "river.srt": (DATA / "river.srt").read_bytes(),
+    "pumps.html": (DATA / "pumps.html").read_bytes(),
+    "hlinks.docx": (DATA / "third_party" / "python-docx_par-hlink-frags.docx").read_bytes(),
+}
+REFUSED = {
+    "budget.xlsx": b"PK\x03\x04" + b"\x00" * 64,  # a ZIP of another kind
+    "server.log": b"12:00 started\n",  # text, but no format lists .log
+    "queries.json": b'{"query": "x"}\n',
+}
+
+
+def test_every_accepted_format_uploads_and_a_refused_one_says_what_is_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHUNKSCOPE_STORE", str(tmp_path / "store"))
+    monkeypatch.delenv("CHUNKSCOPE_CHROMA", raising=False)
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
+    uploader = at.file_uploader(key="cs_uploader")
+    assert list(uploader.proto.type) == []  # the browser refuses nothing by MIME type itself
+    assert all(s in uploader.proto.help for f in all_formats() for s in f.suffixes)
+    files = [(n, b, "application/octet-stream") for n, b in {**ACCEPTED, **REFUSED}.items()]
+    uploader.set_value(files).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.success) == len(ACCEPTED), [e.value for e in at.error]
+    assert len(at.error) == len(REFUSED)
+    errors = {name: [e.value for e in at.error if name.replace(".", "\\.") in e.value]
+              for name in REFUSED}  # fmt: skip
+    for said in errors.values():
+        (line,) = said  # one line a refused file
+        assert "\n" not in line and "not read here" in line
+        shown = line.replace("\\", "")
+        assert all(f"{f.label} ({', '.join(f.suffixes)})" in shown for f in all_formats())
+    table = at.dataframe[0].value
+    assert {Path(n).stem for n in ACCEPTED} <= set(table["document"])
+
+
+def test_a_query_set_of_another_kind_says_what_a_query_set_is(fake, store_dir):
+    at = open_page("evaluate")
+    at.segmented_control(key=tri.TKey.SOURCE).set_value("upload").run()
+    uploader = at.file_uploader(key=tri.TKey.UPLOAD)
+    assert list(uploader.proto.type) == []  # no MIME-type refusal in the browser
+    uploader.set_value([("set.csv", b"query,doc\nwarranty,x\n", "text/csv")]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    (error,) = [e.value.replace("\\", "") for e in at.error]  # as shown: markdown unescaped
+    assert "set.csv" in error and ".jsonl" in error and "\n" not in error

@@ -49,6 +49,11 @@ EVAL_DIR = Path(
     os.environ.get("CHUNKSCOPE_EVAL_DIR", _ui.ROOT.parent / "shared/corpus/chunking_evaluation")
 )
 N_SAMPLE = 20  # failures drawn for the reader
+QUERY_SET_HELP = (
+    'a query set is a .jsonl file, one JSON object a line: {"id", "query", "doc", and '
+    '"gold" spans or "evidence" text} (what "Mark as the answer" and `chunkscope import-qa` '
+    "write)"
+)
 
 
 class TKey:
@@ -139,9 +144,13 @@ def query_source(kind: str) -> tuple[list[LabelledQuery], list[Document]]:
         for name in picked:
             kept += [q for q in shared_queries() if q.doc == name][:limit]
         return kept, [shared_document(n) for n in picked]
-    upload = st.file_uploader("Query set (JSONL, one query a line)", ["jsonl"], key=TKey.UPLOAD)
+    upload = st.file_uploader(  # no type= list: the browser would refuse by MIME type alone
+        "Query set (JSONL, one query a line)", key=TKey.UPLOAD, help=QUERY_SET_HELP
+    )
     if upload is None:
         return [], []
+    if not upload.name.lower().endswith(".jsonl"):
+        raise LabelError(f"{upload.name} is not read here: {QUERY_SET_HELP}")
     try:
         lines = upload.getvalue().decode("utf-8").splitlines()
     except UnicodeDecodeError as exc:
