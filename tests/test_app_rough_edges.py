@@ -4,14 +4,17 @@ the triage counter."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
 from core.evaluate import CAUSES, load_run, sample_failures
+from core.ingest import load_document
 from core.ingest.formats import all_formats
 from tests.test_app_engine_pages import (
     TIMEOUT_S,
@@ -138,3 +141,31 @@ def test_a_query_set_of_another_kind_says_what_a_query_set_is(fake, store_dir):
     assert not at.exception, [e.value for e in at.exception]
     (error,) = [e.value.replace("\\", "") for e in at.error]  # as shown: markdown unescaped
     assert "set.csv" in error and ".jsonl" in error and "\n" not in error
+
+
+PATH_LINE = re.compile(
+    r'<div class="cs-path">(.*?)</div>\s*<div class="cs-words">(.*?)</div>', re.S
+)
+TEN_Q = ROOT.parent / "shared" / "corpus" / "financebench" / "pdfs" / "Pfizer_2023Q2_10Q.pdf"
+
+
+def test_cards_on_a_10q_are_titled_by_real_headings_and_tell_apart(fake, store_dir):
+    if not TEN_Q.is_file():
+        pytest.skip("the shared corpus lacks the Pfizer 10-Q")
+    doc = load_document(TEN_Q)
+    index_demo(store_dir, fake, methods=("naive", "bm25"), docs=[doc])
+    at = open_page("compare")
+    at.selectbox(key=eng.EKey.SCOPE).select(doc.doc_id).run()
+    at.text_input(key=eng.EKey.QUERY_WIDGET).set_value("six months ended cash flows").run()
+    assert not at.exception, [e.value for e in at.exception]
+    for method in ("naive", "bm25"):
+        bodies = [h.proto.body for h in column(at, method).html]
+        cards = [tuple(map(html.unescape, m)) for b in bodies for m in PATH_LINE.findall(b)]
+        assert len(cards) == 10
+        assert len(set(cards)) == len(cards)  # no two cards read alike
+        for head, words in cards:
+            assert not re.search(r"months ended|^\(", head, re.I), head  # never a column heading
+            assert not words.startswith("Three Months Ended"), words  # its own rows first
+    labels = at.selectbox(key=eng.EKey.SELECTED).options
+    assert len(set(labels)) == len(labels)
+    assert any(re.search(r" — “.+” \(\d+ of \d+\)$", label) for label in labels)

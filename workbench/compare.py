@@ -97,8 +97,8 @@ except ChunkscopeError as exc:
 reranked = None
 if on and stage in wide.results:
     reranked = rerank(wide.results[stage], docs=_ui.library(), weights=weights, method=stage)
-extra = {c.chunk_id for c in reranked.top(k)} if reranked else set()
 cards_k = min(k, ins.MAX_CARDS)
+extra = {c.chunk_id for c in reranked.top(cards_k)} if reranked else set()
 view = eng.narrow(wide, cards_k, extra)
 changes = {c.chunk_id: c for c in view.rank_changes}
 st.caption(
@@ -109,21 +109,25 @@ st.caption(
 
 if k > cards_k:
     st.info(ins.cards_capped_line(k), icon=":material/info:")
+hits = {h.chunk_id: h for m in wide.methods for h in wide.results[m]}
+titles = ins.titles_of([hits[c] for c in {*changes, *extra}], policy, entries)  # card titles
 if refusal:
     st.info(f"Late chunking is disabled: {_ui.md(refusal)}", icon=":material/block:")
 names = [*methods, *(["rerank"] if reranked else [])]
 for col, name in zip(st.columns(len(names)), names, strict=True):
     with col:
         if name == "rerank":
-            ins.rerank_column(reranked, k, whole)
+            ins.rerank_column(reranked, cards_k, whole, titles)
         elif name in methods:
-            ins.method_column(view, name, changes, whole)
+            ins.method_column(view, name, changes, whole, titles)
 if reranked:
     with st.expander("Feature contributions of the reranked top k"):
         st.dataframe(contribution_rows(reranked, k), hide_index=True)
 
-hits = {h.chunk_id: h for m in wide.methods for h in wide.results[m]}
-labels = {c: ins.chunk_label(hits[c], whole) for c in [*changes, *sorted(extra - set(changes))]}
+labels = {
+    c: ins.chunk_label(hits[c], whole, titles.get(c))
+    for c in [*changes, *sorted(extra - set(changes))]
+}
 if st.session_state[K.SELECTED] not in labels:
     moved = sorted(labels, key=lambda c: -abs(changes[c].delta or 0) if c in changes else 0)
     st.session_state[K.SELECTED] = moved[0]

@@ -35,6 +35,8 @@ from typing import Protocol
 from core.types import Block
 
 TITLE_SEPARATOR = " — "
+PATH_SEPARATOR = " › "
+LABEL_WORDS = 6  # words of own text in a one-line label (a card shows ``n_words``)
 _PERIOD_HEADING = re.compile(
     r"(?:three|six|nine|twelve|\d+)[\s-]+(?:months?|weeks?|quarters?)\s+end(?:ed|ing)\b.*"
     r"|(?:fiscal\s+)?(?:years?|quarters?|periods?)\s+end(?:ed|ing)\b.*"
@@ -54,14 +56,17 @@ class SpannedChunk(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChunkTitle:
-    """A chunk's title parts: ``heading`` ('' when no real heading precedes it),
-    ``words`` (the first words of its own text), and its ``ordinal`` (1-based) among the
-    ``count`` chunks titled by the same heading block."""
+    """A chunk's title parts: ``heading`` ('' when no real heading precedes it) and its
+    ``path`` of real headings, ``words`` (the first words of its own text, ``more`` when
+    it goes on), and its ``ordinal`` (1-based) among the ``count`` chunks titled by the
+    same heading."""
 
     heading: str
     words: str
+    more: bool = False
     ordinal: int = 1
     count: int = 1
+    path: tuple[str, ...] = ()  # the real headings down to ``heading``, outermost first
 
     @property
     def place(self) -> str:
@@ -69,15 +74,35 @@ class ChunkTitle:
         return f"{self.ordinal} of {self.count}" if self.count > 1 else ""
 
     @property
+    def head(self) -> str:
+        """The heading line of a card: ``Item 2 › Liquidity · 2 of 5``."""
+        trail = PATH_SEPARATOR.join(self.path or (self.heading,))
+        return " · ".join(p for p in (trail, self.place) if p)
+
+    @property
+    def text(self) -> str:
+        """Every kept word of the own text, ``…`` when it goes on."""
+        return self.words + (" …" if self.more else "")
+
+    @property
     def label(self) -> str:
-        """The one-line title: ``Heading — “first words …” (2 of 5)``."""
-        quoted = f"“{self.words}”" if self.words else ""
+        """The one-line title: ``Heading — “first words …” (2 of 5)``, with at most
+        ``LABEL_WORDS`` words."""
+        kept = self.words.split()
+        cut = self.more or len(kept) > LABEL_WORDS
+        shown = " ".join(kept[:LABEL_WORDS]) + (" …" if cut else "")
+        quoted = f"“{shown}”" if shown else ""
         head = TITLE_SEPARATOR.join(p for p in (self.heading, quoted) if p)
         return f"{head} ({self.place})" if self.place else head
 
 
 def _folded(text: str) -> str:
     return " ".join(text.split()).casefold()
+
+
+def _real_path(path: Sequence[str], header_texts: Iterable[str] = ()) -> tuple[str, ...]:
+    """The real headings of a heading path, each on one line."""
+    return tuple(" ".join(h.split()) for h in path if is_real_heading(h, header_texts))
 
 
 def is_real_heading(text: str, header_texts: Iterable[str] = ()) -> bool:
@@ -97,13 +122,15 @@ def is_real_heading(text: str, header_texts: Iterable[str] = ()) -> bool:
 class HeadingIndex:
     """The real headings of one document by offset, and the spans left out of own text.
 
-    ``starts``/``titles``: each real heading block's ``char_start`` and its text on one
-    line, sorted by offset; ``skipped``: the spans of every heading block and every table
-    header row, sorted and disjoint."""
+    ``starts``/``titles``/``paths``: each real heading block's ``char_start``, its text on
+    one line and the real headings of its heading path (ending with it), sorted by offset;
+    ``skipped``: the spans of every heading block and every table header row, sorted and
+    disjoint."""
 
     starts: tuple[int, ...]
     titles: tuple[str, ...]
     skipped: tuple[tuple[int, int], ...]
+    paths: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
     def of(cls, doc_text: str, blocks: Sequence[Block]) -> HeadingIndex:
@@ -119,10 +146,12 @@ class HeadingIndex:
                 merged[-1] = (merged[-1][0], max(merged[-1][1], b))
             else:
                 merged.append((a, b))
-        return cls(
-            tuple(h.char_start for h in real), tuple(" ".join(h.text.split()) for h in real),
-            tuple(merged),
-        )  # fmt: skip
+        titles = tuple(" ".join(h.text.split()) for h in real)
+        paths = tuple(
+            _real_path((*h.heading_path[:-1], title), header_texts)
+            for h, title in zip(real, titles, strict=True)
+        )
+        return cls(tuple(h.char_start for h in real), titles, tuple(merged), paths)
 
     def heading_of(self, chunk: SpannedChunk) -> int | None:
         """Position in ``starts`` of the heading in effect where the chunk's own text
@@ -166,26 +195,36 @@ class HeadingIndex:
         return own or " ".join(chunk.text.split())
 
 
-def _first_words(text: str, n_words: int) -> str:
-    words = text.split()
-    return " ".join(words[:n_words]) + (" …" if len(words) > n_words else "")
-
-
 def chunk_titles(
-    chunks: Sequence[SpannedChunk], index: HeadingIndex, *, n_words: int = 6
+    chunks: Sequence[SpannedChunk], index: HeadingIndex, *, n_words: int = 18
 ) -> dict[str, ChunkTitle]:
-    """Titles of one document's ``chunks`` by ``chunk_id`` (see the module docstring);
-    ``n_words`` words of own text each."""
+    """Titles of one document's ``chunks`` by ``chunk_id`` (see the module docstring),
+    each keeping ``n_words`` words of its own text."""
     ordered = sorted(chunks, key=lambda c: (c.char_start, c.char_end))
     groups: dict[str, list[SpannedChunk]] = {}
+    paths: dict[str, tuple[str, ...]] = {}
     for chunk in ordered:
         at = index.heading_of(chunk)
-        groups.setdefault(index.titles[at] if at is not None else "", []).append(chunk)
+        heading = index.titles[at] if at is not None else ""
+        groups.setdefault(heading, []).append(chunk)
+        paths[chunk.chunk_id] = index.paths[at] if at is not None and index.paths else ()
     out: dict[str, ChunkTitle] = {}
     for heading, members in groups.items():
         for n, chunk in enumerate(members, start=1):
+            words = index.own_text(chunk).split()
             out[chunk.chunk_id] = ChunkTitle(
-                heading=heading, words=_first_words(index.own_text(chunk), n_words),
-                ordinal=n, count=len(members),
+                heading=heading, words=" ".join(words[:n_words]), more=len(words) > n_words,
+                ordinal=n, count=len(members), path=paths[chunk.chunk_id],
             )  # fmt: skip
     return out
+
+
+def stored_title(heading_path: Sequence[str], text: str, *, n_words: int = 18) -> ChunkTitle:
+    """The title of a chunk whose document is not at hand (no blocks): the last real
+    heading of its stored ``heading_path`` and its first words, without a place."""
+    path = _real_path(heading_path)
+    words = text.split()
+    return ChunkTitle(
+        heading=path[-1] if path else "", words=" ".join(words[:n_words]),
+        more=len(words) > n_words, path=path,
+    )  # fmt: skip
