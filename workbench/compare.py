@@ -54,7 +54,7 @@ scope = row[1].selectbox(
     format_func=lambda d: f"Whole index ({len(docs_here)} documents)" if d == eng.ALL else d,
 )  # fmt: skip
 doc_id = None if scope == eng.ALL else scope
-whole = doc_id is None
+whole = doc_id is None and len(docs_here) > 1  # cards name their document only among several
 stored = {e.method for e in here if doc_id in (None, e.doc_id)}
 offered = meth.offered_methods()
 st.session_state[K.METHODS] = [m for m in st.session_state[K.METHODS] if m in offered]

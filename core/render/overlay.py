@@ -44,7 +44,7 @@ OVERLAP_COLOUR = "#c73e1d"
 HIGHLIGHT_COLOUR = "#ffd400"
 HIGHLIGHT_STROKE = "#d97706"
 
-LABEL_FONT_PT = 8.0  # chunk numbers, in points of the page (they scale with it)
+LABEL_FONT_PT = 9.0  # chunk numbers, in points of the page (they scale with it)
 MIN_LABEL_FONT_PT = 5.0  # the smallest a label shrinks to, to fit a narrow margin
 _LABEL_PAD_PT = 2.0  # around the digits, inside the label's box
 _LABEL_GAP_PT = 3.0  # between a label and the text area, and between stacked labels
