@@ -169,3 +169,20 @@ def test_cards_on_a_10q_are_titled_by_real_headings_and_tell_apart(fake, store_d
     labels = at.selectbox(key=eng.EKey.SELECTED).options
     assert len(set(labels)) == len(labels)
     assert any(re.search(r" — “.+” \(\d+ of \d+\)$", label) for label in labels)
+
+
+def test_a_deep_link_makes_its_document_the_sidebars_once(tmp_path, monkeypatch):
+    from core.cite import Citation
+    from core.render.links import source_params
+
+    monkeypatch.setenv("CHUNKSCOPE_STORE", str(tmp_path / "store"))
+    monkeypatch.delenv("CHUNKSCOPE_CHROMA", raising=False)
+    doc = load_document(ROOT / "sample_docs" / "state_of_the_union.md")
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S)
+    at.query_params.update(source_params(Citation.of_span(doc, 100, 160)))
+    at.switch_page("workbench/source.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    picker = at.sidebar.selectbox[0]
+    assert picker.value == doc.doc_id != picker.options[0].split(" (")[0]  # not the first
+    picker.set_value(next(o for o in picker.options if "sigconf" in o).split(" (")[0]).run()
+    assert "sigconf" in at.sidebar.selectbox[0].value  # the link no longer pulls it back
