@@ -186,3 +186,16 @@ def test_a_deep_link_makes_its_document_the_sidebars_once(tmp_path, monkeypatch)
     assert picker.value == doc.doc_id != picker.options[0].split(" (")[0]  # not the first
     picker.set_value(next(o for o in picker.options if "sigconf" in o).split(" (")[0]).run()
     assert "sigconf" in at.sidebar.selectbox[0].value  # the link no longer pulls it back
+
+
+def test_the_failure_readers_cards_are_titled_like_compares(fake, store_dir):
+    at = open_page("evaluate")
+    [b for b in at.button if b.label == "Run"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    bodies = [h.proto.body for h in at.html if 'class="cs-hit' in h.proto.body]
+    cards = [tuple(map(html.unescape, m)) for b in bodies for m in PATH_LINE.findall(b)]
+    assert cards, "the reader shows each method's top k"
+    assert all(head.strip() for head, _ in cards)  # a heading line on every card
+    for head, words in cards:  # its own words, not its heading again
+        assert not words.startswith(head.split(" › ")[-1].split(" · ")[0]), (head, words)
+    assert all('class="cs-doc"' in b for b in bodies if "cs-rank" in b)  # five documents

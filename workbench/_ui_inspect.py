@@ -19,7 +19,7 @@ from core.render.overlay import span_line_boxes
 from core.render.titles import ChunkTitle, HeadingIndex, chunk_titles, stored_title
 from core.render.views import first_words, highlight_mark, highlight_shapes
 from core.retrieve import Comparison
-from core.types import Document
+from core.types import ChunkPolicy, Document
 from workbench import _ui, _ui_cite, _ui_parse
 from workbench import _ui_engine as eng
 
@@ -97,8 +97,10 @@ def titles_of(hits, policy, entries) -> dict[str, ChunkTitle]:
     found: dict[str, ChunkTitle] = {}
     for doc_id in sorted({h.doc_id for h in hits}):
         doc = _ui.library().get(doc_id)
-        if opened is None or doc is None or any(
-            h.doc_sha256 != doc.sha256 for h in hits if h.doc_id == doc_id
+        if (
+            opened is None
+            or doc is None
+            or any(h.doc_sha256 != doc.sha256 for h in hits if h.doc_id == doc_id)
         ):
             continue
         blocks = _ui_parse.parsed(doc, "fast").blocks
@@ -135,6 +137,24 @@ def move_note(delta: int | None, against: str) -> str:
         return ""
     cls, arrow = ("cs-up", "▲") if delta < 0 else ("cs-down", "▼")
     return f'<span class="{cls}">{arrow}{abs(delta)} vs {escape(against)}</span> '
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _run_doc_titles(run_id: str, doc_id: str, sha256: str, _run, _doc) -> dict[str, ChunkTitle]:
+    policy = ChunkPolicy.from_dict(dict(_run.policy))
+    blocks = _ui_parse.parsed(_doc, "fast").blocks
+    chunks = _ui_parse.chunked(_doc, "fast", policy)  # the run's chunker, so the run's ids
+    return chunk_titles(chunks, HeadingIndex.of(_doc.text, blocks))
+
+
+def run_titles(run, docs: dict[str, Document]) -> dict[str, ChunkTitle]:
+    """Card titles (``core.render.titles``) of the run's chunks, by chunk id, in the
+    documents loaded here as the run saw them."""
+    found: dict[str, ChunkTitle] = {}
+    for doc_id, doc in docs.items():
+        if run.corpus.get(doc_id) == doc.sha256:
+            found |= _run_doc_titles(run.run_id, doc_id, doc.sha256, run, doc)
+    return found
 
 
 def hit_card(

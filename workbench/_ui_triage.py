@@ -39,6 +39,7 @@ from core.evaluate import (
 )
 from core.ingest import load_document
 from core.render.markup import escape, marked_text_html
+from core.render.titles import stored_title
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
 from core.types import Document
 from workbench import _ui, _ui_cite, _ui_parse
@@ -341,6 +342,8 @@ def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
         left, right = st.container(), st.container()
     with left:
         gold_view(record, docs.get(record.doc_id))
+    titles = ins.run_titles(run, docs)
+    several = len(run.corpus) > 1  # a card names its document only among several
     for col, m in zip(right.columns(len(run.methods)), run.methods, strict=True):
         col.markdown(f"**{m}** top {run.text_k}")
         with col:
@@ -351,7 +354,11 @@ def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
                 )
                 mark = '<span class="cs-up">gold</span> ' if gold else ""
                 shown = ins.score_text(m, hit.score)
-                ins.card(hit.rank, shown, None, cite.quote, doc=cite.doc_id, note=mark, gold=gold)
+                title = titles.get(hit.chunk_id) or stored_title((), cite.quote)
+                ins.card(
+                    hit.rank, shown, title.head or None, title, note=mark, gold=gold,
+                    doc=cite.doc_id if several else "",
+                )  # fmt: skip
                 ins.short_link(cite)
         rank = record.ranks[m]
         if rank is None or rank > run.text_k:
