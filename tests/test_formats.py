@@ -128,7 +128,7 @@ def test_toy_format_is_accepted_by_the_library_page(toy, tmp_path, monkeypatch) 
     at = AppTest.from_file("../app.py", default_timeout=120).run()
     assert not at.exception, [e.value for e in at.exception]
     uploader = at.get("file_uploader")[0]
-    assert ".toy" in list(uploader.proto.type) and "Toy lines" in uploader.proto.label
+    assert ".toy" in uploader.proto.help and "Toy lines" in uploader.proto.label  # registry-read
     at.file_uploader(key="cs_uploader").set_value(
         [("demo.toy", TOY_TEXT.encode(), "application/octet-stream")]
     ).run()

@@ -194,7 +194,7 @@ def _chunks(doc: Document, spans: list[tuple[int, int]]) -> list[Chunk]:
     ]
 
 
-def test_chunk_shapes_alternate_colours_and_hatch_overlaps():
+def test_chunk_shapes_alternate_colours_and_band_overlaps():
     doc = corpus_doc("sample-sigconf.pdf")
     page = doc.pages[1]
     spans = [(page.char_start + k * 350, page.char_start + k * 350 + 400) for k in range(5)]
@@ -203,8 +203,11 @@ def test_chunk_shapes_alternate_colours_and_hatch_overlaps():
     kinds = {(s.css_class, s.fill, s.hatched) for s in shapes}
     assert ("cs-chunk", overlay.CHUNK_COLOURS[0], False) in kinds
     assert ("cs-chunk", overlay.CHUNK_COLOURS[1], False) in kinds
-    assert ("cs-overlap", overlay.OVERLAP_COLOUR, True) in kinds
+    assert ("cs-overlap", overlay.OVERLAP_COLOUR, False) in kinds  # a faint tint ...
+    assert ("cs-overlap-band", overlay.OVERLAP_COLOUR, False) in kinds  # ... and a band
     assert sorted(s.label for s in shapes if s.label) == ["1", "2", "3", "4", "5"]
+    assert {s.css_class for s in shapes if s.label} == {"cs-margin-label"}
+    assert all(s.data[0][0] == "chunks" for s in shapes)  # the page counts chunks by it
     marks = views.chunk_marks(chunks, spans[0][0], spans[-1][1])
     assert [m.char_start for m in marks] == sorted(m.char_start for m in marks)
     assert all(a.char_end <= b.char_start for a, b in zip(marks, marks[1:], strict=False))

@@ -29,7 +29,7 @@ from core.config import DEFAULT_STORE_DIRNAME, ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError, PasswordRequiredError, StoreError
 from core.ingest import load_document
 from core.ingest.files import display_name
-from core.ingest.formats import all_formats, is_supported_name
+from core.ingest.formats import all_formats, describe_suffixes, is_supported_name, upload_format
 from core.modelpath import resolve_model_dir
 from core.render.views import document_row, stale_note
 from core.tokens import load_tokenizer
@@ -41,9 +41,13 @@ DATASHEET_DIR = SAMPLE_DIR / "datasheets"  # the retrieval demo set, bundled as 
 LIBRARY_PAGE = "workbench/library.py"
 
 
-def upload_types() -> list[str]:
-    """The uploader's accepted extensions (no dot), read from the format registry."""
-    return [s.lstrip(".") for spec in all_formats() for s in spec.suffixes]
+def upload_help() -> str:
+    """The uploader's help: every format it reads with its suffixes (the registry's).
+
+    The uploader takes any file and ``read_upload`` refuses the others in one line
+    (``core.ingest.formats.upload_format``): given a ``type=`` list, Streamlit's browser
+    side refuses them itself with nothing but "<MIME type> files are not allowed"."""
+    return f"Reads {describe_suffixes()}. Any other file is refused with a line saying so."
 
 
 def format_labels() -> str:
@@ -273,6 +277,7 @@ def read_upload(name: str, data: bytes, password: str | None = None) -> Note:
     rest of a batch loads; its traceback goes to the server log."""
     shown = display_name(name)  # a newline or ESC in a name must not split its note
     try:
+        upload_format(data, name)  # an unread suffix: one line naming what is read
         doc = load_document(data, name=name, password=password)
     except PasswordRequiredError:
         st.session_state[Key.PENDING][name] = data

@@ -17,6 +17,8 @@ from core.render.views import kind_label
 from workbench import _ui
 from workbench._ui import Key
 
+LINKED_DOC = "cs_linked_doc"  # the last ?doc= of a deep link the sidebar followed
+
 
 @contextmanager
 def framed():
@@ -60,6 +62,11 @@ def sidebar() -> None:
     """Document picker, store location and model facts, on every page."""
     docs, state = _ui.library(), st.session_state
     ids = list(docs)
+    linked = st.query_params.get("doc")  # a deep link's document is the current one, once:
+    if linked in docs and state.get(LINKED_DOC) != linked:  # the picker may move on after
+        state[LINKED_DOC] = linked
+        if state.get(Key.DOC) != linked:
+            _ui.select(linked)
     current = _ui.current_doc()
     st.selectbox(
         "Document",

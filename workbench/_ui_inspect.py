@@ -7,6 +7,8 @@ builders of ``core.render``; Markdown goes through ``_ui.md``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
 from core import methods as registry
@@ -14,12 +16,18 @@ from core.cite import Citation, CitationStatus
 from core.render.chart_style import WINDOW_COLOURS
 from core.render.markup import Mark, Shape, badge_html, escape, marked_text_html
 from core.render.overlay import span_line_boxes
+from core.render.titles import ChunkTitle, HeadingIndex, chunk_titles, stored_title
 from core.render.views import first_words, highlight_mark, highlight_shapes
 from core.retrieve import Comparison
-from core.types import Document
-from workbench import _ui, _ui_cite
+from core.types import ChunkPolicy, Document
+from workbench import _ui, _ui_cite, _ui_parse
 from workbench import _ui_engine as eng
 
+MAX_CARDS = 50  # cards per method column: more would make a page of thousands of cards
+K_HELP = (
+    f"Chunks kept per method. The columns show at most {MAX_CARDS} cards each; any k is "
+    'accepted, and "Where does a chunk rank?" measures the gap to enter the top k.'
+)
 SCORE_SHORT = {"cosine": "cos", "bm25": "BM25", "rrf": "RRF", "wsum": "fused"}
 
 
@@ -30,17 +38,75 @@ def score_text(method: str, score: float | None) -> str:
     return f"{SCORE_SHORT.get(scale.kind, scale.kind)} {shown}"
 
 
+def cards_capped_line(k: int) -> str:
+    """Why the columns show fewer cards than the ``k`` asked for."""
+    return (
+        f"k = {k:,}: each column shows its top {MAX_CARDS} cards. Ranks past {MAX_CARDS} "
+        f'are in "Where does a chunk rank?" below, which ranks any chunk at full depth '
+        f"and gives the gap to enter the top {k:,}."
+    )
+
+
 def card(rank, score, path, text, *, doc="", note="", extra="", gold=False) -> None:
     """One ranked chunk as escaped HTML: rank, score (already named, see ``score_text``),
-    notes, heading path, first words."""
+    notes, its title line (``path``: a heading, None for none shown) and first words
+    (``text``: shown as given when it is a ``ChunkTitle``, else its first 18 words)."""
     shown = escape(path) if path else "<i>no heading</i>" if path is not None else ""
     where = f'<span class="cs-doc">{escape(doc)}</span>' if doc else ""
+    words = text.text if isinstance(text, ChunkTitle) else first_words(text, 18)
     st.html(
         f'<div class="cs-hit{" cs-gold" if gold else ""}"><b class="cs-rank">#{rank}</b>'
         f'<span class="cs-cos">{escape(score)}</span>{note}{where}'
         f'<div class="cs-path">{shown}</div>'
-        f'<div class="cs-words">{escape(first_words(text, 18))}</div>{extra}</div>'
+        f'<div class="cs-words">{escape(words)}</div>{extra}</div>'
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _StoredSpan:
+    chunk_id: str
+    char_start: int
+    char_end: int
+    text: str
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _doc_titles(
+    doc_id: str, sha256: str, policy_key: str, where: str, state: str,
+    _doc: Document, _blocks, _policy, _store,
+) -> dict[str, ChunkTitle]:  # fmt: skip
+    """Titles of every stored chunk of one document version under one policy (numbered
+    among all of them, as the document has them)."""
+    name = eng.encoder().name
+    for method in registry.base_methods():
+        recs = _store.scope_records(model=name, method=method, policy=_policy, doc_id=doc_id)
+        if recs.ids:
+            spans = [
+                _StoredSpan(i, int(meta["char_start"]), int(meta["char_end"]), text)
+                for i, meta, text in zip(recs.ids, recs.metadatas, recs.texts, strict=True)
+                if meta.get("doc_sha256") == sha256
+            ]
+            return chunk_titles(spans, HeadingIndex.of(_doc.text, _blocks))
+    return {}
+
+
+def titles_of(hits, policy, entries) -> dict[str, ChunkTitle]:
+    """Card titles of ``hits`` by chunk id (``core.render.titles``): from the document's
+    blocks when its indexed version is loaded, else from the stored heading path."""
+    opened = _ui.store()
+    found: dict[str, ChunkTitle] = {}
+    for doc_id in sorted({h.doc_id for h in hits}):
+        doc = _ui.library().get(doc_id)
+        if (
+            opened is None
+            or doc is None
+            or any(h.doc_sha256 != doc.sha256 for h in hits if h.doc_id == doc_id)
+        ):
+            continue
+        blocks = _ui_parse.parsed(doc, "fast").blocks
+        key = (doc_id, doc.sha256, policy.key, opened.location.describe(), eng.index_state(entries))
+        found |= _doc_titles(*key, doc, blocks, policy, opened)
+    return {h.chunk_id: found.get(h.chunk_id) or stored_title(h.heading_path, h.text) for h in hits}
 
 
 def evidence_line(hit) -> str:
@@ -73,19 +139,43 @@ def move_note(delta: int | None, against: str) -> str:
     return f'<span class="{cls}">{arrow}{abs(delta)} vs {escape(against)}</span> '
 
 
-def hit_card(hit, rank: int, whole_index: bool, *, note: str = "", extra: str = "") -> None:
-    """A stored hit as a card (the document named when the scope is the whole index)."""
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _run_doc_titles(run_id: str, doc_id: str, sha256: str, _run, _doc) -> dict[str, ChunkTitle]:
+    policy = ChunkPolicy.from_dict(dict(_run.policy))
+    blocks = _ui_parse.parsed(_doc, "fast").blocks
+    chunks = _ui_parse.chunked(_doc, "fast", policy)  # the run's chunker, so the run's ids
+    return chunk_titles(chunks, HeadingIndex.of(_doc.text, blocks))
+
+
+def run_titles(run, docs: dict[str, Document]) -> dict[str, ChunkTitle]:
+    """Card titles (``core.render.titles``) of the run's chunks, by chunk id, in the
+    documents loaded here as the run saw them."""
+    found: dict[str, ChunkTitle] = {}
+    for doc_id, doc in docs.items():
+        if run.corpus.get(doc_id) == doc.sha256:
+            found |= _run_doc_titles(run.run_id, doc_id, doc.sha256, run, doc)
+    return found
+
+
+def hit_card(
+    hit, rank: int, whole_index: bool, title: ChunkTitle | None = None, *, note: str = "",
+    extra: str = "",
+) -> None:  # fmt: skip
+    """A stored hit as a card titled by ``title`` (its heading and place, then its own
+    first words; the document named when the scope is the whole index)."""
     doc = hit.doc_id if whole_index else ""
-    path = " › ".join(hit.heading_path)
+    title = title or stored_title(hit.heading_path, hit.text)
     shown = score_text(hit.method, hit.score)
     if hit.garbled:  # its offsets hold, its words do not: say so before anyone trusts it
         note += '<span class="cs-down" title="part of its text is not language">garbled</span> '
     extra = evidence_line(hit) + extra
-    card(rank, shown, path, hit.text, doc=doc, note=note, extra=extra)
+    card(rank, shown, title.head, title, doc=doc, note=note, extra=extra)
     short_link(hit.citation)
 
 
-def method_column(view: Comparison, method: str, changes: dict, whole_index: bool) -> None:
+def method_column(
+    view: Comparison, method: str, changes: dict, whole_index: bool, titles: dict
+) -> None:
     spec = registry.get(method)
     shown = method.replace(",", ",\u200b").replace(";", ";\u200b")  # a fusion wraps at its parts
     st.subheader(shown, divider="gray", help=f"{spec.summary}; scores: {spec.score.label}")
@@ -93,10 +183,10 @@ def method_column(view: Comparison, method: str, changes: dict, whole_index: boo
     base = view.methods[0]
     for hit in view.results[method]:
         delta = changes[hit.chunk_id].deltas.get(method) if method != base else 0
-        hit_card(hit, hit.rank, whole_index, note=move_note(delta, base))
+        hit_card(hit, hit.rank, whole_index, titles.get(hit.chunk_id), note=move_note(delta, base))
 
 
-def rerank_column(result, k: int, whole_index: bool) -> None:
+def rerank_column(result, k: int, whole_index: bool, titles: dict) -> None:
     st.subheader(f"{result.method} + rerank", divider="violet")
     st.caption(f"{result.n_candidates:,} candidates reranked by visible features")
     for c in result.top(k):
@@ -104,18 +194,17 @@ def rerank_column(result, k: int, whole_index: bool) -> None:
         extra = f'<div class="cs-words">{escape(parts)} = {c.score:.3f}</div>'
         note = move_note(c.rank_change, "first stage")
         shown = f"rerank {c.score:.3f}"
-        path = " › ".join(c.hit.heading_path)
+        title = titles.get(c.chunk_id) or stored_title(c.hit.heading_path, c.hit.text)
         doc = c.hit.doc_id if whole_index else ""
-        card(c.rank, shown, path, c.hit.text, doc=doc, note=note, extra=extra)
+        card(c.rank, shown, title.head, title, doc=doc, note=note, extra=extra)
         short_link(c.hit.citation)
 
 
-def chunk_label(hit, whole_index: bool) -> str:
-    """Short name of a chunk for pickers and charts: its heading path (which usually starts
-    with the document title), with the document named when the path does not say it."""
-    path = " › ".join(hit.heading_path) or first_words(hit.text, 6)
-    named = hit.doc_title and hit.doc_title in path
-    return f"{path} ({hit.doc_id})" if whole_index and not named else path
+def chunk_label(hit, whole_index: bool, title: ChunkTitle | None = None) -> str:
+    """Short name of a chunk for pickers and charts: its title's one line (heading, first
+    words, place), with the document named when the scope is the whole index."""
+    label = (title or stored_title(hit.heading_path, hit.text)).label
+    return f"{label} · {hit.doc_id}" if whole_index else label
 
 
 def on_select(chart_key: str, state_key: str) -> None:

@@ -21,6 +21,7 @@ import streamlit as st
 from core.cite import Citation
 from core.errors import LabelError
 from core.evaluate import (
+    CAUSES,
     DocumentIndex,
     EvalConfig,
     EvalRun,
@@ -38,6 +39,7 @@ from core.evaluate import (
 )
 from core.ingest import load_document
 from core.render.markup import escape, marked_text_html
+from core.render.titles import stored_title
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
 from core.types import Document
 from workbench import _ui, _ui_cite, _ui_parse
@@ -48,6 +50,11 @@ EVAL_DIR = Path(
     os.environ.get("CHUNKSCOPE_EVAL_DIR", _ui.ROOT.parent / "shared/corpus/chunking_evaluation")
 )
 N_SAMPLE = 20  # failures drawn for the reader
+QUERY_SET_HELP = (
+    'a query set is a .jsonl file, one JSON object a line: {"id", "query", "doc", and '
+    '"gold" spans or "evidence" text} (what "Mark as the answer" and `chunkscope import-qa` '
+    "write)"
+)
 
 
 class TKey:
@@ -138,9 +145,13 @@ def query_source(kind: str) -> tuple[list[LabelledQuery], list[Document]]:
         for name in picked:
             kept += [q for q in shared_queries() if q.doc == name][:limit]
         return kept, [shared_document(n) for n in picked]
-    upload = st.file_uploader("Query set (JSONL, one query a line)", ["jsonl"], key=TKey.UPLOAD)
+    upload = st.file_uploader(  # no type= list: the browser would refuse by MIME type alone
+        "Query set (JSONL, one query a line)", key=TKey.UPLOAD, help=QUERY_SET_HELP
+    )
     if upload is None:
         return [], []
+    if not upload.name.lower().endswith(".jsonl"):
+        raise LabelError(f"{upload.name} is not read here: {QUERY_SET_HELP}")
     try:
         lines = upload.getvalue().decode("utf-8").splitlines()
     except UnicodeDecodeError as exc:
@@ -248,6 +259,43 @@ def step(by: int, size: int) -> None:
     )
 
 
+def own_tag(failure):  # -> core.evaluate.Tag | None
+    """The failure's tag if it was made under the method being read.
+
+    A query has one tag per run (``TriageStore``), whichever method it was read under; a
+    tag made while reading another method's failures is that method's reading, so it
+    neither counts here nor selects a button here (tagging here replaces it)."""
+    tag = failure.tag
+    return tag if tag is not None and tag.method in ("", failure.method) else None
+
+
+def sample_counts(sample) -> dict[str, int]:
+    """Tags per cause among the failures of ``sample`` tagged under its own method,
+    every cause present, in ``CAUSES`` order."""
+    counts = dict.fromkeys(CAUSES, 0)
+    for failure in sample:
+        if (tag := own_tag(failure)) is not None:
+            counts[tag.cause] += 1
+    return counts
+
+
+def chosen_cause(failure, suggested: str) -> str:
+    """The one cause shown selected: this method's tag, else the suggestion ('' none)."""
+    tag = own_tag(failure)
+    return tag.cause if tag is not None else suggested
+
+
+def elsewhere_line(failure) -> str:
+    """What a tag made under another method says, and that tagging here replaces it."""
+    tag = failure.tag
+    if tag is None or own_tag(failure) is not None:
+        return ""
+    return (
+        f"Tagged **{tag.cause}** while reading {_ui.md(tag.method)}'s failures; a tag "
+        "here replaces it (one tag per query and run). "
+    )
+
+
 def reset_triage() -> None:
     """Open the sample again at its first untagged failure."""
     st.session_state[TKey.TRIAGE_POS] = None
@@ -256,7 +304,7 @@ def reset_triage() -> None:
 def position(sample) -> int:
     """Where the reader stands in ``sample``; a new session starts at the first untagged."""
     if st.session_state[TKey.TRIAGE_POS] is None:
-        first = next((i for i, f in enumerate(sample) if f.tag is None), 0)
+        first = next((i for i, f in enumerate(sample) if own_tag(f) is None), 0)
         st.session_state[TKey.TRIAGE_POS] = first
     return min(st.session_state[TKey.TRIAGE_POS], len(sample) - 1)
 
@@ -294,6 +342,8 @@ def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
         left, right = st.container(), st.container()
     with left:
         gold_view(record, docs.get(record.doc_id))
+    titles = ins.run_titles(run, docs)
+    several = len(run.corpus) > 1  # a card names its document only among several
     for col, m in zip(right.columns(len(run.methods)), run.methods, strict=True):
         col.markdown(f"**{m}** top {run.text_k}")
         with col:
@@ -304,7 +354,11 @@ def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
                 )
                 mark = '<span class="cs-up">gold</span> ' if gold else ""
                 shown = ins.score_text(m, hit.score)
-                ins.card(hit.rank, shown, None, cite.quote, doc=cite.doc_id, note=mark, gold=gold)
+                title = titles.get(hit.chunk_id) or stored_title((), cite.quote)
+                ins.card(
+                    hit.rank, shown, title.head or None, title, note=mark, gold=gold,
+                    doc=cite.doc_id if several else "",
+                )  # fmt: skip
                 ins.short_link(cite)
         rank = record.ranks[m]
         if rank is None or rank > run.text_k:

@@ -85,7 +85,7 @@ def grid_controls() -> list:
     """Policy, unit, sizes and overlaps; the grid's points (``PolicyError`` if impossible)."""
     from core.chunk import registry
 
-    cells = st.columns([1.4, 1, 2, 1.6])
+    cells = st.columns([1.8, 1, 1.8, 1.4])  # "structure" was clipped at 1.4
     name = cells[0].segmented_control(
         "Policy", registry.policy_names(), default="fixed", key=UKey.POLICY, required=True
     )

@@ -37,9 +37,9 @@ _ui_cite.show_html(
         [
             ("chunk", CHUNK_COLOURS[0]),
             ("next chunk", CHUNK_COLOURS[1]),
-            ("overlap", OVERLAP_COLOUR),
+            ("overlap (underlined)", OVERLAP_COLOUR),
         ],
-        hatched=["overlap"],
+        underlined=["overlap (underlined)"],
     )
 )
 
@@ -56,7 +56,7 @@ def text_view(doc: Document, chunks: Sequence[Chunk], slot: str) -> None:
     else:
         start, end = _ui_cite.text_window(doc, key=f"cs_chunks_part_{slot}_{doc.doc_id}")
     marks = chunk_marks(chunks, start, end)
-    st.caption(f"Chars {start:,}-{end:,}: each chunk starts at its number; overlaps hatched.")
+    st.caption(f"Chars {start:,}-{end:,}: each chunk starts at its number; overlaps underlined.")
     _ui_cite.show_html(marked_text_html(doc.text[start:end], start, marks))
 
 
@@ -116,7 +116,11 @@ def panel(slot: str, wide: bool) -> None:
             shapes = chunk_shapes(doc, chunks, page)
             _ui_cite.show_html(_ui_cite.page_figure(doc, page, shapes))
             on_page = {i for s in shapes for i in s.data[0][1].split()}
-            st.caption(f"Page {page}: {len(on_page)} chunks. Hover a box for its span and size.")
+            st.caption(
+                f"Page {page}: {len(on_page)} chunks, each numbered in the margin beside the "
+                "line where it starts (a tick marks its first character). Hover a box for its "
+                "span and size."
+            )
         else:
             _ui_cite.no_pages_note(doc)
             text_view(doc, chunks, slot)

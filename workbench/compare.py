@@ -50,11 +50,11 @@ scope = row[1].selectbox(
     format_func=lambda d: f"Whole index ({len(docs_here)} documents)" if d == eng.ALL else d,
 )  # fmt: skip
 doc_id = None if scope == eng.ALL else scope
-whole = doc_id is None
+whole = doc_id is None and len(docs_here) > 1  # cards name their document only among several
 offered = meth.offered_methods()
 model.reconcile_methods(state, K.METHODS, offered)
 chosen = row[2].multiselect("Methods", offered, key=K.METHODS)
-k = int(row[3].number_input("k", 1, 50, key=K.K))
+k = int(row[3].number_input("k", 1, None, key=K.K, help=ins.K_HELP))  # any k: see ins.MAX_CARDS
 meth.fusion_builder(K.METHODS)
 if model.demo_query_misfits(state[K.QUERY], eng.DEMO_QUERY, docs_here, eng.demo_documents()):
     state[K.QUERY] = ""
@@ -91,8 +91,9 @@ except ChunkscopeError as exc:
 reranked = None
 if on and stage in wide.results:
     reranked = rerank(wide.results[stage], docs=_ui.library(), weights=weights, method=stage)
-extra = {c.chunk_id for c in reranked.top(k)} if reranked else set()
-view = eng.narrow(wide, k, extra)
+cards_k = min(k, ins.MAX_CARDS)
+extra = {c.chunk_id for c in reranked.top(cards_k)} if reranked else set()
+view = eng.narrow(wide, cards_k, extra)
 changes = {c.chunk_id: c for c in view.rank_changes}
 st.caption(
     f"{'Exact' if wide.exact else 'Approximate'} ranks over {max(wide.scope_sizes.values()):,} "
@@ -100,21 +101,27 @@ st.caption(
     f"model {wide.model}"
 )
 
+if k > cards_k:
+    st.info(ins.cards_capped_line(k), icon=":material/info:")
+hits = {h.chunk_id: h for m in wide.methods for h in wide.results[m]}
+titles = ins.titles_of([hits[c] for c in {*changes, *extra}], policy, entries)  # card titles
 if refusal:
     st.info(f"Late chunking is disabled: {_ui.md(refusal)}", icon=":material/block:")
 names = [*methods, *(["rerank"] if reranked else [])]
 for col, name in zip(st.columns(len(names)), names, strict=True):
     with col:
         if name == "rerank":
-            ins.rerank_column(reranked, k, whole)
+            ins.rerank_column(reranked, cards_k, whole, titles)
         elif name in methods:
-            ins.method_column(view, name, changes, whole)
+            ins.method_column(view, name, changes, whole, titles)
 if reranked:
     with st.expander("Feature contributions of the reranked top k"):
         st.dataframe(contribution_rows(reranked, k), hide_index=True)
 
-offered_picks = model.picks(wide, changes, extra, lambda hit: ins.chunk_label(hit, whole))
-hits, labels = offered_picks.hits, offered_picks.labels
+offered_picks = model.picks(
+    wide, changes, extra, lambda hit: ins.chunk_label(hit, whole, titles.get(hit.chunk_id))
+)
+labels = offered_picks.labels
 picked = model.reconcile_selected(state, K.SELECTED, offered_picks)
 left, right = st.columns([3, 2])
 stages = [*wide.methods, *([f"{stage}+rerank"] if reranked else [])]
@@ -123,7 +130,7 @@ if len(stages) > 1:
     lines = charts.slope_lines(
         wide.methods, ranks, labels, extra=reranked.ranks() if reranked else None
     )
-    fig = charts.slope_figure(stages, lines, depth=max(3 * k, 20), selected=picked)
+    fig = charts.slope_figure(stages, lines, depth=max(3 * cards_k, 20), selected=picked)
     left.plotly_chart(
         fig, key="cs_cmp_slope", on_select=lambda: ins.on_select("cs_cmp_slope", K.SELECTED),
         selection_mode="points", config=NO_BAR,

@@ -120,7 +120,7 @@ if not any(q.failed[method] for q in run.queries):
     st.stop()
 sample = sample_failures(run, method, n=tri.N_SAMPLE, seed=seed, store=triage)
 pos = tri.position(sample)
-done = sum(f.tag is not None for f in sample)
+done = sum(tri.own_tag(f) is not None for f in sample)  # tags of this method's reading
 cells[2].progress(done / len(sample), text=f"{done} of {len(sample)} read")
 failure = sample[pos]
 st.markdown(
@@ -131,13 +131,13 @@ diagnosis = why.diagnosis_of(run, failure.query_id, method, docs)
 why.why_panel(diagnosis, docs.get(failure.doc_id))
 suggested = diagnosis.suggested if diagnosis and diagnosis.suggested in CAUSES else ""
 note_key = f"cs_note_{run.run_id}_{failure.query_id}"
-st.session_state.setdefault(note_key, failure.tag.note if failure.tag else "")
+st.session_state.setdefault(note_key, own.note if (own := tri.own_tag(failure)) else "")
 st.text_input("Note (saved with the tag)", key=note_key)
 size = len(sample)
 buttons = st.columns(len(CAUSES) + 2)
 buttons[0].button("Prev", shortcut="Left", on_click=tri.step, args=(-1, size))
 for i, cause in enumerate(CAUSES, start=1):
-    chosen = (failure.tag.cause if failure.tag else suggested) == cause
+    chosen = tri.chosen_cause(failure, suggested) == cause  # exactly one, or none
     hint = " (the suggested cause)" if cause == suggested else ""
     buttons[i].button(
         cause, key=f"cs_tag_{cause}", help=CAUSE_HELP[cause] + hint, shortcut=str(i),
@@ -145,13 +145,13 @@ for i, cause in enumerate(CAUSES, start=1):
         args=(run, failure, cause, note_key, size, suggested),
     )  # fmt: skip
 buttons[-1].button("Next", shortcut="Right", on_click=tri.step, args=(1, size))
-tagged = f"Tagged **{failure.tag.cause}**. " if failure.tag else "Not tagged yet. "
+tagged = f"Tagged **{own.cause}**. " if own else tri.elsewhere_line(failure) or "Not tagged yet. "
 offered, agreed = agreement(triage, run.run_id)
 agreed_line = f" The suggestion agreed with {agreed} of {offered} tags." if offered else ""
 st.caption(tagged + "Keys: 1-6 tag it (and move on), ← previous, → next." + agreed_line)
 
 chart, files = st.columns([3, 2], gap="medium")
-counts = triage.tag_counts(run.run_id)
+counts = tri.sample_counts(sample)  # of this method's sample, not the run's every tag
 chart.plotly_chart(cause_bar_figure(counts, n_sampled=size), config=NO_BAR)
 with files:
     st.markdown("**Export the tagged set**")

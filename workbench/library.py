@@ -21,7 +21,7 @@ st.caption(
 limit_mb = st.get_option("server.maxUploadSize")
 files = st.file_uploader(
     f"Add documents: {_ui.format_labels()} (several at once, up to {limit_mb} MB each)",
-    type=_ui.upload_types(),
+    help=_ui.upload_help(),  # no type= list: the browser would refuse with a MIME type alone
     accept_multiple_files=True,
     key="cs_uploader",
 )

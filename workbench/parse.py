@@ -20,19 +20,19 @@ doc = _ui.require_doc()
 st.title("Parse")
 st.caption(f"**{_ui.md(doc.doc_id)}**: how the parser cut it into typed blocks.")
 
-controls = st.columns([2, 1, 3], vertical_alignment="bottom")
-parser = controls[0].segmented_control(
+controls = st.columns([3, 1, 2], vertical_alignment="bottom")
+parser = controls[0].segmented_control(  # short labels: a long one was clipped at its edge
     "Parser",
     PARSERS,
     default=st.session_state[_ui.Key.PARSER],
     required=True,
     **_ui.synced("cs_w_parser", _ui.Key.PARSER),
-    format_func={
-        "fast": "Fast (heuristic)",
-        "layout": "Layout model",
-        "fast+layout": "Fast + layout model where columns are untyped",
-    }.get,
-)
+    format_func={"fast": "Fast (heuristic)", "layout": "Layout model",
+                 "fast+layout": "Fast + layout"}.get,
+    help="Fast: fonts, sizes, bullets and repetition. Layout model: PyMuPDF's layout model "
+    "on every page (about half a second a page). Fast + layout: the fast parser, with the "
+    "layout model only on the pages whose columns it left untyped.",
+)  # fmt: skip
 with controls[1]:
     page = _ui_controls.page_number_input(doc) if doc.is_paged else 0
 result = _ui_parse.parsed(doc, parser)

@@ -58,7 +58,10 @@ if end > len(doc.text):  # nothing to show: clamping the span would re-point the
 citation = Citation.of_span(doc, start, end)
 st.markdown(f"`{citation.render()}` · {end - start:,} chars")
 
-left, right = st.columns([3, 2], gap="medium")
+if doc.is_paged and citation.pages:  # the page the main area's whole width: text near reading
+    left, right = st.container(), st.container()  # size; the context and the link below it
+else:
+    left, right = st.columns([3, 2], gap="medium")
 with left:
     if not doc.is_paged:
         _ui_source.reflowable_view(doc, start, end)

@@ -40,6 +40,7 @@ __all__ = [
     "LoadRequest",
     "all_formats",
     "describe_formats",
+    "describe_suffixes",
     "get_format",
     "is_supported_name",
     "register",
@@ -47,6 +48,7 @@ __all__ = [
     "resolve_format",
     "supported_suffixes",
     "unregister",
+    "upload_format",
 ]
 
 _BINARY_MAGIC: tuple[bytes, ...] = (b"\x89PNG", b"PK\x03\x04", b"\xff\xd8\xff", b"GIF8")
@@ -161,6 +163,32 @@ def is_supported_name(path: str | Path) -> bool:
 def describe_formats() -> str:
     """``"PDF, text, Markdown, ..."``: the labels, for messages and help texts."""
     return ", ".join(dict.fromkeys(f.label for f in _FORMATS.values()))
+
+
+def describe_suffixes() -> str:
+    """``"PDF (.pdf), text (.txt, .text), ..."``: each format with its suffixes, for the
+    line that refuses a file and says what would be read instead."""
+    return ", ".join(f"{f.label} ({', '.join(f.suffixes)})" for f in _FORMATS.values())
+
+
+def upload_format(data: bytes, name: str) -> FormatSpec:
+    """The format an uploaded file is read as: ``resolve_format``'s, except that a file
+    whose suffix no format lists is refused unless a decisive sniff claims its bytes (a
+    PDF named ``scan.bin`` is read; ``budget.xlsx`` or ``notes.log`` is not).
+
+    The command line reads any unclaimed UTF-8 file as text; an upload is held to the
+    formats the Library offers, and a refused one gets one line naming every accepted
+    format with its suffixes (``UnsupportedFileError``)."""
+    if is_supported_name(name):
+        return resolve_format(data, name)
+    with contextlib.suppress(UnsupportedFileError):  # a binary container: refused below
+        spec = resolve_format(data, name)
+        if not spec.default:
+            return spec
+    suffix = Path(name).suffix.lower()
+    what = f"{suffix} files are" if suffix else "a file without a suffix is"
+    accepted = describe_suffixes()
+    raise UnsupportedFileError(f"{name}: {what} not read here; upload one of: {accepted}")
 
 
 def resolve_format(data: bytes, name: str) -> FormatSpec:

@@ -55,6 +55,7 @@ class Shape:
     data: tuple[tuple[str, str], ...] = ()
     hatched: bool = False
     label: str = ""
+    label_size_pt: float = 0.0  # > 0: the label fills the box at this size (points of the page)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,7 +114,12 @@ def _shape_html(shape: Shape, width_pt: float, height_pt: float) -> str:
     label = ""
     if shape.label:
         colour = _colour(shape.stroke or shape.fill)
-        label = f'<span class="cs-label" style="color:{colour}">{escape(shape.label)}</span>'
+        fit = ""
+        if shape.label_size_pt > 0:  # in the box, sized with the page (container units)
+            size = 100.0 * shape.label_size_pt / width_pt
+            fit = f";font-size:{size:.3f}cqw"
+        cls = "cs-label cs-label-fit" if fit else "cs-label"
+        label = f'<span class="{cls}" style="color:{colour}{fit}">{escape(shape.label)}</span>'
     return (
         f'<div class="cs-box {_classes(shape.css_class)}" style="{style}"'
         f"{_data_attrs(shape.data)}>{label}{tip}</div>"
@@ -182,18 +188,27 @@ def marked_text_html(
     return "".join(out)
 
 
-def legend_html(items: Sequence[tuple[str, str]], *, hatched: Sequence[str] = ()) -> str:
-    """A row of coloured swatches: ``(label, hex colour)``; labels in ``hatched`` striped."""
+def legend_html(
+    items: Sequence[tuple[str, str]],
+    *,
+    hatched: Sequence[str] = (),
+    underlined: Sequence[str] = (),
+) -> str:
+    """A row of coloured swatches: ``(label, hex colour)``; labels in ``hatched`` striped,
+    in ``underlined`` a faint tint over a band (as overlaps are drawn)."""
     chips = []
     for label, colour in items:
-        pattern = (
-            f"repeating-linear-gradient(45deg,{_colour(colour)} 0 2px,{colour}55 2px 5px)"
-            if label in hatched
-            else f"{_colour(colour)}55"
-        )
+        border = f"border:1.5px solid {colour}"
+        if label in hatched:
+            pattern = f"repeating-linear-gradient(45deg,{_colour(colour)} 0 2px,{colour}55 2px 5px)"
+        elif label in underlined:
+            pattern = f"{_colour(colour)}12"
+            border = f"border:0;border-bottom:3px solid {colour}"
+        else:
+            pattern = f"{_colour(colour)}55"
         chips.append(
             f'<span class="cs-chip"><span class="cs-swatch" style="background:{pattern};'
-            f'border:1.5px solid {colour}"></span>{escape(label)}</span>'
+            f'{border}"></span>{escape(label)}</span>'
         )
     return f'<div class="cs-legend">{"".join(chips)}</div>'
 
@@ -211,7 +226,7 @@ def badge_html(text: str, *, tone: str, detail: str = "") -> str:
 STYLESHEET = """
 div.cs-page { position: relative; width: 100%; overflow: hidden; background: #fff;
   border: 1px solid #d5dde3; border-radius: 4px; box-shadow: 0 1px 4px rgba(15,30,45,.10); }
-div.cs-page-inner { position: absolute; }
+div.cs-page-inner { position: absolute; container-type: inline-size; }
 div.cs-page-inner img.cs-page-image { display: block; width: 100%; height: 100%;
   margin: 0; max-width: none; user-select: none; }
 div.cs-box { position: absolute; box-sizing: border-box; border-radius: 1px; }
@@ -227,12 +242,17 @@ div.cs-box:hover span.cs-tip { display: block; }
 div.cs-box span.cs-label { position: absolute; left: 0; bottom: 100%; font: 700 .62rem/1
   sans-serif; padding: 0 .15em; background: rgba(255,255,255,.85); border-radius: 2px;
   pointer-events: none; }
+div.cs-box span.cs-label-fit { inset: 0; bottom: auto; height: 100%; display: flex;
+  align-items: center; justify-content: center; padding: 0; background: none;
+  font-weight: 700; line-height: 1; text-shadow: 0 0 2px #fff, 0 0 2px #fff; }
+div.cs-box.cs-margin-label { border-radius: 3px; z-index: 3; }
+div.cs-box.cs-overlap-band, div.cs-box.cs-start-tick { pointer-events: none; border-radius: 0; }
 div.cs-text { white-space: pre-wrap; overflow-wrap: anywhere; font-size: .9rem;
   line-height: 1.6; max-height: 32rem; overflow-y: auto; padding: .75rem 1rem;
   border: 1px solid #d5dde3; border-radius: 6px; background: #fbfcfd; }
 div.cs-text mark { color: inherit; padding: 0; border-radius: 2px; }
-div.cs-text mark.cs-overlap { background-image: repeating-linear-gradient(45deg,
-  rgba(199, 62, 29, .35) 0 3px, rgba(199, 62, 29, .12) 3px 7px); }
+div.cs-text mark.cs-overlap { background: rgba(199, 62, 29, .07) !important;
+  box-shadow: inset 0 -2px 0 rgba(199, 62, 29, .85); }
 div.cs-text mark.cs-hl { background: #ffd400b3 !important;
   border-bottom: 2px solid #d97706; }
 div.cs-text mark.cs-block[data-kind]::before { content: attr(data-kind); font: 600 .62rem

@@ -10,6 +10,10 @@ and are skipped, so a highlight covers exactly the cited glyphs, never a whole b
 Colours are defined here once, for every page of the app: ``BLOCK_COLOURS`` per block kind,
 ``CHUNK_COLOURS`` alternating between neighbouring chunks, ``OVERLAP_COLOUR`` for
 characters that belong to more than one chunk, ``HIGHLIGHT_COLOUR`` for a citation.
+
+Chunk numbers never sit on text: ``margin_labels`` puts each in the page margin beside the
+line where its chunk starts (``start_tick`` marks the exact start on that line), and an
+overlap is a thin band under its lines (``overlap_band``), not a fill over the glyphs.
 """
 
 from __future__ import annotations
@@ -40,6 +44,15 @@ CHUNK_COLOURS: tuple[str, str] = ("#2e86ab", "#f18f01")
 OVERLAP_COLOUR = "#c73e1d"
 HIGHLIGHT_COLOUR = "#ffd400"
 HIGHLIGHT_STROKE = "#d97706"
+
+LABEL_FONT_PT = 9.0  # chunk numbers, in points of the page (they scale with it)
+MIN_LABEL_FONT_PT = 5.0  # the smallest a label shrinks to, to fit a narrow margin
+_LABEL_PAD_PT = 2.0  # around the digits, inside the label's box
+_LABEL_GAP_PT = 3.0  # between a label and the text area, and between stacked labels
+_MIN_GAP_PT = 0.75  # what a label keeps from the glyphs in a margin too narrow for the gap
+_DIGIT_WIDTH_EM = 0.62  # a bold sans-serif digit's advance, in ems
+OVERLAP_BAND_PT = 1.8  # the band under each line of shared characters
+START_TICK_PT = 1.2  # the mark of a chunk's first character
 
 # Same line when vertical centres differ by at most this share of the taller glyph;
 # new line when the horizontal gap exceeds this many glyph heights (columns, table cells).
@@ -242,3 +255,76 @@ def segment_colour(segment: ChunkSegment) -> str:
     if segment.is_overlap:
         return OVERLAP_COLOUR
     return CHUNK_COLOURS[segment.chunk_indices[0] % 2]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MarginLabel:
+    """A chunk number placed in a page margin: ``bbox_pt`` is the label's box, ``anchor_pt``
+    the line box it labels (same vertical position unless stacked below a neighbour)."""
+
+    text: str
+    colour: str
+    bbox_pt: BBox
+    anchor_pt: BBox
+    font_pt: float = LABEL_FONT_PT
+
+
+def label_size_pt(text: str, font_pt: float = LABEL_FONT_PT) -> tuple[float, float]:
+    """Width and height (points) of a label box holding ``text`` at ``font_pt``."""
+    pad = _LABEL_PAD_PT * font_pt / LABEL_FONT_PT
+    width = _DIGIT_WIDTH_EM * font_pt * max(len(text), 1) + 2 * pad
+    return width, font_pt + 1.5 * pad
+
+
+def _fitted_font_pt(text: str, room_pt: float) -> float:
+    """``LABEL_FONT_PT``, or less (not under ``MIN_LABEL_FONT_PT``) so ``text`` fits
+    ``room_pt`` points of margin."""
+    width, _ = label_size_pt(text)
+    if width <= room_pt:
+        return LABEL_FONT_PT
+    return max(MIN_LABEL_FONT_PT, LABEL_FONT_PT * room_pt / width)
+
+
+def margin_labels(
+    anchors: Sequence[tuple[str, str, BBox]], text_area: BBox, page_width_pt: float
+) -> list[MarginLabel]:
+    """Labels ``(text, colour, line box)`` placed beside their lines, outside ``text_area``
+    (the union of the page's glyph boxes): in the left margin for a line starting left of
+    the text area's centre, else in the right margin; a label that would overlap the one
+    above it in its margin moves down. In a narrow margin a label shrinks (to
+    ``MIN_LABEL_FONT_PT``) to keep clear of the glyphs; one narrower still (a page printed
+    to its edges) gets the label at the page edge, where it may touch them."""
+    x0, _, x1, _ = text_area
+    middle = (x0 + x1) / 2
+    placed: list[MarginLabel] = []
+    floor = {"left": float("-inf"), "right": float("-inf")}  # lowest label bottom so far
+    for text, colour, line in sorted(anchors, key=lambda a: (a[2][1], a[2][0])):
+        side = "left" if line[0] < middle else "right"
+        room = x0 if side == "left" else page_width_pt - x1
+        font = _fitted_font_pt(text, room - _MIN_GAP_PT)
+        width, height = label_size_pt(text, font)
+        gap = min(_LABEL_GAP_PT, max(_MIN_GAP_PT, room - width))
+        if side == "left":
+            left = max(0.0, x0 - gap - width)
+        else:
+            left = min(page_width_pt - width, x1 + gap)
+        top = max((line[1] + line[3] - height) / 2, floor[side] + _LABEL_GAP_PT / 2)
+        floor[side] = top + height
+        box = (left, top, left + width, top + height)
+        placed.append(
+            MarginLabel(text=text, colour=colour, bbox_pt=box, anchor_pt=line, font_pt=font)
+        )
+    return placed
+
+
+def start_tick(line: BBox) -> BBox:
+    """A thin bar at the left edge of ``line``: where a chunk's first character stands."""
+    x0, y0, _, y1 = line
+    return (x0 - START_TICK_PT / 2, y0, x0 + START_TICK_PT / 2, y1)
+
+
+def overlap_band(line: BBox) -> BBox:
+    """The band under ``line`` that marks its characters as shared by two chunks: below
+    the glyph box, so it underlines the text instead of covering it."""
+    x0, _, x1, y1 = line
+    return (x0, y1, x1, y1 + OVERLAP_BAND_PT)

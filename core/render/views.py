@@ -15,14 +15,20 @@ from core.ingest.formats import get_format
 from core.render.markup import Mark, Shape
 from core.render.overlay import (
     BLOCK_COLOURS,
+    CHUNK_COLOURS,
     HIGHLIGHT_COLOUR,
     HIGHLIGHT_STROKE,
+    OVERLAP_COLOUR,
     ChunkSegment,
+    MarginLabel,
     block_box,
     chunk_segments,
+    margin_labels,
+    overlap_band,
     page_span,
     segment_colour,
     span_line_boxes,
+    start_tick,
 )
 from core.types import BBox, Block, Chunk, Document
 
@@ -106,33 +112,64 @@ def page_chunk_segments(doc: Document, chunks: Sequence[Chunk], page: int) -> li
 
 
 def chunk_shapes(doc: Document, chunks: Sequence[Chunk], page: int) -> list[Shape]:
-    """Chunk boundaries on ``page``: alternating colours per chunk, overlaps hatched.
+    """Chunk boundaries on ``page``, drawn so the text under them stays readable.
 
-    Each chunk's number is written above the first line where it starts on this page.
-    """
+    Each chunk's lines are tinted in alternating colours; characters shared by two chunks
+    (an overlap) get a faint tint and a thin band under each line (``overlap_band``);
+    each chunk's number sits in the page margin beside the line where it starts
+    (``margin_labels``, never over glyphs), with a tick at its first character. Every
+    shape's first ``data`` item is ``("chunks", "<1-based numbers>")``."""
     shapes: list[Shape] = []
+    anchors: list[tuple[str, str, BBox]] = []
     for segment in page_chunk_segments(doc, chunks, page):
         colour = segment_colour(segment)
         title = _segment_title(segment, chunks)
+        data = (("chunks", " ".join(str(i + 1) for i in segment.chunk_indices)),)
         starters = [i for i in segment.chunk_indices if chunks[i].char_start == segment.char_start]
-        label = str(starters[-1] + 1) if starters else ""
         lines = span_line_boxes(doc, segment.char_start, segment.char_end, page=page)
         for n, line in enumerate(lines):
+            if segment.is_overlap:
+                shapes.append(_overlap_band_shape(line.bbox_pt, data))
             shapes.append(
                 Shape(
-                    bbox_pt=line.bbox_pt,
-                    fill=colour,
-                    stroke=colour,
-                    fill_opacity=0.3,
-                    stroke_width_pt=0.4,
-                    title=title,
+                    bbox_pt=line.bbox_pt, fill=colour, fill_opacity=0.07 if segment.is_overlap
+                    else 0.2, stroke=None if segment.is_overlap else colour,
+                    stroke_width_pt=0.4, title=title, data=data,
                     css_class="cs-overlap" if segment.is_overlap else "cs-chunk",
-                    data=(("chunks", " ".join(str(i + 1) for i in segment.chunk_indices)),),
-                    hatched=segment.is_overlap,
-                    label=label if n == 0 else "",
                 )
-            )
+            )  # fmt: skip
+            if n == 0 and starters:
+                first = starters[-1]
+                anchors.append((str(first + 1), CHUNK_COLOURS[first % 2], line.bbox_pt))
+    glyphs = span_line_boxes(doc, *page_span(doc, page), page=page)
+    text_area = union_of(line.bbox_pt for line in glyphs)
+    if text_area is not None:
+        for label in margin_labels(anchors, text_area, doc.pages[page - 1].width_pt):
+            shapes.extend(_label_shapes(label))
     return shapes
+
+
+def _overlap_band_shape(line: BBox, data: tuple[tuple[str, str], ...]) -> Shape:
+    return Shape(
+        bbox_pt=overlap_band(line), fill=OVERLAP_COLOUR, fill_opacity=0.85,
+        css_class="cs-overlap-band", data=data,
+    )  # fmt: skip
+
+
+def _label_shapes(label: MarginLabel) -> list[Shape]:
+    """A margin label (white, outlined in its chunk's colour) and its start tick."""
+    data = (("chunks", label.text),)
+    return [
+        Shape(
+            bbox_pt=label.bbox_pt, fill="#ffffff", fill_opacity=0.95, stroke=label.colour,
+            stroke_width_pt=1.0, css_class="cs-margin-label", data=data, label=label.text,
+            label_size_pt=label.font_pt, title=f"chunk {label.text} starts on this line",
+        ),
+        Shape(
+            bbox_pt=start_tick(label.anchor_pt), fill=label.colour, fill_opacity=0.95,
+            css_class="cs-start-tick", data=data,
+        ),
+    ]  # fmt: skip
 
 
 def highlight_shapes(doc: Document, char_start: int, char_end: int, page: int) -> list[Shape]:

@@ -1,0 +1,230 @@
+"""Titles of chunks for result cards, pickers and charts.
+
+A title is the nearest real heading at or above the chunk, the first words of the chunk's
+own text, and which of that heading's chunks it is, so chunks that share a heading read
+apart: ``Liquidity — “Cash and cash equivalents were …” (2 of 5)``.
+
+*Real heading*: a heading block that is not a table's column heading or unit line. Filings
+repeat those above every statement, and a parser that types them as headings would title
+every table chunk "Six Months Ended December 31, ($ in millions...)". A heading is not
+real when its text (whitespace folded, case ignored) is the text of a header row of any
+table of the document (``Block.header_rows``), when it is wholly in parentheses ("(in
+millions, unaudited)"), or when it is a reporting-period column heading ("Three Months
+Ended", "Six Months Ended December 31,", "First-Quarter").
+
+*Own text*: the chunk's text without the heading blocks and table header rows inside its
+span (a chunk that opens a table starts with the header rows every piece of the table
+shares). A chunk that is nothing but those falls back to its whole text.
+
+*Which of*: chunks are counted per heading text in document order (the two certifications
+headed "Section 302 of the Sarbanes-Oxley Act" count on from one to the other, so no two
+titles of a document read alike unless their words do too), among the chunks handed in:
+hand in every chunk of the document under one policy to number them as the document does.
+
+Offsets are the canonical text's character offsets (half-open); nothing here is searched.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from core.types import Block
+
+TITLE_SEPARATOR = " — "
+PATH_SEPARATOR = " › "
+LABEL_WORDS = 6  # words of own text in a one-line label (a card shows ``n_words``)
+_PERIOD_HEADING = re.compile(
+    r"(?:three|six|nine|twelve|\d+)[\s-]+(?:months?|weeks?|quarters?)\s+end(?:ed|ing)\b.*"
+    r"|(?:fiscal\s+)?(?:years?|quarters?|periods?)\s+end(?:ed|ing)\b.*"
+    r"|(?:first|second|third|fourth)[\s-]+quarter",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+class SpannedChunk(Protocol):
+    """What a title needs of a chunk: a ``Chunk`` or a stored hit both have it."""
+
+    chunk_id: str
+    char_start: int
+    char_end: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChunkTitle:
+    """A chunk's title parts: ``heading`` ('' when no real heading precedes it) and its
+    ``path`` of real headings, ``words`` (the first words of its own text, ``more`` when
+    it goes on), and its ``ordinal`` (1-based) among the ``count`` chunks titled by the
+    same heading."""
+
+    heading: str
+    words: str
+    more: bool = False
+    ordinal: int = 1
+    count: int = 1
+    path: tuple[str, ...] = ()  # the real headings down to ``heading``, outermost first
+
+    @property
+    def place(self) -> str:
+        """``"2 of 5"``, or '' when the heading titles this chunk alone."""
+        return f"{self.ordinal} of {self.count}" if self.count > 1 else ""
+
+    @property
+    def head(self) -> str:
+        """The heading line of a card: ``Item 2 › Liquidity · 2 of 5``."""
+        trail = PATH_SEPARATOR.join(self.path or (self.heading,))
+        return " · ".join(p for p in (trail, self.place) if p)
+
+    @property
+    def text(self) -> str:
+        """Every kept word of the own text, ``…`` when it goes on."""
+        return self.words + (" …" if self.more else "")
+
+    @property
+    def label(self) -> str:
+        """The one-line title: ``Heading — “first words …” (2 of 5)``, with at most
+        ``LABEL_WORDS`` words."""
+        kept = self.words.split()
+        cut = self.more or len(kept) > LABEL_WORDS
+        shown = " ".join(kept[:LABEL_WORDS]) + (" …" if cut else "")
+        quoted = f"“{shown}”" if shown else ""
+        head = TITLE_SEPARATOR.join(p for p in (self.heading, quoted) if p)
+        return f"{head} ({self.place})" if self.place else head
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _real_path(path: Sequence[str], header_texts: Iterable[str] = ()) -> tuple[str, ...]:
+    """The real headings of a heading path, each on one line."""
+    return tuple(" ".join(h.split()) for h in path if is_real_heading(h, header_texts))
+
+
+def is_real_heading(text: str, header_texts: Iterable[str] = ()) -> bool:
+    """Whether a heading's ``text`` titles a section (see the module docstring);
+    ``header_texts`` are the texts of the document's table header rows."""
+    folded = _folded(text)
+    if not folded:
+        return False
+    if folded in {_folded(t) for t in header_texts}:
+        return False
+    if folded.startswith("(") and folded.endswith(")"):
+        return False
+    return _PERIOD_HEADING.fullmatch(folded) is None
+
+
+@dataclass(frozen=True, slots=True)
+class HeadingIndex:
+    """The real headings of one document by offset, and the spans left out of own text.
+
+    ``starts``/``titles``/``paths``: each real heading block's ``char_start``, its text on
+    one line and the real headings of its heading path (ending with it), sorted by offset;
+    ``skipped``: the spans of every heading block and every table header row, sorted and
+    disjoint."""
+
+    starts: tuple[int, ...]
+    titles: tuple[str, ...]
+    skipped: tuple[tuple[int, int], ...]
+    paths: tuple[tuple[str, ...], ...] = ()
+
+    @classmethod
+    def of(cls, doc_text: str, blocks: Sequence[Block]) -> HeadingIndex:
+        """The index of a document's parsed ``blocks`` (any order) over ``doc_text``."""
+        rows = [(a, b) for blk in blocks if blk.kind == "table" for a, b in blk.header_rows]
+        header_texts = {_folded(doc_text[a:b]) for a, b in rows}
+        headings = sorted((b for b in blocks if b.kind == "heading"), key=lambda b: b.char_start)
+        real = [h for h in headings if is_real_heading(h.text, header_texts)]
+        spans = sorted([*rows, *((h.char_start, h.char_end) for h in headings)])
+        merged: list[tuple[int, int]] = []
+        for a, b in spans:
+            if merged and a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        titles = tuple(" ".join(h.text.split()) for h in real)
+        paths = tuple(
+            _real_path((*h.heading_path[:-1], title), header_texts)
+            for h, title in zip(real, titles, strict=True)
+        )
+        return cls(tuple(h.char_start for h in real), titles, tuple(merged), paths)
+
+    def heading_of(self, chunk: SpannedChunk) -> int | None:
+        """Position in ``starts`` of the heading in effect where the chunk's own text
+        begins (the last real heading starting at or before it: a chunk that opens with
+        "PART I" and "ITEM 1" is ITEM 1's), else of the first real heading inside the
+        chunk; None without one."""
+        at = bisect.bisect_right(self.starts, self.own_start(chunk)) - 1
+        if at >= 0:
+            return at
+        return 0 if self.starts and self.starts[0] < chunk.char_end else None
+
+    def own_start(self, chunk: SpannedChunk) -> int:
+        """The offset of the chunk's first character outside the skipped spans and the
+        whitespace between them (``char_start`` when it opens with its own text)."""
+        a0, b0 = chunk.char_start, chunk.char_end
+        cursor = a0
+        first = max(0, bisect.bisect_right(self.skipped, (a0, a0)) - 1)
+        for a, b in self.skipped[first:]:
+            while cursor < min(a, b0) and chunk.text[cursor - a0].isspace():
+                cursor += 1
+            if a > cursor or cursor >= b0:
+                break
+            cursor = max(cursor, min(b, b0))
+        return cursor if cursor < b0 else a0
+
+    def own_text(self, chunk: SpannedChunk) -> str:
+        """The chunk's text without the skipped spans inside it (whole text if nothing
+        else is left)."""
+        a0, b0 = chunk.char_start, chunk.char_end
+        kept, cursor = [], a0
+        first = max(0, bisect.bisect_right(self.skipped, (a0, a0)) - 1)
+        for a, b in self.skipped[first:]:
+            if a >= b0:
+                break
+            if b <= cursor:
+                continue
+            kept.append(chunk.text[cursor - a0 : max(cursor, a) - a0])
+            cursor = max(cursor, min(b, b0))
+        kept.append(chunk.text[cursor - a0 :])
+        own = " ".join(" ".join(kept).split())
+        return own or " ".join(chunk.text.split())
+
+
+def chunk_titles(
+    chunks: Sequence[SpannedChunk], index: HeadingIndex, *, n_words: int = 18
+) -> dict[str, ChunkTitle]:
+    """Titles of one document's ``chunks`` by ``chunk_id`` (see the module docstring),
+    each keeping ``n_words`` words of its own text."""
+    ordered = sorted(chunks, key=lambda c: (c.char_start, c.char_end))
+    groups: dict[str, list[SpannedChunk]] = {}
+    paths: dict[str, tuple[str, ...]] = {}
+    for chunk in ordered:
+        at = index.heading_of(chunk)
+        heading = index.titles[at] if at is not None else ""
+        groups.setdefault(heading, []).append(chunk)
+        paths[chunk.chunk_id] = index.paths[at] if at is not None and index.paths else ()
+    out: dict[str, ChunkTitle] = {}
+    for heading, members in groups.items():
+        for n, chunk in enumerate(members, start=1):
+            words = index.own_text(chunk).split()
+            out[chunk.chunk_id] = ChunkTitle(
+                heading=heading, words=" ".join(words[:n_words]), more=len(words) > n_words,
+                ordinal=n, count=len(members), path=paths[chunk.chunk_id],
+            )  # fmt: skip
+    return out
+
+
+def stored_title(heading_path: Sequence[str], text: str, *, n_words: int = 18) -> ChunkTitle:
+    """The title of a chunk whose document is not at hand (no blocks): the last real
+    heading of its stored ``heading_path`` and its first words, without a place."""
+    path = _real_path(heading_path)
+    words = text.split()
+    return ChunkTitle(
+        heading=path[-1] if path else "", words=" ".join(words[:n_words]),
+        more=len(words) > n_words, path=path,
+    )  # fmt: skip

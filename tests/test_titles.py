@@ -1,0 +1,134 @@
+"""Chunk titles (``core.render.titles``) on real filings: the nearest real heading, never a
+table's column heading or unit line, the chunk's own first words, and which of a
+heading's chunks it is, so no two chunks of a filing share a title."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import pytest
+from conftest import CORPUS
+
+from core.chunk import chunk_document
+from core.ingest import load_document
+from core.parse import parse_document
+from core.render.titles import ChunkTitle, HeadingIndex, chunk_titles, is_real_heading
+from core.types import Block, ChunkPolicy
+
+FILINGS = CORPUS / "financebench" / "pdfs"
+TEN_Q = FILINGS / "Pfizer_2023Q2_10Q.pdf"
+PEPSICO = FILINGS / "PEPSICO_2023Q1_EARNINGS.pdf"
+POLICIES = (
+    ChunkPolicy(name="structure", size=240, overlap=24, unit="tokens"),
+    ChunkPolicy(name="fixed", size=800, overlap=100, unit="chars"),
+)
+PERIOD = re.compile(r"\b(months|weeks) ended\b|^\(", re.IGNORECASE)
+
+
+@functools.cache
+def filing(path):
+    if not path.is_file():
+        pytest.skip(f"the shared corpus lacks {path.name}")
+    doc = load_document(path)
+    return doc, parse_document(doc).blocks
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Six Months Ended December 31, ($ in millions, except per share data)",
+        "Three Months Ended",
+        "(in millions, unaudited)",
+        "(UNAUDITED)",
+        "First-Quarter",
+        "Fiscal Year Ended June 30,",
+        "",
+    ],
+)
+def test_column_headings_and_unit_lines_are_not_titles(text):
+    assert not is_real_heading(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["Liquidity", "Note 7. Financial Instruments", "First-Quarter 2023 Results"]
+)
+def test_section_headings_are_titles(text):
+    assert is_real_heading(text)
+
+
+def test_a_heading_that_is_a_tables_header_row_is_not_a_title():
+    assert not is_real_heading("Net  Revenue\tGrowth", ["net revenue growth"])
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p.key)
+def test_every_chunk_of_the_10q_has_its_own_title(policy):
+    doc, blocks = filing(TEN_Q)
+    chunks = chunk_document(doc, blocks, policy)
+    titles = chunk_titles(chunks, HeadingIndex.of(doc.text, blocks))
+    assert set(titles) == {c.chunk_id for c in chunks}
+    labels = [t.label for t in titles.values()]
+    assert len(set(labels)) == len(labels)  # chunks that share a heading read apart
+    rows = [span for blk in blocks if blk.kind == "table" for span in blk.header_rows]
+    header_rows = {" ".join(doc.text[a:b].split()) for a, b in rows}
+    assert header_rows  # the filing's statements carry column headings
+    for title in titles.values():
+        assert title.heading not in header_rows and not PERIOD.search(title.heading)
+        assert title.words and "\n" not in title.label
+    by_heading: dict[str, list[ChunkTitle]] = {}
+    for chunk in sorted(chunks, key=lambda c: c.char_start):
+        by_heading.setdefault(titles[chunk.chunk_id].heading, []).append(titles[chunk.chunk_id])
+    for shared in by_heading.values():  # "(2 of 5)": in document order, each once
+        assert [t.ordinal for t in shared] == list(range(1, len(shared) + 1))
+        assert {t.count for t in shared} == {len(shared)}
+
+
+def test_a_chunk_opening_a_statement_is_titled_by_its_own_rows():
+    doc, blocks = filing(TEN_Q)
+    chunks = chunk_document(doc, blocks, POLICIES[0])
+    titles = chunk_titles(chunks, HeadingIndex.of(doc.text, blocks))
+    table = next(b for b in blocks if b.kind == "table" and b.header_rows)
+    first_row = " ".join(doc.text[slice(*table.header_rows[0])].split())
+    assert first_row.startswith("Three Months Ended")  # the heading every statement repeats
+    opening = [c for c in chunks if c.char_start <= table.header_rows[0][0] < c.char_end]
+    (title,) = [titles[c.chunk_id] for c in opening]
+    assert title.heading == "ITEM 1. FINANCIAL STATEMENTS"  # not "PART I", which precedes it
+    assert not title.words.startswith("Three Months Ended")
+    assert title.label.startswith("ITEM 1. FINANCIAL STATEMENTS — “")
+
+
+def test_a_unit_line_typed_as_heading_gives_way_to_the_statements_heading():
+    doc, blocks = filing(PEPSICO)
+    chunks = chunk_document(doc, blocks, POLICIES[0])
+    titles = chunk_titles(chunks, HeadingIndex.of(doc.text, blocks))
+    under_units = [c for c in chunks if c.heading_path == ("(in millions, unaudited)",)]
+    assert under_units  # the parser typed the unit line as a heading
+    assert {titles[c.chunk_id].heading for c in under_units} == {
+        "Condensed Consolidated Statement of Cash Flows",
+        "Condensed Consolidated Statement of Cash Flows (continued)",
+    }
+
+
+def _block(doc_text: str, kind: str, start: int, end: int, **extra) -> Block:
+    return Block(
+        doc_id="d", doc_sha256="0" * 64, kind=kind, char_start=start, char_end=end,
+        text=doc_text[start:end], page=0, bbox_pt=None, **extra,
+    )  # fmt: skip
+
+
+def test_the_label_reads_heading_words_and_place():
+    text = "Liquidity\n\nCash and cash equivalents were $4.1 billion at the end of the quarter."
+    blocks = [_block(text, "heading", 0, 9, level=1), _block(text, "paragraph", 11, len(text))]
+
+    class Piece:
+        def __init__(self, chunk_id, a, b):
+            self.chunk_id, self.char_start, self.char_end, self.text = chunk_id, a, b, text[a:b]
+
+    cut = text.index("were")
+    pieces = [Piece("a", 0, cut), Piece("b", cut, len(text))]
+    titles = chunk_titles(pieces, HeadingIndex.of(text, blocks), n_words=4)
+    assert titles["a"].label == "Liquidity — “Cash and cash equivalents” (1 of 2)"
+    assert titles["b"].label == "Liquidity — “were $4.1 billion at …” (2 of 2)"
+    alone = chunk_titles(pieces[:1], HeadingIndex.of(text, blocks), n_words=4)
+    assert alone["a"].label == "Liquidity — “Cash and cash equivalents”"
+    assert chunk_titles(pieces[:1], HeadingIndex.of(text, []))["a"].heading == ""
