@@ -103,3 +103,50 @@ def test_a_chunk_clicked_on_its_page_ranks_at_full_depth_in_compare(fake, store_
     assert (gold.char_start, gold.char_end) == tuple(
         int(x.replace(",", "")) for x in line.split(" chars ")[1].split(":")[0].split("-")
     )
+
+
+def test_a_chunk_clicked_on_the_failures_page_ranks_at_full_depth_in_the_reader(fake, store_dir):
+    from fakes import fake_embed_chunks
+
+    from core.chunk import chunk_document
+    from core.diagnose.run_depth import RunRanker
+    from core.evaluate import load_run
+    from core.parse import parse_document
+    from core.types import ChunkPolicy
+    from workbench import _ui_triage as tri
+
+    at = open_page("evaluate")
+    [b for b in at.button if b.label == "Run"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run = load_run(store_dir / "runs" / f"{at.session_state[tri.TKey.RUN]}.json")
+    (line,) = [c.value for c in at.caption if c.value.startswith("Ranked: ")]
+    assert "the first gold chunk" in plain(line)  # before any click: the gold chunk
+    (chart,) = pick_charts(at, "cs_why_pick")
+    query_id = chart.proto.id.split(f"{run.run_id}:")[1].rsplit("_", 1)[0]
+    record = run.query(query_id)
+    spec = json.loads(chart.proto.spec)
+    clickable = [d[0] for t in spec["data"] if t.get("name") == "chunks" for d in t["customdata"]]
+    policy = ChunkPolicy.from_dict(dict(run.policy))
+    docs = eng.demo_documents()
+
+    def chunker(doc):
+        return chunk_document(doc, parse_document(doc).blocks, policy)
+
+    ranker = RunRanker(run, docs, encoder=fake, chunker=chunker, embed=fake_embed_chunks)
+    outside = [  # a chunk of the page beyond the failed method's top k
+        c for c in dict.fromkeys(clickable)
+        if (r := ranker.full_depth(record.query, record.doc_id, c)[run.methods[0]].rank)
+        and r > run.text_k
+    ]  # fmt: skip
+    assert outside, "the page should hold a chunk outside the top k"
+    picked = outside[0]
+    click(at, chart, picked)
+    (line,) = [c.value for c in at.caption if c.value.startswith("Ranked: ")]
+    assert "the chunk clicked on the page" in plain(line)
+    want = ranker.full_depth(record.query, record.doc_id, picked)
+    table = [d.value for d in at.dataframe if f"to enter the top {run.text_k}" in d.value.columns]
+    assert list(table[0]["method"]) == list(run.methods)
+    assert list(table[0]["rank"]) == [
+        f"{want[m].rank:,} of {want[m].scope_size:,}" for m in run.methods
+    ]
+    assert all(want[m].scope_size == record.scope_size for m in run.methods)
