@@ -24,6 +24,7 @@ from core.types import ChunkPolicy, Document
 from workbench import _ui, _ui_cite, _ui_parse, _ui_pick
 from workbench import _ui_depth as dep
 from workbench import _ui_engine as eng
+from workbench import _ui_triage as tri
 
 CONTEXT_CHARS = 160  # shown around the first span a signal points at
 CAUSE_ORDER = ("parse", "label", "boundary", "vocabulary", "context")
@@ -187,7 +188,7 @@ def rank_panel(run, record, docs: dict[str, Document]) -> None:
         if doc is None or any(docs.get(d) is None for d in run.corpus):
             st.caption("Not every document of the run is loaded here: no full-depth ranks.")
             return
-        made_here = run.run_id in st.session_state.get("cs_eval_docs", {})
+        made_here = run.run_id in st.session_state.get(tri.TKey.RUN_DOCS, {})
         if not st.toggle(
             "Rank any chunk at full depth", value=made_here, key=f"{RANK_ON}_{run.run_id}",
             help="Scores every chunk of the run for this query; a run made in an earlier "
