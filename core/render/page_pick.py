@@ -128,9 +128,10 @@ def chunk_pick_figure(
     fig = go.Figure()
     for parity, colour in enumerate(CHUNK_COLOURS):
         boxes = [ln.bbox_pt for ln in lines if len(ln.covering) == 1 and ln.owner % 2 == parity]
-        fig.add_trace(_fill_trace(boxes, colour, opacity=0.25, name=f"chunk {parity}"))
-    shared = [ln.bbox_pt for ln in lines if len(ln.covering) > 1]
-    fig.add_trace(_fill_trace(shared, OVERLAP_COLOUR, opacity=0.3, name="overlap"))
+        if boxes:
+            fig.add_trace(_fill_trace(boxes, colour, opacity=0.25, name=f"chunk {parity}"))
+    if shared := [ln.bbox_pt for ln in lines if len(ln.covering) > 1]:
+        fig.add_trace(_fill_trace(shared, OVERLAP_COLOUR, opacity=0.3, name="overlap"))
     picked = [ln.bbox_pt for ln in lines if targets[ln.owner].chunk_id == selected]
     if picked:
         fig.add_trace(_fill_trace(picked, HIGHLIGHT_COLOUR, opacity=0.55, name="picked"))

@@ -202,8 +202,9 @@ def click_a_chunk_on_its_page(page, artifacts) -> None:
             const last = trace.customdata[trace.customdata.length - 1][0];
             const i = trace.customdata.findIndex(d => d[0] === last);
             const mid = i + Math.floor((trace.customdata.length - i) / 2);
-            const nodes = gd.querySelectorAll('.scatterlayer .trace')[n]
-                .querySelectorAll('path.point');
+            const group = [...gd.querySelectorAll('.scatterlayer .trace')].find(
+                g => g.__data__ && g.__data__[0] && g.__data__[0].trace.name === 'chunks');
+            const nodes = group.querySelectorAll('path.point');
             nodes[mid].setAttribute('data-cs-click', '1');
             return trace.hovertext[mid];
         }"""
@@ -218,6 +219,9 @@ def click_a_chunk_on_its_page(page, artifacts) -> None:
     assert f"chars {chars}:" in ranked.inner_text()
     summary = page.get_by_text("At full depth:", exact=False).first
     assert summary.inner_text().count(" of 45") == 5
+    page.locator(".js-plotly-plot").filter(
+        has=page.locator("image")
+    ).last.scroll_into_view_if_needed()
     shot(page, artifacts, "compare-clicked-on-page")
 
 
