@@ -210,7 +210,9 @@ def click_a_chunk_on_its_page(page, artifacts) -> None:
         }"""
     )
     chars = picked.split("chars ")[1].split("<br>")[0]
-    box = chart.locator("path.point[data-cs-click]").bounding_box()
+    marker = chart.locator("path.point[data-cs-click]")
+    marker.scroll_into_view_if_needed()  # far down the page: a click lands only in view
+    box = marker.bounding_box()
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     ranked = page.get_by_text("Ranked: the chunk clicked on the page", exact=False)
     ranked.wait_for()
