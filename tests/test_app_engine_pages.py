@@ -36,6 +36,7 @@ from tests.data.injection import INJECTION_NAME, injection_pdf_bytes
 from workbench import _ui
 from workbench import _ui_engine as eng
 from workbench import _ui_triage as tri
+from workbench import _ui_why as why
 
 TIMEOUT_S = 300
 CARD = re.compile(r'<b class="cs-rank">#(\d+)</b>.*?<div class="cs-path">(.*?)</div>', re.S)
@@ -69,6 +70,7 @@ def fake(monkeypatch, store_dir):
     monkeypatch.setattr(eng, "windows_of", one_window)
     monkeypatch.setattr(eng, "late_window_tokens", lambda doc_tokens: (254, 510))
     monkeypatch.setattr(tri, "run_eval", functools.partial(run_eval, embed=fake_embed_chunks))
+    monkeypatch.setattr(why, "RANK_EMBED", fake_embed_chunks)  # the failure reader's ranks
     return enc
 
 

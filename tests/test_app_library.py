@@ -182,3 +182,23 @@ def test_upload_notes_go_with_the_files_they_are_about(app):
     assert not app.success and not app.warning
     upload(app, ("other.md", REPORT_V2))
     assert [plain(s.value) for s in app.success] == [f"**other.md** read: {n} chars"]
+
+
+def test_the_listing_counts_each_documents_garbled_blocks_and_characters(app):
+    """elstest-5p.pdf (an Elsevier article) sets its formulas in fonts whose glyphs map
+    to no code point: those blocks are flagged garbled; the other samples have none."""
+    from core.parse import parse_document
+
+    name = "elstest-5p.pdf"
+    data = (PDF_DIR / name).read_bytes()
+    upload(app, (name, data))
+    doc = load_document(data, name=name)
+    flagged = [b for b in parse_document(doc).blocks if b.garbled]
+    assert len(flagged) >= 3 and all(doc.text[b.char_start : b.char_end] for b in flagged)
+    rows = app.dataframe[0].value.set_index("document")
+    assert rows.loc[doc.doc_id, "garbled blocks"] == len(flagged)
+    assert rows.loc[doc.doc_id, "garbled chars"] == sum(len(b.text) for b in flagged)
+    assert rows.loc["sample-sigconf", "garbled blocks"] == 0
+    assert rows.loc["state_of_the_union", "garbled chars"] == 0
+    (line,) = [c.value for c in app.caption if "hold garbled text" in c.value]
+    assert f"{plain(doc.doc_id)} ({len(flagged)})" in plain(line)

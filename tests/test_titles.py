@@ -87,9 +87,12 @@ def test_a_chunk_opening_a_statement_is_titled_by_its_own_rows():
     doc, blocks = filing(TEN_Q)
     chunks = chunk_document(doc, blocks, POLICIES[0])
     titles = chunk_titles(chunks, HeadingIndex.of(doc.text, blocks))
-    table = next(b for b in blocks if b.kind == "table" and b.header_rows)
-    first_row = " ".join(doc.text[slice(*table.header_rows[0])].split())
-    assert first_row.startswith("Three Months Ended")  # the heading every statement repeats
+    def first_row(block):
+        return " ".join(doc.text[slice(*block.header_rows[0])].split())
+
+    # The first statement: its column heading is the one every statement repeats.
+    statements = [b for b in blocks if b.kind == "table" and b.header_rows]
+    table = next(b for b in statements if first_row(b).startswith("Three Months Ended"))
     opening = [c for c in chunks if c.char_start <= table.header_rows[0][0] < c.char_end]
     (title,) = [titles[c.chunk_id] for c in opening]
     assert title.heading == "ITEM 1. FINANCIAL STATEMENTS"  # not "PART I", which precedes it

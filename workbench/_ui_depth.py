@@ -1,6 +1,7 @@
 """Glue of Compare's "where does it rank?" panel: any chunk of the scope (one from the
-ranked columns, or one found by its words) with its exact rank under every method at full
-depth, and "mark as the answer", which builds a labelled query set while exploring.
+ranked columns, one found by its words, or one clicked on its page) with its exact rank
+under every method at full depth, and "mark as the answer", which builds a labelled query
+set while exploring.
 
 The marked set lives in the session (``MARKED``) as query-set lines (the JSONL ``eval``
 reads); it downloads here and runs on the Evaluate page (its "Marked in Compare" source).
@@ -15,11 +16,14 @@ import streamlit as st
 from core.diagnose.depth import full_depth_ranks
 from core.evaluate import GoldSpan, LabelledQuery
 from core.methods import get
+from core.render.page_pick import PickTarget
+from workbench import _ui, _ui_pick
 from workbench import _ui_engine as eng
 
 MARKED = "cs_marked_queries"  # list[LabelledQuery] marked in this session
 FIND = "cs_depth_find"  # words to find a chunk by
 FOUND = "cs_depth_found"  # chunk_id picked among the found ones
+CLICKED = "cs_depth_clicked"  # (inspected chunk_id, chunk_id clicked on its page)
 MAX_FOUND = 30
 
 
@@ -68,19 +72,52 @@ def rank_rows(ranks: dict, k: int) -> list[dict]:
     return rows
 
 
+def _forget_click() -> None:
+    st.session_state.pop(CLICKED, None)
+
+
+def _targets(records) -> list[PickTarget]:
+    return [
+        PickTarget(chunk_id=cid, char_start=int(m["char_start"]), char_end=int(m["char_end"]),
+                   label=" ".join(text.split())[:80])
+        for cid, m, text in zip(records.ids, records.metadatas, records.texts, strict=True)
+    ]  # fmt: skip
+
+
+def _clicked_target(hit, records):
+    """The chunk clicked on the inspected chunk's page, drawn there; None if none is."""
+    doc = _ui.library().get(hit.doc_id)
+    with st.expander("Or click a chunk on its page", expanded=True, icon=":material/touch_app:"):
+        if doc is None or doc.sha256 != hit.doc_sha256:
+            st.caption("The indexed version of this document is not loaded: no page to click.")
+            return None
+        first = (hit.pages or (1,))[0] if doc.is_paged else 1
+        _ui_pick.page_picker(
+            doc, _targets(records), key="cs_depth_pick", state_key=CLICKED,
+            anchor=hit.chunk_id, first_page=first,
+        )  # fmt: skip
+    clicked = _ui_pick.picked(CLICKED, hit.chunk_id)
+    if clicked is None or clicked not in records.ids:
+        return None
+    return records.hit(records.ids.index(clicked), score=0.0, rank=0)
+
+
 def depth_panel(query: str, wide, policy, doc_id: str | None, k: int, hit, opened) -> None:
-    """The selected chunk (or one found by its words) ranked at full depth, and marking."""
+    """The selected chunk (or one found by its words, or clicked on its page) ranked at
+    full depth, and marking."""
     st.subheader("Where does a chunk rank?")
     st.caption(
         "Exact ranks at full depth under every method, counted over every chunk of the "
-        "scope, for the chunk inspected above or any chunk found by its words."
+        "scope, for the chunk inspected above, any chunk found by its words, or one "
+        "clicked on the inspected chunk's page."
     )
     words = st.text_input(
-        "Find a chunk by its words", key=FIND, placeholder="e.g. warranty three years"
-    )
-    target = hit
+        "Find a chunk by its words", key=FIND, placeholder="e.g. warranty three years",
+        on_change=_forget_click,
+    )  # fmt: skip
+    first = next(m for p in wide.methods for m in get(p).indexed_parts)
+    target, how = hit, "the chunk inspected above"
     if words.strip():
-        first = next(m for p in wide.methods for m in get(p).indexed_parts)
         records = opened.scope_records(
             model=eng.encoder().name, method=first, policy=policy, doc_id=doc_id
         )
@@ -93,7 +130,18 @@ def depth_panel(query: str, wide, policy, doc_id: str | None, k: int, hit, opene
             f"{len(rows)} chunk(s) found", list(labels), format_func=labels.get, key=FOUND
         )
         row = records.ids.index(picked)
-        target = records.hit(row, score=0.0, rank=0)
+        target, how = records.hit(row, score=0.0, rank=0), "the chunk found by its words"
+    else:
+        records = opened.scope_records(
+            model=eng.encoder().name, method=first, policy=policy, doc_id=hit.doc_id
+        )
+        clicked = _clicked_target(hit, records)
+        if clicked is not None:
+            target, how = clicked, "the chunk clicked on the page"
+    st.caption(
+        f"Ranked: {how}, {_ui.md(target.doc_id)} chars {target.char_start:,}-"
+        f"{target.char_end:,}: {_ui.md(' '.join(target.text.split())[:100])}"
+    )
     ranks = full_depth_ranks(
         query, target.chunk_id, methods=wide.methods, encoder=eng.encoder(), store=opened,
         policy=policy, doc_id=doc_id, k=k,

@@ -16,6 +16,8 @@ import streamlit as st
 from core.errors import ChunkscopeError
 from core.ingest import load_document
 from core.library import Library, LibraryEntry, Removal, remove_document
+from core.parse import parse_document
+from core.parse.garbled import garbled_totals
 from core.types import Document
 from workbench import _ui
 
@@ -77,6 +79,24 @@ def open_entry(entry: LibraryEntry, password: str | None = None) -> Document | N
     doc = load_document(library.read(entry), name=entry.name, password=password)
     st.session_state[_ui.Key.DOCS][doc.doc_id] = doc
     return doc
+
+
+@st.cache_data(max_entries=4096, show_spinner=False)
+def _garbled(doc_id: str, sha256: str, _doc: Document) -> tuple[int, int]:
+    """Two ints per version, so the listing of hundreds of documents keeps them all; the
+    parse itself is not kept (the Parse page caches its own)."""
+    return garbled_totals(parse_document(_doc, parser="fast").blocks)
+
+
+def with_garbled(rows: list[dict[str, object]], docs: dict[str, Document]) -> list[dict]:
+    """The Library rows with each document's blocks and characters flagged garbled by the
+    fast parser (``core.parse.garbled``): text whose offsets hold but whose words do not."""
+    out = []
+    for row in rows:
+        doc = docs[str(row["document"])]
+        blocks, chars = _garbled(doc.doc_id, doc.sha256, doc)
+        out.append({**row, "garbled blocks": blocks, "garbled chars": chars})
+    return out
 
 
 def kept_documents() -> dict[str, Document]:

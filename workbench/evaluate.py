@@ -149,6 +149,7 @@ tagged = f"Tagged **{own.cause}**. " if own else tri.elsewhere_line(failure) or 
 offered, agreed = agreement(triage, run.run_id)
 agreed_line = f" The suggestion agreed with {agreed} of {offered} tags." if offered else ""
 st.caption(tagged + "Keys: 1-6 tag it (and move on), ← previous, → next." + agreed_line)
+why.rank_panel(run, run.query(failure.query_id), docs)
 
 chart, files = st.columns([3, 2], gap="medium")
 counts = tri.sample_counts(sample)  # of this method's sample, not the run's every tag

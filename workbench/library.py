@@ -9,6 +9,10 @@ from core.render.charts import document_lengths_figure, length_percentiles, over
 from workbench import _ui, _ui_frame, _ui_library
 
 _ui_frame.entry("workbench/library.py")
+GARBLED_HELP = (
+    "Blocks (and their characters) whose text is not language: glyphs of a custom-encoded "
+    "font, unmapped code points (fast parser)"
+)
 
 st.title("Library")
 st.caption(
@@ -60,6 +64,7 @@ rows = _ui.library_rows()
 if not rows:
     st.info("The library is empty: upload a document above.")
     st.stop()
+rows = _ui_library.with_garbled(rows, _ui.library())
 
 st.subheader(f"{len(rows)} documents")
 st.dataframe(
@@ -71,8 +76,17 @@ st.dataframe(
         "sha256": st.column_config.TextColumn(help="First 12 hex digits of the file's SHA-256"),
         "no text layer": st.column_config.TextColumn(help="Pages without extractable text"),
         "indexed": st.column_config.TextColumn(help="Stored in the chunk store (this version?)"),
+        "garbled blocks": st.column_config.NumberColumn(help=GARBLED_HELP),
+        "garbled chars": st.column_config.NumberColumn(format="localized", help=GARBLED_HELP),
     },
 )
+if garbled := [r for r in rows if r["garbled blocks"]]:
+    st.caption(
+        f"{len(garbled)} document(s) hold garbled text: "
+        + ", ".join(f"{_ui.md(r['document'])} ({r['garbled blocks']})" for r in garbled[:8])
+        + (f" and {len(garbled) - 8} more" if len(garbled) > 8 else "")
+        + ". The Parse page marks those blocks: their offsets hold, their words do not."
+    )
 
 kept = [e.doc_id for e in _ui_library.kept_entries()]
 if kept:

@@ -14,6 +14,11 @@ first share: digits count as language.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.types import Block
 
 MIN_CHARS = 12
 MAX_SYMBOL_SHARE = 0.3
@@ -40,3 +45,10 @@ def garbled(text: str) -> bool:
     if counted < MIN_CHARS:
         return False
     return symbols / counted > MAX_SYMBOL_SHARE or unmapped / counted > MAX_UNMAPPED_SHARE
+
+
+def garbled_totals(blocks: Iterable[Block]) -> tuple[int, int]:
+    """``(blocks, characters)`` of ``blocks`` flagged garbled (characters: the length of
+    each flagged block's text, so a count of ``doc.text`` characters)."""
+    flagged = [b for b in blocks if b.garbled]
+    return len(flagged), sum(b.char_end - b.char_start for b in flagged)

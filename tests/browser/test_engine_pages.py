@@ -182,6 +182,46 @@ def test_triage_tags_survive_a_reload_and_export(tall, engine_url, artifacts):
     no_errors(page)
 
 
+def click_a_chunk_on_its_page(page, artifacts) -> None:
+    """Click the last chunk drawn on the inspected chunk's page (its marker's place, as a
+    user's click lands there) and read its full-depth rank: the chunk the panel ranks is
+    the one whose span the clicked marker's hover names."""
+    chart = (
+        page.locator(".js-plotly-plot").filter(has=page.locator("image")).last
+    )  # the clickable page: the only chart with the page image in it
+    chart.wait_for()
+    picked = chart.evaluate(
+        """gd => {
+            const n = gd.data.findIndex(t => t.name === 'chunks');
+            const trace = gd.data[n];
+            const last = trace.customdata[trace.customdata.length - 1][0];
+            const i = trace.customdata.findIndex(d => d[0] === last);
+            const mid = i + Math.floor((trace.customdata.length - i) / 2);
+            const group = [...gd.querySelectorAll('.scatterlayer .trace')].find(
+                g => g.__data__ && g.__data__[0] && g.__data__[0].trace.name === 'chunks');
+            const nodes = group.querySelectorAll('path.point');
+            nodes[mid].setAttribute('data-cs-click', '1');
+            return trace.hovertext[mid];
+        }"""
+    )
+    chars = picked.split("chars ")[1].split("<br>")[0]
+    marker = chart.locator("path.point[data-cs-click]")
+    marker.scroll_into_view_if_needed()  # far down the page: a click lands only in view
+    box = marker.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    ranked = page.get_by_text("Ranked: the chunk clicked on the page", exact=False)
+    ranked.wait_for()
+    settle(page)
+    no_errors(page)
+    assert f"chars {chars}:" in ranked.inner_text()
+    summary = page.get_by_text("At full depth:", exact=False).first
+    assert summary.inner_text().count(" of 45") == 5
+    page.locator(".js-plotly-plot").filter(
+        has=page.locator("image")
+    ).last.scroll_into_view_if_needed()
+    shot(page, artifacts, "compare-clicked-on-page")
+
+
 def test_a_chunk_outside_the_top_k_ranks_at_full_depth_and_becomes_a_labelled_query(
     tall, engine_url, artifacts
 ):
@@ -189,6 +229,7 @@ def test_a_chunk_outside_the_top_k_ranks_at_full_depth_and_becomes_a_labelled_qu
     page.goto(f"{engine_url}/compare")
     page.get_by_text("Where does a chunk rank?", exact=True).wait_for()
     settle(page)
+    click_a_chunk_on_its_page(page, artifacts)
     finder = page.get_by_test_id("stMain").get_by_label("Find a chunk by its words")
     finder.fill("noise metre")  # the noise sections: far below the top 10 for this query
     finder.press("Enter")
