@@ -12,7 +12,7 @@ import pytest
 from test_embed_encoder import make_chunks, make_text_document, shared_default_encoder
 
 from core.embed import VectorCache, embed_chunks
-from core.embed.states import StateStore
+from core.embed.states import StateStore, state_key
 from core.types import ChunkPolicy
 
 TEXT = "\n\n".join(
@@ -48,7 +48,7 @@ def test_the_folder_stays_under_its_bound_oldest_out_first(tmp_path: Path) -> No
     store = StateStore(tmp_path)
     for i, name in enumerate("abc"):
         store.put("m", name, "w", entry)
-        os.utime(store._path(f"m\x1f{name}\x1fw"), ns=(i * 10**9, i * 10**9))
+        os.utime(store._path(state_key("m", name, "w")), ns=(i * 10**9, i * 10**9))
     store.max_bytes = store.size_bytes()  # room for these three entries, not a fourth
     assert store.get("m", "a", "w") is not None  # a read makes "a" the newest
     store.put("m", "d", "w", entry)
@@ -60,7 +60,7 @@ def test_the_folder_stays_under_its_bound_oldest_out_first(tmp_path: Path) -> No
 def test_a_damaged_entry_is_a_miss_and_is_removed(tmp_path: Path) -> None:
     store = StateStore(tmp_path)
     store.put("m", "sha", "w", np.ones((4, 4), dtype=np.float32))
-    path = store._path("m\x1fsha\x1fw")
+    path = store._path(state_key("m", "sha", "w"))
     path.write_bytes(b"not a zip")
     assert store.get("m", "sha", "w") is None and not path.exists()
 

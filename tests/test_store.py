@@ -215,6 +215,22 @@ def test_marker_without_records_is_not_indexed(store, enc):
     assert not store.is_indexed(doc, model=enc.name, method="naive", policy=POLICY)
 
 
+def test_records_of_an_older_parse_revision_are_not_reused(store, enc, monkeypatch):
+    """Same bytes read by a newer parser: the stored spans may not fit its text, so the
+    version counts as not indexed (and the next index run writes it again)."""
+    import core.store.markers as markers
+
+    doc = make_document("a", TEXT_A)
+    put(store, enc, doc)
+    assert store.is_indexed(doc, model=enc.name, method="naive", policy=POLICY)
+    (entry,) = store.indexed_documents()
+    assert entry.parse_revision == markers.PARSE_REVISION
+    monkeypatch.setattr(markers, "PARSE_REVISION", markers.PARSE_REVISION + 1)
+    assert not store.is_indexed(doc, model=enc.name, method="naive", policy=POLICY)
+    put(store, enc, doc)
+    assert store.is_indexed(doc, model=enc.name, method="naive", policy=POLICY)
+
+
 def test_indexed_documents_over_all_collections(store, enc):
     a, b = make_document("a", TEXT_A, title="Pump"), make_document("b", TEXT_B)
     other = ChunkPolicy(name="structure", size=800)

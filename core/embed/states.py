@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import ChunkscopeError
+from core.ingest.revision import PARSE_REVISION
 
 DEFAULT_MAX_BYTES = 2 * 2**30
 ENV_MAX_MB = "CHUNKSCOPE_STATE_CACHE_MB"
@@ -44,8 +45,9 @@ def default_max_bytes() -> int:
 
 
 def state_key(model: str, doc_sha256: str, policy_key: str) -> str:
-    """The full key an entry is written under and checked against on every read."""
-    return "\x1f".join((model, doc_sha256, policy_key))
+    """The full key an entry is written under and checked against on every read (the
+    parse revision too: an older reading of the same bytes has other tokens)."""
+    return "\x1f".join((model, doc_sha256, policy_key, f"parse-{PARSE_REVISION}"))
 
 
 class StateStore:

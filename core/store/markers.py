@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.ingest.revision import PARSE_REVISION
 from core.serial import Fields
 from core.store.scan import ids_where, iter_pages, where_doc
 from core.types import ChunkPolicy, Document
@@ -50,6 +51,9 @@ class IndexedDoc:
     collection: str
     complete: bool
     updated_at: float
+    # The reading of the bytes the records were made from (core.ingest.revision); markers
+    # written before it was recorded read as 1.
+    parse_revision: int = 1
 
 
 def marker_id(collection: str, doc_id: str) -> str:
@@ -81,6 +85,7 @@ def marker_metadata(
         "policy_json": json.dumps(policy.to_dict(), sort_keys=True),
         "complete": complete,
         "updated_at": time.time(),
+        "parse_revision": PARSE_REVISION,
     }
 
 
@@ -101,6 +106,7 @@ def indexed_doc(meta: Mapping[str, object]) -> IndexedDoc:
         collection=fields.string("collection"),
         complete=fields.boolean("complete"),
         updated_at=fields.number("updated_at", 0.0),
+        parse_revision=fields.integer("parse_revision", 1),
     )
 
 
@@ -139,14 +145,16 @@ def version_complete(
     n_chunks: int | None,
 ) -> bool:
     """True when the marker of ``doc_id`` in chunk collection ``name`` is complete for
-    ``sha256`` and ``collection`` holds as many records of that version as the marker
-    counts (and as ``n_chunks``, when given)."""
+    ``sha256`` under the current ``PARSE_REVISION`` and ``collection`` holds as many
+    records of that version as the marker counts (and as ``n_chunks``, when given)."""
     got = meta_collection.get(ids=[marker_id(name, doc_id)], include=["metadatas"])
     if not got["ids"]:
         return False
     mark = got["metadatas"][0]
     if not mark["complete"] or mark["sha256"] != sha256:
         return False
+    if mark.get("parse_revision", 1) != PARSE_REVISION:
+        return False  # made from an older reading of these bytes: its spans may not fit
     expected = int(mark["n_chunks"])
     if n_chunks is not None and n_chunks != expected:
         return False

@@ -1,0 +1,18 @@
+"""Which reading of a file a stored record was made from.
+
+A document's ``sha256`` names its bytes; its canonical text (and so every stored span)
+also depends on the loaders and parsers that read them. ``PARSE_REVISION`` counts the
+changes to that reading: it is bumped whenever a change to ingest or parse changes the
+canonical text of any input, and index markers and kept token states carry it, so records
+made from an older reading of the same bytes are indexed again instead of being reused
+with offsets into a text the document no longer has. ``tests/test_parse_revision.py``
+pins the canonical text of the samples and corpus files and fails when it changes under
+an unchanged revision.
+
+History: 1, everything before markers carried it; 2, ruled tables of text only and the
+tables found from ingest's own characters (filings and diagrams read row by row).
+"""
+
+from __future__ import annotations
+
+PARSE_REVISION = 2
