@@ -18,6 +18,12 @@ from workbench import _ui
 from workbench._ui import Key
 
 LINKED_DOC = "cs_linked_doc"  # the last ?doc= of a deep link the sidebar followed
+# Citation links wrap in a narrow column instead of ending in an ellipsis mid-number
+# (Streamlit draws a page link on one line, cut off where the column ends).
+WIDGET_CSS = """
+[data-testid="stPageLink-NavLink"] * { white-space: normal !important;
+  text-overflow: clip !important; overflow-wrap: anywhere; }
+"""
 
 
 @contextmanager
@@ -46,7 +52,7 @@ def entry(page_path: str) -> None:
 
 def _draw_frame() -> None:
     _ui.init_state()
-    st.html(f"<style>{STYLESHEET}</style>")
+    st.html(f"<style>{STYLESHEET}{WIDGET_CSS}</style>")
     with st.sidebar:
         sidebar()
 
