@@ -4,7 +4,7 @@ method into one Chroma server, then the query p50 of every method at that size a
 Compare page's answer over it.
 
 Inputs, generated in a temporary folder for the run (never committed): the shared
-Markdown corpora (``TEXTS``) cut at paragraph ends into base documents of about
+Markdown corpora (``TEXTS``) cut at line ends into base documents of about
 ``BASE_CHARS`` characters, and every base document written again under new names until
 there are ``docs`` files (``<base>-c<copy>.md``: a new doc id, the same bytes). Chunks are
 fixed windows of ``POLICY_TOKENS`` tokens, so about 50 per document and 100k in all at
@@ -72,16 +72,17 @@ QUERIES = (
 
 
 def base_documents(chars: int = BASE_CHARS) -> list[tuple[str, str]]:
-    """``(name, text)`` of every base document: each shared corpus cut after the
-    paragraph end (a blank line) that passes ``chars`` characters."""
+    """``(name, text)`` of every base document: each shared corpus cut after the first
+    line end past every ``chars`` characters (a line is a paragraph in these corpora;
+    wikitexts has no blank lines)."""
     folder = shared_dir() / "corpus" / "chunking_evaluation" / "corpora"
     out: list[tuple[str, str]] = []
     for stem in TEXTS:
         text = (folder / f"{stem}.md").read_text(encoding="utf-8")
         start, part = 0, 0
         while start < len(text):
-            cut = text.find("\n\n", start + chars)
-            end = len(text) if cut < 0 else cut + 2
+            cut = text.find("\n", start + chars)
+            end = len(text) if cut < 0 else cut + 1
             piece = text[start:end]
             if piece.strip():
                 out.append((f"{stem}-p{part:03d}", piece))
