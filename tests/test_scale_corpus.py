@@ -36,13 +36,16 @@ def test_base_documents_cut_each_corpus_at_line_ends_and_lose_nothing():
         assert all(p.endswith("\n") for p in pieces[:-1])
 
 
-def test_the_corpus_copies_every_base_under_new_ids(tmp_path):
-    n_bases = len(base_documents())
-    paths, distinct = write_corpus(tmp_path, n_bases + 7)
-    assert len(paths) == n_bases + 7 and distinct == n_bases
+def test_the_corpus_copies_its_distinct_bases_under_new_ids(tmp_path):
+    bases = dict(base_documents())
+    paths, distinct = write_corpus(tmp_path, 5 * 12 + 7, distinct=12)
+    assert len(paths) == 67 and distinct == 12
     ids = [doc_id_for(p.name) for p in paths]
     assert len(set(ids)) == len(ids)
-    for copy, first in zip(paths[n_bases:], paths, strict=False):
+    texts = [p.read_text(encoding="utf-8") for p in paths]
+    assert len(set(texts)) == 12 and all(t in bases.values() for t in texts)
+    assert {n.split("-p")[0] for n in bases if any(bases[n] == t for t in texts)} == set(TEXTS)
+    for copy, first in zip(paths[12:], paths, strict=False):
         assert copy.read_bytes() == first.read_bytes() and copy.name != first.name
     (tmp_path / "few").mkdir()
     few, distinct = write_corpus(tmp_path / "few", 3)

@@ -5,10 +5,13 @@ Compare page's answer over it.
 
 Inputs, generated in a temporary folder for the run (never committed): the shared
 Markdown corpora (``TEXTS``) cut at line ends into base documents of about
-``BASE_CHARS`` characters, and every base document written again under new names until
-there are ``docs`` files (``<base>-c<copy>.md``: a new doc id, the same bytes). Chunks are
-fixed windows of ``POLICY_TOKENS`` tokens, so about 50 per document and 100k in all at
-2,000 documents.
+``BASE_CHARS`` characters, ``DISTINCT`` of them taken evenly from all corpora, and each
+written again under new names in turn until there are ``docs`` files
+(``<base>-c<copy>.md``: a new doc id, the same bytes). Chunks are fixed windows of
+``POLICY_TOKENS`` tokens, so about 50 per document and 100k in all at 2,000 documents.
+(With all 195 base documents distinct, the encoder's share of a 2-core machine loaded by
+other work was too small to finish in an hour: the run took 6 minutes for its first 500
+of 10,000 (document, method) pairs.)
 
 What the copies cost: each embed actor keeps a vector cache (``RayJob.vector_cache``),
 keyed by document sha256 and span, so a copy's vectors come from the cache of the actor
@@ -42,6 +45,7 @@ from core.bench.report import CaseResult
 
 TEXTS = ("finance", "pubmed", "wikitexts", "state_of_the_union", "chatlogs")
 BASE_CHARS = 6_500
+DISTINCT = 40  # distinct base documents in the corpus (what the encoder must encode)
 POLICY_TOKENS = 32
 PAGE_DEPTH = 5000  # workbench/_ui_engine.WIDE: candidates the Compare page asks per method
 QUERY_K = 10
@@ -91,20 +95,26 @@ def base_documents(chars: int = BASE_CHARS) -> list[tuple[str, str]]:
     return out
 
 
-def write_corpus(folder: Path, docs: int) -> tuple[list[Path], int]:
-    """``docs`` files under ``folder`` (copies of the base documents in turn) and the
-    number of distinct base documents among them."""
-    bases = base_documents()
-    copies = math.ceil(docs / len(bases))
+def write_corpus(folder: Path, docs: int, distinct: int = DISTINCT) -> tuple[list[Path], int]:
+    """``docs`` files under ``folder``: ``distinct`` base documents taken from the corpora
+    in turn (the first part of each, then the second...), copied in turn; and how many
+    distinct ones are used."""
+    by_corpus: dict[str, list[tuple[str, str]]] = {}
+    for name, text in base_documents():
+        by_corpus.setdefault(name.rsplit("-p", 1)[0], []).append((name, text))
+    longest = max(len(parts) for parts in by_corpus.values())
+    turns = [parts[i] for i in range(longest) for parts in by_corpus.values() if i < len(parts)]
+    picked = turns[:distinct]
+    copies = math.ceil(docs / len(picked))
     paths: list[Path] = []
     for copy in range(copies):
-        for name, text in bases:
+        for name, text in picked:
             if len(paths) == docs:
                 break
-            path = folder / f"{name}-c{copy:02d}.md"
+            path = folder / f"{name}-c{copy:03d}.md"
             path.write_text(text, encoding="utf-8")
             paths.append(path)
-    return paths, min(docs, len(bases))
+    return paths, min(docs, len(picked))
 
 
 def scale_corpus_cases(inputs: BenchInputs) -> list[CaseResult]:
