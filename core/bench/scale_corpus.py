@@ -138,7 +138,11 @@ def scale_corpus_cases(inputs: BenchInputs) -> list[CaseResult]:
                 index_row, policy, methods = _index(files, n_bases, host, cores)
             finally:
                 ray.shutdown()
-            return [index_row, *_query_rows(host, policy, methods)]
+            rows = [index_row, *_query_rows(host, policy, methods)]
+    for row in rows:  # on stderr too: a long run's figures survive a lost stdout
+        print(f"scale-corpus: {row.label}: {row.ours:.4f} s; {'; '.join(row.notes)}",
+              file=sys.stderr, flush=True)  # fmt: skip
+    return rows
 
 
 def _index(files: list[Path], n_bases: int, host: str, cores: int) -> Any:
