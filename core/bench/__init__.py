@@ -14,12 +14,13 @@ Modules: ``inputs`` (settings, corpus, loaded inputs), ``timing`` (interleaved m
 
 from __future__ import annotations
 
-from core.bench.inputs import CASE_NAMES, BenchSettings, default_settings
+from core.bench.inputs import CASE_NAMES, OPT_IN_CASES, BenchSettings, default_settings
 from core.bench.report import CaseResult, format_table, to_json
 from core.bench.run import run_bench, settings_dict
 
 __all__ = [
     "CASE_NAMES",
+    "OPT_IN_CASES",
     "BenchSettings",
     "CaseResult",
     "default_settings",

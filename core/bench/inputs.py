@@ -26,6 +26,7 @@ CASE_NAMES: tuple[str, ...] = (
     "parse", "tables", "rechunk", "naive", "late", "sweep", "store", "lexical", "depth",
     "signals", "attribution", "ui", "memory", "gpu", "scale",
 )  # fmt: skip
+OPT_IN_CASES: tuple[str, ...] = ("scale-corpus",)  # run only when named in --cases
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,6 +37,7 @@ class BenchSettings:
     document made of the headline PDF's first ``embed_chars`` characters of canonical
     text (``None``: the whole document). ``scale_sizes``: vectors in the synthetic store
     collections whose query latency is measured; they are kept in ``cache_dir``.
+    ``scale_docs``: documents of the generated corpus of the opt-in ``scale-corpus`` case.
     """
 
     pdf: Path
@@ -51,6 +53,7 @@ class BenchSettings:
     memory_chars: int | None = None
     scale_sizes: tuple[int, ...] = (10_000, 100_000)
     scale_queries: int = 40
+    scale_docs: int = 2000
     ui_page: int = 20
     cache_dir: Path = field(default_factory=lambda: ROOT / ".chunkscope" / "bench")
     gpu_lengths: tuple[int, ...] = (2048, 4096, 8192)
@@ -62,7 +65,11 @@ def shared_dir() -> Path:
 
 
 def default_settings(
-    *, quick: bool = False, device: str = "cpu", cases: tuple[str, ...] = CASE_NAMES
+    *,
+    quick: bool = False,
+    device: str = "cpu",
+    cases: tuple[str, ...] = CASE_NAMES,
+    scale_docs: int = 2000,
 ) -> BenchSettings:
     """The corpus run (``make bench``); ``quick`` trims inputs and repeats to fit 2 minutes.
 
@@ -77,7 +84,9 @@ def default_settings(
         )
     texts = tuple(corpus / "chunking_evaluation" / "corpora" / f"{n}.md" for n in TEXT_CORPORA)
     cache = Path(os.environ[ENV_CACHE]) if os.environ.get(ENV_CACHE) else None
-    common: dict[str, Any] = {"pdf": pdf, "cases": cases, "device": device, "quick": quick}
+    common: dict[str, Any] = {
+        "pdf": pdf, "cases": cases, "device": device, "quick": quick, "scale_docs": scale_docs
+    }  # fmt: skip
     if cache is not None:
         common["cache_dir"] = cache
     if quick:

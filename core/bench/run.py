@@ -84,6 +84,8 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         steps.append(("gpu", "long context", lambda: gpu.gpu_cases(s)))
     if "scale" in s.cases:
         steps.append(("scale", "ray indexer", lambda: _scale_rows(inputs)))
+    if "scale-corpus" in s.cases:
+        steps.append(("scale-corpus", "ray scale corpus", lambda: _scale_corpus_rows(inputs)))
     return steps
 
 
@@ -91,6 +93,12 @@ def _scale_rows(inputs: BenchInputs) -> list[CaseResult]:
     from core.bench import scale_cases
 
     return scale_cases.scale_cases(inputs)
+
+
+def _scale_corpus_rows(inputs: BenchInputs) -> list[CaseResult]:
+    from core.bench import scale_corpus
+
+    return scale_corpus.scale_corpus_cases(inputs)
 
 
 def _table_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:

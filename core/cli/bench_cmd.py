@@ -37,30 +37,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--cases",
         help="comma list of cases (default all): parse, tables, rechunk, naive, late, store, "
         "lexical, depth, signals, attribution, "
-        "ui, memory, gpu, scale",
+        "ui, memory, gpu, scale; scale-corpus runs only when named",
     )
+    parser.add_argument(
+        "--docs", type=int, default=2000, metavar="N",
+        help="documents in the generated corpus of scale-corpus (default 2000)",
+    )  # fmt: skip
     parser.set_defaults(func=run)
 
 
 def parse_cases(value: str | None) -> tuple[str, ...]:
-    from core.bench import CASE_NAMES
+    from core.bench import CASE_NAMES, OPT_IN_CASES
     from core.errors import ChunkscopeError
 
     if not value:
         return CASE_NAMES
+    known = (*CASE_NAMES, *OPT_IN_CASES)
     asked = tuple(dict.fromkeys(c.strip() for c in value.split(",") if c.strip()))
-    unknown = [c for c in asked if c not in CASE_NAMES]
+    unknown = [c for c in asked if c not in known]
     if unknown or not asked:
         raise ChunkscopeError(
-            f"unknown case(s) {', '.join(unknown) or value!r}: use {', '.join(CASE_NAMES)}"
+            f"unknown case(s) {', '.join(unknown) or value!r}: use {', '.join(known)}"
         )
     return asked
 
 
 def run(args: argparse.Namespace) -> int:
     from core.bench import default_settings, format_table, run_bench, settings_dict, to_json
+    from core.errors import ChunkscopeError
 
-    settings = default_settings(quick=args.quick, device=args.device, cases=parse_cases(args.cases))
+    if args.docs < 1:
+        raise ChunkscopeError(f"--docs must be at least 1, not {args.docs}")
+    settings = default_settings(
+        quick=args.quick, device=args.device, cases=parse_cases(args.cases), scale_docs=args.docs
+    )
 
     def log(line: str) -> None:
         print(f"bench: {line}", file=sys.stderr, flush=True)

@@ -246,10 +246,14 @@ def _print_report(report: Any, n_files: int, store_description: str) -> None:
 def _run_on_ray(args: argparse.Namespace, files: list, policy: Any, methods: tuple) -> int:
     """``--engine ray`` (``core.scale``): the same report, plus per-stage throughput."""
     from core.scale.cli import print_ray_summary, run_ray
+    from core.store import ChunkStore
 
     with _StopOnFirstInterrupt() as should_cancel:
-        run, where = run_ray(args, files, policy, methods, should_cancel)
+        run, host = run_ray(args, files, policy, methods, should_cancel)
     report = run.report
+    store = ChunkStore.open(host=host)
+    _keep_sources(store, report)  # the Library lists them, their citations open anywhere
+    where = store.location.describe()
     if args.json:
         print_ray_summary(run, report_to_dict(report, where))
     else:

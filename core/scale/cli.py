@@ -4,7 +4,9 @@ The driver resolves the store (a Chroma server: workers on other machines cannot
 embedded folder), loads the encoder once on the CPU for its name, tokenizer folder and
 pooling check, and hands workers a recipe to load it themselves on their own device.
 The output is the plain command's (one line per document, ``--json`` the same object)
-plus a summary line per stage (``--json``: a ``ray`` key).
+plus a summary line per stage (``--json``: a ``ray`` key); the sources of the documents
+that loaded are kept in the server's library after the run, as the plain command keeps
+them, so the workbench's Library lists them and their citations open.
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ def run_ray(
     methods: tuple[str, ...],
     should_cancel: Callable[[], bool],
 ) -> Any:
-    """Index ``files`` on Ray; returns ``(RayIndexReport, store description)``."""
+    """Index ``files`` on Ray; returns ``(RayIndexReport, the server's HOST:PORT)``."""
     from core import methods as registry
     from core.embed import load_encoder
     from core.scale import RayJob, RayOptions, index_on_ray
@@ -117,7 +119,7 @@ def run_ray(
     run = index_on_ray(files, job=job, methods=methods, options=options, force=args.force,
                        progress=_progress(), should_cancel=should_cancel)  # fmt: skip
     sys.stderr.write("\n")
-    return run, f"chroma server {host}"
+    return run, host
 
 
 def print_ray_summary(run: Any, as_json: dict[str, object] | None) -> None:

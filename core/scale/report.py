@@ -19,13 +19,15 @@ from core.index import IndexReport
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StageStat:
     """One stage: ``items`` rows (documents for parse, (document, method) pairs after),
-    ``chunks`` and ``tokens`` through it, ``worker_s`` seconds of worker time."""
+    ``chunks`` and ``tokens`` through it, ``worker_s`` seconds of worker time; ``cached``:
+    the records an embed actor took from its vector cache instead of encoding."""
 
     stage: str
     items: int
     chunks: int
     tokens: int
     worker_s: float
+    cached: int = 0
 
     @property
     def tokens_per_worker_s(self) -> float:
@@ -33,8 +35,9 @@ class StageStat:
 
     def line(self) -> str:
         rate = f", {self.tokens_per_worker_s:,.0f} tokens/s per worker" if self.tokens else ""
+        cached = f" ({self.cached:,} records from the vector cache)" if self.cached else ""
         return (
-            f"{self.stage}: {self.items} items, {self.chunks:,} chunks in "
+            f"{self.stage}: {self.items} items, {self.chunks:,} chunks{cached} in "
             f"{self.worker_s:.1f} worker-s{rate}"
         )
 
@@ -78,6 +81,7 @@ class RayIndexReport:
                     "chunks": s.chunks,
                     "tokens": s.tokens,
                     "worker_s": round(s.worker_s, 3),
+                    "cached": s.cached,
                     "tokens_per_worker_s": round(s.tokens_per_worker_s, 1),
                 }
                 for s in self.stages
@@ -106,6 +110,7 @@ def stage_stats(rows: Sequence[dict[str, Any]]) -> tuple[StageStat, ...]:
             chunks=sum(int(r["n_chunks"]) for r in done),
             tokens=sum(int(r["n_tokens"]) for r in dense),
             worker_s=sum(float(r["embed_s"]) for r in done),
+            cached=sum(int(r.get("cached", 0)) for r in done),
         ),
         StageStat(
             stage="store",

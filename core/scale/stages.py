@@ -39,7 +39,10 @@ class RayJob:
     ``make_encoder()`` builds the encoder on the worker (the model is never shipped);
     ``model_dir`` is its tokenizer's folder, which chunking counts with; ``model`` is the
     encoder's name (it keys the collections). ``host`` is the Chroma server ``HOST:PORT``;
-    ``store_batch_size`` None means the server's maximum.
+    ``store_batch_size`` None means the server's maximum. With ``vector_cache`` each embed
+    actor keeps a ``VectorCache`` in memory for the run (keyed by model, method, document
+    sha256 and span, not by id: identical bytes under another name reuse their vectors;
+    it grows by one record per distinct span and method, about 1.6 KiB at 384 dimensions).
     """
 
     policy: ChunkPolicy
@@ -52,6 +55,7 @@ class RayJob:
     steps: IndexSteps = field(default_factory=default_steps)
     store_batch_size: int | None = None
     bf16: bool = True
+    vector_cache: bool = False
 
 
 def _worker_name() -> str:
@@ -117,18 +121,32 @@ class Embedder:
         if job.bf16 and getattr(self.encoder, "device", "cpu") == "cuda":
             _to_bf16(self.encoder)
         self.worker = _worker_name()
+        self.cache = None
+        if job.vector_cache:
+            from core.embed import VectorCache
+
+            self.cache = VectorCache()
+
+    def _embed(self, doc: Any, chunks: Any, method: str) -> tuple[Any, int]:
+        """The method's records and how many came from the actor's cache."""
+        if self.cache is None:
+            return self.job.steps.embed(doc, chunks, method, self.encoder), 0
+        hits = self.cache.hits
+        vectors = self.job.steps.embed(doc, chunks, method, self.encoder, cache=self.cache)
+        return vectors, self.cache.hits - hits
 
     def __call__(self, row: dict[str, Any]) -> Iterator[dict[str, Any]]:
         if row["error"]:
             yield {**row, "method": "", "vectors": b"", "truncated": 0, "embed_s": 0.0,
-                   "worker": self.worker}  # fmt: skip
+                   "cached": 0, "worker": self.worker}  # fmt: skip
             return
         doc, chunks = pickle.loads(row["payload"])
         for method in row["methods"]:
             started = time.perf_counter()
-            out = {**row, "method": method, "vectors": b"", "truncated": 0, "worker": self.worker}
+            out = {**row, "method": method, "vectors": b"", "truncated": 0, "cached": 0,
+                   "worker": self.worker}  # fmt: skip
             try:
-                vectors = self.job.steps.embed(doc, chunks, method, self.encoder)
+                vectors, out["cached"] = self._embed(doc, chunks, method)
             except ChunkscopeError as exc:
                 out["error"] = str(exc)
             else:
