@@ -154,3 +154,19 @@ def test_ruled_tables_of_text_only_are_found_and_diagram_boxes_are_not() -> None
     assert "\t" in first_row  # term, tab, definition
     model = load_document(diagram)
     assert not [b for b in parse_document(model).blocks if b.kind == "table" and b.page == 18]
+
+
+@pytest.mark.parametrize(("path", "pages"), RULED_PAGES, ids=lambda v: getattr(v, "stem", ""))
+def test_character_arrays_equal_the_character_records(path: Path, pages: tuple) -> None:
+    """The vectorised inside-test reads arrays equal, value for value, to the records
+    ``make_edges`` would have scanned."""
+    if not path.is_file():
+        pytest.skip(f"{path.name} is not in the shared corpus")
+    with pymupdf.open(path) as pdf:
+        for number in pages:
+            page = pdf[number]
+            boxes = _ingest_view(page)[1]
+            records = ruled._chars(page, boxes)
+            arrays = ruled.char_arrays(page, boxes)
+            for k, key in enumerate(("x0", "y0", "x1", "y1")):
+                assert arrays[k].tolist() == [c[key] for c in records]

@@ -33,7 +33,9 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
 import pymupdf
 
 from core.geometry import BBox
@@ -49,6 +51,7 @@ except ImportError:  # pragma: no cover - the pinned version has it
     _INTERNALS = False
 
 Row = tuple[BBox | None, ...]
+CharArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 Cell = tuple[float, float, float, float]
 # Share of a character's box height cut from its top and from its bottom to approximate
 # its ink (see ``_chars``): over the 156 pages of J&J, MGM and GeoTopo this made 7 pages'
@@ -74,21 +77,48 @@ def _finder(page: pymupdf.Page, char_boxes: Sequence[BBox]) -> list[list[Row]]:
     """``find_tables``' lines-strategy steps over our characters (see the module
     docstring); the table module's state is reset after the call as find_tables does."""
     settings = _table.TableSettings.resolve(settings=_settings())
-    chars = _chars(page, char_boxes)
+    # make_edges reads the characters only through chars_in_rect, which the vectorised
+    # test answers from arrays; the module's list is an empty stand-in it recognises
+    chars: list[dict[str, float]] = []
     # pymupdf.table's state is untyped (its ContextVars are declared as holding None)
     chars_token = _table._CHARS_VAR.set(chars)  # type: ignore[arg-type]
     edges_token = _table._EDGES_VAR.set([])  # type: ignore[arg-type]
     page._table_drawings_cache = []  # type: ignore[attr-defined]  # one drawings read
     old_quad = pymupdf.TOOLS.unset_quad_corrections()
+    scan = _table.chars_in_rect
+    _table.chars_in_rect = _VectorCharTest(chars, char_arrays(page, char_boxes), scan)
     try:
         page.table_settings = settings  # type: ignore[attr-defined]
         _table.make_edges(page, clip=None, tset=settings)
         return _tables_of(page, settings, char_boxes)
     finally:
+        _table.chars_in_rect = scan
         del page._table_drawings_cache  # type: ignore[attr-defined]
         pymupdf.TOOLS.unset_quad_corrections(old_quad)
         _table._EDGES_VAR.reset(edges_token)
         _table._CHARS_VAR.reset(chars_token)
+
+
+class _VectorCharTest:
+    """``pymupdf.table.chars_in_rect`` for our characters, vectorised: the same test (a
+    character wholly inside the rectangle) over arrays built once, instead of a Python
+    loop over every character for every joined drawing of ``make_edges`` (half of a
+    register page's table time). ``stand_in`` is the list the module holds as CHARS
+    meanwhile; asked about any other list (another thread's plain ``find_tables``), it
+    answers with the table module's own test."""
+
+    def __init__(self, stand_in: list[dict[str, float]], arrays: CharArrays, fallback: Any):
+        self.stand_in, self.fallback = stand_in, fallback
+        self.x0, self.y0, self.x1, self.y1 = arrays
+
+    def __call__(self, chars: object, rect: Sequence[float]) -> bool:
+        # the module passes its CHARS proxy, whose _list() is the current call's list
+        current = chars._list() if hasattr(chars, "_list") else chars
+        if current is not self.stand_in:
+            return bool(self.fallback(chars, rect))
+        inside = (rect[0] <= self.x0) & (self.x1 <= rect[2])
+        inside &= (rect[1] <= self.y0) & (rect[3] >= self.y1)
+        return bool(inside.any())
 
 
 def _tables_of(page: pymupdf.Page, settings: object, chars: Sequence[BBox]) -> list[list[Row]]:
@@ -267,6 +297,17 @@ def _settings() -> dict[str, object]:
         "text_x_tolerance": 3,
         "text_y_tolerance": 3,
     }
+
+
+def char_arrays(page: pymupdf.Page, char_boxes: Sequence[BBox]) -> CharArrays:
+    """``_chars`` as four arrays (``x0 y0 x1 y1``), computed with the same float
+    operations in the same order, so every value is equal."""
+    m = page.transformation_matrix
+    b = np.asarray(char_boxes, dtype=np.float64).reshape(-1, 4)
+    top, bottom = b[:, 1], b[:, 3]
+    band = INK_BAND_SHARE * (bottom - top)
+    ya, yb = m.d * (top + band) + m.f, m.d * (bottom - band) + m.f
+    return b[:, 0], np.minimum(ya, yb), b[:, 2], np.maximum(ya, yb)
 
 
 def _chars(page: pymupdf.Page, char_boxes: Sequence[BBox]) -> list[dict[str, float]]:
