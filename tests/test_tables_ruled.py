@@ -170,3 +170,34 @@ def test_character_arrays_equal_the_character_records(path: Path, pages: tuple) 
             arrays = ruled.char_arrays(page, boxes)
             for k, key in enumerate(("x0", "y0", "x1", "y1")):
                 assert arrays[k].tolist() == [c[key] for c in records]
+
+
+def _ruled_page(extra_paths: int) -> tuple[pymupdf.Document, pymupdf.Page]:
+    """A page with a 4 x 4 ruled table of three-word rows, and ``extra_paths`` small
+    circles (a figure's marks, no rulings)."""
+    pdf = pymupdf.open()
+    page = pdf.new_page(width=612, height=792)
+    for k in range(5):
+        page.draw_line((72, 100 + 30 * k), (472, 100 + 30 * k))
+        page.draw_line((72 + 100 * k, 100), (72 + 100 * k, 220))
+    for row in range(4):
+        for col in range(4):
+            page.insert_text((80 + 100 * col, 120 + 30 * row), f"cell {row}{col}")
+    marks = page.new_shape()
+    for k in range(extra_paths):
+        marks.draw_circle((80 + (k % 60) * 8, 300 + (k // 60) * 8), 1.5)
+        marks.finish()  # one path each
+    marks.commit()
+    return pdf, page
+
+
+def test_a_page_of_too_many_drawing_paths_is_not_searched_for_tables() -> None:
+    """A figure's thousands of paths would cost find_tables a pairwise join; the page is
+    read as a figure (no ruled search) past ``MAX_TABLE_PAGE_PATHS``."""
+    from core.ingest.table_signals import MAX_TABLE_PAGE_PATHS, page_signals
+
+    for extra, searched in ((10, True), (MAX_TABLE_PAGE_PATHS + 1, False)):
+        pdf, page = _ruled_page(extra)
+        with pdf:
+            line_boxes = _ingest_view(page)[0]
+            assert bool(page_signals(page, line_boxes)[0]) is searched, extra

@@ -36,6 +36,11 @@ MAX_PAGE_CROSSINGS = 10_000
 # their crossings squared (four 100 x 100 meshes, about 7 s; 570 pages as dense as the
 # densest real one); later pages are read without tables.
 MAX_DOCUMENT_TABLE_WORK = 4 * MAX_PAGE_CROSSINGS**2
+# A page drawn with more vector paths than this is a figure (a map, a chart, a diagram),
+# not a table: find_tables joins its paths pairwise (quadratic: 0.2-0.3 s for the 2,400
+# and 3,100 paths of GeoTopo's two figure pages, where it kept no table); the densest
+# table page of the shared filings has 673 (the Pfizer 10-Q's p. 47).
+MAX_TABLE_PAGE_PATHS = 2_000
 _MAX_CROSSING_CHECKS = 1_000_000
 _CROSSING_TOLERANCE_PT = 1.0
 _FINDER_TOLERANCE_PT = 3.0  # find_tables' intersection tolerance
@@ -46,9 +51,14 @@ _MIN_RULE_LENGTH_PT = 8.0
 def rulings(page: pymupdf.Page) -> tuple[list[BBox], list[BBox]]:
     """The page's (horizontal, vertical) ruling segments: thin axis-aligned lines and the
     edges of stroked or filled rectangles, as boxes in unrotated space."""
+    return rulings_of(page.get_cdrawings())
+
+
+def rulings_of(paths: list[dict]) -> tuple[list[BBox], list[BBox]]:
+    """``rulings`` of drawing paths as ``page.get_cdrawings()`` gives them."""
     horizontal: list[BBox] = []
     vertical: list[BBox] = []
-    for path in page.get_cdrawings():
+    for path in paths:
         for item in path.get("items", ()):
             if item[0] == "l":
                 (x0, y0), (x1, y1) = item[1], item[2]
@@ -101,12 +111,16 @@ def page_signals(page: pymupdf.Page, line_boxes: list[BBox]) -> tuple[int, int]:
     least 1 (the measure of find_tables' cost). A table needs text that looks tabular
     (rows of three fragments; or of two, a table of terms and definitions, when the
     rulings cross at least ``MIN_TEXT_TABLE_CROSSINGS`` times), rulings in both
-    directions, tabular text inside the rulings' extent, and at most
-    ``MAX_PAGE_CROSSINGS`` crossings; the fragments per row the text showed)."""
+    directions, tabular text inside the rulings' extent, at most ``MAX_PAGE_CROSSINGS``
+    crossings and at most ``MAX_TABLE_PAGE_PATHS`` drawing paths; the fragments per row
+    the text showed)."""
     per_row = 3 if looks_tabular(line_boxes) else 2
     if per_row == 2 and not looks_tabular(line_boxes, per_row):
         return 0, per_row
-    horizontal, vertical = rulings(page)
+    paths = page.get_cdrawings()
+    if len(paths) > MAX_TABLE_PAGE_PATHS:
+        return 0, per_row
+    horizontal, vertical = rulings_of(paths)
     if len(horizontal) < MIN_RULES_PER_AXIS or len(vertical) < MIN_RULES_PER_AXIS:
         return 0, per_row
     if len({round(v[0] / 2.0) for v in vertical}) < MIN_RULES_PER_AXIS:
