@@ -148,7 +148,7 @@ def test_triage_tags_survive_a_reload_and_export(tall, engine_url, artifacts):
     picked = []
     for key, cause in (("2", "boundary"), ("3", "context"), ("6", "other")):
         query_id = page.locator("[data-testid=stCaptionContainer]").filter(
-            has_text="first gold chunk"
+            has_text=" · first gold chunk:"
         ).last.inner_text().split(" · ")[0]  # fmt: skip
         page.locator("[data-testid=stMain] h1").first.click()  # focus away from inputs
         page.keyboard.press(key)
