@@ -199,3 +199,29 @@ def test_the_failure_readers_cards_are_titled_like_compares(fake, store_dir):
     for head, words in cards:  # its own words, not its heading again
         assert not words.startswith(head.split(" › ")[-1].split(" · ")[0]), (head, words)
     assert all('class="cs-doc"' in b for b in bodies if "cs-rank" in b)  # five documents
+
+
+def test_the_workbench_reads_the_model_as_the_encoder_does():
+    """One reading of the model folder (``core.embed.modelconfig.model_limits``): the
+    sidebar's window and late chunking's one-pass limit are the encoder's own."""
+    from core.embed import load_encoder
+    from core.modelpath import resolve_model_dir
+    from workbench import _ui
+
+    encoder = load_encoder()
+    info = _ui._model_info(resolve_model_dir())
+    assert info.window_tokens == encoder.max_tokens
+    assert info.whole_doc_tokens == encoder.content_position_limit
+
+
+def test_a_broken_model_folder_is_one_line_on_the_library_page(tmp_path, monkeypatch):
+    folder = tmp_path / "broken-model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{ not json", encoding="utf-8")
+    monkeypatch.setenv("CHUNKSCOPE_MODEL", str(folder))
+    monkeypatch.setenv("CHUNKSCOPE_STORE", str(tmp_path / "store"))
+    monkeypatch.delenv("CHUNKSCOPE_CHROMA", raising=False)
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error if "broken\\-model" in e.value]
+    assert errors and all(len(e.splitlines()) == 1 for e in errors), errors

@@ -17,7 +17,6 @@ links and document views in ``_ui_cite``, cached parses and chunks in ``_ui_pars
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from dataclasses import dataclass
@@ -138,18 +137,20 @@ class ModelInfo:
     pooling: str
 
 
-@st.cache_resource(show_spinner=False)
 def model_info() -> ModelInfo:
+    """The model's facts as the encoder reads them (``core.embed.modelconfig``), without
+    loading its weights; ``ModelError`` (one line) for a folder that cannot be read."""
+    return _model_info(resolve_model_dir())
+
+
+@st.cache_resource(show_spinner=False)
+def _model_info(path: Path) -> ModelInfo:
     from core.embed.encoder import read_pooling
+    from core.embed.modelconfig import read_model_limits
     from core.modelpath import pooling_choice
 
-    path = resolve_model_dir()
-    config_file = path / "sentence_bert_config.json"
-    config = json.loads(config_file.read_text()) if config_file.is_file() else {}
-    window = int(config.get("max_seq_length", 512))
-    positions = int(
-        json.loads((path / "config.json").read_text()).get("max_position_embeddings", window)
-    )
+    limits = read_model_limits(path)
+    window, positions = limits.seq_tokens, limits.position_tokens
     specials = tokenizer().special_tokens_per_text
     return ModelInfo(
         name=tokenizer().name,
@@ -158,6 +159,16 @@ def model_info() -> ModelInfo:
         whole_doc_tokens=positions - specials,
         pooling=pooling_choice() or read_pooling(path) or "unknown",
     )
+
+
+def model_info_or_stop() -> ModelInfo:
+    """``model_info``, or the folder's one-line error and the rest of the page skipped."""
+    try:
+        return model_info()
+    except ChunkscopeError as exc:
+        st.error(md(exc), icon=":material/error:")
+        st.stop()
+        raise  # st.stop() raises; this line is for the type checker
 
 
 @st.cache_resource(show_spinner="Opening the chunk store…")

@@ -30,7 +30,7 @@ top = st.columns([1, 1, 2], vertical_alignment="bottom")
 with top[0]:
     page = _ui_controls.page_number_input(doc) if doc.is_paged else 0
 compare = top[1].toggle("Compare two policies", key="cs_compare", persist_state="session")
-window = _ui.model_info().text_tokens
+window = _ui.model_info_or_stop().text_tokens
 _ui_parse.parsed(doc, parser)  # the first parse shows its progress here, outside the fragment
 _ui_cite.show_html(
     legend_html(

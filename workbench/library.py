@@ -60,6 +60,7 @@ for entry in _ui_library.locked_entries():
             except ChunkscopeError as exc:
                 st.error(_ui.md(exc))
 
+info = _ui.model_info_or_stop()  # lengths are counted in the model's tokens
 rows = _ui.library_rows()
 if not rows:
     st.info("The library is empty: upload a document above.")
@@ -113,7 +114,6 @@ if kept:
             except ChunkscopeError as exc:
                 st.error(_ui.md(exc))
 
-info = _ui.model_info()
 lengths = [int(r["tokens"]) for r in rows]
 stats = length_percentiles(lengths)
 cols = st.columns(4)

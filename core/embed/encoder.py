@@ -24,7 +24,7 @@ import numpy as np
 from core.embed.modelconfig import (
     POOLINGS,
     Pooling,
-    position_limit,
+    model_limits,
     read_pooling,
     sentence_config,
 )
@@ -351,10 +351,9 @@ def load_encoder(
     _configure_threads()
     model, tokenizer = _load_parts(path)
     model.eval().to(chosen_device)
-    limit = position_limit(model.config, tokenizer)
+    limits = model_limits(path, model.config, tokenizer)
+    limit, own_limit = limits.position_tokens, limits.seq_tokens
     st_config = sentence_config(path)
-    default_max = st_config.get("max_seq_length") or getattr(tokenizer, "model_max_length", limit)
-    own_limit = min(int(default_max or limit), limit)
     seq_limit = int(max_tokens if max_tokens is not None else own_limit)
     encoder = Encoder(
         name=_variant_name(

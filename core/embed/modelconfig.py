@@ -8,6 +8,7 @@ transformers config. Nothing here loads weights.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -73,3 +74,38 @@ def position_limit(config: Any, tokenizer: Any) -> int:
     if config.model_type in _OFFSET_POSITION_MODELS:
         return int(positions) - int(config.pad_token_id or 0) - 1
     return int(positions)
+
+
+@dataclass(frozen=True)
+class ModelLimits:
+    """What a model folder lets the encoder read, in tokens (special tokens included):
+    ``seq_tokens`` per pass by default (the folder's ``max_seq_length``, else the
+    tokenizer's limit, never past the positions), ``position_tokens`` at most (the
+    position table, less RoBERTa-style offsets)."""
+
+    seq_tokens: int
+    position_tokens: int
+
+
+def model_limits(model_dir: Path, config: Any, tokenizer: Any) -> ModelLimits:
+    """The limits of a loaded config and tokenizer: the one reading of them that the
+    encoder and the workbench share."""
+    limit = position_limit(config, tokenizer)
+    default_max = sentence_config(model_dir).get("max_seq_length") or getattr(
+        tokenizer, "model_max_length", limit
+    )
+    return ModelLimits(seq_tokens=min(int(default_max or limit), limit), position_tokens=limit)
+
+
+def read_model_limits(model_dir: Path) -> ModelLimits:
+    """``model_limits`` from the folder's config and tokenizer, without the weights;
+    ``ModelError`` (one line) for a folder they cannot be read from."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    try:
+        config = AutoConfig.from_pretrained(model_dir, local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot read the model in {model_dir}: {exc}".splitlines()[0]) from exc
+    return model_limits(model_dir, config, tokenizer)
+
