@@ -122,6 +122,17 @@ def test_toy_format_is_found_in_folders(toy, tmp_path) -> None:
         expand_docs([str(empty)])
 
 
+def test_index_and_eval_read_the_same_files_of_a_folder(tmp_path) -> None:
+    """One discovery rule: nested folders are read, hidden ones (a store) are not."""
+    (tmp_path / "top.txt").write_text("top", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "nested.md").write_text("# nested", encoding="utf-8")
+    (tmp_path / ".chunkscope").mkdir()
+    (tmp_path / ".chunkscope" / "kept.txt").write_text("a store's own file", encoding="utf-8")
+    names = [p.name for p in expand_docs([str(tmp_path)])]
+    assert names == [p.name for p in collect_files([tmp_path])] == ["nested.md", "top.txt"]
+
+
 def test_toy_format_is_accepted_by_the_library_page(toy, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("CHUNKSCOPE_STORE", str(tmp_path / "store"))
     monkeypatch.delenv("CHUNKSCOPE_CHROMA", raising=False)

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from core.cli.index_cmd import methods_help
 from core.cli.options import add_policy_arguments, policy_of
 from core.errors import LabelError
-from core.ingest.formats import describe_formats, is_supported_name
+from core.ingest.formats import describe_formats
 from core.methods import EVALUATED
 
 DEFAULT_METHODS = ",".join(EVALUATED)
@@ -89,20 +89,21 @@ def parse_ks(text: str) -> tuple[int, ...]:
 
 
 def expand_docs(paths: Sequence[str]) -> list[Path]:
-    """Files as given; folders become their files of a registered format, sorted."""
+    """The files ``index`` would read for the same paths (``core.index_inputs.
+    collect_files``: folders recursively, hidden folders skipped), so ``index DIR`` and
+    ``eval --docs DIR`` read the same documents; a folder with none is a ``LabelError``."""
+    from core.index_inputs import collect_files
+
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            inside = sorted(p for p in path.iterdir() if p.is_file() and is_supported_name(p))
-            if not inside:
-                raise LabelError(f"{path} holds no document ({describe_formats()})")
-            found.extend(inside)
-        elif path.exists():  # a FIFO or a device is refused, in its own line, by ingest
-            found.append(path)
-        else:
+        if not path.exists():
             raise LabelError(f"{path} does not exist: check --docs")
-    return found
+        inside = collect_files([path])
+        if path.is_dir() and not inside:
+            raise LabelError(f"{path} holds no document ({describe_formats()})")
+        found.extend(inside)
+    return list(dict.fromkeys(found))
 
 
 def load_model(args: argparse.Namespace) -> tuple[Any, Callable[..., Any], Any]:
