@@ -12,9 +12,31 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 from core.serial import Fields, as_int
-from core.types import Chunk, Document
+from core.types import Document
+
+
+class CitedSpan(Protocol):
+    """What a citation is made of: a chunk's provenance fields (a ``Chunk``, a stored hit)."""
+
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def doc_sha256(self) -> str: ...
+    @property
+    def char_start(self) -> int: ...
+    @property
+    def char_end(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def pages(self) -> tuple[int, ...]: ...
+    @property
+    def start_s(self) -> float | None: ...
+    @property
+    def end_s(self) -> float | None: ...
 
 
 class CitationStatus(StrEnum):
@@ -59,7 +81,9 @@ class Citation:
         )
 
     @classmethod
-    def of_chunk(cls, chunk: Chunk) -> Citation:
+    def of_chunk(cls, chunk: CitedSpan) -> Citation:
+        """The citation of a chunk, or of anything that carries a chunk's provenance
+        fields (a stored hit): the one place a citation is made from them."""
         return cls(
             doc_id=chunk.doc_id,
             doc_sha256=chunk.doc_sha256,

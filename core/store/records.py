@@ -92,16 +92,7 @@ class StoredHit:
 
     @property
     def citation(self) -> Citation:
-        return Citation(
-            doc_id=self.doc_id,
-            doc_sha256=self.doc_sha256,
-            char_start=self.char_start,
-            char_end=self.char_end,
-            quote=self.text,
-            pages=self.pages,
-            start_s=self.start_s,
-            end_s=self.end_s,
-        )
+        return Citation.of_chunk(self)
 
 
 def chunk_metadata(
