@@ -15,12 +15,9 @@ from core.render.chart_style import (
     UP_COLOUR,
     WINDOW_COLOURS,
 )
+from core.render.context_charts import context_coverage_figure
 from core.render.failure_charts import (
-    ChunkContext,
     cause_bar_figure,
-    chunk_contexts,
-    context_counts,
-    context_coverage_figure,
     rank_scatter_figure,
 )
 from core.render.rank_charts import (
@@ -32,6 +29,7 @@ from core.render.rank_charts import (
     slope_figure,
     slope_lines,
 )
+from core.store.contexts import ChunkContext, chunk_contexts, context_counts
 
 EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 

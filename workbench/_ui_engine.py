@@ -30,8 +30,8 @@ from core.errors import ChunkscopeError, PoolingError
 from core.index import index_documents
 from core.index_job import IndexJob
 from core.ingest import load_document
-from core.render.failure_charts import chunk_contexts
 from core.retrieve import Comparison, compare
+from core.store.contexts import chunk_contexts
 from core.types import ChunkPolicy, Document
 from workbench import _ui, _ui_controls, _ui_jobs
 

@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.errors import ChunkscopeError
 from core.render import rank_charts as charts
-from core.render.failure_charts import context_coverage_figure
+from core.render.context_charts import context_coverage_figure
 from core.rerank import FEATURE_HELP, RerankWeights, contribution_rows, rerank
 from workbench import _ui, _ui_frame
 from workbench import _ui_attribution as att

@@ -6,9 +6,9 @@
   cosine, a BM25 score, a fused score), so a reader sees how little the score separates
   rank 3 from rank 300 in a big scope.
 
-The figures of why a query failed (gold-rank scatter, triage causes, late-context
-coverage) are in ``core.render.failure_charts``; the shared colours in
-``core.render.chart_style``.
+The figures of why a query failed (gold-rank scatter, triage causes) are in
+``core.render.failure_charts``, the late-context coverage in ``core.render.context_charts``;
+the shared colours in ``core.render.chart_style``.
 
 Ranks are 1-based; a rank of ``None`` (not retrieved within the depth) is drawn in a band
 just below the deepest rank, labelled as such. Point ``customdata`` holds the chunk id, so
