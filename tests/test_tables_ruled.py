@@ -46,8 +46,8 @@ def test_tables_from_our_characters_match_find_tables(path: Path, pages: tuple) 
             line_boxes, chars = _ingest_view(page)
             ours = _find(page, line_boxes, chars)
             theirs = _find(page, line_boxes, None)  # find_tables' own extraction
-            flat = [v for r in ours for v in r.bbox_pt]
-            assert flat == pytest.approx([v for r in theirs for v in r.bbox_pt], abs=0.1)
+            flat = [v for r in ours for v in r.text_bbox_pt]
+            assert flat == pytest.approx([v for r in theirs for v in r.text_bbox_pt], abs=0.1)
             assert [len(r.rows) for r in ours] == [len(r.rows) for r in theirs]
             headers = [v for r in ours if r.header_page_bbox_pt for v in r.header_page_bbox_pt]
             expected = [v for r in theirs if r.header_page_bbox_pt for v in r.header_page_bbox_pt]

@@ -88,13 +88,13 @@ class TableBudget:
 class TableRegion:
     """One table: its box and, per row, the boxes of its cells (``None`` for merged).
 
-    ``bbox_pt`` and ``rows`` are in unrotated text space; ``page_bbox_pt`` is the same
+    ``text_bbox_pt`` and ``rows`` are in unrotated text space (the space of ``rawdict``); ``page_bbox_pt`` is the same
     box in the rendered page's space (they differ only on rotated pages), and so is
     ``header_page_bbox_pt``, the box of its header rows (``None``: none known). A
     borderless table (``ruled`` False) has no cells (``rows == ()``).
     """
 
-    bbox_pt: BBox
+    text_bbox_pt: BBox
     page_bbox_pt: BBox
     rows: tuple[tuple[BBox | None, ...], ...]
     header_page_bbox_pt: BBox | None = None
@@ -111,7 +111,7 @@ class TableRegion:
 
     def holds(self, box: BBox) -> bool:
         """Whether the centre of ``box`` (unrotated text space) lies in the table."""
-        return contains_centre(self.bbox_pt, box)
+        return contains_centre(self.text_bbox_pt, box)
 
 
 def unrotated_width(page: pymupdf.Page) -> float:
@@ -188,12 +188,12 @@ def table_regions(
     ruled = _find(page, rest, char_boxes() if char_boxes else None) if crossings else ()
     if per_row == 2:  # a table of terms spans the text column; a diagram's box does not
         width = MIN_TEXT_TABLE_WIDTH_SHARE * unrotated_width(page)
-        ruled = tuple(r for r in ruled if r.bbox_pt[2] - r.bbox_pt[0] >= width)
+        ruled = tuple(r for r in ruled if r.text_bbox_pt[2] - r.text_bbox_pt[0] >= width)
     cost = crossings * crossings
     if budget is not None:
         budget.spent += cost
     regions = ruled + tuple(
-        g for g, _ in grids if not any(overlaps(g.bbox_pt, r.bbox_pt) for r in ruled)
+        g for g, _ in grids if not any(overlaps(g.text_bbox_pt, r.text_bbox_pt) for r in ruled)
     )
     with _lock:
         _cache[key] = (regions, cost)
@@ -224,7 +224,7 @@ def _find(
         header = _header_box(rows)
         found.append(
             TableRegion(
-                bbox_pt=bbox,
+                text_bbox_pt=bbox,
                 page_bbox_pt=_shown(page, bbox),
                 rows=tuple(rows),
                 header_page_bbox_pt=_shown(page, header) if header else None,
@@ -240,7 +240,7 @@ def _grid_regions(page: pymupdf.Page, fragments: list[Fragment]) -> list[tuple[T
     for grid in numeric_grids(fragments):
         header = _shown(page, grid.header_bbox) if grid.header_bbox else None
         region = TableRegion(
-            bbox_pt=grid.bbox,
+            text_bbox_pt=grid.bbox,
             page_bbox_pt=_shown(page, grid.bbox),
             rows=(),
             header_page_bbox_pt=header,
