@@ -3,6 +3,7 @@ and a document made of HTML that must stay text."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -120,6 +121,13 @@ def test_upload_tune_the_size_and_follow_a_citation(page, app_url, artifacts):
     wait_idle(page)
     after_count = int(metric_value(page, "Chunks"))
     assert after_count > int(before_count)
+    # the overlay's HTML can land a frame after the metric: wait for it to be redrawn
+    page.wait_for_function(
+        "before => JSON.stringify([...document.querySelectorAll("
+        "'div.cs-box.cs-chunk, div.cs-box.cs-overlap')].map(b => b.getAttribute('style')))"
+        " !== before",
+        arg=json.dumps(before_boxes, separators=(",", ":")),
+    )
     assert chunk_boxes(page) != before_boxes
     shot(page, artifacts, "chunks-after-slider")
 
