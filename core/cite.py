@@ -18,8 +18,8 @@ from core.serial import Fields, as_int
 from core.types import Document
 
 
-class CitedSpan(Protocol):
-    """What a citation is made of: a chunk's provenance fields (a ``Chunk``, a stored hit)."""
+class SpanLike(Protocol):
+    """A half-open span of one document version's canonical text, with its text."""
 
     @property
     def doc_id(self) -> str: ...
@@ -31,6 +31,11 @@ class CitedSpan(Protocol):
     def char_end(self) -> int: ...
     @property
     def text(self) -> str: ...
+
+
+class CitedSpan(SpanLike, Protocol):
+    """What a citation is made of: a chunk's provenance fields (a ``Chunk``, a stored hit)."""
+
     @property
     def pages(self) -> tuple[int, ...]: ...
     @property

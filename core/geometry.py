@@ -5,8 +5,8 @@ its field names; unless a field says otherwise it is the page **as rendered**: P
 page coordinates after the page's rotation, origin at the top-left corner, y growing
 downwards (``Block.bbox_pt``, ``TextLine.bbox_pt``, ``TableRegion.page_bbox_pt``).
 The one exception is table detection, which works in the unrotated text space of
-PyMuPDF's ``find_tables`` (``TableRegion.text_bbox_pt`` and its cells, named so; they differ from the
-rendered frame only on rotated pages).
+PyMuPDF's ``find_tables`` (``TableRegion.text_bbox_pt`` and its cells, named so; they
+differ from the rendered frame only on rotated pages).
 
 ``Box`` is a ``NamedTuple``: frozen, equal to the plain 4-tuple it holds, and written to
 JSON as the same 4-list, so records that hold one serialise as before. The functions take

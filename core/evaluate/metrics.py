@@ -33,23 +33,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+
+from core.cite import SpanLike
 
 DUPLICATE_SHARE = 0.5
 NDCG_DEPTH = 10
-
-
-class SpanLike(Protocol):
-    @property
-    def doc_id(self) -> str: ...
-    @property
-    def doc_sha256(self) -> str: ...
-    @property
-    def char_start(self) -> int: ...
-    @property
-    def char_end(self) -> int: ...
-    @property
-    def text(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -88,8 +88,9 @@ class TableBudget:
 class TableRegion:
     """One table: its box and, per row, the boxes of its cells (``None`` for merged).
 
-    ``text_bbox_pt`` and ``rows`` are in unrotated text space (the space of ``rawdict``); ``page_bbox_pt`` is the same
-    box in the rendered page's space (they differ only on rotated pages), and so is
+    ``text_bbox_pt`` and ``rows`` are in unrotated text space (the space of ``rawdict``);
+    ``page_bbox_pt`` is the same box in the rendered page's space (they differ only on
+    rotated pages), and so is
     ``header_page_bbox_pt``, the box of its header rows (``None``: none known). A
     borderless table (``ruled`` False) has no cells (``rows == ()``).
     """
