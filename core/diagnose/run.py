@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from core.diagnose.signals import Case, Diagnosis, chunk_shares, diagnose, first_terms
+from core.diagnose.signals import Case, Diagnosis, diagnose
+from core.diagnose.terms import chunk_shares, first_terms
 from core.types import Block, Chunk, Document
 
 Chunker = Callable[[Document], tuple[Sequence[Block], Sequence[Chunk]]]

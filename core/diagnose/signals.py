@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from core import methods as registry
-from core.methods.lexical import word_spans
+from core.diagnose.terms import Span, name_like, query_terms, terms_of
 from core.types import Block, Chunk, Document
 
 QUALIFIERS = re.compile(
@@ -49,7 +49,6 @@ DISCRIMINATING_SHARE = 0.15  # a query term in at most this share of the chunks 
 NAMING_DOC_SHARE = 0.5  # a term in at most half the corpus's documents names a subject
 BOUNDARY_COVERAGE = 0.6  # the best chunk holds less than this share of the gold: a split
 LABEL_COVERAGE = 0.98  # aligned evidence below this: the label may point at the wrong text
-Span = tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,7 +165,7 @@ def discriminating(case: Case, query_terms: Mapping[str, str]) -> dict[str, str]
 def _context(case: Case, query_terms: Mapping[str, str]) -> list[Signal]:
     query_terms = discriminating(case, query_terms)
     best = _best_chunk(case)
-    held = {t for _, _, t in word_spans(best.text)} if best else set()
+    held = terms_of(best.text) if best else set()
     first = case.doc_terms
     missing = [t for t in query_terms if t in first and t not in held]
     spans = tuple(first[t] for t in missing)
@@ -199,22 +198,13 @@ def _context(case: Case, query_terms: Mapping[str, str]) -> list[Signal]:
     return out
 
 
-def _name_like(word: str) -> bool:
-    """A name, model number or figure: capitalised after the first letter, or with a digit."""
-    return (
-        any(ch.isdigit() for ch in word)
-        or (word[:1].isupper() and not word.isupper())
-        or (len(word) > 1 and word.isupper())
-    )
-
-
 def _vocabulary(case: Case, query_terms: Mapping[str, str], corpus_terms: set[str]) -> list[Signal]:
     absent = [
         w
         for t, w in query_terms.items()
         if t not in corpus_terms and w.lower() not in FUNCTION_WORDS
     ]
-    names = [w for w in absent if _name_like(w)]
+    names = [w for w in absent if name_like(w)]
     lexical = {m: r for m, r in case.ranks.items() if registry.get(m).family == "lexical"}
     dense = {m: r for m, r in case.ranks.items() if registry.get(m).family == "dense"}
     found = [m for m, r in lexical.items() if r is not None and r <= case.k]
@@ -314,9 +304,7 @@ def _label(case: Case, query_terms: Mapping[str, str]) -> list[Signal]:
     }
     agreed = next(iter(tops)) if len(tops) == 1 and len(case.tops) > 1 else None
     chunk = next((c for c in case.chunks if c.chunk_id == agreed), None)
-    holds_terms = chunk is not None and set(query_terms) <= {
-        t for _, _, t in word_spans(chunk.text)
-    }
+    holds_terms = chunk is not None and set(query_terms) <= terms_of(chunk.text)
     return [
         Signal(
             cause="label",
@@ -349,28 +337,6 @@ ORDER: tuple[tuple[str, str | None], ...] = (
     ("context", None),
     ("vocabulary", None),
 )
-
-
-def chunk_shares(chunks: Sequence[Chunk]) -> dict[str, float]:
-    """Each term: the share of ``chunks`` that hold it."""
-    counts: dict[str, int] = {}
-    for chunk in chunks:
-        for term in {t for _, _, t in word_spans(chunk.text)}:
-            counts[term] = counts.get(term, 0) + 1
-    return {t: n / max(1, len(chunks)) for t, n in counts.items()}
-
-
-def first_terms(text: str) -> dict[str, Span]:
-    """Each indexed term of ``text`` with the span of its first occurrence."""
-    first: dict[str, Span] = {}
-    for a, b, term in word_spans(text):
-        first.setdefault(term, (a, b))
-    return first
-
-
-def query_terms(query: str) -> dict[str, str]:
-    """The query's indexed terms (stems) with the word each came from, in order."""
-    return {term: query[a:b] for a, b, term in word_spans(query)}
 
 
 def diagnose(case: Case, *, method: str, corpus_terms: set[str]) -> Diagnosis:

@@ -1,0 +1,49 @@
+"""The words of a query, a chunk and a document as the failure signals read them: the
+lexical index's terms (``core.methods.lexical.word_spans``: ``\\w+`` runs, lower-cased,
+stopwords out, Snowball stems), with the spans they stand at (half-open, into the text
+given) and the shares of chunks that hold them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.methods.lexical import word_spans
+from core.types import Chunk
+
+Span = tuple[int, int]
+
+
+def name_like(word: str) -> bool:
+    """A name, model number or figure: capitalised after the first letter, or with a digit."""
+    return (
+        any(ch.isdigit() for ch in word)
+        or (word[:1].isupper() and not word.isupper())
+        or (len(word) > 1 and word.isupper())
+    )
+
+
+def chunk_shares(chunks: Sequence[Chunk]) -> dict[str, float]:
+    """Each term: the share of ``chunks`` that hold it."""
+    counts: dict[str, int] = {}
+    for chunk in chunks:
+        for term in terms_of(chunk.text):
+            counts[term] = counts.get(term, 0) + 1
+    return {t: n / max(1, len(chunks)) for t, n in counts.items()}
+
+
+def first_terms(text: str) -> dict[str, Span]:
+    """Each indexed term of ``text`` with the span of its first occurrence."""
+    first: dict[str, Span] = {}
+    for a, b, term in word_spans(text):
+        first.setdefault(term, (a, b))
+    return first
+
+
+def query_terms(query: str) -> dict[str, str]:
+    """The query's indexed terms (stems) with the word each came from, in order."""
+    return {term: query[a:b] for a, b, term in word_spans(query)}
+
+
+def terms_of(text: str) -> set[str]:
+    """The indexed terms ``text`` holds."""
+    return {term for _, _, term in word_spans(text)}
