@@ -4,6 +4,7 @@ the rulings a character decides to keep), without its second text extraction."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pymupdf
@@ -12,6 +13,7 @@ import pytest
 from core.ingest import ruled
 from core.ingest.pdf_lines import block_lines, visible_char_boxes
 from core.ingest.pdf_text import RAWDICT_FLAGS, unrotated_rect
+from core.ingest.ruled_edges import drawing_edges
 from core.ingest.tables import _find
 from tests.conftest import CORPUS, PDF_DIR
 
@@ -201,3 +203,112 @@ def test_a_page_of_too_many_drawing_paths_is_not_searched_for_tables() -> None:
         with pdf:
             line_boxes = _ingest_view(page)[0]
             assert bool(page_signals(page, line_boxes)[0]) is searched, extra
+
+
+def _make_edges_records(page: pymupdf.Page, boxes: list) -> list[dict]:
+    """The edge records of ``pymupdf.table.make_edges`` itself for ``page``, with our
+    character records as its CHARS (the state reset afterwards)."""
+    table = ruled._table
+    settings = table.TableSettings.resolve(settings=ruled._settings())
+    chars_token = table._CHARS_VAR.set(ruled._chars(page, boxes))
+    edges_token = table._EDGES_VAR.set([])
+    page._table_drawings_cache = []
+    try:
+        table.make_edges(page, clip=None, tset=settings)
+        return list(table._EDGES_VAR.get())
+    finally:
+        del page._table_drawings_cache
+        table._EDGES_VAR.reset(edges_token)
+        table._CHARS_VAR.reset(chars_token)
+
+
+def _our_edge_records(page: pymupdf.Page, boxes: list) -> list[dict]:
+    table = ruled._table
+    settings = table.TableSettings.resolve(settings=ruled._settings())
+    return drawing_edges(
+        page.get_cdrawings(),
+        tuple(page.rect),
+        page.number,
+        (settings.snap_x_tolerance, settings.snap_y_tolerance),
+        settings.edge_min_length,
+        ruled._CharTest(ruled.char_arrays(page, boxes)),
+    )
+
+
+@pytest.mark.parametrize(("path", "pages"), RULED_PAGES, ids=lambda v: getattr(v, "stem", ""))
+def test_drawing_edges_equal_make_edges_on_every_page(path: Path, pages: tuple) -> None:
+    """The edge records built from the signals' drawings equal make_edges' own, record
+    for record and in order, on every page of the ruled documents (the joined candidate
+    boxes included: they become edges too)."""
+    if not path.is_file():
+        pytest.skip(f"{path.name} is not in the shared corpus")
+    compared = 0
+    with pymupdf.open(path) as pdf:
+        for page in pdf:
+            if not page.get_cdrawings():
+                continue
+            boxes = _ingest_view(page)[1]
+            assert _our_edge_records(page, boxes) == _make_edges_records(page, boxes), page.number
+            compared += 1
+    assert compared >= len(pages)
+
+
+def test_drawing_edges_equal_make_edges_on_drawn_shapes() -> None:
+    """Closed polylines, quads, slanted and zero-length lines, thin rectangles (simulated
+    rules), nested and touching boxes (the join), a box past the page's edge (clipped)."""
+    pdf = pymupdf.open()
+    # make_edges keeps a joined box that holds a character by the character's y in PDF
+    # space (mirrored); at this height the cells' text is inside the box either way
+    page = pdf.new_page(width=400, height=470)
+    outline = [(20, 20), (120, 20), (120, 50), (60, 50), (60, 80), (20, 80)]
+    page.draw_polyline(outline, closePath=True)  # MuPDF draws the closing side itself
+    page.draw_quad(pymupdf.Quad((150, 20), (250, 20), (150, 90), (250, 90)))
+    page.draw_line((20, 100), (200, 160))  # slanted: no edge
+    page.draw_line((30, 110), (30, 110))  # a point: no edge
+    page.draw_rect((20, 200, 300, 201.5), fill=(0, 0, 0), color=None)  # a rule
+    page.draw_rect((20, 210, 21, 300), fill=(0, 0, 0), color=None)
+    for k in range(6):  # touching cells grow one joined box
+        page.draw_rect((40 + 30 * k, 220, 70 + 30 * k, 250))
+    page.draw_rect((60, 230, 65, 240), fill=(1, 0, 0))  # nested
+    page.draw_rect((350, 400, 450, 600))  # past the page's edges
+    for k in range(4):
+        page.insert_text((45 + 30 * k, 240), "ab", fontsize=8)
+    boxes = _ingest_view(page)[1]
+    ours = _our_edge_records(page, boxes)
+    assert ours == _make_edges_records(page, boxes)
+    joined = [e for e in ours if (e["x0"], e["x1"], e["top"]) == (40, 220, 220)]
+    assert joined  # the top of the six touching cells' joined box (they hold text)
+
+
+def test_a_closed_path_gains_its_closing_side_as_make_edges_adds_it() -> None:
+    """A path flagged ``closePath`` whose first and last items are lines gets the side
+    back to its start (MuPDF's own drawings spell that side out, so the paths are given)."""
+    table = ruled._table
+    settings = table.TableSettings.resolve(settings=ruled._settings())
+    pdf = pymupdf.open()
+    page = pdf.new_page(width=400, height=500)
+    corners = [(20.0, 20.0), (120.0, 20.0), (120.0, 50.0), (60.0, 50.0), (60.0, 80.0)]
+    path = {
+        "items": [("l", a, b) for a, b in itertools.pairwise([*corners, (20.0, 80.0)])],
+        "closePath": True,
+        "type": "s",
+        "color": (0.0, 0.0, 0.0),
+        "fill": None,
+        "width": 1.0,
+        "rect": (20.0, 20.0, 120.0, 80.0),
+    }
+    native = {
+        **path,
+        "rect": pymupdf.Rect(path["rect"]),
+        "items": [(k, pymupdf.Point(a), pymupdf.Point(b)) for k, a, b in path["items"]],
+    }
+    token = table._EDGES_VAR.set([])
+    try:
+        table.make_edges(page, clip=None, tset=settings, paths=[native])
+        theirs = list(table._EDGES_VAR.get())
+    finally:
+        table._EDGES_VAR.reset(token)
+    snap = (settings.snap_x_tolerance, settings.snap_y_tolerance)
+    ours = drawing_edges([path], tuple(page.rect), 0, snap, 3, lambda rect: False)
+    assert ours == theirs
+    assert [(e["x0"], e["top"], e["x1"], e["bottom"]) for e in ours][-1] == (20, 20, 20, 80)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pymupdf
 
 from core.geometry import BBox, Box, bounding, contains_centre
@@ -32,6 +33,7 @@ HYPHENS = "-\u00ad\u2010"
 # lone surrogate (a ToUnicode map can yield one; no encoder or tokenizer accepts it).
 _NEEDS_CARE = re.compile(r"[^\S ]|[\x00-\x1f\x7f-\x9f\ufb00-\ufb06\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
+_SPACE = re.compile(r"\s")
 _EDGE_TOLERANCE_PT = 1.0
 
 
@@ -58,16 +60,16 @@ def block_lines(block: dict, rect: pymupdf.Rect) -> list[Line]:
     return out
 
 
-def visible_char_boxes(blocks: list[list[Line]]) -> list[BBox]:
-    """The boxes of every character of ``blocks`` that is not whitespace (a box the
-    builder inserted, NaN, is none), in unrotated text space."""
-    return [
-        box
-        for lines in blocks
-        for line in lines
-        for char, box in zip(line.text, line.boxes, strict=True)
-        if not char.isspace() and box[0] == box[0]
-    ]
+def visible_char_boxes(blocks: list[list[Line]]) -> np.ndarray:
+    """The boxes (rows ``x0 y0 x1 y1``) of every character of ``blocks`` that is not
+    whitespace (a box the builder inserted, NaN, is none), in unrotated text space."""
+    lines = [line for block in blocks for line in block]
+    text = "".join([line.text for line in lines])
+    boxes = np.array([box for line in lines for box in line.boxes], dtype=np.float64)
+    boxes = boxes.reshape(-1, 4)
+    keep = ~np.isnan(boxes[:, 0])
+    keep[[m.start() for m in _SPACE.finditer(text)]] = False  # as str.isspace
+    return boxes[keep]
 
 
 def merge_baselines(lines: list[Line]) -> list[Line]:

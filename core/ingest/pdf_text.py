@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pymupdf
 
+from core.gc_pause import paused_gc
 from core.geometry import bounding
 from core.ingest import limits, pdf_guard
 from core.ingest.pdf_lines import (
@@ -130,6 +131,11 @@ def build_canonical_text(
     characters are extracted (``core.ingest.pdf_guard``), and the text so far against
     the ``chars`` and ``lines`` limits after each page; ``name`` names the file in errors.
     """
+    with paused_gc():
+        return _build(pdf, doc_sha256, name)
+
+
+def _build(pdf: pymupdf.Document, doc_sha256: str, name: str) -> CanonicalText:
     builder = _Builder()
     pages: list[Page] = []
     geometry: list[_Geometry] = []

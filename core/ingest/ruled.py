@@ -7,12 +7,13 @@ page's ``rawdict``), and most of the rest in three quadratic steps. Its ``lines`
 strategy reads only where the characters are: a candidate region of rulings is kept when
 a character lies inside it (``make_edges``) and a group of cells when a character
 overlaps it (``cells_to_tables``). ``ruled_cells`` runs the same steps with the same
-settings as ``find_tables(use_layout=False)``: its ``make_edges`` and edge merging
-as they are, then intersections, cells and tables by the same rules in near-linear time
-(tested equal to the table module's own functions), on a character list built with plain
-arithmetic from the character boxes ingest extracted already, so the page's text is read
-once. A rotated page, or a page without its character boxes, goes through
-``find_tables`` itself.
+settings as ``find_tables(use_layout=False)``: ``make_edges`` from the drawings the
+table signals read already (``core.ingest.ruled_edges``, equal records), the table
+module's edge merging as it is, then intersections, cells and tables by the same rules
+in near-linear time (tested equal to the table module's own functions), on a character
+list built with plain arithmetic from the character boxes ingest extracted already, so
+the page's text and drawings are read once. A rotated page, or a page without its
+character boxes, goes through ``find_tables`` itself.
 
 Our character boxes are the font's line height, find_tables' the glyphs' ink, so a
 candidate region that holds a character only by a sliver can go either way: over the
@@ -20,8 +21,8 @@ corpus PDFs the tables kept by ``core.ingest.tables`` (and every canonical text)
 out the same; the raw finder's edges differed on 7 of 357 pages, by 0.01 pt, or by a
 table of one or two rows.
 
-This reaches into ``pymupdf.table``'s module state (``_CHARS_VAR``, ``_EDGES_VAR``,
-``make_edges``, ``TableFinder.get_edges``), so it is tied to the pinned PyMuPDF; when
+This reaches into ``pymupdf.table``'s module state (``_EDGES_VAR``,
+``TableFinder.get_edges``, ``bbox_getter``), so it is tied to the pinned PyMuPDF; when
 those names are missing the public ``find_tables`` is used.
 
 Coordinates: character and cell boxes are in the page's unrotated text space (the space
@@ -33,19 +34,19 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pymupdf
 
 from core.geometry import BBox
+from core.ingest.ruled_edges import drawing_edges
 
 try:  # the pinned PyMuPDF's table module; a later one may rename its internals
     from pymupdf import table as _table
 
     _INTERNALS = all(
         hasattr(_table, name)
-        for name in ("_CHARS_VAR", "_EDGES_VAR", "make_edges", "TableFinder", "TableSettings")
+        for name in ("_EDGES_VAR", "TableFinder", "TableSettings", "bbox_getter")
     )
 except ImportError:  # pragma: no cover - the pinned version has it
     _INTERNALS = False
@@ -61,67 +62,61 @@ INK_BAND_SHARE = 0.3
 _SLACK = 1e-6  # the bisected range is widened by this; the exact test decides
 
 
-def ruled_cells(page: pymupdf.Page, char_boxes: Sequence[BBox] | None) -> list[list[Row]]:
+def ruled_cells(
+    page: pymupdf.Page,
+    char_boxes: Sequence[BBox] | np.ndarray | None,
+    paths: list[dict] | None = None,
+) -> list[list[Row]]:
     """Per table that ``find_tables(use_layout=False)`` finds on ``page``, its rows of cell
     boxes (``None`` for a merged cell). ``char_boxes``: the boxes of the page's visible
     (non-whitespace) characters in unrotated text space; ``None`` lets ``find_tables``
-    extract them itself."""
+    extract them itself. ``paths``: ``page.get_cdrawings()`` when the caller read them."""
     matrix = page.transformation_matrix
     if char_boxes is None or page.rotation != 0 or matrix.b or matrix.c or not _INTERNALS:
         found = page.find_tables(use_layout=False)
         return [_rows(table) for table in found.tables] if found else []
-    return _finder(page, char_boxes)
+    return _finder(page, char_boxes, page.get_cdrawings() if paths is None else paths)
 
 
-def _finder(page: pymupdf.Page, char_boxes: Sequence[BBox]) -> list[list[Row]]:
-    """``find_tables``' lines-strategy steps over our characters (see the module
-    docstring); the table module's state is reset after the call as find_tables does."""
+def _finder(
+    page: pymupdf.Page, char_boxes: Sequence[BBox] | np.ndarray, paths: list[dict]
+) -> list[list[Row]]:
+    """``find_tables``' lines-strategy steps over our characters and drawings (see the
+    module docstring); the table module's edge list is reset after the call."""
     settings = _table.TableSettings.resolve(settings=_settings())
-    # make_edges reads the characters only through chars_in_rect, which the vectorised
-    # test answers from arrays; the module's list is an empty stand-in it recognises
-    chars: list[dict[str, float]] = []
+    snap = (settings.snap_x_tolerance, settings.snap_y_tolerance)
+    boxes = np.asarray(char_boxes, dtype=np.float64).reshape(-1, 4)
+    edges = drawing_edges(
+        paths,
+        tuple(page.rect),
+        page.number,
+        snap,
+        settings.edge_min_length,
+        _CharTest(char_arrays(page, boxes)),
+    )
     # pymupdf.table's state is untyped (its ContextVars are declared as holding None)
-    chars_token = _table._CHARS_VAR.set(chars)  # type: ignore[arg-type]
-    edges_token = _table._EDGES_VAR.set([])  # type: ignore[arg-type]
-    page._table_drawings_cache = []  # type: ignore[attr-defined]  # one drawings read
-    old_quad = pymupdf.TOOLS.unset_quad_corrections()
-    scan = _table.chars_in_rect
-    _table.chars_in_rect = _VectorCharTest(chars, char_arrays(page, char_boxes), scan)
+    token = _table._EDGES_VAR.set(edges)  # type: ignore[arg-type]
     try:
-        page.table_settings = settings  # type: ignore[attr-defined]
-        _table.make_edges(page, clip=None, tset=settings)
-        return _tables_of(page, settings, char_boxes)
+        return _tables_of(page, settings, boxes)
     finally:
-        _table.chars_in_rect = scan
-        del page._table_drawings_cache  # type: ignore[attr-defined]
-        pymupdf.TOOLS.unset_quad_corrections(old_quad)
-        _table._EDGES_VAR.reset(edges_token)
-        _table._CHARS_VAR.reset(chars_token)
+        _table._EDGES_VAR.reset(token)
 
 
-class _VectorCharTest:
-    """``pymupdf.table.chars_in_rect`` for our characters, vectorised: the same test (a
-    character wholly inside the rectangle) over arrays built once, instead of a Python
-    loop over every character for every joined drawing of ``make_edges`` (half of a
-    register page's table time). ``stand_in`` is the list the module holds as CHARS
-    meanwhile; asked about any other list (another thread's plain ``find_tables``), it
-    answers with the table module's own test."""
+class _CharTest:
+    """``pymupdf.table.chars_in_rect`` (a character wholly inside the rectangle) over
+    arrays built once, vectorised, instead of a Python loop over every character for
+    every joined drawing."""
 
-    def __init__(self, stand_in: list[dict[str, float]], arrays: CharArrays, fallback: Any):
-        self.stand_in, self.fallback = stand_in, fallback
+    def __init__(self, arrays: CharArrays):
         self.x0, self.y0, self.x1, self.y1 = arrays
 
-    def __call__(self, chars: object, rect: Sequence[float]) -> bool:
-        # the module passes its CHARS proxy, whose _list() is the current call's list
-        current = chars._list() if hasattr(chars, "_list") else chars
-        if current is not self.stand_in:
-            return bool(self.fallback(chars, rect))
+    def __call__(self, rect: Sequence[float]) -> bool:
         inside = (rect[0] <= self.x0) & (self.x1 <= rect[2])
         inside &= (rect[1] <= self.y0) & (rect[3] >= self.y1)
         return bool(inside.any())
 
 
-def _tables_of(page: pymupdf.Page, settings: object, chars: Sequence[BBox]) -> list[list[Row]]:
+def _tables_of(page: pymupdf.Page, settings: object, chars: np.ndarray) -> list[list[Row]]:
     """The rows of cells of what ``TableFinder(page, settings).tables`` holds, with its
     three quadratic steps done in near-linear time and the same result: the
     intersections (every vertical edge against every horizontal one), the cells (for
@@ -138,10 +133,11 @@ def _tables_of(page: pymupdf.Page, settings: object, chars: Sequence[BBox]) -> l
     return [_cells_to_rows(group) for group in _groups(cells, chars)]
 
 
-def _groups(cells: list[Cell], chars: Sequence[BBox]) -> list[list[Cell]]:
+def _groups(cells: list[Cell], chars: Sequence[BBox] | np.ndarray) -> list[list[Cell]]:
     """``cells_to_tables``: cells that share a corner, transitively, form a table; a
     table needs two distinct left and right cell edges and a character overlapping its
     box; tables sorted by their top-left cell."""
+    chars = np.asarray(chars, dtype=np.float64).reshape(-1, 4)
     by_corner: dict[tuple[float, float], list[int]] = {}
     for k, cell in enumerate(cells):
         for corner in _corners(cell):
@@ -180,12 +176,12 @@ def _bounds(cells: list[Cell]) -> Cell:
     )
 
 
-def _has_text(box: Cell, chars: Sequence[BBox]) -> bool:
-    """A visible character overlaps ``box`` (strictly, as ``cells_to_tables`` tests)."""
+def _has_text(box: Cell, chars: np.ndarray) -> bool:
+    """A visible character (rows of ``chars``) overlaps ``box`` (strictly, as
+    ``cells_to_tables`` tests)."""
     rx0, rtop, rx1, rbottom = box
-    return any(
-        x0 < rx1 and x1 > rx0 and top < rbottom and bottom > rtop for x0, top, x1, bottom in chars
-    )
+    hit = (chars[:, 0] < rx1) & (chars[:, 2] > rx0) & (chars[:, 1] < rbottom)
+    return bool((hit & (chars[:, 3] > rtop)).any())
 
 
 def _cells_to_rows(cells: list[Cell]) -> list[Row]:
@@ -299,7 +295,7 @@ def _settings() -> dict[str, object]:
     }
 
 
-def char_arrays(page: pymupdf.Page, char_boxes: Sequence[BBox]) -> CharArrays:
+def char_arrays(page: pymupdf.Page, char_boxes: Sequence[BBox] | np.ndarray) -> CharArrays:
     """``_chars`` as four arrays (``x0 y0 x1 y1``), computed with the same float
     operations in the same order, so every value is equal."""
     m = page.transformation_matrix

@@ -14,6 +14,7 @@ Coordinates: boxes are in the page's unrotated text space (``rawdict``), points,
 from __future__ import annotations
 
 import bisect
+from typing import NamedTuple
 
 import pymupdf
 
@@ -106,40 +107,51 @@ def table_work(page: pymupdf.Page, line_boxes: list[BBox]) -> int:
     return page_signals(page, line_boxes)[0]
 
 
-def page_signals(page: pymupdf.Page, line_boxes: list[BBox]) -> tuple[int, int]:
-    """(0 when the page cannot hold a table, else how many times its rulings cross, at
-    least 1 (the measure of find_tables' cost). A table needs text that looks tabular
-    (rows of three fragments; or of two, a table of terms and definitions, when the
-    rulings cross at least ``MIN_TEXT_TABLE_CROSSINGS`` times), rulings in both
+class PageSignals(NamedTuple):
+    """What ``page_signals`` saw: ``crossings`` 0 when the page cannot hold a table, else
+    how many times its rulings cross, at least 1 (the measure of find_tables' cost);
+    ``per_row`` the fragments per row the text showed; ``paths`` the page's
+    ``get_cdrawings()`` when they were read (the finder reads them, not the page)."""
+
+    crossings: int
+    per_row: int
+    paths: list[dict] | None = None
+
+
+def page_signals(page: pymupdf.Page, line_boxes: list[BBox]) -> PageSignals:
+    """Whether the page may hold a ruled table (``PageSignals``). A table needs text that
+    looks tabular (rows of three fragments; or of two, a table of terms and definitions,
+    when the rulings cross at least ``MIN_TEXT_TABLE_CROSSINGS`` times), rulings in both
     directions, tabular text inside the rulings' extent, at most ``MAX_PAGE_CROSSINGS``
-    crossings and at most ``MAX_TABLE_PAGE_PATHS`` drawing paths; the fragments per row
-    the text showed)."""
+    crossings and at most ``MAX_TABLE_PAGE_PATHS`` drawing paths."""
     per_row = 3 if looks_tabular(line_boxes) else 2
     if per_row == 2 and not looks_tabular(line_boxes, per_row):
-        return 0, per_row
+        return PageSignals(0, per_row)
     paths = page.get_cdrawings()
     if len(paths) > MAX_TABLE_PAGE_PATHS:
-        return 0, per_row
+        return PageSignals(0, per_row)
     horizontal, vertical = rulings_of(paths)
     if len(horizontal) < MIN_RULES_PER_AXIS or len(vertical) < MIN_RULES_PER_AXIS:
-        return 0, per_row
+        return PageSignals(0, per_row)
     if len({round(v[0] / 2.0) for v in vertical}) < MIN_RULES_PER_AXIS:
-        return 0, per_row  # shaded rows (a statement's bands) have edges at two x only
+        return PageSignals(0, per_row)  # shaded rows (a statement's bands): edges at two x
     every = horizontal + vertical
     x0, y0 = min(b[0] for b in every), min(b[1] for b in every)
     x1, y1 = max(b[2] for b in every), max(b[3] for b in every)
     inside = [b for b in line_boxes if contains_centre((x0, y0, x1, y1), b)]
     if not looks_tabular(inside, per_row):
-        return 0, per_row
+        return PageSignals(0, per_row)
     crossings = count_crossings(horizontal, vertical, MAX_PAGE_CROSSINGS)
     if per_row == 2:
         # the rulings of a word processor's table stop short of each other by up to the
         # finder's intersection tolerance (3 pt); a grid must show with it
         near = count_crossings(horizontal, vertical, MAX_PAGE_CROSSINGS, _FINDER_TOLERANCE_PT)
         if near < MIN_TEXT_TABLE_CROSSINGS:
-            return 0, per_row
+            return PageSignals(0, per_row)
         crossings = max(crossings, near)
-    return (max(crossings, 1) if crossings <= MAX_PAGE_CROSSINGS else 0), per_row
+    if crossings > MAX_PAGE_CROSSINGS:
+        return PageSignals(0, per_row)
+    return PageSignals(max(crossings, 1), per_row, paths)
 
 
 def count_crossings(

@@ -29,6 +29,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pymupdf
 
 from core.geometry import BBox, contains_centre, overlaps, union_of
@@ -66,7 +67,7 @@ __all__ = [
 MIN_TEXT_TABLE_WIDTH_SHARE = 0.4
 # Share of a table's cells that must hold text.
 MIN_FILLED_SHARE = 0.5
-_BUCKET_PT = 16.0
+_CELL_BLOCK = 256  # cells tested against the line centres at once (memory)
 _CACHE_SIZE = 4096
 _lock = threading.Lock()  # the UI parses from several threads
 _cache: OrderedDict[tuple[str, int], tuple[tuple[TableRegion, ...], int]] = OrderedDict()
@@ -151,7 +152,7 @@ def table_regions(
     line_boxes: list[BBox] | None = None,
     fragments: list[Fragment] | None = None,
     budget: TableBudget | None = None,
-    char_boxes: Callable[[], Sequence[BBox]] | None = None,
+    char_boxes: Callable[[], Sequence[BBox] | np.ndarray] | None = None,
 ) -> tuple[TableRegion, ...]:
     """Tables of one page (cached by document hash and page index).
 
@@ -183,10 +184,11 @@ def table_regions(
     # grid is weaker evidence (a ruled register's counts), so its page is still searched.
     strong = [g for g, columns in grids if columns >= 2]
     rest = [box for box in line_boxes if not any(g.holds(box) for g in strong)]
-    crossings, per_row = page_signals(page, rest)
+    crossings, per_row, paths = page_signals(page, rest)
     if crossings and budget is not None and not budget.allows(crossings):
         crossings = 0
-    ruled = _find(page, rest, char_boxes() if char_boxes else None) if crossings else ()
+    chars = char_boxes() if char_boxes and crossings else None
+    ruled = _find(page, rest, chars, paths) if crossings else ()
     if per_row == 2:  # a table of terms spans the text column; a diagram's box does not
         width = MIN_TEXT_TABLE_WIDTH_SHARE * unrotated_width(page)
         ruled = tuple(r for r in ruled if r.text_bbox_pt[2] - r.text_bbox_pt[0] >= width)
@@ -204,12 +206,15 @@ def table_regions(
 
 
 def _find(
-    page: pymupdf.Page, line_boxes: list[BBox], char_boxes: Sequence[BBox] | None
+    page: pymupdf.Page,
+    line_boxes: list[BBox],
+    char_boxes: Sequence[BBox] | np.ndarray | None,
+    paths: list[dict] | None = None,
 ) -> tuple[TableRegion, ...]:
     """``find_tables`` regions with at least two rows and columns whose cells mostly
-    hold text (a plot's grid has empty cells)."""
+    hold text (a plot's grid has empty cells); ``paths``: the page's drawings, if read."""
     found: list[TableRegion] = []
-    for rows in ruled_cells(page, char_boxes):
+    for rows in ruled_cells(page, char_boxes, paths):
         rows = _drop_banner_rows(rows)
         if len(rows) < 2 or max(len([c for c in row if c]) for row in rows) < 2:
             continue
@@ -279,22 +284,16 @@ def _drop_banner_rows(rows: list[tuple[BBox | None, ...]]) -> list[tuple[BBox | 
 
 
 def _filled_share(rows: list[tuple[BBox | None, ...]], line_boxes: list[BBox]) -> float:
-    """Share of the cells holding the centre of a line box (centres bucketed on a grid of
-    ``_BUCKET_PT``, so a cell looks only at the centres near it)."""
-    cells = [cell for row in rows for cell in row if cell is not None]
-    buckets: dict[tuple[int, int], list[tuple[float, float]]] = {}
-    for b in line_boxes:
-        cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
-        buckets.setdefault((int(cx // _BUCKET_PT), int(cy // _BUCKET_PT)), []).append((cx, cy))
-    filled = sum(1 for cell in cells if _holds_a_centre(cell, buckets))
-    return filled / len(cells) if cells else 0.0
-
-
-def _holds_a_centre(cell: BBox, buckets: dict[tuple[int, int], list[tuple[float, float]]]) -> bool:
-    x0, y0, x1, y1 = cell
-    for bx in range(int(x0 // _BUCKET_PT), int(x1 // _BUCKET_PT) + 1):
-        for by in range(int(y0 // _BUCKET_PT), int(y1 // _BUCKET_PT) + 1):
-            for cx, cy in buckets.get((bx, by), ()):
-                if x0 <= cx <= x1 and y0 <= cy <= y1:
-                    return True
-    return False
+    """Share of the cells holding the centre of a line box (edges included), tested for
+    ``_CELL_BLOCK`` cells at a time against every centre."""
+    cells = np.asarray([cell for row in rows for cell in row if cell is not None], dtype=float)
+    if not len(cells):
+        return 0.0
+    lines = np.asarray(line_boxes, dtype=float).reshape(-1, 4)
+    cx, cy = (lines[:, 0] + lines[:, 2]) / 2, (lines[:, 1] + lines[:, 3]) / 2
+    filled = 0
+    for s in range(0, len(cells), _CELL_BLOCK):
+        c = cells[s : s + _CELL_BLOCK, :, None]
+        inside = (c[:, 0] <= cx) & (cx <= c[:, 2]) & (c[:, 1] <= cy) & (cy <= c[:, 3])
+        filled += int(inside.any(axis=1).sum())
+    return filled / len(cells)

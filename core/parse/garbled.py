@@ -28,23 +28,43 @@ MAX_UNMAPPED_SHARE = 0.05
 
 def garbled(text: str) -> bool:
     """True when ``text`` is not language (see the module docstring)."""
-    counted = symbols = unmapped = 0
-    for ch in text:
-        if ch.isspace():
-            continue
-        if ch == "\ufffd" or unicodedata.category(ch) == "Co":
-            unmapped += 1
-            counted += 1
-            continue
-        kind = unicodedata.category(ch)[0]
-        if kind in "LN":
-            counted += 1
-        elif kind in "PS":
-            counted += 1
-            symbols += ch not in COMMON
+    classes = text.translate(_CLASSES)  # one class letter per counted character
+    counted = len(classes)
     if counted < MIN_CHARS:
         return False
+    symbols, unmapped = classes.count(_SYMBOL), classes.count(_UNMAPPED)
     return symbols / counted > MAX_SYMBOL_SHARE or unmapped / counted > MAX_UNMAPPED_SHARE
+
+
+_LANGUAGE, _COMMON, _SYMBOL, _UNMAPPED = "a", "c", "s", "u"
+
+
+def _class_of(ch: str) -> str | None:
+    """A character's class for ``garbled``: language (letters, digits), a common or
+    another punctuation mark or symbol, unmapped (U+FFFD, private use); ``None``:
+    not counted (spaces, marks, controls)."""
+    if ch.isspace():
+        return None
+    category = unicodedata.category(ch)
+    if ch == "\ufffd" or category == "Co":
+        return _UNMAPPED
+    if category[0] in "LN":
+        return _LANGUAGE
+    if category[0] in "PS":
+        return _COMMON if ch in COMMON else _SYMBOL
+    return None
+
+
+class _Classes(dict[int, str | None]):
+    """``str.translate``'s table of ``_class_of``, filled in as characters are met (the
+    translation runs in C; a character's category is looked up once per process)."""
+
+    def __missing__(self, code: int) -> str | None:
+        found = self[code] = _class_of(chr(code))
+        return found
+
+
+_CLASSES = _Classes()
 
 
 def garbled_totals(blocks: Iterable[Block]) -> tuple[int, int]:
