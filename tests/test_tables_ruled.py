@@ -13,7 +13,7 @@ import pytest
 from core.ingest import ruled
 from core.ingest.pdf_lines import block_lines, visible_char_boxes
 from core.ingest.pdf_text import RAWDICT_FLAGS, unrotated_rect
-from core.ingest.ruled_edges import drawing_edges
+from core.ingest.ruled_edges import drawing_edges, merged_edges
 from core.ingest.tables import _find
 from tests.conftest import CORPUS, PDF_DIR
 
@@ -312,3 +312,37 @@ def test_a_closed_path_gains_its_closing_side_as_make_edges_adds_it() -> None:
     ours = drawing_edges([path], tuple(page.rect), 0, snap, 3, lambda rect: False)
     assert ours == theirs
     assert [(e["x0"], e["top"], e["x1"], e["bottom"]) for e in ours][-1] == (20, 20, 20, 80)
+
+
+@pytest.mark.parametrize(("path", "pages"), RULED_PAGES, ids=lambda v: getattr(v, "stem", ""))
+def test_merged_edges_equal_the_table_finders_edges(path: Path, pages: tuple) -> None:
+    """Snapped, joined and filtered as ``TableFinder.get_edges`` does it: the same values
+    of every field the cell search reads, in the same order, on every page."""
+    if not path.is_file():
+        pytest.skip(f"{path.name} is not in the shared corpus")
+    table = ruled._table
+    settings = table.TableSettings.resolve(settings=ruled._settings())
+    fields = ("x0", "x1", "top", "bottom", "width", "height", "orientation")
+    moved = 0
+    with pymupdf.open(path) as pdf:
+        for page in pdf:
+            if not page.get_cdrawings():
+                continue
+            boxes = _ingest_view(page)[1]
+            records = _make_edges_records(page, boxes)
+            token = table._EDGES_VAR.set(records)
+            try:
+                finder = table.TableFinder.__new__(table.TableFinder)
+                finder.page, finder.settings = page, settings
+                theirs = [{k: e[k] for k in fields} for e in finder.get_edges()]
+            finally:
+                table._EDGES_VAR.reset(token)
+            ours = merged_edges(
+                _our_edge_records(page, boxes),
+                (settings.snap_x_tolerance, settings.snap_y_tolerance),
+                (settings.join_x_tolerance, settings.join_y_tolerance),
+                settings.edge_min_length,
+            )
+            assert ours == theirs, page.number
+            moved += len(records) != len(ours)
+    assert moved  # snapping and joining did change something on these pages

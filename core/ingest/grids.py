@@ -103,7 +103,7 @@ class _Row:
         return self._values  # type: ignore[return-value]
 
     def _measure(self) -> None:
-        worded = [box for box, text in self.fragments if len(_LETTER.findall(text)) >= 2]
+        worded = [box for box, text in self.fragments if _two_letters(text)]
         self._label = label = min(worded, key=lambda b: b[0]) if worded else None
         figures = [(box, text) for box, text in self.fragments if _is_figure(text)]
         self._values = _values(self, label, figures)
@@ -124,6 +124,11 @@ def _values(row: _Row, label: BBox | None, figures: list[Fragment]) -> list[floa
     figure = next(box for box, _ in row.fragments if box[2] == edges[0])
     gap = SINGLE_GAP_SHARE * row.height
     return edges if label is not None and figure[0] - label[2] >= gap else []
+
+
+def _two_letters(text: str) -> bool:
+    first = _LETTER.search(text)
+    return first is not None and _LETTER.search(text, first.end()) is not None
 
 
 def _is_figure(text: str) -> bool:

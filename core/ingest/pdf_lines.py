@@ -7,6 +7,7 @@ in the page's unrotated text space (``rawdict`` coordinates), points, y downward
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -65,8 +66,8 @@ def visible_char_boxes(blocks: list[list[Line]]) -> np.ndarray:
     whitespace (a box the builder inserted, NaN, is none), in unrotated text space."""
     lines = [line for block in blocks for line in block]
     text = "".join([line.text for line in lines])
-    boxes = np.array([box for line in lines for box in line.boxes], dtype=np.float64)
-    boxes = boxes.reshape(-1, 4)
+    flat = itertools.chain.from_iterable(box for line in lines for box in line.boxes)
+    boxes = np.fromiter(flat, dtype=np.float64, count=4 * len(text)).reshape(-1, 4)
     keep = ~np.isnan(boxes[:, 0])
     keep[[m.start() for m in _SPACE.finditer(text)]] = False  # as str.isspace
     return boxes[keep]

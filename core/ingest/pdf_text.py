@@ -58,6 +58,7 @@ class CanonicalText:
 class _Builder:
     parts: list[str] = field(default_factory=list)
     boxes: list[BBox] = field(default_factory=list)
+    page_boxes: list[np.ndarray] = field(default_factory=list)  # per page, float32
     pos: int = 0
     # (char_start, char_end, page, source_block, font, size_pt, flags, unrotated bbox)
     line_records: list[tuple] = field(default_factory=list)
@@ -67,6 +68,14 @@ class _Builder:
         self.parts.append(text)
         self.boxes.extend(boxes)
         self.pos += len(text)
+
+    def take_boxes(self) -> np.ndarray:
+        """The boxes added since the last call, as an ``(n, 4)`` float32 array (a page's
+        boxes are moved out of their tuples while the page's objects are fresh)."""
+        flat = itertools.chain.from_iterable(self.boxes)
+        taken = np.fromiter(flat, dtype=np.float32, count=4 * len(self.boxes)).reshape(-1, 4)
+        self.boxes.clear()
+        return taken
 
     def insert(self, text: str) -> None:
         self.parts.append(text)
@@ -145,6 +154,7 @@ def _build(pdf: pymupdf.Document, doc_sha256: str, name: str) -> CanonicalText:
         page = pdf_guard.normalise_rotation(pdf, pdf[number])
         start = builder.pos
         _add_page(builder, page, doc_sha256, name)
+        builder.page_boxes.append(builder.take_boxes())
         limits.check("chars", builder.pos, name)
         limits.check("lines", len(builder.line_records), name)
         geo = _Geometry.of(page)
@@ -161,8 +171,7 @@ def _build(pdf: pymupdf.Document, doc_sha256: str, name: str) -> CanonicalText:
             )
         )
     text = "".join(builder.parts)
-    flat = itertools.chain.from_iterable(builder.boxes)
-    char_bbox = np.fromiter(flat, dtype=np.float32, count=4 * len(builder.boxes)).reshape(-1, 4)
+    char_bbox = np.concatenate([np.zeros((0, 4), dtype=np.float32), *builder.page_boxes])
     char_page = np.zeros(len(text), dtype=np.int32)
     for page_info in pages:
         if page_info.char_end > page_info.char_start:

@@ -7,12 +7,13 @@ page's ``rawdict``), and most of the rest in three quadratic steps. Its ``lines`
 strategy reads only where the characters are: a candidate region of rulings is kept when
 a character lies inside it (``make_edges``) and a group of cells when a character
 overlaps it (``cells_to_tables``). ``ruled_cells`` runs the same steps with the same
-settings as ``find_tables(use_layout=False)``: ``make_edges`` from the drawings the
-table signals read already (``core.ingest.ruled_edges``, equal records), the table
-module's edge merging as it is, then intersections, cells and tables by the same rules
-in near-linear time (tested equal to the table module's own functions), on a character
-list built with plain arithmetic from the character boxes ingest extracted already, so
-the page's text and drawings are read once. A rotated page, or a page without its
+settings as ``find_tables(use_layout=False)``: ``make_edges`` and the edge merging of
+``TableFinder.get_edges`` (``core.ingest.ruled_edges``, tested equal to the table
+module's records) from the drawings the table signals read already, then
+intersections, cells and tables by the same rules in near-linear time (tested equal to
+the table module's own functions), on a character list built with plain arithmetic
+from the character boxes ingest extracted already, so the page's text and drawings are
+read once and no table-module state is touched. A rotated page, or a page without its
 character boxes, goes through ``find_tables`` itself.
 
 Our character boxes are the font's line height, find_tables' the glyphs' ink, so a
@@ -21,9 +22,8 @@ corpus PDFs the tables kept by ``core.ingest.tables`` (and every canonical text)
 out the same; the raw finder's edges differed on 7 of 357 pages, by 0.01 pt, or by a
 table of one or two rows.
 
-This reaches into ``pymupdf.table``'s module state (``_EDGES_VAR``,
-``TableFinder.get_edges``, ``bbox_getter``), so it is tied to the pinned PyMuPDF; when
-those names are missing the public ``find_tables`` is used.
+The steps follow the pinned PyMuPDF's table module (its settings and defaults are read
+from it); when those names are missing the public ``find_tables`` is used.
 
 Coordinates: character and cell boxes are in the page's unrotated text space (the space
 of ``rawdict``), points, y downwards.
@@ -34,19 +34,21 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Sequence
+from operator import itemgetter
+from typing import Any
 
 import numpy as np
 import pymupdf
 
 from core.geometry import BBox
-from core.ingest.ruled_edges import drawing_edges
+from core.ingest.ruled_edges import drawing_edges, merged_edges
 
 try:  # the pinned PyMuPDF's table module; a later one may rename its internals
     from pymupdf import table as _table
 
     _INTERNALS = all(
         hasattr(_table, name)
-        for name in ("_EDGES_VAR", "TableFinder", "TableSettings", "bbox_getter")
+        for name in ("TableSettings", "UNSET", "DEFAULT_SNAP_TOLERANCE", "DEFAULT_JOIN_TOLERANCE")
     )
 except ImportError:  # pragma: no cover - the pinned version has it
     _INTERNALS = False
@@ -60,6 +62,7 @@ Cell = tuple[float, float, float, float]
 # rows), against 10 with the full box.
 INK_BAND_SHARE = 0.3
 _SLACK = 1e-6  # the bisected range is widened by this; the exact test decides
+_BOX_OF = itemgetter("x0", "top", "x1", "bottom")  # the table module's bbox_getter
 
 
 def ruled_cells(
@@ -82,24 +85,18 @@ def _finder(
     page: pymupdf.Page, char_boxes: Sequence[BBox] | np.ndarray, paths: list[dict]
 ) -> list[list[Row]]:
     """``find_tables``' lines-strategy steps over our characters and drawings (see the
-    module docstring); the table module's edge list is reset after the call."""
+    module docstring)."""
     settings = _table.TableSettings.resolve(settings=_settings())
-    snap = (settings.snap_x_tolerance, settings.snap_y_tolerance)
     boxes = np.asarray(char_boxes, dtype=np.float64).reshape(-1, 4)
     edges = drawing_edges(
         paths,
         tuple(page.rect),
         page.number,
-        snap,
+        (settings.snap_x_tolerance, settings.snap_y_tolerance),
         settings.edge_min_length,
         _CharTest(char_arrays(page, boxes)),
     )
-    # pymupdf.table's state is untyped (its ContextVars are declared as holding None)
-    token = _table._EDGES_VAR.set(edges)  # type: ignore[arg-type]
-    try:
-        return _tables_of(page, settings, boxes)
-    finally:
-        _table._EDGES_VAR.reset(token)
+    return _tables_of(edges, settings, boxes)
 
 
 class _CharTest:
@@ -116,20 +113,21 @@ class _CharTest:
         return bool(inside.any())
 
 
-def _tables_of(page: pymupdf.Page, settings: object, chars: np.ndarray) -> list[list[Row]]:
-    """The rows of cells of what ``TableFinder(page, settings).tables`` holds, with its
-    three quadratic steps done in near-linear time and the same result: the
-    intersections (every vertical edge against every horizontal one), the cells (for
-    every intersection, the points below and right of it found by scanning all later
-    points) and the tables (cells grouped by shared corners, a list scanned and
-    shrunk until no cell joins)."""
-    finder = _table.TableFinder.__new__(_table.TableFinder)
-    finder.page = page
-    finder.settings = settings
-    edges = finder.get_edges()
-    tol_x = settings.intersection_x_tolerance  # type: ignore[attr-defined]
-    tol_y = settings.intersection_y_tolerance  # type: ignore[attr-defined]
-    cells = _cells(_intersections(edges, tol_x, tol_y))
+def _tables_of(edges: list[dict], settings: Any, chars: np.ndarray) -> list[list[Row]]:
+    """The rows of cells of what ``TableFinder(page, settings).tables`` holds for the
+    page's edge records: its edges (``merged_edges``), then its three quadratic steps
+    done in near-linear time with the same result: the intersections (every vertical
+    edge against every horizontal one), the cells (for every intersection, the points
+    below and right of it found by scanning all later points) and the tables (cells
+    grouped by shared corners, a list scanned and shrunk until no cell joins)."""
+    merged = merged_edges(
+        edges,
+        (settings.snap_x_tolerance, settings.snap_y_tolerance),
+        (settings.join_x_tolerance, settings.join_y_tolerance),
+        settings.edge_min_length,
+    )
+    tol = (settings.intersection_x_tolerance, settings.intersection_y_tolerance)
+    cells = _cells(_intersections(merged, *tol))
     return [_cells_to_rows(group) for group in _groups(cells, chars)]
 
 
@@ -228,8 +226,8 @@ def _cells(intersections: dict[tuple, dict]) -> list[Cell]:
     for point in points:  # sorted by x, then y: each list comes out in scan order
         below.setdefault(point[0], []).append(point)
         right.setdefault(point[1], []).append(point)
-    v_sets = {p: {_table.bbox_getter(e) for e in intersections[p]["v"]} for p in points}
-    h_sets = {p: {_table.bbox_getter(e) for e in intersections[p]["h"]} for p in points}
+    v_sets = {p: {_BOX_OF(e) for e in intersections[p]["v"]} for p in points}
+    h_sets = {p: {_BOX_OF(e) for e in intersections[p]["h"]} for p in points}
 
     def connects(p1: tuple, p2: tuple) -> bool:
         if p1[0] == p2[0] and not v_sets[p1].isdisjoint(v_sets[p2]):

@@ -21,6 +21,7 @@ Coordinates: PyMuPDF's unrotated page space, points, y downwards (the edge recor
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -261,3 +262,82 @@ def _normalised(rect: Sequence[float]) -> Rect:
 
 def _by_bottom_left(rect: Rect) -> tuple[float, float]:
     return rect[3], rect[0]
+
+
+def merged_edges(
+    edges: list[dict], snap: tuple[float, float], join: tuple[float, float], min_length: float
+) -> list[dict]:
+    """``TableFinder.get_edges()`` for the ``lines`` strategy over ``edges`` (the records
+    of ``drawing_edges``): vertical edges at least 1 pt high and horizontal ones at least
+    1 pt wide, snapped to their clusters' average position (``snap``: x, y tolerances),
+    collinear ones joined (``join``: x, y), those shorter than ``min_length`` dropped;
+    the same values, in the same order, as ``merge_edges`` computes them. The records
+    carry the fields the cell search reads: ``x0 x1 top bottom width height
+    orientation``."""
+    vertical = [_slim(e) for e in edges if e["orientation"] == "v" and e["height"] >= 1]
+    horizontal = [_slim(e) for e in edges if e["orientation"] == "h" and e["width"] >= 1]
+    snap_x, snap_y = snap
+    if snap_x > 0 or snap_y > 0:
+        vertical = _snapped(vertical, "x0", "x1", snap_x)
+        horizontal = _snapped(horizontal, "top", "bottom", snap_y)
+    both = sorted(vertical + horizontal, key=_group_of)
+    out: list[dict] = []
+    for (orientation, _), group in itertools.groupby(both, key=_group_of):
+        if orientation == "h":
+            out += _joined(list(group), "x0", "x1", "width", join[0])
+        else:
+            out += _joined(list(group), "top", "bottom", "height", join[1])
+    return [e for e in out if e["height" if e["orientation"] == "v" else "width"] >= min_length]
+
+
+_FIELDS = ("x0", "x1", "top", "bottom", "width", "height", "orientation")
+
+
+def _slim(edge: dict) -> dict:
+    return {key: edge[key] for key in _FIELDS}
+
+
+def _snapped(edges: list[dict], low: str, high: str, tolerance: float) -> list[dict]:
+    """``snap_objects``: positions (``low``) clustered where consecutive sorted distinct
+    values lie within ``tolerance``; each edge moved by its cluster's average minus its
+    own position (both ends); clusters in order of position, edges within one in
+    input order."""
+    values = sorted(set(e[low] for e in edges))
+    cluster: dict[float, int] = {}
+    k, last = -1, None
+    for value in values:
+        if last is None or not value <= last + tolerance:
+            k += 1
+        cluster[value] = k
+        last = value
+    members: list[list[dict]] = [[] for _ in range(k + 1)]
+    for e in edges:
+        members[cluster[e[low]]].append(e)
+    out: list[dict] = []
+    for group in members:
+        average = sum(e[low] for e in group) / len(group)
+        for e in group:
+            shift = average - e[low]
+            out.append({**e, low: e[low] + shift, high: e[high] + shift})
+    return out
+
+
+def _joined(edges: list[dict], low: str, high: str, length: str, tolerance: float) -> list[dict]:
+    """``join_edge_group``: edges on one line sorted by their start; one that starts
+    within ``tolerance`` of the previous joined edge's end extends it."""
+    ordered = sorted(edges, key=lambda e: e[low])
+    joined = [ordered[0]]
+    for e in ordered[1:]:
+        last = joined[-1]
+        if e[low] <= last[high] + tolerance:
+            if e[high] > last[high]:
+                grown = e[high]
+                extent = grown - last[low] if low == "x0" else last[length] + (grown - last[high])
+                joined[-1] = {**last, high: grown, length: extent}
+        else:
+            joined.append(e)
+    return joined
+
+
+def _group_of(edge: dict) -> tuple[str, float]:
+    return ("h", edge["top"]) if edge["orientation"] == "h" else ("v", edge["x0"])
