@@ -5,6 +5,7 @@ the rulings a character decides to keep), without its second text extraction."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from pathlib import Path
 
 import pymupdf
@@ -222,6 +223,14 @@ def _make_edges_records(page: pymupdf.Page, boxes: list) -> list[dict]:
         table._CHARS_VAR.reset(chars_token)
 
 
+def _drawn_pages(path: Path) -> Iterator[tuple[pymupdf.Page, list]]:
+    """Every page of ``path`` that draws something, with its visible character boxes."""
+    with pymupdf.open(path) as pdf:
+        for page in pdf:
+            if page.get_cdrawings():
+                yield page, _ingest_view(page)[1]
+
+
 def _our_edge_records(page: pymupdf.Page, boxes: list) -> list[dict]:
     table = ruled._table
     settings = table.TableSettings.resolve(settings=ruled._settings())
@@ -243,13 +252,9 @@ def test_drawing_edges_equal_make_edges_on_every_page(path: Path, pages: tuple) 
     if not path.is_file():
         pytest.skip(f"{path.name} is not in the shared corpus")
     compared = 0
-    with pymupdf.open(path) as pdf:
-        for page in pdf:
-            if not page.get_cdrawings():
-                continue
-            boxes = _ingest_view(page)[1]
-            assert _our_edge_records(page, boxes) == _make_edges_records(page, boxes), page.number
-            compared += 1
+    for page, boxes in _drawn_pages(path):
+        assert _our_edge_records(page, boxes) == _make_edges_records(page, boxes), page.number
+        compared += 1
     assert compared >= len(pages)
 
 
@@ -324,25 +329,21 @@ def test_merged_edges_equal_the_table_finders_edges(path: Path, pages: tuple) ->
     settings = table.TableSettings.resolve(settings=ruled._settings())
     fields = ("x0", "x1", "top", "bottom", "width", "height", "orientation")
     moved = 0
-    with pymupdf.open(path) as pdf:
-        for page in pdf:
-            if not page.get_cdrawings():
-                continue
-            boxes = _ingest_view(page)[1]
-            records = _make_edges_records(page, boxes)
-            token = table._EDGES_VAR.set(records)
-            try:
-                finder = table.TableFinder.__new__(table.TableFinder)
-                finder.page, finder.settings = page, settings
-                theirs = [{k: e[k] for k in fields} for e in finder.get_edges()]
-            finally:
-                table._EDGES_VAR.reset(token)
-            ours = merged_edges(
-                _our_edge_records(page, boxes),
-                (settings.snap_x_tolerance, settings.snap_y_tolerance),
-                (settings.join_x_tolerance, settings.join_y_tolerance),
-                settings.edge_min_length,
-            )
-            assert ours == theirs, page.number
-            moved += len(records) != len(ours)
+    for page, boxes in _drawn_pages(path):
+        records = _make_edges_records(page, boxes)
+        token = table._EDGES_VAR.set(records)
+        try:
+            finder = table.TableFinder.__new__(table.TableFinder)
+            finder.page, finder.settings = page, settings
+            theirs = [{k: e[k] for k in fields} for e in finder.get_edges()]
+        finally:
+            table._EDGES_VAR.reset(token)
+        ours = merged_edges(
+            _our_edge_records(page, boxes),
+            (settings.snap_x_tolerance, settings.snap_y_tolerance),
+            (settings.join_x_tolerance, settings.join_y_tolerance),
+            settings.edge_min_length,
+        )
+        assert ours == theirs, page.number
+        moved += len(records) != len(ours)
     assert moved  # snapping and joining did change something on these pages
