@@ -127,23 +127,23 @@ class OutlineIndex:
 
     def level_of(self, text: str, page: int, top_pt: float | None = None) -> int:
         """The outline level of the entry this text is the title of, else 0."""
-        by_page = self._by_page
-        if page not in by_page and page + 1 not in by_page and page - 1 not in by_page:
-            return 0  # no entry to match on these pages
+        near = [
+            (title, level)
+            for entry_page in (page, page + 1, page - 1)
+            for title, level, y in self._by_page.get(entry_page, ())
+            if y is None
+            or top_pt is None
+            or (entry_page == page and abs(top_pt - y) <= MAX_DEST_DISTANCE_PT)
+        ]
+        if not near:
+            return 0  # no entry to match here (the text's keys are not needed)
         full = key(text)
         bare = key(_NUMBERED.sub("", text, count=1))
         if len(full) < 2:
             return 0
-        for entry_page in (page, page + 1, page - 1):
-            for title, level, y in self._by_page.get(entry_page, ()):
-                if (
-                    y is not None
-                    and top_pt is not None
-                    and (entry_page != page or abs(top_pt - y) > MAX_DEST_DISTANCE_PT)
-                ):
-                    continue
-                if _same_title(full, title) or (bare and _same_title(bare, title)):
-                    return level
+        for title, level in near:
+            if _same_title(full, title) or (bare and _same_title(bare, title)):
+                return level
         return 0
 
 
