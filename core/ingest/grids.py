@@ -103,10 +103,15 @@ class _Row:
         return self._values  # type: ignore[return-value]
 
     def _measure(self) -> None:
-        worded = [box for box, text in self.fragments if _two_letters(text)]
-        self._label = label = min(worded, key=lambda b: b[0]) if worded else None
-        figures = [(box, text) for box, text in self.fragments if _is_figure(text)]
-        self._values = _values(self, label, figures)
+        label: BBox | None = None  # the leftmost worded fragment (the first of equals)
+        figures: list[Fragment] = []
+        for box, text in self.fragments:
+            if (label is None or box[0] < label[0]) and _two_letters(text):
+                label = box
+            if _is_figure(text):
+                figures.append((box, text))
+        self._label = label
+        self._values = _values(self, label, figures) if figures else []
 
 
 def _values(row: _Row, label: BBox | None, figures: list[Fragment]) -> list[float]:
