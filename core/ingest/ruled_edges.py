@@ -1,19 +1,23 @@
-"""The edges of a page's vector drawings, as ``pymupdf.table.make_edges`` builds them for
-the ``lines`` strategy, from the drawings the table signals read already.
+"""The edges of a page's vector drawings as the table finder's ``lines`` strategy sees
+them, built from the drawings the table signals read already: ``drawing_edges`` gives
+the records of ``pymupdf.table.make_edges``, ``merged_edges`` what
+``TableFinder.get_edges`` makes of them (snapped, joined, filtered).
 
 ``make_edges`` reads the page's drawings a second time (``get_drawings``, which wraps
 every point and rectangle in a PyMuPDF object) and joins the drawings' rectangles that
 "almost touch" into candidate table boxes by scanning every remaining rectangle for
-every one it grows (``clean_graphics``: 263,000 neighbour tests for one load of a
-57-page 10-Q). ``drawing_edges`` returns the same edge records in the same order, from
+every one it grows (``clean_graphics``: 263,000 neighbour tests for one load of the
+72-page Pfizer 10-Q). ``drawing_edges`` returns the same edge records in the same order, from
 ``page.get_cdrawings()``'s plain tuples, with the same join done by testing only the
 rectangles near the growing box (a neighbour lies within the snap tolerance of it: one
 vectorised test), in the scan order of the original (from the last rectangle back),
-which is what makes the joined boxes equal.
+which is what makes the joined boxes equal. ``merged_edges`` redoes ``merge_edges`` on
+slim records (the fields the cell search reads) instead of copying every record's
+twenty fields for each move.
 
-Tied to the pinned PyMuPDF's ``make_edges`` (default clip, ``lines`` strategy, an
+Tied to the pinned PyMuPDF's table module (default clip, ``lines`` strategy, an
 unrotated page); ``tests/test_tables_ruled.py`` compares the records over the corpus's
-ruled pages.
+ruled documents, page by page.
 
 Coordinates: PyMuPDF's unrotated page space, points, y downwards (the edge records'
 ``y0``/``y1`` are flipped from the page's height, as pdfplumber's are).
