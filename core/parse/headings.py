@@ -131,9 +131,7 @@ class OutlineIndex:
             (title, level)
             for entry_page in (page, page + 1, page - 1)
             for title, level, y in self._by_page.get(entry_page, ())
-            if y is None
-            or top_pt is None
-            or (entry_page == page and abs(top_pt - y) <= MAX_DEST_DISTANCE_PT)
+            if not _too_far(entry_page, y, page, top_pt)
         ]
         if not near:
             return 0  # no entry to match here (the text's keys are not needed)
@@ -145,6 +143,14 @@ class OutlineIndex:
             if _same_title(full, title) or (bare and _same_title(bare, title)):
                 return level
         return 0
+
+
+def _too_far(entry_page: int, y: float | None, page: int, top_pt: float | None) -> bool:
+    """An entry with a position matches only text on its page within
+    ``MAX_DEST_DISTANCE_PT`` of it (a NaN position, unknown, is not too far)."""
+    if y is None or top_pt is None:
+        return False
+    return entry_page != page or abs(top_pt - y) > MAX_DEST_DISTANCE_PT
 
 
 def _same_title(run: str, title: str) -> bool:
