@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import running_app
 from tests.browser.test_workbench import wait_idle
@@ -48,14 +49,18 @@ def test_sweep_the_demo_click_a_cell_and_read_its_failures(tall, tune_url, artif
     markers = chart.locator(".scatterlayer .trace .points path.point")
     assert markers.count() == 9  # 3 sizes x 3 methods; bands and cost lines have none
 
-    def chosen(label: str) -> str:
+    def selectbox(label: str):
         box = page.get_by_test_id("stMain").get_by_test_id("stSelectbox").filter(has_text=label)
-        return box.first.locator("input").input_value()
+        return box.first.locator("input")
+
+    def chosen(label: str) -> str:
+        return selectbox(label).input_value()
 
     assert chosen("Cell") == "fixed-tokens-64-0 · naive"  # the first cell
     markers.nth(8).click(force=True)  # the last line's (bm25) marker at the largest size
+    # the selection reaches the app a moment after the click: wait for its rerun's result
+    expect(selectbox("Cell")).to_have_value("fixed-tokens-256-0 · bm25", timeout=60_000)
     settle(page)
-    assert chosen("Cell") == "fixed-tokens-256-0 · bm25"
     assert page.locator("[data-testid=stException]").count() == 0
     page.get_by_role("button", name="Its failures on the Evaluate page").click()
     page.locator("[data-testid=stMain] h1", has_text="Evaluate & triage").wait_for()

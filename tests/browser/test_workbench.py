@@ -132,11 +132,13 @@ def test_upload_tune_the_size_and_follow_a_citation(page, app_url, artifacts):
     shot(page, artifacts, "chunks-after-slider")
 
     link = page.get_by_test_id("stPageLink").filter(has_text="in Source").first
-    query = parse_qs(urlparse(link.locator("a").get_attribute("href")).query)
-    start, end = (int(x) for x in query["span"][0].split("-"))
     link.click()
     page.locator("div.cs-badge").first.wait_for()
     wait_idle(page)
+    # the span shown is the one in the address the click opened (the Chunks page may
+    # have redrawn its links between reading one and clicking it)
+    query = parse_qs(urlparse(page.url).query)
+    start, end = (int(x) for x in query["span"][0].split("-"))
     doc = load_document(UPLOAD_PDF)
     assert query["sha"][0] == doc.sha256
     assert "Verified" in page.locator("div.cs-badge").inner_text()
