@@ -347,3 +347,22 @@ def test_merged_edges_equal_the_table_finders_edges(path: Path, pages: tuple) ->
         assert ours == theirs, page.number
         moved += len(records) != len(ours)
     assert moved  # snapping and joining did change something on these pages
+
+
+def test_a_page_of_too_many_drawing_items_is_not_searched_for_tables() -> None:
+    """One path can hold thousands of short lines (each an edge for the finder): past
+    ``MAX_TABLE_PAGE_ITEMS`` the page is read without a ruled search, in bounded time."""
+    from core.ingest.table_signals import MAX_TABLE_PAGE_ITEMS, page_signals
+
+    for extra, searched in ((100, True), (MAX_TABLE_PAGE_ITEMS + 1, False)):
+        pdf, page = _ruled_page(0)
+        with pdf:
+            marks = page.new_shape()
+            for k in range(extra):  # short strokes right of the table, no rulings
+                x, y = 480 + (k // 400) * 0.2, 300 + (k % 400) * 1.0
+                marks.draw_line((x, y), (x + 1.5, y))
+            marks.finish()  # one path
+            marks.commit()
+            assert len(page.get_cdrawings()) < 100  # the items share few paths
+            line_boxes = _ingest_view(page)[0]
+            assert bool(page_signals(page, line_boxes)[0]) is searched, extra

@@ -42,6 +42,11 @@ MAX_DOCUMENT_TABLE_WORK = 4 * MAX_PAGE_CROSSINGS**2
 # and 3,100 paths of GeoTopo's two figure pages, where it kept no table); the densest
 # table page of the shared filings has 673 (the Pfizer 10-Q's p. 47).
 MAX_TABLE_PAGE_PATHS = 2_000
+# ... or with more drawing items than this (lines, rectangles, quads, curves: one path can
+# hold thousands): the finder builds an edge for every line and rectangle (200,000 short
+# lines in one path cost it 1.4 s); the densest page it searches in the shared filings
+# draws 673 (the Pfizer 10-Q's p. 47, one item a path), the densest with a table 650.
+MAX_TABLE_PAGE_ITEMS = 8_000
 _MAX_CROSSING_CHECKS = 1_000_000
 _CROSSING_TOLERANCE_PT = 1.0
 _FINDER_TOLERANCE_PT = 3.0  # find_tables' intersection tolerance
@@ -123,12 +128,15 @@ def page_signals(page: pymupdf.Page, line_boxes: list[BBox]) -> PageSignals:
     looks tabular (rows of three fragments; or of two, a table of terms and definitions,
     when the rulings cross at least ``MIN_TEXT_TABLE_CROSSINGS`` times), rulings in both
     directions, tabular text inside the rulings' extent, at most ``MAX_PAGE_CROSSINGS``
-    crossings and at most ``MAX_TABLE_PAGE_PATHS`` drawing paths."""
+    crossings and at most ``MAX_TABLE_PAGE_PATHS`` drawing paths of at most
+    ``MAX_TABLE_PAGE_ITEMS`` items."""
     per_row = 3 if looks_tabular(line_boxes) else 2
     if per_row == 2 and not looks_tabular(line_boxes, per_row):
         return PageSignals(0, per_row)
     paths = page.get_cdrawings()
     if len(paths) > MAX_TABLE_PAGE_PATHS:
+        return PageSignals(0, per_row)
+    if sum(len(path.get("items", ())) for path in paths) > MAX_TABLE_PAGE_ITEMS:
         return PageSignals(0, per_row)
     horizontal, vertical = rulings_of(paths)
     if len(horizontal) < MIN_RULES_PER_AXIS or len(vertical) < MIN_RULES_PER_AXIS:
