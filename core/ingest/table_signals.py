@@ -38,9 +38,10 @@ MAX_PAGE_CROSSINGS = 10_000
 # densest real one); later pages are read without tables.
 MAX_DOCUMENT_TABLE_WORK = 4 * MAX_PAGE_CROSSINGS**2
 # A page drawn with more vector paths than this is a figure (a map, a chart, a diagram),
-# not a table: find_tables joins its paths pairwise (quadratic: 0.2-0.3 s for the 2,400
-# and 3,100 paths of GeoTopo's two figure pages, where it kept no table); the densest
-# table page of the shared filings has 673 (the Pfizer 10-Q's p. 47).
+# not a table: the finder joins its paths into candidate boxes (find_tables' pairwise
+# join took 0.2-0.3 s for the 2,400 and 3,100 paths of GeoTopo's two figure pages, where
+# it kept no table); the densest table page of the shared filings has 673 (the Pfizer
+# 10-Q's p. 47).
 MAX_TABLE_PAGE_PATHS = 2_000
 # ... or with more drawing items than this (lines, rectangles, quads, curves: one path can
 # hold thousands): the finder builds an edge for every line and rectangle (200,000 short
