@@ -26,13 +26,13 @@ import streamlit as st
 
 from core.config import DEFAULT_STORE_DIRNAME, ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError, PasswordRequiredError, StoreError
-from core.ingest import load_document
 from core.ingest.files import display_name
 from core.ingest.formats import all_formats, describe_suffixes, is_supported_name, upload_format
 from core.modelpath import resolve_model_dir
 from core.render.views import document_row, stale_note
 from core.tokens import load_tokenizer
 from core.types import Document
+from workbench._ui_reads import read_document
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_docs"
@@ -207,14 +207,13 @@ def indexed_versions() -> dict[str, set[str]]:
 
 # -- library ------------------------------------------------------------------------------
 
-
 @st.cache_resource(show_spinner="Reading the bundled samples…")
 def samples() -> dict[str, Document]:
     """Bundled demo documents (``sample_docs/`` and its datasheet demo set), read once per
     process; PDFs first, longest first, so the richest sample is the one shown at start.
     Citations of any of them (a Compare hit, a deep link) open in a fresh session."""
     found = [
-        load_document(path)
+        read_document(path)
         for folder in (SAMPLE_DIR, DATASHEET_DIR)
         for path in folder.iterdir()
         if is_supported_name(path) and path.name != "README.md"
@@ -289,7 +288,7 @@ def read_upload(name: str, data: bytes, password: str | None = None) -> Note:
     shown = display_name(name)  # a newline or ESC in a name must not split its note
     try:
         upload_format(data, name)  # an unread suffix: one line naming what is read
-        doc = load_document(data, name=name, password=password)
+        doc = read_document(data, name=name, password=password)
     except PasswordRequiredError:
         st.session_state[Key.PENDING][name] = data
         return Note(name=shown, level="warning", text="is encrypted: enter its password below")

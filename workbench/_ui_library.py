@@ -14,12 +14,12 @@ import logging
 import streamlit as st
 
 from core.errors import ChunkscopeError
-from core.ingest import load_document
 from core.library import Library, LibraryEntry, Removal, remove_document
 from core.parse import parse_document
 from core.parse.garbled import garbled_totals
 from core.types import Document
 from workbench import _ui
+from workbench._ui_reads import read_document
 
 _log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ def _kept_document(sha256: str, name: str, where: str, _library: Library) -> Doc
     if entry is None:
         return None
     try:
-        return load_document(_library.read(entry), name=name)
+        return read_document(_library.read(entry), name=name)
     except ChunkscopeError:
         return None
 
@@ -76,7 +76,7 @@ def open_entry(entry: LibraryEntry, password: str | None = None) -> Document | N
         return _kept_document(entry.sha256, entry.name, library.where(), library)
     if password is None:
         return None
-    doc = load_document(library.read(entry), name=entry.name, password=password)
+    doc = read_document(library.read(entry), name=entry.name, password=password)
     st.session_state[_ui.Key.DOCS][doc.doc_id] = doc
     return doc
 

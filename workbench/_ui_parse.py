@@ -17,6 +17,7 @@ from core.errors import ChunkscopeError
 from core.parse import PARSERS, parse_document
 from core.types import Chunk, ChunkPolicy, Document
 from workbench import _ui
+from workbench._ui_reads import read_seconds
 
 BIG_DOCUMENT_PAGES = 20  # the fast parser shows a status box from this many pages
 
@@ -104,10 +105,17 @@ def stats_of(doc: Document, parser: str, policy: ChunkPolicy, window: int):
 
 
 def parse_times_line(doc: Document) -> str:
-    """``fast 0.4 s · layout not run yet``: the time each parser took on this version."""
+    """``Parse time: fast 0.4 s · layout not run yet``: the time each parser took on this
+    version, after the time reading it took (its text, character map and, for a PDF,
+    table search), when it was read in this process."""
     times = st.session_state[_ui.Key.PARSE_TIMES]
     parts = []
     for name in PARSERS:
         took = times.get((doc.doc_id, doc.sha256, name))
         parts.append(f"{name} {took:.2f} s" if took is not None else f"{name} not run yet")
-    return "Parse time: " + " · ".join(parts)
+    line = "Parse time: " + " · ".join(parts)
+    read = read_seconds(doc)
+    if read is None:
+        return line
+    what = "text, character map and tables" if doc.kind == "pdf" else "text"
+    return f"{line}; reading it took {read:.2f} s ({what})"
