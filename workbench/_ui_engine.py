@@ -29,11 +29,11 @@ from core.embed.records import LateWindow
 from core.errors import ChunkscopeError, PoolingError
 from core.index import index_documents
 from core.index_job import IndexJob
-from core.ingest import load_document
 from core.retrieve import Comparison, compare
 from core.store.contexts import chunk_contexts
 from core.types import ChunkPolicy, Document
 from workbench import _ui, _ui_controls, _ui_jobs
+from workbench._ui_reads import read_document
 
 DEMO_DIR = _ui.DATASHEET_DIR
 DEMO_QUERY = "Corvane HX40 operating temperature range"
@@ -209,7 +209,7 @@ def demo_documents() -> dict[str, Document]:
 
 @st.cache_resource(show_spinner=False)
 def _load_file(path: str, mtime: float) -> Document:
-    return load_document(path)
+    return read_document(path)
 
 
 def register(docs) -> None:

@@ -37,7 +37,6 @@ from core.evaluate import (
     save_run,
     tag_query,
 )
-from core.ingest import load_document
 from core.render.markup import escape, marked_text_html
 from core.render.titles import stored_title
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
@@ -45,6 +44,7 @@ from core.types import Document
 from workbench import _ui, _ui_cite, _ui_parse
 from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
+from workbench._ui_reads import read_document
 
 EVAL_DIR = Path(
     os.environ.get("CHUNKSCOPE_EVAL_DIR", _ui.ROOT.parent / "shared/corpus/chunking_evaluation")
@@ -108,7 +108,7 @@ def demo_queries() -> list[LabelledQuery]:
 
 @st.cache_resource(show_spinner=False)
 def shared_document(name: str) -> Document:
-    return load_document(EVAL_DIR / "corpora" / f"{name}.md")
+    return read_document(EVAL_DIR / "corpora" / f"{name}.md")
 
 
 @st.cache_resource(show_spinner="Importing the shared labelled set…")
