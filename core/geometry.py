@@ -77,22 +77,21 @@ def union_of(boxes: Iterable[BBox]) -> Box | None:
     of equal values wins, as with ``min``/``max``); ``None`` when there is none."""
     x0 = y0 = x1 = y1 = 0.0
     found = False
-    for box in boxes:
-        bx0 = box[0]
+    for bx0, by0, bx1, by1 in boxes:
         if bx0 != bx0:  # NaN: a character with no box
             continue
         if not found:
-            x0, y0, x1, y1 = box
+            x0, y0, x1, y1 = bx0, by0, bx1, by1
             found = True
             continue
         if bx0 < x0:
             x0 = bx0
-        if box[1] < y0:
-            y0 = box[1]
-        if box[2] > x1:
-            x1 = box[2]
-        if box[3] > y1:
-            y1 = box[3]
+        if by0 < y0:
+            y0 = by0
+        if bx1 > x1:
+            x1 = bx1
+        if by1 > y1:
+            y1 = by1
     return Box(x0, y0, x1, y1) if found else None
 
 

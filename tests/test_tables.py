@@ -19,6 +19,8 @@ from core.chunk import chunk_document, policy_from_args
 from core.geometry import iou
 from core.ingest import load_document
 from core.ingest.grids import numeric_grids
+from core.ingest.pdf_lines import Line, grid_fragments
+from core.ingest.tables import clear_table_cache
 from core.parse import ParseResult, parse_document
 from core.tokens import load_tokenizer
 from core.types import Block, Document
@@ -361,3 +363,91 @@ def test_the_grid_pass_is_linear_on_a_page_of_bare_figures() -> None:
     started = time.perf_counter()
     assert numeric_grids(page) == []
     assert time.perf_counter() - started < 2.0
+
+
+def _line(x: float, y: float, text: str, width: float = 5.0) -> Line:
+    """A cleaned line of one character box per character, ``width`` points each."""
+    boxes = [(x + width * k, y, x + width * (k + 1), y + 10.0) for k in range(len(text))]
+    return Line(text, boxes, (x, y, x + width * len(text), y + 10.0), "Times", 10.0, 0)
+
+
+def _statistics(*extra: list[Line]) -> list[list[Line]]:
+    """Rows as MGM prints its gaming statistics: "$" apart, figures right-aligned on their
+    digits at 400 and 500, a change column at 560, and percentage rows whose "%" hangs
+    past the digits (one line "23.9 %", as the text extraction gives it)."""
+
+    def figure(right: float, y: float, text: str) -> Line:  # its last digit ends at right
+        digits = max(k for k, c in enumerate(text) if c.isdigit()) + 1
+        return _line(right - 5.0 * digits, y, text)
+
+    rows = [
+        [_line(40, 100, "Three Months Ended"), _line(380, 100, "2022"), _line(480, 100, "2021")],
+    ]
+    labels = ("Casino revenue", "Table games drop", "Table games win % ", "Slots handle")
+    for k, label in enumerate(labels):
+        y = 115.0 + 15 * k
+        if label.endswith("% "):
+            percentages = [figure(400, y, "23.9 %"), figure(500, y, "24.3 %")]
+            rows.append([_line(40, y, label.strip()), *percentages])
+            continue
+        rows.append(
+            [
+                _line(40, y, label),
+                _line(300, y, "$"),
+                figure(400, y, "554 $"),
+                figure(500, y, "541"),
+                figure(560, y, f"{k + 2} %"),
+            ]
+        )
+    return [*rows, *extra]
+
+
+def test_hanging_signs_and_joined_dollars_align_figures_on_their_digits() -> None:
+    blocks = _statistics()
+    cut = grid_fragments(blocks)
+    assert ((380.0, 145.0, 400.0, 155.0), "23.9") in cut  # up to its last digit
+    assert ((405.0, 145.0, 410.0, 155.0), "%") in cut
+    assert ((385.0, 115.0, 400.0, 125.0), "554") in cut  # the next column's "$" cut off
+    assert ((405.0, 115.0, 410.0, 125.0), "$") in cut
+    uncut = [(line.bbox, line.text) for lines in blocks for line in lines]
+    # read whole, "23.9 %" ends 10 pt right of its column: the grid stopped above it
+    assert all(grid.bbox[3] < 160 for grid in numeric_grids(uncut))
+    grids = numeric_grids(cut)
+    assert len(grids) == 1
+    assert grids[0].bbox[1] == 100 and grids[0].bbox[3] == 170  # every row, header included
+    assert grids[0].header_bbox is not None and grids[0].header_bbox[3] == 110
+
+
+def test_a_sentence_across_the_figures_ends_the_grid() -> None:
+    words = "The following table shows key hotel statistics for the resorts:"
+    sentence = [_line(40, 175, words, width=6.5)]  # it runs into the figure columns
+    labels = ("Rooms revenue", "Average daily rate", "Revenue per room")
+    hotel = [
+        [_line(40, y, label), _line(385, y, "813"), _line(485, y, "557")]
+        for y, label in zip((190, 205, 220), labels, strict=True)
+    ]
+    grids = numeric_grids(grid_fragments(_statistics(sentence, *hotel)))
+    # two tables: the sentence between them is no label row of the first
+    assert [(g.bbox[1], g.bbox[3]) for g in grids] == [(100, 170), (190, 230)]
+
+
+def test_statement_percentage_rows_and_totals_stay_in_their_tables() -> None:
+    doc, parsed = _parsed("MGMRESORTS_2022Q4_EARNINGS.pdf")
+    gaming = [b for b in parsed.blocks if b.kind == "table" and b.page == 5 and "Casino" in b.text]
+    assert len(gaming) == 2  # Las Vegas Strip Resorts and Regional Operations
+    for table in gaming:
+        assert "Table games win %\t" in table.text and "Slots win %\t" in table.text
+        assert doc.text[slice(*table.header_rows[0])].startswith("Three Months Ended")
+    affiliates = next(b for b in parsed.blocks if b.kind == "table" and "BetMGM" in b.text)
+    assert affiliates.text.endswith("$\t(40,325) $\t(8,047)")  # the total row
+    assert "Unconsolidated Affiliates" not in affiliates.text
+
+
+@pytest.mark.parametrize("name", ["MGMRESORTS_2022Q4_EARNINGS.pdf", "Pfizer_2023Q2_10Q.pdf"])
+def test_a_parse_after_the_table_cache_is_emptied_types_the_same_blocks(name: str) -> None:
+    doc, parsed = _parsed(name)
+    clear_table_cache()  # the parse reads the regions again, from the pages
+    again = parse_document(doc)
+    assert [(b.kind, b.char_start, b.char_end, b.header_rows) for b in again.blocks] == [
+        (b.kind, b.char_start, b.char_end, b.header_rows) for b in parsed.blocks
+    ]

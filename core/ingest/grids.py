@@ -11,19 +11,27 @@ PyMuPDF call), in about linear time in the fragments of the page (one sort):
    ``SINGLE_GAP_SHARE`` line heights or more right of its label (one-column tables need
    one numeric row more);
 3. a *grid* is a run of rows, top to bottom, in which every numeric row shares at least
-   ``MIN_VALUES`` right edges (``EDGE_TOLERANCE_PT``) with the numeric rows before it,
-   at most ``MAX_LABEL_ROWS`` rows of labels ("Costs and expenses:") sit between two
-   numeric rows, and no gap between rows exceeds ``MAX_GAP_SHARE`` line heights; it
+   ``MIN_VALUES`` right edges (``EDGE_TOLERANCE_PT``; or as many as the grid has) with
+   the numeric rows before it, at most ``MAX_LABEL_ROWS`` rows of labels ("Costs and
+   expenses:") sit between two numeric rows, no sentence runs across the figure columns
+   ("The following table shows ...") and no gap between rows exceeds ``MAX_GAP_SHARE``
+   line heights; it
    needs at least ``MIN_NUMERIC_ROWS`` numeric rows, at least half of them with a label
    (figures count only right of a row's label: a section number before its title is
    none; bare figures are a plot's axes or a matrix);
 4. its *header rows* are the rows right above the first numeric row (gaps up to
    ``HEADER_GAP_SHARE`` line heights, at most ``MAX_HEADER_ROWS``), made of short
-   fragments that reach into the figure columns ("Three Months Ended", "July 2,", "2023"),
+   fragments that reach into the figure columns (right of the leftmost figure of any of the
+   grid's numeric rows: "Three Months Ended", "July 2,", "2023"),
    set no larger than ``TITLE_SHARE`` times the first numeric row (a title is not a header);
 5. a grid that starts (header included) within ``MERGE_GAP_SHARE`` line heights below the
-   previous one and shares its figure columns continues it: one table printed in
-   sections, each under a repeated header (the first header stays the table's).
+   previous one and shares its figure columns continues it, unless a sentence sits
+   between them: one table printed in sections, each under a repeated header (the first
+   header stays the table's).
+
+A figure's right edge is where its digits end: ingest cuts a hanging "%" or ")" and a
+currency sign joined to the line off the fragment (``FIGURE_END``, applied by
+``core.ingest.pdf_lines.grid_fragments``), as a right-aligned column aligns them.
 
 Coordinates: boxes are in the page's unrotated text space (``rawdict``), points, y down.
 """
@@ -60,6 +68,12 @@ _DIGIT = re.compile(r"\d")
 _LETTER = re.compile(r"[^\W\d_]")
 _LEADERS = re.compile(r"(\.\s?){4,}|…{2,}")
 _YEAR = re.compile(r"^(19|20)\d\d$")
+# The end of a line that closes a figure: its last digit (or a dash, "—" for nil), a sign
+# that hangs after the digits ("23.9 %", "(347)", "(7.4)%": statements right-align the
+# digits and let the percent sign or the closing parenthesis hang into the gutter, 13 pt
+# on MGM's statistics) and the currency sign of the next column that the text extraction
+# joined to the line ("0.69 $", "— $").
+FIGURE_END = re.compile(r"(?:\d\s*([%)\]]+)?|[—–-])(?:\s+([$€£¥]))?$")
 
 Fragment = tuple[BBox, str]
 
@@ -119,14 +133,15 @@ def _values(row: _Row, label: BBox | None, figures: list[Fragment]) -> list[floa
     headers, and a section number left of its title is no figure) when they make a row
     of figures (see ``_Row.values``)."""
     low = label[2] if label is not None else float("-inf")
-    edges = [box[2] for box, text in figures if box[0] >= low and not _YEAR.match(text.strip())]
+    kept = [box for box, text in figures if box[0] >= low and not _YEAR.match(text.strip())]
+    edges = [box[2] for box in kept]
     if not any(_DIGIT.search(text) for _, text in figures):
         return []  # dashes alone (a list's markers) are no row of figures
     if any(_LEADERS.search(text) for _, text in row.fragments):
         return []  # a contents line: title, leader dots, page number
     if len(edges) != 1:
         return edges if len(edges) >= MIN_VALUES else []
-    figure = next(box for box, _ in row.fragments if box[2] == edges[0])
+    figure = kept[0]
     gap = SINGLE_GAP_SHARE * row.height
     return edges if label is not None and figure[0] - label[2] >= gap else []
 
@@ -191,7 +206,7 @@ def numeric_grids(fragments: Sequence[Fragment]) -> list[Grid]:
         if count < MIN_NUMERIC_ROWS + (len(columns) == 1):
             k += 1
             continue
-        start, first = _header_start(rows, k)
+        start, first = _header_start(rows, k, end)
         previous = spans[-1] if spans else None
         if previous is not None and _continues(rows, previous, start, columns):
             spans[-1] = (previous[0], previous[1], end, previous[3] + columns)
@@ -213,13 +228,16 @@ def _continues(
     rows: list[_Row], previous: tuple[int, int, int, list[float]], start: int, columns: list[float]
 ) -> bool:
     """A grid right below the previous one (its header included) with shared columns is
-    the same table printed in sections, each under a repeated header."""
+    the same table printed in sections, each under a repeated header; a sentence between
+    them ("The following table ...") introduces another table."""
     above, below = rows[previous[2] - 1], rows[start]
     close = below.top - above.bottom <= MERGE_GAP_SHARE * max(above.height, below.height)
+    left = min(_figures_left(row) for row in rows[previous[1] : previous[2]] if row.values)
     return (
         start <= previous[2] + MAX_HEADER_ROWS
         and close
         and (_shared(columns, sorted(previous[3])) >= MIN_VALUES)
+        and not any(_prose(row, left) for row in rows[previous[2] : start])
     )
 
 
@@ -228,6 +246,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
     edges) from ``start``; the count is -1 when fewer than half its rows have a label."""
     columns = list(rows[start].values)
     ordered = sorted(columns)
+    figures_left = _figures_left(rows[start])
     last, count, labels = start, 1, 0
     labelled = int(rows[start].label is not None)
     for k in range(start + 1, len(rows)):
@@ -235,26 +254,47 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
         if row.top - previous.bottom > MAX_GAP_SHARE * max(row.height, previous.height):
             break
         edges = row.values
-        if edges and _shared(edges, ordered) >= min(MIN_VALUES, len(edges)):
+        if edges and _shared(edges, ordered) >= min(MIN_VALUES, len(edges), len(ordered)):
             for e in edges:  # each new edge is a column for the edges after it
                 if not _near(e, ordered):
                     columns.append(e)
                     bisect.insort(ordered, e)
             last, count, labels = k, count + 1, 0
+            figures_left = min(figures_left, _figures_left(row))
             labelled += row.label is not None
             continue
         labels += 1
         if labels > MAX_LABEL_ROWS or (edges and _shared(edges, ordered) == 0):
             break
+        if _prose(row, figures_left):
+            break  # a sentence across the figure columns ("The following table ..."):
+            # the table has ended; a table printed in sections continues by its header
     # a grid of bare figures (a plot's axes, a matrix) is no table: most rows have labels
     return last + 1, count if 2 * labelled >= count else -1, columns
 
 
-def _header_start(rows: list[_Row], first: int) -> tuple[int, int]:
+def _figures_left(row: _Row) -> float:
+    """The left edge of a numeric row's leftmost figure."""
+    return min(box[0] for box, text in row.fragments if _is_figure(text))
+
+
+def _prose(row: _Row, figures_left: float) -> bool:
+    """A row with a fragment longer than a header's that runs from left of the figure
+    columns into them: a sentence across the table ("The following table shows ..."),
+    not a row of it (a column of comments right of the figures is one)."""
+    return any(box[0] < figures_left < box[2] and _long(text) for box, text in row.fragments)
+
+
+def _long(text: str) -> bool:
+    """Longer than a header's fragment: a sentence."""
+    return len(text.strip()) > MAX_HEADER_FRAGMENT_CHARS
+
+
+def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
     """(first header row, first body row) above the numeric row ``first``: up to
     ``MAX_LABEL_ROWS`` label rows (left of the figures) belong to the body, the short
     rows above them that reach into the figure columns are the header."""
-    figures_left = min(box[0] for box, text in rows[first].fragments if _is_figure(text))
+    figures_left = min(_figures_left(row) for row in rows[first:end] if row.values)
     k, body, labels = first, first, 0
     while k > 0 and body - k < MAX_HEADER_ROWS:
         row, below = rows[k - 1], rows[k]
@@ -272,7 +312,7 @@ def _header_start(rows: list[_Row], first: int) -> tuple[int, int]:
             k -= 1
             body = k
             continue
-        if any(len(t) > MAX_HEADER_FRAGMENT_CHARS for t in texts):
+        if any(_long(t) for t in texts):
             break
         k -= 1
     return k, body

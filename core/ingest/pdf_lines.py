@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pymupdf
 
-from core.geometry import BBox, Box, bounding, contains_centre
+from core.geometry import BBox, Box, bounding, contains_centre, union_of
+from core.ingest.grids import FIGURE_END, Fragment
 from core.ingest.tables import TableRegion
 
 NAN_BOX: BBox = (float("nan"),) * 4
@@ -36,6 +37,7 @@ _NEEDS_CARE = re.compile(r"[^\S ]|[\x00-\x1f\x7f-\x9f\ufb00-\ufb06\ud800-\udfff]
 REPLACEMENT = "\ufffd"
 _SPACE = re.compile(r"\s")
 _EDGE_TOLERANCE_PT = 1.0
+_FIGURE_TAIL = frozenset("%)]$€£¥")  # last characters ``FIGURE_END`` can cut at
 
 
 @dataclass(slots=True)
@@ -71,6 +73,28 @@ def visible_char_boxes(blocks: list[list[Line]]) -> np.ndarray:
     keep = ~np.isnan(boxes[:, 0])
     keep[[m.start() for m in _SPACE.finditer(text)]] = False  # as str.isspace
     return boxes[keep]
+
+
+def grid_fragments(blocks: list[list[Line]]) -> list[Fragment]:
+    """Every line's box and text for the numeric grids (``core.ingest.grids``). A line
+    that ends a figure with a hanging sign or a joined currency sign (``FIGURE_END``) is
+    cut into the figure's digits, the sign and the currency sign, so the figure's column
+    is where its digits end, as in a right-aligned column."""
+    out: list[Fragment] = []
+    for lines in blocks:
+        for line in lines:
+            end = FIGURE_END.search(line.text) if line.text[-1] in _FIGURE_TAIL else None
+            if end is None or end.lastindex is None:
+                out.append((line.bbox, line.text))
+                continue
+            cuts = [0, *(end.start(g) for g in (1, 2) if end.start(g) >= 0), len(line.text)]
+            for a, b in itertools.pairwise(cuts):
+                piece = line.text[a:b]
+                a, b = a + len(piece) - len(piece.lstrip()), b - len(piece) + len(piece.rstrip())
+                box = union_of(line.boxes[a:b]) if b > a else None
+                if box is not None:
+                    out.append((box, line.text[a:b]))
+    return out
 
 
 def merge_baselines(lines: list[Line]) -> list[Line]:

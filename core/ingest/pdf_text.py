@@ -24,6 +24,7 @@ from core.ingest.pdf_lines import (
     NAN_BOX,
     Line,
     block_lines,
+    grid_fragments,
     hyphenated,
     merge_baselines,
     table_rows,
@@ -31,7 +32,7 @@ from core.ingest.pdf_lines import (
     visible_char_boxes,
 )
 from core.ingest.reading_order import reading_order
-from core.ingest.tables import TableBudget, table_regions
+from core.ingest.tables import TableBudget, TableRegion, table_regions
 from core.types import BBox, Page, TextLine
 
 RAWDICT_FLAGS = (
@@ -255,11 +256,7 @@ def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str)
     raw = page.get_text("rawdict", flags=RAWDICT_FLAGS, textpage=textpage)
     blocks = [block_lines(block, rect) for block in raw["blocks"] if block.get("type") == 0]
     blocks = [lines for lines in blocks if lines]
-    fragments = [(ln.bbox, ln.text) for lines in blocks for ln in lines]
-    worded = [box for box, text in fragments if _WORD.search(text)]
-    regions = table_regions(
-        page, doc_sha256, worded, fragments, builder.tables, lambda: visible_char_boxes(blocks)
-    )
+    regions = _page_tables(page, doc_sha256, blocks, builder.tables)
     table_lines: list[list[Line]] = [[] for _ in regions]
     units: list[list[Line]] = []
     for lines in blocks:
@@ -285,6 +282,29 @@ def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str)
             _emit_block(builder, unit, number, block_no)
         else:
             _emit_table(builder, unit, number, block_no)
+
+
+def _page_tables(
+    page: pymupdf.Page, doc_sha256: str, blocks: list[list[Line]], budget: TableBudget | None
+) -> tuple[TableRegion, ...]:
+    """The table regions of a page from its cleaned lines (``table_regions``)."""
+    worded = [ln.bbox for lines in blocks for ln in lines if _WORD.search(ln.text)]
+    fragments = grid_fragments(blocks)
+    chars = lambda: visible_char_boxes(blocks)  # noqa: E731 - asked for only when searched
+    return table_regions(page, doc_sha256, worded, fragments, budget, chars)
+
+
+def page_table_regions(
+    page: pymupdf.Page, doc_sha256: str, budget: TableBudget | None = None
+) -> tuple[TableRegion, ...]:
+    """The table regions ``build_canonical_text`` finds on ``page`` (of the document
+    ``doc_sha256``, rotation normalised), from the same cleaned lines; cached as it
+    caches them. For a parse whose document's regions left the cache."""
+    textpage = pdf_guard.page_textpage(page, RAWDICT_FLAGS, "the PDF")
+    raw = page.get_text("rawdict", flags=RAWDICT_FLAGS, textpage=textpage)
+    rect = unrotated_rect(page)
+    blocks = [block_lines(block, rect) for block in raw["blocks"] if block.get("type") == 0]
+    return _page_tables(page, doc_sha256, [lines for lines in blocks if lines], budget)
 
 
 def _continues(previous: list, unit: list[Line]) -> bool:

@@ -10,9 +10,12 @@ pins the canonical text of the samples and corpus files and fails when it change
 an unchanged revision.
 
 History: 1, everything before markers carried it; 2, ruled tables of text only and the
-tables found from ingest's own characters (filings and diagrams read row by row).
+tables found from ingest's own characters (filings and diagrams read row by row); 3,
+numeric grids align figures on their digits (a hanging "%" or ")" and a joined "$" are cut
+off), end at a sentence across the figure columns, and find their header over the whole
+grid (statements' percentage rows and totals stay in their tables).
 """
 
 from __future__ import annotations
 
-PARSE_REVISION = 2
+PARSE_REVISION = 3

@@ -149,21 +149,23 @@ def cached_table_regions(
 def table_regions(
     page: pymupdf.Page,
     doc_sha256: str,
-    line_boxes: list[BBox] | None = None,
-    fragments: list[Fragment] | None = None,
+    line_boxes: list[BBox],
+    fragments: list[Fragment],
     budget: TableBudget | None = None,
     char_boxes: Callable[[], Sequence[BBox] | np.ndarray] | None = None,
 ) -> tuple[TableRegion, ...]:
     """Tables of one page (cached by document hash and page index).
 
-    ``line_boxes`` (the boxes of the page's text lines that hold a word, unrotated
-    space) feed the ruled-table signal, ``fragments`` (every line's box and text) the
-    numeric grids; without them the page's own lines are used. ``char_boxes`` gives the
+    ``line_boxes`` (the boxes of the page's cleaned text lines that hold a word,
+    unrotated space) feed the ruled-table signal, ``fragments`` (the lines cut for the
+    grids, ``core.ingest.pdf_lines.grid_fragments``) the numeric grids; both come from
+    ``core.ingest.pdf_text``, which reads every page the same way (a parse whose regions
+    left the cache asks it through ``page_table_regions``). ``char_boxes`` gives the
     boxes of the page's visible characters, asked for only when the page is searched for
     ruled tables (``core.ingest.ruled``: find_tables then extracts no text of its own).
-    ``budget`` (one per
-    document, pages in order) is charged the page's crossings squared; a page it cannot
-    pay for is read without ruled tables (its numeric grids cost nothing and stay).
+    ``budget`` (one per document, pages in order) is charged the page's crossings
+    squared; a page it cannot pay for is read without ruled tables (its numeric grids
+    cost nothing and stay).
     """
     key = (doc_sha256, page.number)
     cached = cached_table_regions(doc_sha256, page.number, budget)
@@ -172,13 +174,6 @@ def table_regions(
             if key in _cache:
                 _cache.move_to_end(key)
         return cached
-    if line_boxes is None or fragments is None:
-        fragments = [
-            (tuple(ln["bbox"]), "".join(span["text"] for span in ln["spans"]))
-            for b in page.get_text("dict", flags=0)["blocks"]
-            for ln in b.get("lines", ())
-        ]
-        line_boxes = [box for box, text in fragments if any(c.isalnum() for c in text)]
     grids = _grid_regions(page, fragments)
     # Text that grids of several figure columns hold needs no find_tables; a one-column
     # grid is weaker evidence (a ruled register's counts), so its page is still searched.

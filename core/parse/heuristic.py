@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from core.geometry import contains_centre
 from core.ingest.pdf_guard import normalise_rotation
-from core.ingest.tables import TableBudget, cached_table_regions, table_regions
+from core.ingest.pdf_text import page_table_regions
+from core.ingest.tables import TableBudget, cached_table_regions
 from core.parse.blocks import lines_bbox, make_block
 from core.parse.furniture import furniture_lines
 from core.parse.headings import (
@@ -178,7 +179,7 @@ def _table_boxes(doc: Document) -> dict[int, list[tuple[BBox, BBox | None]]]:
 
                 pdf = pymupdf.open(stream=doc.pdf_bytes, filetype="pdf")
             page_obj = normalise_rotation(pdf, pdf[page.number - 1])
-            regions = table_regions(page_obj, doc.sha256, budget=budget)
+            regions = page_table_regions(page_obj, doc.sha256, budget)
         if regions:
             out[page.number] = [(r.page_bbox_pt, r.header_page_bbox_pt) for r in regions]
     return out
