@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import core.errors as errors
 from core.ingest import doc_id_for, document_to_dict, load_document, sha256_of
-from core.ingest.reading_order import reading_order
+from core.ingest.reading_order import _extents, _split, reading_order
 from core.ingest.text import decode_text
 from core.types import Document
 from tests.conftest import (
@@ -301,6 +301,25 @@ def test_rotated_pages_map_to_rendered_pixels() -> None:
             total += 1
             hits += bool((crop < 128).any())
         assert total and hits >= 0.8 * total
+
+
+_SPANS = st.lists(
+    st.tuples(st.integers(0, 600), st.integers(1, 120)).map(lambda t: (t[0], t[0] + t[1])),
+    max_size=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SPANS, _SPANS, st.sampled_from([0.0, 4.5, 12.0]))
+def test_column_extents_of_a_union_come_from_the_parts_extents(a, b, gap) -> None:
+    """Column counting of a growing group of bands reads the parts' extents, not the
+    boxes again: the extents of two sets' parts give the parts of their union, which are
+    ``_split``'s parts."""
+    boxes = [(x0, 0.0, x1, 10.0) for x0, x1 in a + b]
+    parts = _split(boxes, list(range(len(boxes))), axis=0, min_gap=gap) if boxes else []
+    whole = [(min(boxes[i][0] for i in p), max(boxes[i][2] for i in p)) for p in parts]
+    assert _extents(a + b, gap) == whole
+    assert _extents(_extents(a, gap) + _extents(b, gap), gap) == whole
 
 
 def test_reading_order_bands_and_columns() -> None:

@@ -113,22 +113,36 @@ def _group_bands(boxes: Sequence[Box], bands: list[list[int]], gutter: float) ->
     sitting in one column below columns (the other ended early) still joins."""
     groups: list[list[int]] = []
     current: list[int] = []
-    current_columns = 0
+    current_extents: list[tuple[float, float]] = []  # the x extents of current's columns
     for band in bands:
-        band_columns = len(_split(boxes, band, axis=0, min_gap=gutter))
+        band_extents = _extents([(boxes[i][0], boxes[i][2]) for i in band], gutter)
         if current:
-            union = len(_split(boxes, current + band, axis=0, min_gap=gutter))
+            union = _extents(current_extents + band_extents, gutter)
             # one column above columns joins them only when it sits inside one of them
-            joins = union == band_columns if current_columns == 1 else True
-            if union > 1 and joins:
-                current, current_columns = current + band, union
+            joins = len(union) == len(band_extents) if len(current_extents) == 1 else True
+            if len(union) > 1 and joins:
+                current, current_extents = current + band, union
                 continue
         if current:
             groups.append(current)
-        current, current_columns = list(band), band_columns
+        current, current_extents = list(band), band_extents
     if current:
         groups.append(current)
     return groups
+
+
+def _extents(spans: list[tuple[float, float]], min_gap: float) -> list[tuple[float, float]]:
+    """The ``(start, end)`` extents of the parts ``_split`` cuts intervals into at gaps
+    wider than ``min_gap``. The extents of two sets' parts, together, give the parts of
+    the two sets' union, so a growing group is never split again box by box."""
+    out: list[tuple[float, float]] = []
+    for start, end in sorted(spans):
+        if out and start - out[-1][1] <= min_gap:
+            if end > out[-1][1]:
+                out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
 
 
 def _split(boxes: Sequence[Box], idx: list[int], *, axis: int, min_gap: float) -> list[list[int]]:
