@@ -13,16 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from core.errors import ChunkscopeError
-from core.methods.spec import BM25, COSINE, MethodSpec, ScoreScale
+from core.methods.spec import BM25, COSINE, DenseEmbedding, MethodSpec, ScoreScale
 
 __all__ = [
     "BM25",
     "COSINE",
+    "DenseEmbedding",
     "MethodSpec",
     "ScoreScale",
     "UnknownMethodError",
     "base_methods",
     "delta_pairs",
+    "embedding_method",
+    "embedding_methods",
     "get",
     "needs_indexing",
     "parse_methods",
@@ -42,6 +45,7 @@ SUGGESTED_FUSIONS = (
     "hybrid(contextual,contextual-bm25;rrf60)",
 )
 PAIRED = ("naive", "late")  # the pair read first: the scatter, the deltas, the triage
+
 _REGISTRY: dict[str, MethodSpec] = {}
 _LOADED = False
 
@@ -95,6 +99,28 @@ def get(name: str) -> MethodSpec:
     raise UnknownMethodError(
         f"unknown method {name!r}: use {', '.join(base_methods())} or "
         "hybrid(A,B;rrf60) / hybrid(A,B;w0.5,0.5) of them"
+    )
+
+
+def embedding_methods() -> tuple[str, ...]:
+    """Registered methods whose vectors ``core.embed`` makes (those with an
+    ``embedding``), simpler first."""
+    return tuple(m for m in base_methods() if _REGISTRY[m].embedding is not None)
+
+
+def embedding_method(*, windowed: bool = False, prefixed: bool = False) -> MethodSpec:
+    """The simplest registered method whose embedding has exactly these flags (the late
+    attribution labels itself with the windowed one, the prefix attribution with the
+    prefixed one); ``UnknownMethodError`` when none has."""
+    for name in embedding_methods():
+        embedding = _REGISTRY[name].embedding
+        if embedding is not None and (embedding.windowed, embedding.prefixed) == (
+            windowed,
+            prefixed,
+        ):
+            return _REGISTRY[name]
+    raise UnknownMethodError(
+        f"no registered dense method has windowed={windowed} and prefixed={prefixed}"
     )
 
 
