@@ -45,6 +45,7 @@ SUGGESTED_FUSIONS = (
     "hybrid(contextual,contextual-bm25;rrf60)",
 )
 PAIRED = ("naive", "late")  # the pair read first: the scatter, the deltas, the triage
+EMBEDDED = "naive"  # embed without --method
 
 _REGISTRY: dict[str, MethodSpec] = {}
 _LOADED = False
