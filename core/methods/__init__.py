@@ -11,6 +11,7 @@ method is one module and one ``register`` call. Built-in entries: ``naive``, ``l
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from core.errors import ChunkscopeError
 from core.methods.spec import BM25, COSINE, DenseEmbedding, MethodSpec, ScoreScale
@@ -18,6 +19,7 @@ from core.methods.spec import BM25, COSINE, DenseEmbedding, MethodSpec, ScoreSca
 __all__ = [
     "BM25",
     "COSINE",
+    "BenchMethods",
     "DenseEmbedding",
     "MethodSpec",
     "ScoreScale",
@@ -47,6 +49,16 @@ SUGGESTED_FUSIONS = (
 PAIRED = ("naive", "late")  # the pair read first: the scatter, the deltas, the triage
 EMBEDDED = "naive"  # embed without --method
 
+
+class BenchMethods(NamedTuple):
+    """The methods the benchmark times; its case keys and labels are these names."""
+
+    alone: str  # chunks encoded alone: against the model's own library, and the store cases'
+    windowed: str  # late chunking: against ``alone``, over policies, its memory, attribution
+    lexical: str  # the lexical and failure-signal cases
+
+
+BENCHED = BenchMethods(alone="naive", windowed="late", lexical="bm25")  # scale: all three
 _REGISTRY: dict[str, MethodSpec] = {}
 _LOADED = False
 
