@@ -67,7 +67,7 @@ class IndexStep(Protocol):
 class VectorFunction(Protocol):
     """The vectors of ``chunks`` (one record per chunk, in the order given, labelled
     ``spec.name``); ``policy`` is the resolved macro-window policy of a windowed method
-    (None otherwise); with a ``cache``, a step may keep or reuse what it computed on the way
+    (None otherwise); with a ``cache``, it may keep or reuse what it computed on the way
     (late chunking's token states): ``core.embed`` itself looks up and stores the vectors."""
 
     def __call__(
