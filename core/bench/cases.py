@@ -21,6 +21,7 @@ from typing import Any
 from core.bench.inputs import ROOT, BenchInputs, check_spans
 from core.bench.report import CaseResult
 from core.bench.timing import interleaved, timed
+from core.methods import BENCHED
 from core.types import ChunkPolicy, Document
 
 # Re-chunk policies: (policy, unit, slider step). Each round moves the size one step up.
@@ -321,7 +322,7 @@ def memory_case(inputs: BenchInputs) -> CaseResult:
         case="memory",
         label=f"peak RSS parse+chunk+late {Path(s.pdf).stem}",
         unit="MiB",
-        ours=probe["peak_mib"]["late"],
+        ours=probe["peak_mib"][BENCHED.windowed],
         target="reported",
         notes=(f"peak MiB after each stage: {stages}; late embed on the {scope}",),
         extra=probe,
@@ -360,7 +361,7 @@ def memory_probe(pdf: str, late_chars: int | None, device: str) -> dict[str, Any
     if target is not doc:
         chunks = chunk_document(target, parse_document(target).blocks, policy, load_tokenizer())
     elapsed, vectors = timed(
-        lambda: embed_chunks(target, chunks, "late", load_encoder(device=device))
+        lambda: embed_chunks(target, chunks, BENCHED.windowed, load_encoder(device=device))
     )
-    peaks["late"] = peak()
+    peaks[BENCHED.windowed] = peak()
     return {"peak_mib": peaks, "late_s": elapsed, "chunks": len(chunks), "chars": len(target.text)}

@@ -15,8 +15,11 @@ import numpy as np
 
 from core.bench.inputs import BenchInputs
 from core.bench.report import CaseResult
-from core.bench.store_cases import SEED, _ensure_scale, _unit_vectors, _with_extra, model_dim
+from core.bench.store_cases import DENSE, SEED, _ensure_scale, _unit_vectors, _with_extra, model_dim
 from core.bench.timing import interleaved, timed
+from core.methods import BENCHED
+
+LEXICAL = BENCHED.lexical
 
 DEPTH_LIMIT_S = 0.050
 
@@ -38,9 +41,7 @@ def depth_case(inputs: BenchInputs, n: int) -> CaseResult:
     s = inputs.settings
     store = ChunkStore.open(s.cache_dir / "scale")
     model, policy, _ = _ensure_scale(store, inputs.document(s.pdf), n)
-    load_s, vectors = timed(
-        lambda: loaded_vectors(store, model=model, method="naive", policy=policy)
-    )
+    load_s, vectors = timed(lambda: loaded_vectors(store, model=model, method=DENSE, policy=policy))
     if vectors is None:
         raise RuntimeError(f"the synthetic collection of {n:,} records is missing")
     queries = _unit_vectors(2 + s.scale_queries, model_dim(), SEED + 4)
@@ -49,14 +50,14 @@ def depth_case(inputs: BenchInputs, n: int) -> CaseResult:
 
     def ours(step: int) -> Any:
         found = full_depth_ranks(
-            str(step), target, methods=["naive"], encoder=enc, store=store, policy=policy
+            str(step), target, methods=[DENSE], encoder=enc, store=store, policy=policy
         )
-        if found["naive"].rank is None or found["naive"].scope_size != n:
+        if found[DENSE].rank is None or found[DENSE].scope_size != n:
             raise AssertionError("the chunk has no full-depth rank")
         return found
 
     def top10(step: int) -> Any:
-        return store.query(queries[step], model=model, method="naive", policy=policy)
+        return store.query(queries[step], model=model, method=DENSE, policy=policy)
 
     t = interleaved({"ours": ours, "raw": top10}, warmup=2, repeats=s.scale_queries)
     mib = (vectors.matrix.nbytes + vectors.norms.nbytes) / 2**20  # float64
@@ -108,7 +109,7 @@ def attribution_case(inputs: BenchInputs) -> CaseResult:
     t = interleaved(
         {
             "ours": lambda step: late_attribution(doc, target, query, encoder),
-            "raw": lambda step: embed_chunks(doc, chunks, "late", encoder),
+            "raw": lambda step: embed_chunks(doc, chunks, BENCHED.windowed, encoder),
         },
         warmup=1,
         repeats=max(2, s.repeats // 2),
@@ -147,19 +148,19 @@ def signals_case(inputs: BenchInputs) -> CaseResult:
     folder = shared_dir() / "corpus" / "chunking_evaluation"
     docs = {p.stem: load_document(p) for p in sorted((folder / "corpora").glob("*.md"))}
     queries = import_chunking_eval(folder, loader=lambda path: docs[path.stem])
-    config = EvalConfig(policy=default_policy("fixed"), methods=("bm25",), ks=(1, 5, 10))
+    config = EvalConfig(policy=default_policy("fixed"), methods=(LEXICAL,), ks=(1, 5, 10))
     encoder = inputs.encoder()
     eval_s, run = timed(lambda: run_eval(queries, list(docs.values()), config, encoder=encoder))
-    failed = sum(q.failed["bm25"] for q in run.queries)
+    failed = sum(q.failed[LEXICAL] for q in run.queries)
     t = interleaved(
         {
-            "ours": lambda step: diagnose_run(run, docs, method="bm25"),
+            "ours": lambda step: diagnose_run(run, docs, method=LEXICAL),
             "raw": lambda step: run_eval(queries, list(docs.values()), config, encoder=encoder),
         },
         warmup=0,
         repeats=2,
     )
-    found = diagnose_run(run, docs, method="bm25")
+    found = diagnose_run(run, docs, method=LEXICAL)
     causes: dict[str, int] = {}
     for diagnosis in found.values():
         causes[diagnosis.suggested] = causes.get(diagnosis.suggested, 0) + 1

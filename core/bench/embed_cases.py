@@ -20,6 +20,9 @@ import numpy as np
 from core.bench.inputs import BenchInputs, check_spans
 from core.bench.report import CaseResult
 from core.bench.timing import Timing, interleaved
+from core.methods import BENCHED
+
+ALONE, WINDOWED = BENCHED.alone, BENCHED.windowed  # the two embed cases, and their keys
 
 
 def encoder_flops(length: int, *, hidden: int, layers: int, ffn: int) -> float:
@@ -72,21 +75,21 @@ def embed_run(inputs: BenchInputs) -> dict[str, Any]:
     work = _workload(inputs)
     doc, chunks, encoder = work["doc"], work["chunks"], inputs.encoder()
     contenders: dict[str, Any] = {
-        "naive": lambda step: embed_chunks(doc, chunks, "naive", encoder),
+        ALONE: lambda step: embed_chunks(doc, chunks, ALONE, encoder),
     }
     texts = [c.text for c in chunks]
-    st_model, st_missing = _sentence_transformer(encoder) if "naive" in s.cases else (None, None)
+    st_model, st_missing = _sentence_transformer(encoder) if ALONE in s.cases else (None, None)
     if st_model is not None:
         contenders["st"] = lambda step: st_model.encode(
             texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False
         )
-    if "late" in s.cases:
+    if WINDOWED in s.cases:
 
         def late(step: int) -> object:
             encoder.doc_token_cache.clear()
-            return embed_chunks(doc, chunks, "late", encoder)
+            return embed_chunks(doc, chunks, WINDOWED, encoder)
 
-        contenders["late"] = late
+        contenders[WINDOWED] = late
     check_spans(doc, chunks, "chunk")
     results: dict[str, Any] = {}
 
@@ -117,19 +120,19 @@ def naive_case(inputs: BenchInputs) -> CaseResult:
     work = embed_run(inputs)
     timings: dict[str, Timing] = work["timings"]
     doc, chunks = work["doc"], work["chunks"]
-    label = f"naive embed {len(chunks)} chunks"
+    label = f"{ALONE} embed {len(chunks)} chunks"
     if "st" not in timings:
         return CaseResult(
-            key="naive:" + doc.doc_id, case="naive", label=label, skipped=work["st_missing"]
+            key=f"{ALONE}:{doc.doc_id}", case=ALONE, label=label, skipped=work["st_missing"]
         )
-    ours = np.stack([v.vector for v in work["results"]["naive"]])
+    ours = np.stack([v.vector for v in work["results"][ALONE]])
     gap = float(np.abs(ours - np.asarray(work["results"]["st"])).max())
     tokens = sum(work["naive_lengths"])
     return CaseResult(
-        key="naive:" + doc.doc_id,
-        case="naive",
+        key=f"{ALONE}:{doc.doc_id}",
+        case=ALONE,
         label=label,
-        ours=timings["naive"].median_s,
+        ours=timings[ALONE].median_s,
         baseline=timings["st"].median_s,
         baseline_label="sentence-transformers",
         max_ratio=1.05,
@@ -139,7 +142,7 @@ def naive_case(inputs: BenchInputs) -> CaseResult:
             f"largest |ours - sentence-transformers| per component {gap:.1e}",
         ),
         extra={"max_abs_diff": gap, "tokens": tokens, "chunks": len(chunks)},
-        ours_samples=timings["naive"].samples_s,
+        ours_samples=timings[ALONE].samples_s,
         baseline_samples=timings["st"].samples_s,
     )
 
@@ -154,12 +157,12 @@ def late_case(inputs: BenchInputs) -> CaseResult:
     n_late, n_naive = sum(work["late_lengths"]), sum(work["naive_lengths"])
     window = work["late_lengths"][0] if work["late_lengths"] else 0
     return CaseResult(
-        key="late:" + doc.doc_id,
-        case="late",
-        label=f"late embed {len(chunks)} chunks",
-        ours=timings["late"].median_s,
-        baseline=timings["naive"].median_s,
-        baseline_label="our naive",
+        key=f"{WINDOWED}:{doc.doc_id}",
+        case=WINDOWED,
+        label=f"{WINDOWED} embed {len(chunks)} chunks",
+        ours=timings[WINDOWED].median_s,
+        baseline=timings[ALONE].median_s,
+        baseline_label=f"our {ALONE}",
         max_ratio=1.1,
         target="<= 1.1x",
         notes=(
@@ -173,6 +176,6 @@ def late_case(inputs: BenchInputs) -> CaseResult:
             "naive_tokens": n_naive,
             "windows": len(work["late_lengths"]),
         },
-        ours_samples=timings["late"].samples_s,
-        baseline_samples=timings["naive"].samples_s,
+        ours_samples=timings[WINDOWED].samples_s,
+        baseline_samples=timings[ALONE].samples_s,
     )

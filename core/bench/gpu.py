@@ -123,15 +123,15 @@ def long_context_rows(
                     torch.cuda.synchronize()
                 return out.shape
 
-            t = interleaved(
+            t = interleaved(  # raw forward passes shaped like late and naive encoding
                 {
-                    "late": partial(_ignore_step, run, late_rows),
-                    "naive": partial(_ignore_step, run, naive_rows),
+                    "one pass": partial(_ignore_step, run, late_rows),
+                    "chunked": partial(_ignore_step, run, naive_rows),
                 },
                 warmup=warmup,
                 repeats=repeats,
             )
-            rows.append(_row(length, dtype, shape, chunk, t["late"], t["naive"]))
+            rows.append(_row(length, dtype, shape, chunk, t["one pass"], t["chunked"]))
     return rows
 
 

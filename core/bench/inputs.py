@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ChunkscopeError
+from core.methods import BENCHED
 from core.types import Block, Chunk, ChunkPolicy, Document
 
 ENV_SHARED = "CHUNKSCOPE_SHARED"
@@ -23,8 +24,8 @@ HEADLINE_PDF = "pypdfsf_GeoTopo-komprimiert.pdf"
 OTHER_PDFS = ("plumber_federal-register-2020-17221.pdf",)
 TEXT_CORPORA = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
 CASE_NAMES: tuple[str, ...] = (
-    "parse", "tables", "rechunk", "naive", "late", "sweep", "store", "lexical", "depth",
-    "signals", "attribution", "ui", "memory", "gpu", "scale",
+    "parse", "tables", "rechunk", BENCHED.alone, BENCHED.windowed, "sweep", "store",
+    "lexical", "depth", "signals", "attribution", "ui", "memory", "gpu", "scale",
 )  # fmt: skip
 OPT_IN_CASES: tuple[str, ...] = ("scale-corpus",)  # run only when named in --cases
 

@@ -19,8 +19,19 @@ import numpy as np
 
 from core.bench.inputs import BenchInputs
 from core.bench.report import CaseResult
-from core.bench.store_cases import SEED, TOP_K, _ensure_scale, _unit_vectors, _with_extra, model_dim
+from core.bench.store_cases import (
+    DENSE,
+    SEED,
+    TOP_K,
+    _ensure_scale,
+    _unit_vectors,
+    _with_extra,
+    model_dim,
+)
 from core.bench.timing import interleaved, timed
+from core.methods import BENCHED
+
+LEXICAL = BENCHED.lexical
 
 BUILD_CHUNKS = 10_000
 BUILD_CHARS = 800
@@ -72,14 +83,14 @@ def _ensure_lexical(store: Any, doc: Any, n: int, model: str, policy: Any) -> fl
     a completion marker; returns its build time, None when reused."""
     from core.store import markers, scan
 
-    name = store.collection_name(model, "bm25", policy)
+    name = store.collection_name(model, LEXICAL, policy)
     col = store.client.get_or_create_collection(
         name, metadata={"hnsw:space": "cosine", "model": model}, embedding_function=None
     )
     if col.count() == n:
         return None
     dense = store.client.get_collection(
-        store.collection_name(model, "naive", policy), embedding_function=None
+        store.collection_name(model, DENSE, policy), embedding_function=None
     )
 
     def fill() -> None:
@@ -87,14 +98,14 @@ def _ensure_lexical(store: Any, doc: Any, n: int, model: str, policy: Any) -> fl
         for page in scan.iter_pages(dense, include=["metadatas", "documents"]):
             for lo in range(0, len(page["ids"]), batch):
                 hi = lo + batch
-                metas = [{**m, "method": "bm25", "prefix": ""} for m in page["metadatas"][lo:hi]]
+                metas = [{**m, "method": LEXICAL, "prefix": ""} for m in page["metadatas"][lo:hi]]
                 col.upsert(
                     ids=page["ids"][lo:hi], embeddings=[[1.0]] * len(metas),
                     metadatas=metas, documents=page["documents"][lo:hi],
                 )  # fmt: skip
         meta = store._meta(create=True)
         markers.write(
-            meta, doc, collection=name, n_chunks=n, model=model, method="bm25",
+            meta, doc, collection=name, n_chunks=n, model=model, method=LEXICAL,
             policy=policy, complete=True,
         )  # fmt: skip
 
@@ -112,7 +123,9 @@ def query_case(inputs: BenchInputs, n: int) -> CaseResult:
     store = ChunkStore.open(s.cache_dir / "scale")
     model, policy, _ = _ensure_scale(store, doc, n)
     built = _ensure_lexical(store, doc, n, model, policy)
-    index_s, _ = timed(lambda: lexical_collection(store, model=model, method="bm25", policy=policy))
+    index_s, _ = timed(
+        lambda: lexical_collection(store, model=model, method=LEXICAL, policy=policy)
+    )
     words = doc.text.split()
     rng = np.random.default_rng(SEED + 3)
     starts = rng.integers(0, max(1, len(words) - 3), size=2 + s.scale_queries)
@@ -121,13 +134,13 @@ def query_case(inputs: BenchInputs, n: int) -> CaseResult:
     scope = Scope(store=store, model=model, policy=policy, doc_id=None)
 
     def lexical(step: int) -> Any:
-        return rank_scope(scope, "bm25", query=queries[step], qvec=None, depth=TOP_K).top(TOP_K)
+        return rank_scope(scope, LEXICAL, query=queries[step], qvec=None, depth=TOP_K).top(TOP_K)
 
     t = interleaved(
         {
             "ours": lexical,
             "raw": lambda step: store.query(
-                vectors[step], model=model, method="naive", policy=policy
+                vectors[step], model=model, method=DENSE, policy=policy
             ),
         },
         warmup=2,

@@ -24,6 +24,7 @@ def _one(fn: Callable[[], CaseResult]) -> Thunk:
 def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     """``(case, label, thunk)`` for every row group the settings ask for, in order."""
     from core.bench import cases, embed_cases, gpu
+    from core.methods import BENCHED
 
     s = inputs.settings
     steps: list[tuple[str, str, Thunk]] = []
@@ -37,8 +38,8 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         steps += _rechunk_steps(inputs)
     no_cuda = _missing_cuda(s.device)
     model_cases = {
-        "naive": ("naive embed", lambda: embed_cases.naive_case(inputs)),
-        "late": ("late embed", lambda: embed_cases.late_case(inputs)),
+        BENCHED.alone: (f"{BENCHED.alone} embed", lambda: embed_cases.naive_case(inputs)),
+        BENCHED.windowed: (f"{BENCHED.windowed} embed", lambda: embed_cases.late_case(inputs)),
     }
     for case, (label, fn) in model_cases.items():
         if case in s.cases:

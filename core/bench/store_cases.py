@@ -23,11 +23,13 @@ import numpy as np
 from core.bench.inputs import BenchInputs
 from core.bench.report import CaseResult
 from core.bench.timing import Timing, interleaved, timed
+from core.methods import BENCHED
 from core.types import Chunk, ChunkPolicy, Document
 
 MODEL = "bench-random"
 SEED = 0
 TOP_K = 10
+DENSE = BENCHED.alone  # the method the synthetic records are stored under
 
 
 def _unit_vectors(n: int, dim: int, seed: int) -> np.ndarray:
@@ -47,13 +49,11 @@ def _records(doc: Document, chunks: list[Chunk], policy: ChunkPolicy, model: str
 
     matrix = _unit_vectors(len(chunks), model_dim(), SEED)
     vectors = [
-        ChunkVector(
-            chunk_id=c.chunk_id, method="naive", vector=matrix[i], token_count=c.token_count
-        )
+        ChunkVector(chunk_id=c.chunk_id, method=DENSE, vector=matrix[i], token_count=c.token_count)
         for i, c in enumerate(chunks)
     ]
     metas = [
-        chunk_metadata(doc, c, v, chunk_index=i, model=model, method="naive", policy=policy)
+        chunk_metadata(doc, c, v, chunk_index=i, model=model, method=DENSE, policy=policy)
         for i, (c, v) in enumerate(zip(chunks, vectors, strict=True))
     ]
     return {"vectors": vectors, "matrix": matrix, "metas": metas}
@@ -114,7 +114,7 @@ def _store_timings(
 
     def ours_upsert(step: int) -> object:
         return ours.upsert_document(
-            doc, chunks, rec["vectors"], model=f"{MODEL}-{step}", method="naive", policy=policy
+            doc, chunks, rec["vectors"], model=f"{MODEL}-{step}", method=DENSE, policy=policy
         )
 
     def raw_upsert(step: int) -> object:
@@ -131,7 +131,7 @@ def _store_timings(
     q = interleaved(
         {
             "ours": lambda step: ours.query(
-                queries[step], model=f"{MODEL}-{last}", method="naive", policy=policy, k=TOP_K
+                queries[step], model=f"{MODEL}-{last}", method=DENSE, policy=policy, k=TOP_K
             ),
             "raw": lambda step: _raw_query(raw_col, queries[step]),
         },
@@ -174,13 +174,13 @@ def scale_case(inputs: BenchInputs, n: int) -> CaseResult:
     store = ChunkStore.open(s.cache_dir / "scale")
     model, policy, build_s = _ensure_scale(store, doc, n)
     col = store.client.get_collection(
-        ChunkStore.collection_name(model, "naive", policy), embedding_function=None
+        ChunkStore.collection_name(model, DENSE, policy), embedding_function=None
     )
     queries = _unit_vectors(2 + s.scale_queries, model_dim(), SEED + 2)
     t = interleaved(
         {
             "ours": lambda step: store.query(
-                queries[step], model=model, method="naive", policy=policy
+                queries[step], model=model, method=DENSE, policy=policy
             ),
             "raw": lambda step: _raw_query(col, queries[step]),
         },
@@ -216,7 +216,7 @@ def _ensure_scale(store: Any, doc: Document, n: int) -> tuple[str, ChunkPolicy, 
     policy = default_policy("fixed")
     dim = model_dim()
     model = f"bench-synthetic-{n}-d{dim}-s{SEED}"
-    name = store.collection_name(model, "naive", policy)
+    name = store.collection_name(model, DENSE, policy)
     col = store.client.get_or_create_collection(
         name, metadata={"hnsw:space": "cosine", "model": model}, embedding_function=None
     )
@@ -240,10 +240,10 @@ def _fill_scale(
         policy=policy,
     )  # fmt: skip
     vector = ChunkVector(
-        chunk_id="syn", method="naive", vector=np.zeros(dim, np.float32), token_count=0
+        chunk_id="syn", method=DENSE, vector=np.zeros(dim, np.float32), token_count=0
     )
     base = chunk_metadata(
-        doc, sample, vector, chunk_index=0, model=model, method="naive", policy=policy
+        doc, sample, vector, chunk_index=0, model=model, method=DENSE, policy=policy
     )
     batch = int(store.client.get_max_batch_size())
     for lo in range(0, n, batch):

@@ -22,7 +22,10 @@ from typing import Any
 from core.bench.inputs import BenchInputs, check_spans
 from core.bench.report import CaseResult
 from core.bench.timing import interleaved
+from core.methods import BENCHED
 from core.types import ChunkPolicy
+
+LATE = BENCHED.windowed
 
 SWEEP_POLICIES: tuple[ChunkPolicy, ...] = (
     ChunkPolicy(name="fixed", size=64, overlap=0, unit="tokens"),
@@ -56,19 +59,19 @@ def sweep_cases(inputs: BenchInputs) -> list[CaseResult]:
         def over_all(step: int) -> object:
             encoder.doc_token_cache.clear()
             cache = VectorCache(state_folder=Path(root) / f"all-{step}")
-            return [embed_chunks(doc, c, "late", encoder, cache=cache) for c in chunked]
+            return [embed_chunks(doc, c, LATE, encoder, cache=cache) for c in chunked]
 
         def over_one(step: int) -> object:
             encoder.doc_token_cache.clear()
-            return embed_chunks(doc, chunked[0], "late", encoder)
+            return embed_chunks(doc, chunked[0], LATE, encoder)
 
         stored = Path(root) / "stored"
-        embed_chunks(doc, chunked[0], "late", encoder, cache=VectorCache(state_folder=stored))
+        embed_chunks(doc, chunked[0], LATE, encoder, cache=VectorCache(state_folder=stored))
 
         def pooled(step: int) -> object:
             encoder.doc_token_cache.clear()
             cache = VectorCache(state_folder=stored)
-            return embed_chunks(doc, chunked[0], "late", encoder, cache=cache)
+            return embed_chunks(doc, chunked[0], LATE, encoder, cache=cache)
 
         timings = interleaved(
             {"all": over_all, "one": over_one, "pooled": pooled},

@@ -3,8 +3,8 @@
 With ``--json`` one object is printed::
 
     {"document": {...}, "model": {"name", "max_tokens", "pooling", "dim", "device"},
-     "method": "late", "policy": {...},
-     "late": {"window", "stride", "margin", "windows": [...]}          # late only
+     "method": M, "policy": {...},
+     M: {"window", "stride", "margin", "windows": [...]}  # a windowed M (late) only
      "chunks": [{...Chunk.to_dict()..., "vector": [floats], "windows": [ints],
                  "context": "full|partial|none", "truncated_tokens": n,
                  "full_context_tokens": n, "embed_token_count": n}]}
@@ -21,9 +21,12 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from core.cli.options import add_file_and_policy_options, policy_of
+
+if TYPE_CHECKING:
+    from core.methods import MethodSpec
 
 _SEPARATOR = " > "
 
@@ -40,8 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from core import methods
 
     add_file_and_policy_options(parser)
-    dense = [m for m in methods.base_methods() if methods.get(m).family == "dense"]
-    parser.add_argument("--method", choices=dense, default="naive", help="a dense method (naive)")
+    default = methods.EMBEDDED
+    parser.add_argument(
+        "--method",
+        choices=methods.embedding_methods(),
+        default=default,
+        help=f"a dense method ({default})",
+    )
     parser.add_argument("--model", metavar="DIR", help="local model folder (default: MiniLM)")
     parser.add_argument("--pooling", choices=("mean", "cls"), help="override the model's pooling")
     parser.add_argument(
@@ -57,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from core.chunk import chunk_document
     from core.cli.progress import ProgressBar
-    from core.embed import embed_chunks, load_encoder, window_policy
+    from core.embed import embed_chunks, embedding_of, load_encoder, window_policy
     from core.ingest import load_document
     from core.parse import parse_document
     from core.tokens import load_tokenizer
@@ -67,11 +75,13 @@ def run(args: argparse.Namespace) -> int:
     encoder = load_encoder(
         args.model, pooling=args.pooling, device=args.device, max_tokens=args.max_tokens
     )
+    spec, embedding = embedding_of(args.method)
     late_policy = None
-    if args.method == "late":
+    if spec.needs_mean_pooling:
         from core.embed.late import check_late_pooling
 
         check_late_pooling(encoder)
+    if embedding.windowed:
         from core.embed.late import document_tokens
 
         late_policy = window_policy(
@@ -88,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         vectors = embed_chunks(
             doc,
             chunks,
-            args.method,
+            spec,
             encoder,
             window_tokens=args.window,
             stride_tokens=args.stride,
@@ -104,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         print_table(chunks, vectors, sys.stdout)
-        print_summary(doc.doc_id, encoder, args.method, vectors, elapsed, sys.stdout)
+        print_summary(doc.doc_id, encoder, spec, vectors, elapsed, sys.stdout)
         sys.stdout.flush()
     except BrokenPipeError:  # `chunkscope embed ... | head` closed the pipe: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -132,7 +142,7 @@ def json_payload(
     }
     if late_policy is not None:
         windows = late_windows(doc, encoder, window_tokens=args.window, stride_tokens=args.stride)
-        payload["late"] = {
+        payload[args.method] = {  # the windows of this (windowed) method
             "window": late_policy.window,
             "stride": late_policy.stride,
             "margin": late_policy.margin,
@@ -196,11 +206,17 @@ def print_table(chunks: Sequence[Any], vectors: Sequence[Any], out: TextIO) -> N
 
 
 def print_summary(
-    doc_id: str, encoder: Any, method: str, vectors: Sequence[Any], elapsed: float, out: TextIO
+    doc_id: str,
+    encoder: Any,
+    spec: MethodSpec,
+    vectors: Sequence[Any],
+    elapsed: float,
+    out: TextIO,
 ) -> None:
+    """``spec``: the method embedded (a windowed one also reports the chunks' context)."""
     print(file=out)
     print(
-        f"{doc_id}: {len(vectors)} chunks embedded with {method} by {encoder.name} "
+        f"{doc_id}: {len(vectors)} chunks embedded with {spec.name} by {encoder.name} "
         f"({encoder.pooling} pooling, max {encoder.max_tokens} tokens, {encoder.device}) "
         f"in {elapsed:.2f} s",
         file=out,
@@ -212,7 +228,7 @@ def print_summary(
             f"{len(cut)} chunks truncated (column cut): {lost} tokens never seen by the model",
             file=out,
         )
-    if method == "late" and vectors:
+    if spec.embedding is not None and spec.embedding.windowed and vectors:
         full = sum(v.full_context_tokens for v in vectors)
         total = sum(v.token_count for v in vectors) or 1
         partial = sum(1 for v in vectors if v.context == "partial")

@@ -9,6 +9,9 @@
 - **contextual**: each word of the contextual prefix (title and heading path) is left out
   in turn and the text encoded again, the same delta.
 
+Each is labelled with the registry's method whose vectors it takes apart: the windowed
+one (late), the prefixed one (contextual).
+
 Sentences come from ``core.chunk.sentences.sentence_spans`` over the window's text; every
 span is a span of ``doc.text``. Masked variants run in batches of ``BATCH`` rows.
 """
@@ -22,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from core import methods
 from core.types import Chunk, Document
 
 BATCH = 8
@@ -120,7 +124,7 @@ def late_attribution(
         for (a, b), v in zip(sentences, vectors[1:], strict=True)
     )  # fmt: skip
     return Attribution(
-        method="late", chunk_id=chunk.chunk_id, cosine=base,
+        method=methods.embedding_method(windowed=True).name, chunk_id=chunk.chunk_id, cosine=base,
         window=(owner.char_start, owner.char_end), parts=parts, forward_rows=len(masks),
     )  # fmt: skip
 
@@ -151,6 +155,6 @@ def contextual_attribution(
         for (a, b), v in zip(words, matrix[1:], strict=True)
     )  # fmt: skip
     return Attribution(
-        method="contextual", chunk_id=chunk.chunk_id, cosine=base,
+        method=methods.embedding_method(prefixed=True).name, chunk_id=chunk.chunk_id, cosine=base,
         window=(chunk.char_start, chunk.char_end), parts=parts, forward_rows=len(texts),
     )  # fmt: skip

@@ -1,4 +1,7 @@
-"""Embed: three vectors for the same chunk spans.
+"""Embed: the vectors of the registry's dense methods, for the same chunk spans.
+
+Each method's spec carries its ``DenseEmbedding`` (``core.methods.dense``): the function
+that computes its vectors and the rule of its cache variant. The built-in ones:
 
 - ``naive``: each chunk's text alone (``naive.py``);
 - ``late``: the whole document through the model in macro-windows, each chunk pooled from
@@ -11,23 +14,22 @@ Chunk text, spans and citations never differ between methods; only the vectors d
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 
+from core import methods
 from core.embed.cache import CacheKey, VectorCache
-from core.embed.contextual import contextual_prefix, contextual_text, contextual_vectors
+from core.embed.contextual import contextual_text
 from core.embed.encoder import DEFAULT_MODEL_NAME, POOLINGS, Encoder, load_encoder
 from core.embed.late import (
     WindowPolicy,
     check_late_pooling,
     document_tokens,
-    late_vectors,
     late_windows,
     window_policy,
 )
-from core.embed.naive import naive_vectors
 from core.embed.records import ChunkVector, LateWindow
 from core.errors import ModelError
+from core.methods import DenseEmbedding, MethodSpec
 from core.protocols import TextEncoder
 from core.types import Chunk, Document
 
@@ -42,13 +44,39 @@ __all__ = [
     "WindowPolicy",
     "contextual_text",
     "embed_chunks",
+    "embedding_of",
     "late_windows",
     "load_encoder",
     "window_policy",
 ]
 
-METHODS: tuple[str, ...] = ("naive", "late", "contextual")
 Progress = Callable[[int, int], None]
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    # ``METHODS``: the registry's methods with an embedding, asked when read (the registry
+    # loads its dense entries from this package, so not at import time).
+    if name == "METHODS":
+        return methods.embedding_methods()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def embedding_of(method: str | MethodSpec) -> tuple[MethodSpec, DenseEmbedding]:
+    """The spec of a method ``embed_chunks`` encodes, and its embedding; ``ValueError``
+    for a name that is not one (unknown, lexical, fused, or a dense method without an
+    embedding)."""
+    if isinstance(method, MethodSpec):
+        spec: MethodSpec | None = method
+    else:
+        try:
+            spec = methods.get(method)
+        except methods.UnknownMethodError:
+            spec = None
+    if spec is None or spec.embedding is None:
+        name = method.name if isinstance(method, MethodSpec) else method
+        known = ", ".join(methods.embedding_methods())
+        raise ValueError(f"unknown method {name!r}: use one of {known}")
+    return spec, spec.embedding
 
 
 def _check_chunks(doc: Document, chunks: Sequence[Chunk]) -> None:
@@ -59,87 +87,34 @@ def _check_chunks(doc: Document, chunks: Sequence[Chunk]) -> None:
             raise ValueError(f"chunk {chunk.chunk_id} is not a span of document {doc.doc_id}")
 
 
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-
-
-def _variant(method: str, doc: Document, chunk: Chunk, policy: WindowPolicy | None) -> str:
-    """What besides the span decides the vector: the window policy (late), the prefix
-    (contextual), a table's header rows read before the chunk (``Chunk.encoder_text``)."""
-    if method == "late" and policy is not None:
-        return policy.key
-    header = "" if chunk.encoder_text == chunk.text else "thp-" + _digest(chunk.encoder_text)
-    if method == "contextual":
-        return "ctx-" + _digest(contextual_prefix(doc, chunk)) + header
-    return header
-
-
 def _cache_keys(
     doc: Document,
     chunks: Sequence[Chunk],
-    method: str,
+    spec: MethodSpec,
     encoder: Encoder,
     policy: WindowPolicy | None,
 ) -> list[CacheKey]:
+    """Keys by what decides a vector: the model, the method, the span and the method's
+    variant (its window policy, prefix or a table's header rows; ``DenseEmbedding.variant``)."""
+    _, embedding = embedding_of(spec)
     return [
         CacheKey(
             model=encoder.identity,
-            method=method,
+            method=spec.name,
             doc_sha256=doc.sha256,
             char_start=c.char_start,
             char_end=c.char_end,
-            variant=_variant(method, doc, c, policy),
+            variant=embedding.variant(doc, c, policy),
             max_tokens=encoder.max_tokens,
         )
         for c in chunks
     ]
 
 
-def _compute(
-    doc: Document,
-    chunks: Sequence[Chunk],
-    method: str,
-    encoder: Encoder,
-    policy: WindowPolicy | None,
-    progress: Progress | None,
-    cache: VectorCache | None,
-) -> list[ChunkVector]:
-    if method == "naive":
-        return naive_vectors(
-            [c.encoder_text for c in chunks],
-            [c.chunk_id for c in chunks],
-            encoder,
-            progress=progress,
-            counted=[c.text for c in chunks],
-        )
-    if method == "contextual":
-        return contextual_vectors(doc, chunks, encoder, progress=progress)
-    assert policy is not None
-    shape = (len(document_tokens(encoder, doc)), encoder.dim)
-    # ``is not None``: an empty VectorCache is falsy (it has a length), yet may hold states.
-    states = (
-        None
-        if cache is None
-        else cache.get_states(encoder.identity, doc.sha256, policy.key, shape=shape)
-    )
-    records, kept = late_vectors(
-        doc,
-        chunks,
-        encoder,
-        policy,
-        progress=progress,
-        states=states,
-        keep_states=cache is not None and states is None,
-    )
-    if cache is not None and kept is not None:
-        cache.put_states(encoder.identity, doc.sha256, policy.key, kept)
-    return records
-
-
 def embed_chunks(
     doc: Document,
     chunks: Sequence[Chunk],
-    method: str,
+    method: str | MethodSpec,
     encoder: TextEncoder,
     *,
     window_tokens: int | None = None,
@@ -149,25 +124,26 @@ def embed_chunks(
 ) -> list[ChunkVector]:
     """One :class:`ChunkVector` per chunk, in the order given.
 
+    ``method`` is a registered method with an embedding (``METHODS``), by name or spec.
     The encoder must be a ``core.embed.Encoder``: every method reads its tokenizer, late
     chunking its token states too (another ``TextEncoder`` is a ``ModelError``).
 
-    ``window_tokens``/``stride_tokens`` size late chunking's macro-windows in content
+    ``window_tokens``/``stride_tokens`` size a windowed method's macro-windows in content
     tokens (defaults: ``late.default_window``/``late.default_stride``); other methods
     ignore them. ``progress(done, total)`` counts chunks (naive, contextual) or windows
     (late). With a ``cache``, only spans it has not seen are encoded.
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}: use one of {', '.join(METHODS)}")
+    spec, embedding = embedding_of(method)
     if not isinstance(encoder, Encoder):
         raise ModelError(
-            f"the {method} method encodes with a transformers model, and "
+            f"the {spec.name} method encodes with a transformers model, and "
             f"{type(encoder).__name__} is not one: load one with load_encoder"
         )
     _check_chunks(doc, chunks)
-    policy = None
-    if method == "late":
+    if spec.needs_mean_pooling:
         check_late_pooling(encoder)
+    policy = None
+    if embedding.windowed:
         policy = window_policy(
             encoder,
             window_tokens=window_tokens,
@@ -177,13 +153,21 @@ def embed_chunks(
     if not chunks:
         return []
     if cache is None:
-        return _compute(doc, chunks, method, encoder, policy, progress, None)
-    keys = _cache_keys(doc, chunks, method, encoder, policy)
+        return embedding.vectors(
+            spec, doc, chunks, encoder, policy=policy, progress=progress, cache=None
+        )
+    keys = _cache_keys(doc, chunks, spec, encoder, policy)
     found = [cache.get(k, c.chunk_id) for k, c in zip(keys, chunks, strict=True)]
     missing = [i for i, record in enumerate(found) if record is None]
     if missing:
-        fresh = _compute(
-            doc, [chunks[i] for i in missing], method, encoder, policy, progress, cache
+        fresh = embedding.vectors(
+            spec,
+            doc,
+            [chunks[i] for i in missing],
+            encoder,
+            policy=policy,
+            progress=progress,
+            cache=cache,
         )
         for i, record in zip(missing, fresh, strict=True):
             cache.put(keys[i], record)

@@ -16,11 +16,17 @@ chunk's tail that is cut, and ``truncated_tokens`` says how much.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from core.embed.encoder import Encoder
-from core.embed.naive import encode_alone
+from core.embed.naive import encode_alone, header_variant, text_digest
 from core.embed.records import ChunkVector
 from core.types import Chunk, Document
+
+if TYPE_CHECKING:
+    from core.embed.cache import VectorCache
+    from core.embed.late import WindowPolicy
+    from core.methods import MethodSpec
 
 Progress = Callable[[int, int], None]
 HEADING_SEPARATOR = " > "
@@ -40,12 +46,21 @@ def contextual_text(doc: Document, chunk: Chunk) -> str:
     return f"{prefix}\n\n{body}" if prefix else body
 
 
+def prefix_variant(doc: Document, chunk: Chunk, policy: WindowPolicy | None) -> str:
+    """``ctx-<digest of the prefix>``, then the header rule's ``thp-<digest>`` when a
+    split table's header rows are read too."""
+    return "ctx-" + text_digest(contextual_prefix(doc, chunk)) + header_variant(doc, chunk, policy)
+
+
 def contextual_vectors(
+    spec: MethodSpec,
     doc: Document,
     chunks: Sequence[Chunk],
     encoder: Encoder,
     *,
+    policy: WindowPolicy | None = None,
     progress: Progress | None = None,
+    cache: VectorCache | None = None,
 ) -> list[ChunkVector]:
     """Contextual vectors (same order as ``chunks``); token_count counts the chunk alone."""
     return encode_alone(
@@ -53,6 +68,6 @@ def contextual_vectors(
         [contextual_text(doc, c) for c in chunks],
         [c.text for c in chunks],
         encoder,
-        method="contextual",
+        method=spec.name,
         progress=progress,
     )

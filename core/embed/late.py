@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,6 +38,10 @@ from core.embed.spans import (
 from core.errors import ModelError, PoolingError
 from core.protocols import TextEncoder
 from core.types import Chunk, Document
+
+if TYPE_CHECKING:
+    from core.embed.cache import VectorCache
+    from core.methods import MethodSpec
 
 Progress = Callable[[int, int], None]
 DOC_TOKEN_CACHE_SIZE = 4
@@ -246,11 +251,13 @@ def late_vectors(
     encoder: Encoder,
     policy: WindowPolicy,
     *,
+    method: str,
     progress: Progress | None = None,
     states: np.ndarray | None = None,
     keep_states: bool = False,
 ) -> tuple[list[ChunkVector], np.ndarray | None]:
-    """Late vectors of ``chunks`` (same order); returns them and the owned token states.
+    """Late vectors of ``chunks`` (same order, labelled ``method``); returns them and the
+    owned token states.
 
     ``states`` (float32 or float16 ``(n_tokens, dim)``, from an earlier call with the same
     policy) skips the forward passes (states of another shape are ignored);
@@ -259,7 +266,7 @@ def late_vectors(
     check_late_pooling(encoder)
     tokens = document_tokens(encoder, doc)
     if len(tokens) == 0:
-        return _vectors_without_tokens(chunks, encoder), None
+        return _vectors_without_tokens(chunks, encoder, method), None
     if states is not None and states.shape != (len(tokens), encoder.dim):
         states = None  # not this document's states: never pool from them
     char_starts = np.array([c.char_start for c in chunks], dtype=np.int64)
@@ -284,10 +291,14 @@ def late_vectors(
     means = sums / (pool_stops - pool_starts)[:, None]
     norms = np.linalg.norm(means, axis=1, keepdims=True)
     vectors = (means / np.maximum(norms, 1e-12)).astype(np.float32)
-    return _records(chunks, vectors, plan, tok_starts, tok_stops, pool_starts, pool_stops), kept
+    records = _records(
+        method, chunks, vectors, plan, tok_starts, tok_stops, pool_starts, pool_stops
+    )
+    return records, kept
 
 
 def _records(
+    method: str,
     chunks: Sequence[Chunk],
     vectors: np.ndarray,
     plan: WindowPlan,
@@ -307,7 +318,7 @@ def _records(
         out.append(
             ChunkVector(
                 chunk_id=chunk.chunk_id,
-                method="late",
+                method=method,
                 vector=vectors[i],
                 token_count=count,
                 truncated_tokens=0,
@@ -319,12 +330,14 @@ def _records(
     return out
 
 
-def _vectors_without_tokens(chunks: Sequence[Chunk], encoder: Encoder) -> list[ChunkVector]:
+def _vectors_without_tokens(
+    chunks: Sequence[Chunk], encoder: Encoder, method: str
+) -> list[ChunkVector]:
     empty = encoder.encode_ids([[]])[0]
     return [
         ChunkVector(
             chunk_id=c.chunk_id,
-            method="late",
+            method=method,
             vector=empty.copy(),
             token_count=0,
             windows=(0,),
@@ -332,3 +345,47 @@ def _vectors_without_tokens(chunks: Sequence[Chunk], encoder: Encoder) -> list[C
         )
         for c in chunks
     ]
+
+
+def window_variant(doc: Document, chunk: Chunk, policy: WindowPolicy | None) -> str:
+    """The window policy's key: a late vector pools the document's own token states, so
+    only the windows change it (a prefix or a table's header rows are never read)."""
+    if policy is None:
+        raise ValueError("a late vector's cache variant needs its window policy")
+    return policy.key
+
+
+def late_chunk_vectors(
+    spec: MethodSpec,
+    doc: Document,
+    chunks: Sequence[Chunk],
+    encoder: Encoder,
+    *,
+    policy: WindowPolicy | None,
+    progress: Progress | None = None,
+    cache: VectorCache | None = None,
+) -> list[ChunkVector]:
+    """``late_vectors`` labelled ``spec.name``; with a ``cache``, the document's token
+    states are read from it when it has them under ``policy``, and kept in it when not."""
+    if policy is None:
+        raise ValueError("late vectors need a resolved window policy")
+    shape = (len(document_tokens(encoder, doc)), encoder.dim)
+    # ``is not None``: an empty VectorCache is falsy (it has a length), yet may hold states.
+    states = (
+        None
+        if cache is None
+        else cache.get_states(encoder.identity, doc.sha256, policy.key, shape=shape)
+    )
+    records, kept = late_vectors(
+        doc,
+        chunks,
+        encoder,
+        policy,
+        method=spec.name,
+        progress=progress,
+        states=states,
+        keep_states=cache is not None and states is None,
+    )
+    if cache is not None and kept is not None:
+        cache.put_states(encoder.identity, doc.sha256, policy.key, kept)
+    return records

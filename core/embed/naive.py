@@ -7,10 +7,18 @@ tokenizer's truncation side), and the cut is recorded in ``truncated_tokens``.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from core.embed.encoder import Encoder
 from core.embed.records import ChunkVector
+from core.types import Chunk, Document
+
+if TYPE_CHECKING:
+    from core.embed.cache import VectorCache
+    from core.embed.late import WindowPolicy
+    from core.methods import MethodSpec
 
 Progress = Callable[[int, int], None]
 
@@ -49,17 +57,31 @@ def encode_alone(
     ]
 
 
+def text_digest(text: str) -> str:
+    """16 hex digits of ``text``'s blake2b: the part of a cache variant that names a text."""
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def header_variant(doc: Document, chunk: Chunk, policy: WindowPolicy | None) -> str:
+    """``""``, or ``thp-<digest>`` of what the encoder reads when a split table's header
+    rows come before the chunk (``Chunk.encoder_text``)."""
+    return "" if chunk.encoder_text == chunk.text else "thp-" + text_digest(chunk.encoder_text)
+
+
 def naive_vectors(
-    texts: Sequence[str],
-    chunk_ids: Sequence[str],
+    spec: MethodSpec,
+    doc: Document,
+    chunks: Sequence[Chunk],
     encoder: Encoder,
     *,
+    policy: WindowPolicy | None = None,
     progress: Progress | None = None,
-    counted: Sequence[str] | None = None,
+    cache: VectorCache | None = None,
 ) -> list[ChunkVector]:
     """Naive vectors of what each chunk's encoder reads (same order as given);
-    ``token_count`` counts ``counted`` (the chunk texts themselves) when given."""
+    ``token_count`` counts the chunk's own text. No window policy, nothing cached on the
+    way."""
     return encode_alone(
-        chunk_ids, texts, texts if counted is None else counted, encoder, method="naive",
-        progress=progress,
+        [c.chunk_id for c in chunks], [c.encoder_text for c in chunks], [c.text for c in chunks],
+        encoder, method=spec.name, progress=progress,
     )  # fmt: skip

@@ -11,18 +11,23 @@ method is one module and one ``register`` call. Built-in entries: ``naive``, ``l
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from core.errors import ChunkscopeError
-from core.methods.spec import BM25, COSINE, MethodSpec, ScoreScale
+from core.methods.spec import BM25, COSINE, DenseEmbedding, MethodSpec, ScoreScale
 
 __all__ = [
     "BM25",
     "COSINE",
+    "BenchMethods",
+    "DenseEmbedding",
     "MethodSpec",
     "ScoreScale",
     "UnknownMethodError",
     "base_methods",
     "delta_pairs",
+    "embedding_method",
+    "embedding_methods",
     "get",
     "needs_indexing",
     "parse_methods",
@@ -42,6 +47,18 @@ SUGGESTED_FUSIONS = (
     "hybrid(contextual,contextual-bm25;rrf60)",
 )
 PAIRED = ("naive", "late")  # the pair read first: the scatter, the deltas, the triage
+EMBEDDED = "naive"  # embed without --method
+
+
+class BenchMethods(NamedTuple):
+    """The methods the benchmark times; its case keys and labels are these names."""
+
+    alone: str  # chunks encoded alone: against the model's own library, and the store cases'
+    windowed: str  # late chunking: against ``alone``, over policies, its memory, attribution
+    lexical: str  # the lexical and failure-signal cases
+
+
+BENCHED = BenchMethods(alone="naive", windowed="late", lexical="bm25")  # scale: all three
 _REGISTRY: dict[str, MethodSpec] = {}
 _LOADED = False
 
@@ -95,6 +112,28 @@ def get(name: str) -> MethodSpec:
     raise UnknownMethodError(
         f"unknown method {name!r}: use {', '.join(base_methods())} or "
         "hybrid(A,B;rrf60) / hybrid(A,B;w0.5,0.5) of them"
+    )
+
+
+def embedding_methods() -> tuple[str, ...]:
+    """Registered methods whose vectors ``core.embed`` makes (those with an
+    ``embedding``), simpler first."""
+    return tuple(m for m in base_methods() if _REGISTRY[m].embedding is not None)
+
+
+def embedding_method(*, windowed: bool = False, prefixed: bool = False) -> MethodSpec:
+    """The simplest registered method whose embedding has exactly these flags (the late
+    attribution labels itself with the windowed one, the prefix attribution with the
+    prefixed one); ``UnknownMethodError`` when none has."""
+    for name in embedding_methods():
+        embedding = _REGISTRY[name].embedding
+        if embedding is not None and (embedding.windowed, embedding.prefixed) == (
+            windowed,
+            prefixed,
+        ):
+            return _REGISTRY[name]
+    raise UnknownMethodError(
+        f"no registered dense method has windowed={windowed} and prefixed={prefixed}"
     )
 
 

@@ -1,8 +1,9 @@
 """The dense methods: one vector per chunk from the encoder, scored by cosine.
 
 Their vectors come from ``core.embed.embed_chunks`` (naive, late, contextual), which
-documents exactly what each encodes. Registered here, so the rest of the code asks the
-registry instead of spelling the names out.
+documents exactly what each encodes; each spec's ``embedding`` names the functions of
+``core.embed`` that compute its vectors and its cache variant. Registered here, so the
+rest of the code asks the registry instead of spelling the names out.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from core.methods.spec import COSINE, IndexStep, MethodSpec, Progress
+from core.methods.spec import COSINE, DenseEmbedding, IndexStep, MethodSpec, Progress
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
@@ -46,10 +47,27 @@ def embed_step(method: str) -> IndexStep:
     return index
 
 
+def _embeddings() -> dict[str, DenseEmbedding]:
+    # Imported here: core.embed imports the registry.
+    from core.embed import contextual, late, naive
+
+    return {
+        "naive": DenseEmbedding(vectors=naive.naive_vectors, variant=naive.header_variant),
+        "late": DenseEmbedding(
+            vectors=late.late_chunk_vectors, variant=late.window_variant, windowed=True
+        ),
+        "contextual": DenseEmbedding(
+            vectors=contextual.contextual_vectors,
+            variant=contextual.prefix_variant,
+            prefixed=True,
+        ),
+    }
+
+
 def register_all() -> None:
     from core.methods import register
 
-    for name in ("naive", "late", "contextual"):
+    for name, embedding in _embeddings().items():
         register(
             MethodSpec(
                 name=name,
@@ -59,7 +77,8 @@ def register_all() -> None:
                 colour=_COLOURS[name],
                 order=_ORDER[name],
                 index=embed_step(name),
-                needs_mean_pooling=name == "late",
-                progress_unit="macro-windows" if name == "late" else "chunks",
+                needs_mean_pooling=embedding.windowed,
+                progress_unit="macro-windows" if embedding.windowed else "chunks",
+                embedding=embedding,
             )
         )

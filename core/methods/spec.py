@@ -5,7 +5,8 @@ query against a chunk. A method's ``score`` says what its numbers are, so a char
 table labels them truthfully (a cosine in [-1, 1], an unbounded BM25 score, a fused score
 of ranks). Families:
 
-- ``dense``: one stored vector per chunk, scored by cosine against one query vector;
+- ``dense``: one stored vector per chunk, scored by cosine against one query vector (a
+  built-in one says, in its ``embedding``, how ``core.embed`` computes and caches it);
 - ``lexical``: a term index over the chunk text (and what the method prefixes to it),
   scored by BM25;
 - ``fused``: no index of its own; fuses the rankings of its ``parts``.
@@ -19,6 +20,8 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
+    from core.embed.encoder import Encoder
+    from core.embed.late import WindowPolicy
     from core.embed.records import ChunkVector
     from core.protocols import TextEncoder
     from core.types import Chunk, Document
@@ -61,6 +64,50 @@ class IndexStep(Protocol):
     ) -> list[ChunkVector]: ...
 
 
+class VectorFunction(Protocol):
+    """The vectors of ``chunks`` (one record per chunk, in the order given, labelled
+    ``spec.name``); ``policy`` is the resolved macro-window policy of a windowed method
+    (None otherwise); with a ``cache``, it may keep or reuse what it computed on the way
+    (late chunking's token states): ``core.embed`` itself looks up and stores the vectors."""
+
+    def __call__(
+        self,
+        spec: MethodSpec,
+        doc: Document,
+        chunks: Sequence[Chunk],
+        encoder: Encoder,
+        *,
+        policy: WindowPolicy | None,
+        progress: Progress | None,
+        cache: VectorCache | None,
+    ) -> list[ChunkVector]: ...
+
+
+class VariantRule(Protocol):
+    """What besides the model, the method and the span decides a chunk's vector: the
+    ``variant`` of its cache key. Stored vectors are found again only while it returns the
+    same string for the same input."""
+
+    def __call__(self, doc: Document, chunk: Chunk, policy: WindowPolicy | None) -> str: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DenseEmbedding:
+    """How ``core.embed.embed_chunks`` computes and caches a dense method's vectors.
+
+    ``windowed``: the vectors pool a whole document's token states over macro-windows
+    (late chunking), so a window policy is resolved and passed to ``vectors`` and
+    ``variant``, and the embed command reports the windows. ``prefixed``: the encoder
+    reads the contextual prefix (title and heading path) before the chunk's text, which
+    is what the prefix attribution leaves out word by word.
+    """
+
+    vectors: VectorFunction
+    variant: VariantRule
+    windowed: bool = False
+    prefixed: bool = False
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MethodSpec:
     """One registered method (see the module docstring).
@@ -68,8 +115,9 @@ class MethodSpec:
     ``order`` sorts methods from simpler to more elaborate: evaluation deltas are "more
     elaborate minus simpler". ``needs_mean_pooling`` marks methods that pool token states
     themselves (late chunking), refused on CLS-pooled models. ``index`` is None for fused
-    methods, whose ``parts`` are indexed instead. ``prefix`` gives the text a method reads
-    before a chunk's own text (the contextual prefix), or None.
+    methods, whose ``parts`` are indexed instead. ``embedding`` (dense methods only) is
+    how ``core.embed`` makes the vectors; a dense method without one (a test's toy) has
+    only its own ``index`` step.
     """
 
     name: str
@@ -83,6 +131,7 @@ class MethodSpec:
     needs_mean_pooling: bool = False
     params: dict[str, float] = field(default_factory=dict)
     progress_unit: str = "chunks"  # what its index step's progress counts
+    embedding: DenseEmbedding | None = None
 
     def __post_init__(self) -> None:
         if not self.name or any(ch.isspace() for ch in self.name):
@@ -91,6 +140,8 @@ class MethodSpec:
             raise ValueError(f"method {self.name}: fused methods, and only they, have no index")
         if self.family == "fused" and len(self.parts) < 2:
             raise ValueError(f"method {self.name}: a fusion needs at least two parts")
+        if self.embedding is not None and self.family != "dense":
+            raise ValueError(f"method {self.name}: only a dense method has an embedding")
 
     @property
     def stored(self) -> bool:

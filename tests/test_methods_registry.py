@@ -1,0 +1,159 @@
+"""The registry is the one place that names the built-in methods: everything else asks it
+(role tuples, a spec's name and flags), so a quoted method name outside ``core/methods/``
+is a second spelling that can drift from it."""
+
+from __future__ import annotations
+
+import re
+import types
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from test_embed_encoder import make_chunks, make_text_document, shared_tiny_dir
+
+from core import embed, methods
+from core.embed import VectorCache, embed_chunks, load_encoder
+from core.embed.late import WindowPolicy
+from core.methods import DenseEmbedding, MethodSpec
+from core.types import ChunkPolicy
+
+ROOT = Path(__file__).resolve().parent.parent
+SCANNED = ("core", "workbench")
+# Quoted built-in names that are not method references, with how many times each occurs.
+NOT_METHODS = Counter(
+    {
+        ("core/store/lexical.py", "bm25"): 2,  # the folder bm25s saves its index in, and reads
+        ("workbench/_ui_inspect.py", "bm25"): 1,  # a ScoreScale.kind, keying its short label
+        ("core/cli/index_cmd.py", "naive"): 1,  # a docstring example of a parsed method list
+    }
+)
+
+
+def quoted_method_names(text: str, names: tuple[str, ...]) -> list[str]:
+    """Every ``"name"`` or ``'name'`` of ``names`` in ``text`` (a whole string literal)."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    pattern = re.compile(rf"""(["'])({alternatives})\1""")
+    return [m.group(2) for m in pattern.finditer(text)]
+
+
+def test_the_scan_finds_quoted_names_and_only_them():
+    names = ("late", "contextual-bm25", "bm25")
+    text = """f(method="late"); g('bm25') "contextual-bm25" "late chunking" ``late`` "bm25s" """
+    assert quoted_method_names(text, names) == ["late", "bm25", "contextual-bm25"]
+
+
+def test_no_method_name_is_spelled_outside_the_registry():
+    names = methods.base_methods()
+    assert {"naive", "late", "contextual", "bm25", "contextual-bm25"} <= set(names)
+    found: Counter[tuple[str, str]] = Counter()
+    for folder in SCANNED:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel.startswith("core/methods/"):
+                continue
+            for name in quoted_method_names(path.read_text(encoding="utf-8"), names):
+                found[rel, name] += 1
+    unexpected = {k: n for k, n in found.items() if n > NOT_METHODS[k]}
+    assert not unexpected, (
+        f"method names spelled outside core/methods/ (ask the registry instead): {unexpected}"
+    )
+    stale = {k: n for k, n in NOT_METHODS.items() if found[k] != n}
+    assert not stale, f"allow-list entries that no longer match the code: {stale}"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory):
+    return load_encoder(shared_tiny_dir(tmp_path_factory), device="cpu")
+
+
+def test_the_built_in_dense_methods_carry_their_embedding():
+    assert embed.METHODS == methods.embedding_methods() == ("naive", "contextual", "late")
+    late = methods.embedding_method(windowed=True)
+    assert late.name == "late" and late.needs_mean_pooling
+    assert late.progress_unit == "macro-windows"
+    assert methods.embedding_method(prefixed=True).name == "contextual"
+    assert methods.embedding_method().name == "naive" == methods.EMBEDDED
+    assert all(methods.get(m).embedding is None for m in ("bm25", "hybrid(late,bm25)"))
+    assert tuple(methods.BENCHED) == ("naive", "late", "bm25")
+    with pytest.raises(ValueError, match="only a dense method"):
+        replace(methods.get("bm25"), embedding=methods.get("naive").embedding)
+    with pytest.raises(ValueError, match="unknown method 'bm25': use one of naive,"):
+        embed.embedding_of("bm25")
+
+
+def test_cache_keys_of_the_built_in_methods_are_pinned():
+    """A changed variant or key orphans every stored vector: these strings stay."""
+    text = "Model | Bar\nHX40 | 2\nPumps run at two bar. Valves are checked monthly."
+    doc = make_text_document(text, title="Pump manual")
+    (plain,) = make_chunks(doc, [(21, len(text))], heading_paths=[("Pumps", "Pressure")])
+    policy = ChunkPolicy(name="structure", size=240, unit="tokens", table_header_prefix=True)
+    piece = replace(
+        plain, policy=policy, header_rows=((0, 11),), header_text=text[0:11],
+        block_kinds=("table",),
+    )  # fmt: skip
+    window = WindowPolicy(window=254, stride=200, margin=27)
+    encoder = types.SimpleNamespace(identity="m", max_tokens=256)
+    pinned = {
+        "naive": [
+            ("", "29b0071589111c1fefd2380a986b01aa"),
+            ("thp-ca3c648f6f99c678", "07282b54e50cd443813ad958be06233d"),
+        ],
+        "contextual": [
+            ("ctx-10e76e7b92d369f8", "4641882ebb32449bc513863aac7e48ec"),
+            ("ctx-10e76e7b92d369f8thp-ca3c648f6f99c678", "5e1c6fd5843ad44b078f4980c253ab1c"),
+        ],
+        "late": [
+            ("w254-s200-m27", "095c6d6d9fa55fbf27f75b1082745c72"),
+            ("w254-s200-m27", "095c6d6d9fa55fbf27f75b1082745c72"),
+        ],
+    }
+    for name, want in pinned.items():
+        spec = methods.get(name)
+        assert spec.embedding is not None
+        policy_of = window if spec.embedding.windowed else None
+        keys = embed._cache_keys(doc, [plain, piece], spec, encoder, policy_of)
+        assert [(k.variant, k.digest) for k in keys] == want, name
+
+
+def test_a_registered_embedding_is_dispatched_cached_and_labelled_by_its_spec(tiny, capsys):
+    from core.cli import main
+    from core.embed.naive import encode_alone, header_variant
+    from core.index import method_records
+    from core.methods.dense import embed_step
+
+    calls: list[int] = []
+
+    def upper_vectors(spec, doc, chunks, encoder, *, policy, progress, cache):
+        calls.append(len(chunks))
+        return encode_alone(
+            [c.chunk_id for c in chunks], [c.text.upper() for c in chunks],
+            [c.text for c in chunks], encoder, method=spec.name, progress=progress,
+        )  # fmt: skip
+
+    spec = MethodSpec(
+        name="upper", family="dense", score=methods.COSINE, summary="upper-cased text",
+        colour="#000000", order=5, index=embed_step("upper"),
+        embedding=DenseEmbedding(vectors=upper_vectors, variant=header_variant),
+    )  # fmt: skip
+    methods.register(spec)
+    try:
+        assert "upper" in embed.METHODS
+        doc = make_text_document("The pump runs at two bar. Its valves are checked monthly.")
+        chunks = make_chunks(doc, [(0, 25), (26, len(doc.text))])
+        cache = VectorCache()
+        first = embed_chunks(doc, chunks, "upper", tiny, cache=cache)
+        again = embed_chunks(doc, chunks, spec, tiny, cache=cache)
+        assert calls == [2] and cache.hits == 2
+        assert {r.method for r in (*first, *again)} == {"upper"}
+        direct = tiny.encode_texts([c.text.upper() for c in chunks])
+        assert float(first[0].vector @ direct[0]) > 0.9999
+        (record, _) = method_records(doc, chunks, "upper", tiny)
+        assert record.method == "upper"
+        with pytest.raises(SystemExit):
+            main(["embed", "--help"])
+        assert "upper" in capsys.readouterr().out
+    finally:
+        methods.unregister("upper")
+    assert "upper" not in embed.METHODS
