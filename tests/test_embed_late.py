@@ -14,9 +14,10 @@ from test_embed_encoder import (
     shared_tiny_dir,
 )
 
-from core.embed import METHODS, contextual_text, embed_chunks, late_windows, load_encoder
+from core.embed import contextual_text, embed_chunks, late_windows, load_encoder
 from core.embed.late import window_policy
 from core.errors import ModelError, PoolingError
+from core.methods import embedding_methods
 from core.modelpath import default_model_dir
 
 PARAGRAPH = (
@@ -197,7 +198,7 @@ def test_methods_share_spans_and_order(tiny) -> None:
         [(0, 80), (80, 200), (200, len(PARAGRAPH))],
         heading_paths=[(), ("Care",), ("Care", "Frost")],
     )
-    by_method = {m: embed_chunks(doc, chunks, m, tiny) for m in METHODS}
+    by_method = {m: embed_chunks(doc, chunks, m, tiny) for m in embedding_methods()}
     for method, records in by_method.items():
         assert [r.chunk_id for r in records] == [c.chunk_id for c in chunks]
         assert all(r.method == method for r in records)

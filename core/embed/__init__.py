@@ -35,7 +35,6 @@ from core.types import Chunk, Document
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
-    "METHODS",
     "POOLINGS",
     "ChunkVector",
     "Encoder",
@@ -51,14 +50,6 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int], None]
-
-
-def __getattr__(name: str) -> tuple[str, ...]:
-    # ``METHODS``: the registry's methods with an embedding, asked when read (the registry
-    # loads its dense entries from this package, so not at import time).
-    if name == "METHODS":
-        return methods.embedding_methods()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def embedding_of(method: str | MethodSpec) -> tuple[MethodSpec, DenseEmbedding]:
@@ -124,7 +115,8 @@ def embed_chunks(
 ) -> list[ChunkVector]:
     """One :class:`ChunkVector` per chunk, in the order given.
 
-    ``method`` is a registered method with an embedding (``METHODS``), by name or spec.
+    ``method`` is a registered method with an embedding
+    (``core.methods.embedding_methods()``), by name or spec.
     The encoder must be a ``core.embed.Encoder``: every method reads its tokenizer, late
     chunking its token states too (another ``TextEncoder`` is a ``ModelError``).
 
