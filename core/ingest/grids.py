@@ -100,6 +100,7 @@ class _Row:
     height: float
     _label: BBox | None = None
     _values: list[float] | None = None
+    _figures_left: float = float("inf")
 
     @property
     def label(self) -> BBox | None:
@@ -126,6 +127,15 @@ class _Row:
                 figures.append((box, text))
         self._label = label
         self._values = _values(self, label, figures) if figures else []
+        if figures:
+            self._figures_left = min(box[0] for box, _ in figures)
+
+    @property
+    def figures_left(self) -> float:
+        """The left edge of the row's leftmost figure (infinite without one)."""
+        if self._values is None:
+            self._measure()
+        return self._figures_left
 
 
 def _values(row: _Row, label: BBox | None, figures: list[Fragment]) -> list[float]:
@@ -232,7 +242,7 @@ def _continues(
     them ("The following table ...") introduces another table."""
     above, below = rows[previous[2] - 1], rows[start]
     close = below.top - above.bottom <= MERGE_GAP_SHARE * max(above.height, below.height)
-    left = min(_figures_left(row) for row in rows[previous[1] : previous[2]] if row.values)
+    left = min(row.figures_left for row in rows[previous[1] : previous[2]] if row.values)
     return (
         start <= previous[2] + MAX_HEADER_ROWS
         and close
@@ -246,7 +256,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
     edges) from ``start``; the count is -1 when fewer than half its rows have a label."""
     columns = list(rows[start].values)
     ordered = sorted(columns)
-    figures_left = _figures_left(rows[start])
+    figures_left = rows[start].figures_left
     last, count, labels = start, 1, 0
     labelled = int(rows[start].label is not None)
     for k in range(start + 1, len(rows)):
@@ -260,7 +270,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
                     columns.append(e)
                     bisect.insort(ordered, e)
             last, count, labels = k, count + 1, 0
-            figures_left = min(figures_left, _figures_left(row))
+            figures_left = min(figures_left, row.figures_left)
             labelled += row.label is not None
             continue
         labels += 1
@@ -271,11 +281,6 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
             # the table has ended; a table printed in sections continues by its header
     # a grid of bare figures (a plot's axes, a matrix) is no table: most rows have labels
     return last + 1, count if 2 * labelled >= count else -1, columns
-
-
-def _figures_left(row: _Row) -> float:
-    """The left edge of a numeric row's leftmost figure."""
-    return min(box[0] for box, text in row.fragments if _is_figure(text))
 
 
 def _prose(row: _Row, figures_left: float) -> bool:
@@ -294,7 +299,7 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
     """(first header row, first body row) above the numeric row ``first``: up to
     ``MAX_LABEL_ROWS`` label rows (left of the figures) belong to the body, the short
     rows above them that reach into the figure columns are the header."""
-    figures_left = min(_figures_left(row) for row in rows[first:end] if row.values)
+    figures_left = min(row.figures_left for row in rows[first:end] if row.values)
     k, body, labels = first, first, 0
     while k > 0 and body - k < MAX_HEADER_ROWS:
         row, below = rows[k - 1], rows[k]
