@@ -69,11 +69,14 @@ _LETTER = re.compile(r"[^\W\d_]")
 _LEADERS = re.compile(r"(\.\s?){4,}|…{2,}")
 _YEAR = re.compile(r"^(19|20)\d\d$")
 # The end of a line that closes a figure: its last digit (or a dash, "—" for nil), a sign
-# that hangs after the digits ("23.9 %", "(347)", "(7.4)%": statements right-align the
-# digits and let the percent sign or the closing parenthesis hang into the gutter, 13 pt
-# on MGM's statistics) and the currency sign of the next column that the text extraction
-# joined to the line ("0.69 $", "— $").
-FIGURE_END = re.compile(r"(?:\d\s*([%)\]]+)?|[—–-])(?:\s+([$€£¥]))?$")
+# and a unit that hang after the digits ("23.9 %", "(347)", "(7.4)%", "112 bps":
+# statements right-align the digits and let the rest hang into the gutter, 13 pt on
+# MGM's statistics, 19 pt on PepsiCo's margins) and the currency sign of the next column
+# that the text extraction joined to the line ("0.69 $", "— $").
+FIGURE_END = re.compile(
+    r"(?:\d\s*([%)\]]+)?(?:\s*(bps|bp|pts|pp))?|[—–-])(?:\s+([$€£¥]))?$"
+)
+FIGURE_UNITS = ("bps", "bp", "pts", "pp")
 
 Fragment = tuple[BBox, str]
 
@@ -246,9 +249,17 @@ def _continues(
     return (
         start <= previous[2] + MAX_HEADER_ROWS
         and close
-        and (_shared(columns, sorted(previous[3])) >= MIN_VALUES)
+        and _shared(columns, sorted(previous[3])) >= _continued_columns(columns, previous[3])
         and not any(_prose(row, left) for row in rows[previous[2] : start])
     )
+
+
+def _continued_columns(columns: list[float], previous: list[float]) -> int:
+    """How many figure columns a grid must share with the one above to continue it: most
+    of the narrower one's (a table printed in sections repeats its columns; the next
+    table under a like header sets its own, PepsiCo's 2022 reconciliation under its
+    2023 one)."""
+    return max(MIN_VALUES, -(-min(len(columns), len(previous)) // 2))
 
 
 def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:

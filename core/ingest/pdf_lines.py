@@ -15,7 +15,7 @@ import numpy as np
 import pymupdf
 
 from core.geometry import BBox, Box, bounding, contains_centre, union_of
-from core.ingest.grids import FIGURE_END, Fragment
+from core.ingest.grids import FIGURE_END, FIGURE_UNITS, Fragment
 from core.ingest.tables import TableRegion
 
 NAN_BOX: BBox = (float("nan"),) * 4
@@ -77,17 +77,19 @@ def visible_char_boxes(blocks: list[list[Line]]) -> np.ndarray:
 
 def grid_fragments(blocks: list[list[Line]]) -> list[Fragment]:
     """Every line's box and text for the numeric grids (``core.ingest.grids``). A line
-    that ends a figure with a hanging sign or a joined currency sign (``FIGURE_END``) is
-    cut into the figure's digits, the sign and the currency sign, so the figure's column
-    is where its digits end, as in a right-aligned column."""
+    that ends a figure with a hanging sign or unit or a joined currency sign
+    (``FIGURE_END``) is cut into the figure's digits, the sign, the unit and the currency
+    sign, so the figure's column is where its digits end, as in a right-aligned column."""
     out: list[Fragment] = []
     for lines in blocks:
         for line in lines:
-            end = FIGURE_END.search(line.text) if line.text[-1] in _FIGURE_TAIL else None
+            text = line.text
+            tail = text[-1] in _FIGURE_TAIL or text.endswith(FIGURE_UNITS)
+            end = FIGURE_END.search(text) if tail else None
             if end is None or end.lastindex is None:
                 out.append((line.bbox, line.text))
                 continue
-            cuts = [0, *(end.start(g) for g in (1, 2) if end.start(g) >= 0), len(line.text)]
+            cuts = [0, *(end.start(g) for g in (1, 2, 3) if end.start(g) >= 0), len(text)]
             for a, b in itertools.pairwise(cuts):
                 piece = line.text[a:b]
                 a, b = a + len(piece) - len(piece.lstrip()), b - len(piece) + len(piece.rstrip())
