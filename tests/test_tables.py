@@ -451,3 +451,20 @@ def test_a_parse_after_the_table_cache_is_emptied_types_the_same_blocks(name: st
     assert [(b.kind, b.char_start, b.char_end, b.header_rows) for b in again.blocks] == [
         (b.kind, b.char_start, b.char_end, b.header_rows) for b in parsed.blocks
     ]
+
+
+def test_tables_under_like_headers_are_apart_and_keep_their_headers() -> None:
+    doc, parsed = _parsed("PEPSICO_2023Q1_EARNINGS.pdf")
+    tables = [b for b in parsed.blocks if b.kind == "table"]
+    # p. 13: the 2023 reconciliation and the 2022 one under it set different columns
+    weeks = [doc.text[slice(*b.header_rows[0])] for b in tables if b.page == 13]
+    assert weeks == ["12 Weeks Ended 3/25/2023", "12 Weeks Ended 3/19/2022"]
+    # p. 15: one-column tables under a header right-aligned to their figures
+    eps = next(b for b in tables if b.page == 15 and "diluted EPS" in b.text)
+    assert [doc.text[a:b] for a, b in eps.header_rows] == ["Year Ended", "12/31/2022"]
+    margin = next(b for b in tables if b.page == 15 and "gross margin" in b.text)
+    assert "112 bps" in margin.text and "Core gross margin growth" in margin.text
+    # a statement's title is no header row
+    doc, parsed = _parsed("Pfizer_2023Q2_10Q.pdf")
+    headers = [doc.text[a:b] for t in parsed.blocks if t.kind == "table" for a, b in t.header_rows]
+    assert not any(h.startswith("The following summarizes") for h in headers)

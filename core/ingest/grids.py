@@ -14,20 +14,23 @@ PyMuPDF call), in about linear time in the fragments of the page (one sort):
    ``MIN_VALUES`` right edges (``EDGE_TOLERANCE_PT``; or as many as the grid has) with
    the numeric rows before it, at most ``MAX_LABEL_ROWS`` rows of labels ("Costs and
    expenses:") sit between two numeric rows, no sentence runs across the figure columns
-   ("The following table shows ...") and no gap between rows exceeds ``MAX_GAP_SHARE``
-   line heights; it
+   ("The following table shows ...") and no header row sits there ("12 Weeks Ended",
+   short text starting nearer the figures than the labels, left of the last column), and
+   no gap between rows exceeds ``MAX_GAP_SHARE`` line heights; it
    needs at least ``MIN_NUMERIC_ROWS`` numeric rows, at least half of them with a label
    (figures count only right of a row's label: a section number before its title is
    none; bare figures are a plot's axes or a matrix);
 4. its *header rows* are the rows right above the first numeric row (gaps up to
    ``HEADER_GAP_SHARE`` line heights, at most ``MAX_HEADER_ROWS``), made of short
    fragments that reach into the figure columns (right of the leftmost figure of any of the
-   grid's numeric rows: "Three Months Ended", "July 2,", "2023"),
-   set no larger than ``TITLE_SHARE`` times the first numeric row (a title is not a header);
+   grid's numeric rows) or start nearer them than the labels ("Three Months Ended",
+   "July 2,", "2023"), set no larger than ``TITLE_SHARE`` times the first numeric row (a
+   title is not a header); one label row ("Costs and expenses:") may sit between them and
+   the first numeric row, none above a header row;
 5. a grid that starts (header included) within ``MERGE_GAP_SHARE`` line heights below the
-   previous one and shares its figure columns continues it, unless a sentence sits
-   between them: one table printed in sections, each under a repeated header (the first
-   header stays the table's).
+   previous one and shares most of its figure columns continues it, unless a sentence
+   sits between them: one table printed in sections, each under a repeated header (the
+   first header stays the table's).
 
 A figure's right edge is where its digits end: ingest cuts a hanging "%" or ")" and a
 currency sign joined to the line off the fragment (``FIGURE_END``, applied by
@@ -268,6 +271,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
     columns = list(rows[start].values)
     ordered = sorted(columns)
     figures_left = rows[start].figures_left
+    labels_left = _labels_left(rows[start], figures_left)
     last, count, labels = start, 1, 0
     labelled = int(rows[start].label is not None)
     for k in range(start + 1, len(rows)):
@@ -282,6 +286,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
                     bisect.insort(ordered, e)
             last, count, labels = k, count + 1, 0
             figures_left = min(figures_left, row.figures_left)
+            labels_left = min(labels_left, _labels_left(row, figures_left))
             labelled += row.label is not None
             continue
         labels += 1
@@ -290,8 +295,25 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
         if _prose(row, figures_left):
             break  # a sentence across the figure columns ("The following table ..."):
             # the table has ended; a table printed in sections continues by its header
+        if _over_figures(row, labels_left, figures_left, ordered[-1]):
+            break  # a header ("12 Weeks Ended"): another table, or this one's next section
     # a grid of bare figures (a plot's axes, a matrix) is no table: most rows have labels
     return last + 1, count if 2 * labelled >= count else -1, columns
+
+
+def _labels_left(row: _Row, figures_left: float) -> float:
+    """Where a numeric row's label starts (its leftmost fragment, else its figures)."""
+    return min(min(box[0] for box, _ in row.fragments), figures_left)
+
+
+def _over_figures(row: _Row, labels_left: float, figures_left: float, right: float) -> bool:
+    """A row of short text that starts nearer the figure columns than the labels, and
+    left of the last column's edge ``right``: a header (a column of comments right of the
+    figures starts past them, and runs in longer lines)."""
+    start = min(box[0] for box, _ in row.fragments)
+    if not (labels_left + figures_left) / 2 < start < right:
+        return False
+    return not any(_long(text) for _, text in row.fragments)
 
 
 def _prose(row: _Row, figures_left: float) -> bool:
@@ -310,7 +332,9 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
     """(first header row, first body row) above the numeric row ``first``: up to
     ``MAX_LABEL_ROWS`` label rows (left of the figures) belong to the body, the short
     rows above them that reach into the figure columns are the header."""
-    figures_left = min(row.figures_left for row in rows[first:end] if row.values)
+    numeric = [row for row in rows[first:end] if row.values]
+    figures_left = min(row.figures_left for row in numeric)
+    middle = (min(_labels_left(row, figures_left) for row in numeric) + figures_left) / 2
     k, body, labels = first, first, 0
     while k > 0 and body - k < MAX_HEADER_ROWS:
         row, below = rows[k - 1], rows[k]
@@ -319,8 +343,9 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
         texts = [text.strip() for _, text in row.fragments]
         if any(t.endswith(".") for t in texts) or row.height > TITLE_SHARE * rows[first].height:
             break  # a sentence, or a title set larger than the table
-        if max(box[2] for box, _ in row.fragments) < figures_left:
-            if body < first or labels >= MAX_LABEL_ROWS or len(texts) > 1:
+        left_of_figures = max(box[2] for box, _ in row.fragments) < figures_left
+        if left_of_figures and min(box[0] for box, _ in row.fragments) <= middle:
+            if k < first or labels >= MAX_LABEL_ROWS or len(texts) > 1:
                 break
             if any(len(t) > MAX_LABEL_CHARS for t in texts):
                 break

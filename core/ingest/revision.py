@@ -11,9 +11,10 @@ an unchanged revision.
 
 History: 1, everything before markers carried it; 2, ruled tables of text only and the
 tables found from ingest's own characters (filings and diagrams read row by row); 3,
-numeric grids align figures on their digits (a hanging "%" or ")" and a joined "$" are cut
-off), end at a sentence across the figure columns, and find their header over the whole
-grid (statements' percentage rows and totals stay in their tables).
+numeric grids align figures on their digits (a hanging "%", ")" or "bps" and a joined "$"
+are cut off), end at a sentence or a header row across the figure columns, continue the
+grid above only on most of its columns, and find their header over the whole grid, with
+no title above it (statements' percentage rows and totals stay in their tables).
 """
 
 from __future__ import annotations
