@@ -464,7 +464,11 @@ def test_tables_under_like_headers_are_apart_and_keep_their_headers() -> None:
     assert [doc.text[a:b] for a, b in eps.header_rows] == ["Year Ended", "12/31/2022"]
     margin = next(b for b in tables if b.page == 15 and "gross margin" in b.text)
     assert "112 bps" in margin.text and "Core gross margin growth" in margin.text
-    # a statement's title is no header row
+    # a statement's title is no header row; an abbreviation in a heading is no sentence
     doc, parsed = _parsed("Pfizer_2023Q2_10Q.pdf")
     headers = [doc.text[a:b] for t in parsed.blocks if t.kind == "table" for a, b in t.header_rows]
     assert not any(h.startswith("The following summarizes") for h in headers)
+    equity = next(b for b in parsed.blocks if b.kind == "table" and b.page == 11)
+    stacked = [doc.text[a:b] for a, b in equity.header_rows]
+    assert stacked[0] == "PFIZER INC. SHAREHOLDERS" and "Accum. Other" in stacked[2]
+    assert len(stacked) == 5 and equity.text.count("Balance, July") == 4  # all four periods

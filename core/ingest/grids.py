@@ -323,6 +323,12 @@ def _prose(row: _Row, figures_left: float) -> bool:
     return any(box[0] < figures_left < box[2] and _long(text) for box, text in row.fragments)
 
 
+def _sentence(text: str) -> bool:
+    """Words ending in a full stop ("Amounts may not add due to rounding."), not an
+    abbreviation in a column heading ("Accum. Other Comp.")."""
+    return text.endswith(".") and len(text.split()) >= 3
+
+
 def _long(text: str) -> bool:
     """Longer than a header's fragment: a sentence."""
     return len(text.strip()) > MAX_HEADER_FRAGMENT_CHARS
@@ -341,7 +347,7 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
         if below.top - row.bottom > HEADER_GAP_SHARE * max(row.height, below.height):
             break
         texts = [text.strip() for _, text in row.fragments]
-        if any(t.endswith(".") for t in texts) or row.height > TITLE_SHARE * rows[first].height:
+        if any(_sentence(t) for t in texts) or row.height > TITLE_SHARE * rows[first].height:
             break  # a sentence, or a title set larger than the table
         left_of_figures = max(box[2] for box, _ in row.fragments) < figures_left
         if left_of_figures and min(box[0] for box, _ in row.fragments) <= middle:
