@@ -32,13 +32,13 @@ FILINGS = CORPUS / "financebench" / "pdfs"
 RECALL_AT_LEAST = {
     "JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf": 0.7,
     "MGMRESORTS_2022Q4_EARNINGS.pdf": 0.9,
-    "PEPSICO_2023Q1_EARNINGS.pdf": 0.75,
-    "Pfizer_2023Q2_10Q.pdf": 0.75,
+    "PEPSICO_2023Q1_EARNINGS.pdf": 0.95,
+    "Pfizer_2023Q2_10Q.pdf": 0.8,
     "plumber_nics-background-checks-2015-11.pdf": 1.0,
     "plumber_WARN-Report-for-7-1-2015-to-03-25-2016.pdf": 1.0,
     "GeoBase_NHNC1_Data_Model_UML_EN.pdf": 0.5,
 }
-PRECISION_AT_LEAST = 0.65
+PRECISION_AT_LEAST = 0.7
 
 
 def _path(name: str) -> Path:
@@ -74,7 +74,7 @@ def test_table_recall_against_the_layout_model(name: str) -> None:
 def test_pooled_filing_recall_and_heading_precision() -> None:
     qualities = [_quality(name) for name in FINANCEBENCH]
     matched = sum(q.tables_matched for q in qualities)
-    assert matched / sum(q.tables_ref for q in qualities) >= 0.7
+    assert matched / sum(q.tables_ref for q in qualities) >= 0.8  # 105 of 124 measured
     headings = sum(q.headings_ours for q in qualities)
     assert sum(q.headings_confirmed for q in qualities) / headings >= 0.85
     furniture = sum(q.furniture_ref_lines for q in qualities)
