@@ -5,8 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from core.errors import ChunkscopeError
+from core.ingest.files import display_name
 from core.render.charts import document_lengths_figure, length_percentiles, overflow_share
-from workbench import _ui, _ui_frame, _ui_library
+from workbench import _ui, _ui_frame, _ui_library, _ui_uploads
 
 _ui_frame.entry("workbench/library.py")
 GARBLED_HELP = (
@@ -29,22 +30,22 @@ files = st.file_uploader(
     accept_multiple_files=True,
     key="cs_uploader",
 )
-_ui.read_uploads(files or [])
+_ui_uploads.read_uploads(files or [])
 
-held = {n for f in files or [] for n in (f.name, _ui.display_name(f.name))}
+held = {n for f in files or [] for n in (f.name, display_name(f.name))}
 for note in st.session_state[_ui.Key.NOTES]:  # notes of files still in the uploader only
     if note.name in held:
         show = {"success": st.success, "warning": st.warning, "error": st.error}[note.level]
-        show(_ui.note_line(note))
+        show(_ui_uploads.note_line(note))
 if removed := st.session_state.pop(_ui.Key.REMOVED, None):
     st.success(_ui.md(removed))
 
 for name in list(st.session_state[_ui.Key.PENDING]):
     with st.form(f"password-{name}", border=True):
-        password = st.text_input(f"Password for {_ui.md(_ui.display_name(name))}", type="password")
+        password = st.text_input(f"Password for {_ui.md(display_name(name))}", type="password")
         if st.form_submit_button("Open", icon=":material/lock_open:"):
             data = st.session_state[_ui.Key.PENDING][name]
-            _ui.replace_note(_ui.read_upload(name, data, password))
+            _ui_uploads.replace_note(_ui_uploads.read_upload(name, data, password))
             st.rerun()
 
 for entry in _ui_library.locked_entries():
