@@ -464,6 +464,12 @@ def test_tables_under_like_headers_are_apart_and_keep_their_headers() -> None:
     assert [doc.text[a:b] for a, b in eps.header_rows] == ["Year Ended", "12/31/2022"]
     margin = next(b for b in tables if b.page == 15 and "gross margin" in b.text)
     assert "112 bps" in margin.text and "Core gross margin growth" in margin.text
+    # column headings set off from the first row by a rule and a gap are its header
+    doc, parsed = _parsed("JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf")
+    growth = next(b for b in parsed.blocks if b.kind == "table" and b.page == 13)
+    assert [doc.text[a:b] for a, b in growth.header_rows] == [
+        "Consumer Health\tPharmaceutical\tMedTech\tTotal"
+    ]
     # a statement's title is no header row; an abbreviation in a heading is no sentence
     doc, parsed = _parsed("Pfizer_2023Q2_10Q.pdf")
     headers = [doc.text[a:b] for t in parsed.blocks if t.kind == "table" for a, b in t.header_rows]

@@ -21,7 +21,8 @@ PyMuPDF call), in about linear time in the fragments of the page (one sort):
    (figures count only right of a row's label: a section number before its title is
    none; bare figures are a plot's axes or a matrix);
 4. its *header rows* are the rows right above the first numeric row (gaps up to
-   ``HEADER_GAP_SHARE`` line heights, at most ``MAX_HEADER_ROWS``), made of short
+   ``HEADER_GAP_SHARE`` line heights, or ``MAX_GAP_SHARE`` under a row of column headings
+   set off from the first numeric row, at most ``MAX_HEADER_ROWS``), made of short
    fragments that reach into the figure columns (right of the leftmost figure of any of the
    grid's numeric rows) or start nearer them than the labels ("Three Months Ended",
    "July 2,", "2023"), set no larger than ``TITLE_SHARE`` times the first numeric row (a
@@ -344,8 +345,10 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
     k, body, labels = first, first, 0
     while k > 0 and body - k < MAX_HEADER_ROWS:
         row, below = rows[k - 1], rows[k]
-        if below.top - row.bottom > HEADER_GAP_SHARE * max(row.height, below.height):
-            break
+        gap = (below.top - row.bottom) / max(row.height, below.height)
+        set_off = k == first and gap <= MAX_GAP_SHARE and _headings(row, middle)
+        if gap > HEADER_GAP_SHARE and not set_off:
+            break  # too far above, unless column headings set off from the first row
         texts = [text.strip() for _, text in row.fragments]
         if any(_sentence(t) for t in texts) or row.height > TITLE_SHARE * rows[first].height:
             break  # a sentence, or a title set larger than the table
@@ -363,6 +366,14 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
             break
         k -= 1
     return k, body
+
+
+def _headings(row: _Row, middle: float) -> bool:
+    """Column headings: two or more short fragments, all nearer the figures than the
+    labels (a ruled header set off from the body: J&J's "Consumer Health … Total")."""
+    return len(row.fragments) >= 2 and all(
+        box[0] > middle and not _long(text) for box, text in row.fragments
+    )
 
 
 def _box(rows: Sequence[_Row]) -> BBox:
