@@ -10,11 +10,14 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import PDF_DIR
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_chunk import assert_chunk_invariants
 
-from core.chunk import chunk_document, policy_from_args, registry
+from core.chunk import _overlapping, chunk_document, policy_from_args, registry
 from core.ingest import load_document
 from core.parse import parse_document
 from core.tokens import load_tokenizer
@@ -81,3 +84,19 @@ def test_the_option_is_refused_where_a_policy_does_not_take_it() -> None:
         with pytest.raises(ValueError, match="does not take --skip-garbled"):
             ChunkPolicy(name="bare", size=9, skip_garbled=True)
     assert set(SKIPPING) >= {"fixed", "sentence", "structure"}
+
+
+_SPAN = st.tuples(st.integers(0, 200), st.integers(0, 40)).map(lambda t: (t[0], t[0] + t[1]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_SPAN, min_size=1, max_size=30), st.lists(_SPAN, max_size=12))
+def test_a_chunk_is_flagged_exactly_when_it_shares_a_character_with_a_garbled_block(
+    chunks: list[tuple[int, int]], garbled: list[tuple[int, int]]
+) -> None:
+    """The flag is computed for all chunks at once (one search); it says what the pairwise
+    test says, for spans in any order, overlapping or empty."""
+    starts = np.array([a for a, _ in chunks], dtype=np.int64)
+    ends = np.array([b for _, b in chunks], dtype=np.int64)
+    expected = [any(a < end and start < b for a, b in garbled) for start, end in chunks]
+    assert _overlapping(starts, ends, garbled) == expected

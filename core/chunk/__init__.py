@@ -143,7 +143,8 @@ def _chunks(
     kinds = index.kinds_of(starts, ends)
     paths = index.paths_at(starts)
     times = cue_time_ranges(doc.cues, spans)
-    garbled = [(b.char_start, b.char_end) for b in index.blocks if b.garbled]
+    garbled_spans = [(b.char_start, b.char_end) for b in index.blocks if b.garbled]
+    garbled = _overlapping(starts, ends, garbled_spans)
     text, doc_id, sha256 = doc.text, doc.doc_id, doc.sha256
     chunk_id = chunk_id_maker(doc_id, sha256, policy)
     chunks: list[Chunk] = []
@@ -170,10 +171,23 @@ def _chunks(
                 end_s=None if time is None else time[1],
                 header_rows=header,
                 header_text="\n".join(text[a:b] for a, b in header),
-                garbled=any(a < end and start < b for a, b in garbled),
+                garbled=garbled[k],
             )
         )
     return chunks
+
+
+def _overlapping(starts: np.ndarray, ends: np.ndarray, spans: list[tuple[int, int]]) -> list[bool]:
+    """Per chunk ``[starts[k], ends[k])``, whether it shares a character with one of
+    ``spans``: the spans that start before the chunk ends are a prefix of them sorted by
+    start, and one reaches into the chunk when the furthest end among them does."""
+    if not spans:
+        return [False] * len(starts)
+    ordered = np.asarray(sorted(spans), dtype=np.int64).reshape(-1, 2)
+    reach = np.maximum.accumulate(ordered[:, 1])
+    before = np.searchsorted(ordered[:, 0], ends, side="left")  # spans with start < end
+    furthest = reach[np.maximum(before - 1, 0)]
+    return ((before > 0) & (furthest > starts)).tolist()
 
 
 def _table_header(index: BlockIndex, position: int) -> tuple[tuple[int, int], ...]:
