@@ -122,16 +122,28 @@ class Fields:
             return default
         return read(self._data[key], self.path(key))
 
+    # The three readers below return a field of exactly their type at once (what
+    # ``as_int``/``as_bool``/``as_str`` return it as); anything else goes through them.
+
     def integer(self, key: str, default: int | _Missing = _MISSING) -> int:
+        value = self._data.get(key)
+        if type(value) is int:
+            return value
         return self.read(key, as_int, default)
 
     def number(self, key: str, default: float | _Missing = _MISSING) -> float:
         return self.read(key, as_float, default)
 
     def boolean(self, key: str, default: bool | _Missing = _MISSING) -> bool:
+        value = self._data.get(key)
+        if type(value) is bool:
+            return value
         return self.read(key, as_bool, default)
 
     def string(self, key: str, default: str | _Missing = _MISSING) -> str:
+        value = self._data.get(key)
+        if type(value) is str:
+            return value
         return self.read(key, as_str, default)
 
     def optional_integer(self, key: str) -> int | None:

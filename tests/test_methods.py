@@ -324,3 +324,38 @@ def test_the_evaluation_records_each_gold_rank_at_full_depth(scope):
             assert full is not None and 1 <= full <= record.scope_size
             if record.ranks[name] is not None:  # within the depth both agree
                 assert full == record.ranks[name]
+
+
+def test_an_unchanged_store_is_not_read_again_for_its_fingerprint(tmp_path, monkeypatch):
+    """A query reads the markers only when the store's SQLite file changed; a write from
+    another process is seen by the next query."""
+    import os
+    import subprocess
+    import sys
+
+    from core.store import lexical, markers
+
+    _with_paragraph_chunks(monkeypatch)
+    store, enc = ChunkStore.open(tmp_path / "s"), FakeEncoder()
+    _index(store, enc, [make_document("a", "\n\n".join(PARAGRAPHS))], ["bm25"])
+    reads: list[str] = []
+    real = lexical._read_fingerprint
+    monkeypatch.setattr(lexical, "_read_fingerprint", lambda s, n: reads.append(n) or real(s, n))
+    first = lexical_collection(store, model=enc.name, method="bm25", policy=POLICY)
+    for _ in range(3):
+        assert lexical_collection(store, model=enc.name, method="bm25", policy=POLICY) is first
+    assert len(reads) <= 1  # the indexing run may have read it last; then no query does
+    marker = store.collection_name(enc.name, "bm25", POLICY)
+    code = (
+        "import sys, chromadb; c = chromadb.PersistentClient(path=sys.argv[1]);"
+        "m = c.get_collection(sys.argv[2]); got = m.get(where={'collection': sys.argv[3]});"
+        "metas = got['metadatas']; metas[0]['updated_at'] = metas[0]['updated_at'] + 1.0;"
+        "m.update(ids=got['ids'][:1], metadatas=metas[:1])"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "s"), markers.META_COLLECTION, marker],
+        check=True,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    after = lexical_collection(store, model=enc.name, method="bm25", policy=POLICY)
+    assert after is not None and after.fingerprint != first.fingerprint

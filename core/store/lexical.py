@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1
 _LOADED: OrderedDict[tuple[str, str, str], LexicalCollection] = OrderedDict()
 _KEEP_LOADED = 4
+# An embedded Chroma store's SQLite database and its journals: what a write changes.
+_SQLITE_FILES = ("chroma.sqlite3", "chroma.sqlite3-wal", "chroma.sqlite3-journal")
+_FINGERPRINTS: dict[tuple[str, str], tuple[tuple[tuple[int, int] | None, ...], str]] = {}
+_KEEP_FINGERPRINTS = 64
 
 
 @dataclass(slots=True)
@@ -94,8 +98,43 @@ class LexicalCollection:
 
 
 def fingerprint(store: ChunkStore, name: str) -> str:
-    """A digest of the complete document versions a collection holds (its markers)."""
+    """A digest of the complete document versions a collection holds (its markers).
 
+    An embedded store's markers live in its SQLite file: while that file (and its
+    journals) keep their size and modification time (nanoseconds on ext4, XFS, APFS;
+    100 ns on NTFS), nothing was written, by this process or another, so the last
+    digest read is still the one and a query does not read the markers again. A
+    server's markers are read every time."""
+    stamp = _stamp(store)
+    key = (store.location.describe(), name)
+    known = _FINGERPRINTS.get(key)
+    if stamp is not None and known is not None and known[0] == stamp:
+        return known[1]
+    digest = _read_fingerprint(store, name)
+    if stamp is not None:
+        _FINGERPRINTS[key] = (stamp, digest)
+        while len(_FINGERPRINTS) > _KEEP_FINGERPRINTS:
+            _FINGERPRINTS.pop(next(iter(_FINGERPRINTS)))
+    return digest
+
+
+def _stamp(store: ChunkStore) -> tuple[tuple[int, int] | None, ...] | None:
+    """Size and modification time of an embedded store's SQLite files (None: a server)."""
+    folder = store.location.path
+    if folder is None:
+        return None
+    found: list[tuple[int, int] | None] = []
+    for suffix in _SQLITE_FILES:
+        try:
+            info = os.stat(folder / suffix)
+        except OSError:
+            found.append(None)
+        else:
+            found.append((info.st_size, info.st_mtime_ns))
+    return tuple(found)
+
+
+def _read_fingerprint(store: ChunkStore, name: str) -> str:
     def read(meta: Any) -> list[tuple[Any, ...]]:
         found: list[tuple[Any, ...]] = []
         for page in scan.iter_pages(meta, where={"collection": name}, include=["metadatas"]):
