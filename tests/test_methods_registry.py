@@ -21,14 +21,9 @@ from core.types import ChunkPolicy
 
 ROOT = Path(__file__).resolve().parent.parent
 SCANNED = ("core", "workbench")
-# Quoted built-in names that are not method references, with how many times each occurs.
-NOT_METHODS = Counter(
-    {
-        ("core/store/lexical.py", "bm25"): 2,  # the folder bm25s saves its index in, and reads
-        ("workbench/_ui_inspect.py", "bm25"): 1,  # a ScoreScale.kind, keying its short label
-        ("core/cli/index_cmd.py", "naive"): 1,  # a docstring example of a parsed method list
-    }
-)
+# Quoted built-in names that are not method references, with how many times each occurs
+# (none: a folder, a score's short label and a docstring example used to be).
+NOT_METHODS: Counter[tuple[str, str]] = Counter()
 
 
 def quoted_method_names(text: str, names: tuple[str, ...]) -> list[str]:

@@ -28,14 +28,12 @@ K_HELP = (
     f"Chunks kept per method. The columns show at most {MAX_CARDS} cards each; any k is "
     'accepted, and "Where does a chunk rank?" measures the gap to enter the top k.'
 )
-SCORE_SHORT = {"cosine": "cos", "bm25": "BM25", "rrf": "RRF", "wsum": "fused"}
-
 
 def score_text(method: str, score: float | None) -> str:
     """``cos 0.812`` / ``BM25 7.21`` / ``RRF 0.0325``: a score named by its scale."""
     scale = registry.get(method).score
     shown = "-" if score is None else scale.format(score)
-    return f"{SCORE_SHORT.get(scale.kind, scale.kind)} {shown}"
+    return f"{scale.short} {shown}"
 
 
 def cards_capped_line(k: int) -> str:

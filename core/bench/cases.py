@@ -320,11 +320,11 @@ def memory_case(inputs: BenchInputs) -> CaseResult:
     return CaseResult(
         key="memory:" + Path(s.pdf).stem,
         case="memory",
-        label=f"peak RSS parse+chunk+late {Path(s.pdf).stem}",
+        label=f"peak RSS parse+chunk+{BENCHED.windowed} {Path(s.pdf).stem}",
         unit="MiB",
         ours=probe["peak_mib"][BENCHED.windowed],
         target="reported",
-        notes=(f"peak MiB after each stage: {stages}; late embed on the {scope}",),
+        notes=(f"peak MiB after each stage: {stages}; {BENCHED.windowed} embed on the {scope}",),
         extra=probe,
     )
 

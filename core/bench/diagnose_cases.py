@@ -118,15 +118,15 @@ def attribution_case(inputs: BenchInputs) -> CaseResult:
     return CaseResult(
         key="diagnose:attribution",
         case="attribution",
-        label=f"late context attribution, {window.n_tokens}-token window",
+        label=f"{BENCHED.windowed} context attribution, {window.n_tokens}-token window",
         ours=t["ours"].median_s,
         baseline=t["raw"].median_s,
-        baseline_label="one late embedding",
+        baseline_label=f"one {BENCHED.windowed} embedding",
         max_ours=ATTRIBUTION_LIMIT_S,
         target="<= 10 s",
         notes=(
             f"{len(found.parts)} sentences hidden in turn ({found.forward_rows} window rows); "
-            f"the chunk's full-context cosine is the stored late vector's",
+            f"the chunk's full-context cosine is the stored {BENCHED.windowed} vector's",
         ),
         ours_samples=t["ours"].samples_s,
         baseline_samples=t["raw"].samples_s,
@@ -168,10 +168,10 @@ def signals_case(inputs: BenchInputs) -> CaseResult:
     return CaseResult(
         key="diagnose:signals",
         case="signals",
-        label=f"signals of all {failed} bm25 failures of {run.n_queries} queries",
+        label=f"signals of all {failed} {LEXICAL} failures of {run.n_queries} queries",
         ours=t["ours"].median_s,
         baseline=t["raw"].median_s,
-        baseline_label="the bm25 evaluation",
+        baseline_label=f"the {LEXICAL} evaluation",
         max_ours=SIGNALS_LIMIT_S,
         target="<= 5 s",
         notes=(f"suggested causes: {shown}; first evaluation {eval_s:.1f} s",),

@@ -166,8 +166,8 @@ def late_case(inputs: BenchInputs) -> CaseResult:
         max_ratio=1.1,
         target="<= 1.1x",
         notes=(
-            f"late runs {len(work['late_lengths'])} windows of {window} tokens = {n_late:,} "
-            f"tokens; naive runs {len(chunks)} chunks = {n_naive:,} tokens "
+            f"{WINDOWED} runs {len(work['late_lengths'])} windows of {window} tokens = {n_late:,} "
+            f"tokens; {ALONE} runs {len(chunks)} chunks = {n_naive:,} tokens "
             f"({n_late / n_naive:.2f}x tokens, {flop_ratio:.2f}x FLOPs)",
         ),
         extra={

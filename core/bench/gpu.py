@@ -28,6 +28,7 @@ from core.bench.embed_cases import encoder_flops
 from core.bench.inputs import BenchSettings
 from core.bench.report import CaseResult
 from core.bench.timing import interleaved
+from core.methods import BENCHED
 
 CHUNK_TOKENS = 512
 
@@ -149,7 +150,7 @@ def _row(
     return CaseResult(
         key=f"gpu:{length}:{dtype}",
         case="gpu",
-        label=f"late/naive {length} tok {dtype}",
+        label=f"{BENCHED.windowed}/{BENCHED.alone} {length} tok {dtype}",
         ours=late.median_s,
         baseline=naive.median_s,
         baseline_label=f"{length // chunk}x{chunk}",
@@ -172,7 +173,7 @@ def gpu_cases(settings: BenchSettings) -> list[CaseResult]:
         CaseResult(
             key=f"gpu:{n}",
             case="gpu",
-            label=f"late/naive {n} tok",
+            label=f"{BENCHED.windowed}/{BENCHED.alone} {n} tok",
             target=f"FLOPs {flop_ratio(n):.2f}x",
             skipped=reason,
             extra={"flop_ratio": flop_ratio(n), "tokens": n},

@@ -66,7 +66,7 @@ def build_case(inputs: BenchInputs) -> CaseResult:
     return CaseResult(
         key="lexical:build",
         case="lexical",
-        label=f"bm25 index build, {BUILD_CHUNKS:,} chunks of {BUILD_CHARS} chars",
+        label=f"{LEXICAL} index build, {BUILD_CHUNKS:,} chunks of {BUILD_CHARS} chars",
         ours=t["ours"].median_s,
         baseline=t["raw"].median_s,
         baseline_label="bm25s tokenize + index",
@@ -151,7 +151,7 @@ def query_case(inputs: BenchInputs, n: int) -> CaseResult:
     row = CaseResult(
         key=f"lexical:query:{n}",
         case="lexical",
-        label=f"bm25 query p50 in {n:,}",
+        label=f"{LEXICAL} query p50 in {n:,}",
         ours=t["ours"].median_s,
         baseline=t["raw"].median_s,
         baseline_label="our dense query",

@@ -12,6 +12,7 @@ from typing import Any
 from core.bench.inputs import BenchInputs, BenchSettings
 from core.bench.machine import load_average, machine_info
 from core.bench.report import CaseResult
+from core.methods import BENCHED
 
 Thunk = Callable[[], list[CaseResult]]
 Log = Callable[[str], None]
@@ -24,7 +25,6 @@ def _one(fn: Callable[[], CaseResult]) -> Thunk:
 def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     """``(case, label, thunk)`` for every row group the settings ask for, in order."""
     from core.bench import cases, embed_cases, gpu
-    from core.methods import BENCHED
 
     s = inputs.settings
     steps: list[tuple[str, str, Thunk]] = []
@@ -48,7 +48,8 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         from core.bench import sweep_cases
 
         thunk = lambda: sweep_cases.sweep_cases(inputs)  # noqa: E731
-        steps.append(("sweep", "late sweep", _skip("sweep", no_cuda) if no_cuda else thunk))
+        sweep = _skip("sweep", no_cuda) if no_cuda else thunk
+        steps.append(("sweep", f"{BENCHED.windowed} sweep", sweep))
     if "store" in s.cases:
         steps += _store_steps(inputs)
     if "lexical" in s.cases:
@@ -145,11 +146,15 @@ def _lexical_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     from core.bench import lexical_cases
 
     steps: list[tuple[str, str, Thunk]] = [
-        ("lexical", "bm25 index build", _one(lambda: lexical_cases.build_case(inputs)))
+        (
+            "lexical",
+            f"{BENCHED.lexical} index build",
+            _one(lambda: lexical_cases.build_case(inputs)),
+        )
     ]
     for n in inputs.settings.scale_sizes:
         thunk = _one(partial(lexical_cases.query_case, inputs, n))
-        steps.append(("lexical", f"bm25 query at {n:,}", thunk))
+        steps.append(("lexical", f"{BENCHED.lexical} query at {n:,}", thunk))
     return steps
 
 

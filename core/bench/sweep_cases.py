@@ -90,12 +90,12 @@ def _rows(doc: Any, chunked: list, encoder: Any, timings: dict, size: int) -> li
     per_k = size / n_tokens * 1000 / 2**20
     return [
         CaseResult(
-            key="sweep:late-6",
+            key=f"sweep:{LATE}-6",
             case="sweep",
-            label=f"late over {len(SWEEP_POLICIES)} policies, {doc.doc_id}",
+            label=f"{LATE} over {len(SWEEP_POLICIES)} policies, {doc.doc_id}",
             ours=timings["all"].median_s,
             baseline=timings["one"].median_s,
-            baseline_label="late over 1 policy",
+            baseline_label=f"{LATE} over 1 policy",
             max_ratio=1.3,
             target="<= 1.3x",
             notes=(f"{n_tokens:,} tokens; chunks per policy: {sizes}",),
@@ -105,7 +105,7 @@ def _rows(doc: Any, chunked: list, encoder: Any, timings: dict, size: int) -> li
         CaseResult(
             key="sweep:pool",
             case="sweep",
-            label=f"late pooled from stored states, {len(chunked[0])} chunks",
+            label=f"{LATE} pooled from stored states, {len(chunked[0])} chunks",
             ours=timings["pooled"].median_s,
             baseline=timings["one"].median_s,
             baseline_label="forward pass + pooling",
@@ -118,7 +118,7 @@ def _rows(doc: Any, chunked: list, encoder: Any, timings: dict, size: int) -> li
         CaseResult(
             key="sweep:state-size",
             case="sweep",
-            label="late state file per 1,000 tokens",
+            label=f"{LATE} state file per 1,000 tokens",
             unit="MiB",
             ours=per_k,
             target="reported",

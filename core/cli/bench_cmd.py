@@ -33,11 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="cpu",
         help="where the encoder runs; cuda also runs the long-context case (default cpu)",
     )
+    from core.bench.inputs import CASE_NAMES, OPT_IN_CASES
+
+    opt_in = ", ".join(OPT_IN_CASES)
     parser.add_argument(
         "--cases",
-        help="comma list of cases (default all): parse, tables, rechunk, naive, late, store, "
-        "lexical, depth, signals, attribution, "
-        "ui, memory, gpu, scale; scale-corpus runs only when named",
+        help=f"comma list of cases (default all): {', '.join(CASE_NAMES)}; {opt_in} runs "
+        "only when named",
     )
     parser.add_argument(
         "--docs", type=int, default=2000, metavar="N",

@@ -55,8 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--max-tokens", type=int, help="sequence limit incl. special tokens (model's own)"
     )
-    parser.add_argument("--window", type=int, help="late: content tokens per macro-window")
-    parser.add_argument("--stride", type=int, help="late: tokens between window starts")
+    windowed = methods.embedding_method(windowed=True).name
+    parser.add_argument("--window", type=int, help=f"{windowed}: content tokens per macro-window")
+    parser.add_argument("--stride", type=int, help=f"{windowed}: tokens between window starts")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)

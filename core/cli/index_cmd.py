@@ -46,8 +46,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_methods(text: str | None) -> tuple[str, ...] | None:
-    """``"naive,hybrid(late,bm25)"`` -> ``("naive", "hybrid(late,bm25;rrf60)")``: the
-    registry's names (``core.methods``); None stays None (the command's default)."""
+    """``"A,hybrid(B,C)"`` -> ``("A", "hybrid(B,C;rrf60)")`` for registered methods A, B
+    and C: the registry's names (``core.methods``); None stays None (the command's
+    default)."""
     if text is None:
         return None
     from core import methods

@@ -20,7 +20,13 @@ import json
 import sys
 from typing import Any, TextIO
 
+from core.methods import PAIRED
+
 CAUSE_CHOICES = ("parse", "boundary", "context", "vocabulary", "label", "other")
+
+
+# ``core.evaluate.triage.default_method``'s rule, named from the registry's pair.
+_DEFAULT_HELP = f"default: {PAIRED[-1]} when the run has it, else its first method"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample = _action(actions, "sample", "a reproducible sample of failed queries")
     sample.add_argument("--n", type=int, default=20, help="sample size (20)")
     sample.add_argument("--seed", type=int, default=0, help="sample seed (0)")
-    sample.add_argument("--method", help="method whose failures to draw (default: late)")
+    sample.add_argument("--method", help=f"method whose failures to draw ({_DEFAULT_HELP})")
     sample.add_argument("--json", action="store_true", help="print one JSON object")
     sample.set_defaults(func=run_sample)
     tag = _action(actions, "tag", "tag one query with a cause")
@@ -42,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "cause", metavar="CAUSE", choices=CAUSE_CHOICES, help=f"one of {', '.join(CAUSE_CHOICES)}"
     )
     tag.add_argument("--note", help="free note")
-    tag.add_argument("--method", help="method the failure was read under (default: late)")
+    tag.add_argument("--method", help=f"method the failure was read under ({_DEFAULT_HELP})")
     tag.set_defaults(func=run_tag)
     export = _action(actions, "export", "export tagged queries as JSONL or CSV")
     export.add_argument("--out", required=True, metavar="FILE.jsonl|FILE.csv")

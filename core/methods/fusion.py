@@ -26,8 +26,10 @@ _NAME = re.compile(r"^hybrid\((?P<parts>[^;()]+)(?:;(?P<params>[^()]*))?\)$")
 _RRF = re.compile(r"^rrf(?P<k>\d{1,6})$")
 _WEIGHTS = re.compile(r"^w(?P<w>[0-9.]+(?:,[0-9.]+)*)$")
 _PALETTE = ("#2e86ab", "#d35400", "#16a085", "#c71585", "#b7950b", "#6a3d9a")
-RRF_SCALE = ScoreScale(kind="rrf", label="RRF score (sum of 1/(K + rank))", low=0.0)
-WSUM_SCALE = ScoreScale(kind="wsum", label="fused score (weighted, min-max scaled)", low=0.0)
+RRF_SCALE = ScoreScale(kind="rrf", label="RRF score (sum of 1/(K + rank))", short="RRF", low=0.0)
+WSUM_SCALE = ScoreScale(
+    kind="wsum", label="fused score (weighted, min-max scaled)", short="fused", low=0.0
+)
 
 
 def _error(message: str) -> Exception:

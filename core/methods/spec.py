@@ -33,11 +33,13 @@ Progress = Callable[[int, int], None]
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScoreScale:
     """What a method's scores mean: ``kind`` is a short machine name (``cosine``,
-    ``bm25``, ``rrf``, ``wsum``), ``label`` the axis/column label, ``low``/``high`` the
-    bounds when the scale has them (None: unbounded on that side)."""
+    ``bm25``, ``rrf``, ``wsum``), ``label`` the axis/column label, ``short`` the label
+    beside a score in a card, ``low``/``high`` the bounds when the scale has them (None:
+    unbounded on that side)."""
 
     kind: str
     label: str
+    short: str
     low: float | None = None
     high: float | None = None
 
@@ -46,8 +48,8 @@ class ScoreScale:
         return f"{value:.4f}" if self.kind in ("rrf", "wsum") else f"{value:.3f}"
 
 
-COSINE = ScoreScale(kind="cosine", label="cosine", low=-1.0, high=1.0)
-BM25 = ScoreScale(kind="bm25", label="BM25 score", low=0.0)
+COSINE = ScoreScale(kind="cosine", label="cosine", short="cos", low=-1.0, high=1.0)
+BM25 = ScoreScale(kind="bm25", label="BM25 score", short="BM25", low=0.0)
 
 
 class IndexStep(Protocol):

@@ -36,7 +36,9 @@ from core.types import ChunkPolicy
 if TYPE_CHECKING:
     from core.store.chroma import ChunkStore
 
-FORMAT_VERSION = 1
+# 2: the term index is kept in ``TERMS_FOLDER`` (1: in a folder named for the method)
+FORMAT_VERSION = 2
+TERMS_FOLDER = "terms"  # bm25s saves its term index in this folder of a fingerprint's
 _LOADED: OrderedDict[tuple[str, str, str], LexicalCollection] = OrderedDict()
 _KEEP_LOADED = 4
 # An embedded Chroma store's SQLite database and its journals: what a write changes.
@@ -165,7 +167,7 @@ def _save(folder: Path, col: LexicalCollection) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     if col.index.n:
-        col.index.retriever.save(str(tmp / "bm25"), show_progress=False)
+        col.index.retriever.save(str(tmp / TERMS_FOLDER), show_progress=False)
     payload = {
         "format": FORMAT_VERSION,
         "ids": col.ids,
@@ -189,7 +191,7 @@ def _load(folder: Path, name: str, fp: str) -> LexicalCollection | None:
         records = _Records(payload["ids"], payload["metadatas"], payload["texts"])
         index = Bm25Index(n=len(records.ids), retriever=None)
         if records.ids:
-            index.retriever = bm25s.BM25.load(str(folder / "bm25"), show_progress=False)
+            index.retriever = bm25s.BM25.load(str(folder / TERMS_FOLDER), show_progress=False)
         else:
             index = Bm25Index.build([])
         return LexicalCollection.of(name, fp, records, index)
