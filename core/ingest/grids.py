@@ -272,7 +272,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
     columns = list(rows[start].values)
     ordered = sorted(columns)
     figures_left = rows[start].figures_left
-    labels_left = _labels_left(rows[start], figures_left)
+    labels_left = _left(rows[start])
     last, count, labels = start, 1, 0
     labelled = int(rows[start].label is not None)
     for k in range(start + 1, len(rows)):
@@ -287,7 +287,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
                     bisect.insort(ordered, e)
             last, count, labels = k, count + 1, 0
             figures_left = min(figures_left, row.figures_left)
-            labels_left = min(labels_left, _labels_left(row, figures_left))
+            labels_left = min(labels_left, _left(row))
             labelled += row.label is not None
             continue
         labels += 1
@@ -296,25 +296,28 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
         if _prose(row, figures_left):
             break  # a sentence across the figure columns ("The following table ..."):
             # the table has ended; a table printed in sections continues by its header
-        if _over_figures(row, labels_left, figures_left, ordered[-1]):
+        if _over_figures(row, (labels_left + figures_left) / 2, ordered[-1]):
             break  # a header ("12 Weeks Ended"): another table, or this one's next section
     # a grid of bare figures (a plot's axes, a matrix) is no table: most rows have labels
     return last + 1, count if 2 * labelled >= count else -1, columns
 
 
-def _labels_left(row: _Row, figures_left: float) -> float:
-    """Where a numeric row's label starts (its leftmost fragment, else its figures)."""
-    return min(min(box[0] for box, _ in row.fragments), figures_left)
+def _left(row: _Row) -> float:
+    """Where a row starts: its leftmost fragment (a numeric row's label, else a figure)."""
+    return min(box[0] for box, _ in row.fragments)
 
 
-def _over_figures(row: _Row, labels_left: float, figures_left: float, right: float) -> bool:
-    """A row of short text that starts nearer the figure columns than the labels, and
-    left of the last column's edge ``right``: a header (a column of comments right of the
-    figures starts past them, and runs in longer lines)."""
-    start = min(box[0] for box, _ in row.fragments)
-    if not (labels_left + figures_left) / 2 < start < right:
-        return False
-    return not any(_long(text) for _, text in row.fragments)
+def _header_like(row: _Row, middle: float) -> bool:
+    """Short text that starts right of ``middle``, half-way from the labels to the
+    figures: nearer the figure columns than the labels."""
+    return _left(row) > middle and not any(_long(text) for _, text in row.fragments)
+
+
+def _over_figures(row: _Row, middle: float, right: float) -> bool:
+    """A header row (``_header_like``) that starts left of the last column's edge
+    ``right`` (a column of comments right of the figures starts past them, and runs in
+    longer lines)."""
+    return _header_like(row, middle) and _left(row) < right
 
 
 def _prose(row: _Row, figures_left: float) -> bool:
@@ -341,7 +344,7 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
     rows above them that reach into the figure columns are the header."""
     numeric = [row for row in rows[first:end] if row.values]
     figures_left = min(row.figures_left for row in numeric)
-    middle = (min(_labels_left(row, figures_left) for row in numeric) + figures_left) / 2
+    middle = (min(_left(row) for row in numeric) + figures_left) / 2
     k, body, labels = first, first, 0
     while k > 0 and body - k < MAX_HEADER_ROWS:
         row, below = rows[k - 1], rows[k]
@@ -353,7 +356,7 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
         if any(_sentence(t) for t in texts) or row.height > TITLE_SHARE * rows[first].height:
             break  # a sentence, or a title set larger than the table
         left_of_figures = max(box[2] for box, _ in row.fragments) < figures_left
-        if left_of_figures and min(box[0] for box, _ in row.fragments) <= middle:
+        if left_of_figures and _left(row) <= middle:
             if k < first or labels >= MAX_LABEL_ROWS or len(texts) > 1:
                 break
             if any(len(t) > MAX_LABEL_CHARS for t in texts):
@@ -369,11 +372,9 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
 
 
 def _headings(row: _Row, middle: float) -> bool:
-    """Column headings: two or more short fragments, all nearer the figures than the
-    labels (a ruled header set off from the body: J&J's "Consumer Health … Total")."""
-    return len(row.fragments) >= 2 and all(
-        box[0] > middle and not _long(text) for box, text in row.fragments
-    )
+    """Column headings: two or more fragments of a header-like row (a ruled header set
+    off from the body: J&J's "Consumer Health … Total")."""
+    return len(row.fragments) >= 2 and _header_like(row, middle)
 
 
 def _box(rows: Sequence[_Row]) -> BBox:

@@ -87,15 +87,15 @@ def grid_fragments(blocks: list[list[Line]]) -> list[Fragment]:
             tail = text[-1] in _FIGURE_TAIL or text.endswith(FIGURE_UNITS)
             end = FIGURE_END.search(text) if tail else None
             if end is None or end.lastindex is None:
-                out.append((line.bbox, line.text))
+                out.append((line.bbox, text))
                 continue
             cuts = [0, *(end.start(g) for g in (1, 2, 3) if end.start(g) >= 0), len(text)]
             for a, b in itertools.pairwise(cuts):
-                piece = line.text[a:b]
+                piece = text[a:b]
                 a, b = a + len(piece) - len(piece.lstrip()), b - len(piece) + len(piece.rstrip())
                 box = union_of(line.boxes[a:b]) if b > a else None
                 if box is not None:
-                    out.append((box, line.text[a:b]))
+                    out.append((box, text[a:b]))
     return out
 
 

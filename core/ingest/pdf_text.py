@@ -250,12 +250,18 @@ def unrotated_rect(page: pymupdf.Page) -> pymupdf.Rect:
     return pymupdf.Rect(0, 0, box.width, box.height)
 
 
-def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str) -> None:
+def _page_blocks(page: pymupdf.Page, name: str) -> list[list[Line]]:
+    """The page's text blocks as cleaned lines (empty blocks left out), after its
+    character count is checked (``pdf_guard.page_textpage``)."""
     rect = unrotated_rect(page)
     textpage = pdf_guard.page_textpage(page, RAWDICT_FLAGS, name)
     raw = page.get_text("rawdict", flags=RAWDICT_FLAGS, textpage=textpage)
     blocks = [block_lines(block, rect) for block in raw["blocks"] if block.get("type") == 0]
-    blocks = [lines for lines in blocks if lines]
+    return [lines for lines in blocks if lines]
+
+
+def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str) -> None:
+    blocks = _page_blocks(page, name)
     regions = _page_tables(page, doc_sha256, blocks, builder.tables)
     table_lines: list[list[Line]] = [[] for _ in regions]
     units: list[list[Line]] = []
@@ -300,11 +306,7 @@ def page_table_regions(
     """The table regions ``build_canonical_text`` finds on ``page`` (of the document
     ``doc_sha256``, rotation normalised), from the same cleaned lines; cached as it
     caches them. For a parse whose document's regions left the cache."""
-    textpage = pdf_guard.page_textpage(page, RAWDICT_FLAGS, "the PDF")
-    raw = page.get_text("rawdict", flags=RAWDICT_FLAGS, textpage=textpage)
-    rect = unrotated_rect(page)
-    blocks = [block_lines(block, rect) for block in raw["blocks"] if block.get("type") == 0]
-    return _page_tables(page, doc_sha256, [lines for lines in blocks if lines], budget)
+    return _page_tables(page, doc_sha256, _page_blocks(page, "the PDF"), budget)
 
 
 def _continues(previous: list, unit: list[Line]) -> bool:

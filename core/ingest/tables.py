@@ -178,7 +178,11 @@ def table_regions(
     # Text that grids of several figure columns hold needs no find_tables; a one-column
     # grid is weaker evidence (a ruled register's counts), so its page is still searched.
     strong = [g.text_bbox_pt for g, columns in grids if columns >= 2]
-    rest = [box for box in line_boxes if not _held(box, strong)] if strong else line_boxes
+    rest = (
+        [box for box in line_boxes if not any(contains_centre(a, box) for a in strong)]
+        if strong
+        else line_boxes
+    )
     crossings, per_row, paths = page_signals(page, rest)
     if crossings and budget is not None and not budget.allows(crossings):
         crossings = 0
@@ -198,12 +202,6 @@ def table_regions(
         if len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return regions
-
-
-def _held(box: BBox, areas: list[BBox]) -> bool:
-    """Whether the centre of ``box`` lies in one of ``areas`` (``TableRegion.holds``)."""
-    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return any(a[0] <= cx <= a[2] and a[1] <= cy <= a[3] for a in areas)
 
 
 def _find(
