@@ -116,7 +116,7 @@ def fingerprint(store: ChunkStore, name: str) -> str:
     if stamp is not None:
         _FINGERPRINTS[key] = (stamp, digest)
         while len(_FINGERPRINTS) > _KEEP_FINGERPRINTS:
-            _FINGERPRINTS.pop(next(iter(_FINGERPRINTS)))
+            _FINGERPRINTS.pop(next(iter(_FINGERPRINTS)), None)  # a thread may have taken it
     return digest
 
 
