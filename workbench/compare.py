@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core import methods as registry
 from core.errors import ChunkscopeError
 from core.render import rank_charts as charts
 from core.render.context_charts import context_coverage_figure
@@ -22,9 +23,11 @@ K = eng.EKey
 NO_BAR = {"displayModeBar": False}
 st.title("Compare")
 st.caption(
-    "The same chunk spans ranked by each method: embedded alone (naive), from the whole "
-    "document (late), with title and headings prefixed (contextual), by their words (BM25) "
-    "and by fusions of these. See where each ranks."
+    "The same chunk spans ranked by each method and by fusions of them: "
+    + "; ".join(
+        f"{_ui.md(m)}, {_ui.md(registry.get(m).summary)}" for m in registry.base_methods()
+    )
+    + ". See where each ranks."
 )
 eng.require_encoder()
 try:

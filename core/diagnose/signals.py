@@ -180,7 +180,8 @@ def _context(case: Case, query_terms: Mapping[str, str]) -> list[Signal]:
             detail=f"the document holds {words} (discriminating query terms) but the gold "
             "chunk does not"
             + (
-                f"; the title or heading path holds {', '.join(in_path)} (contextual sees it)"
+                f"; the title or heading path holds {', '.join(in_path)} "
+                f"({registry.embedding_method(prefixed=True).name} sees it)"
                 if in_path
                 else ""
             ),

@@ -123,10 +123,13 @@ def window_policy(
 
 def check_late_pooling(encoder: TextEncoder) -> None:
     if encoder.pooling != "mean":
+        from core import methods
+
+        others = [m for m in methods.embedding_methods() if not methods.get(m).needs_mean_pooling]
         raise PoolingError(
             f"late chunking needs a mean-pooled model, but {encoder.name} pools the "
             f"{encoder.pooling.upper()} token: its per-span averages are not vectors it was "
-            "trained to produce; use --method naive or contextual, or a mean-pooled model"
+            f"trained to produce; use --method {' or '.join(others)}, or a mean-pooled model"
         )
 
 
