@@ -69,7 +69,7 @@ _FIGURE = re.compile(
     re.I,
 )
 _DIGIT = re.compile(r"\d")
-_LETTER = re.compile(r"[^\W\d_]")
+_TWO_LETTERS = re.compile(r"[^\W\d_][\s\S]*?[^\W\d_]")  # a letter, later another
 _LEADERS = re.compile(r"(\.\s?){4,}|…{2,}")
 _YEAR = re.compile(r"^(19|20)\d\d$")
 # The end of a line that closes a figure: its last digit (or a dash, "—" for nil), a sign
@@ -105,6 +105,7 @@ class _Row:
     top: float
     bottom: float
     height: float
+    left: float  # where the row starts: its leftmost fragment's left edge
     _label: BBox | None = None
     _values: list[float] | None = None
     _figures_left: float = float("inf")
@@ -128,9 +129,10 @@ class _Row:
         label: BBox | None = None  # the leftmost worded fragment (the first of equals)
         figures: list[Fragment] = []
         for box, text in self.fragments:
-            if (label is None or box[0] < label[0]) and _two_letters(text):
+            if (label is None or box[0] < label[0]) and _TWO_LETTERS.search(text):
                 label = box
-            if _is_figure(text):
+            stripped = text.strip()
+            if stripped and len(stripped) <= 24 and _FIGURE.match(stripped):  # _is_figure
                 figures.append((box, text))
         self._label = label
         self._values = _values(self, label, figures) if figures else []
@@ -164,8 +166,7 @@ def _values(row: _Row, label: BBox | None, figures: list[Fragment]) -> list[floa
 
 
 def _two_letters(text: str) -> bool:
-    first = _LETTER.search(text)
-    return first is not None and _LETTER.search(text, first.end()) is not None
+    return _TWO_LETTERS.search(text) is not None
 
 
 def _is_figure(text: str) -> bool:
@@ -174,21 +175,39 @@ def _is_figure(text: str) -> bool:
 
 
 def _rows(fragments: Sequence[Fragment]) -> list[_Row]:
+    """Fragments grouped into printed rows, top to bottom: a fragment joins the current
+    row when its vertical centre lies within ``ROW_SHARE`` of the larger of its own and
+    the row's first height from the row's centre (the row grows as fragments join)."""
     rows: list[_Row] = []
-    for box, text in sorted(fragments, key=lambda f: (f[0][1] + f[0][3]) / 2):
-        if not text.strip():
+    row: _Row | None = None
+    top = bottom = reach = 0.0  # the current row's extent and its first height's share
+    for box, text in sorted(fragments, key=_centre):
+        if not text or text.isspace():
             continue
-        height = max(box[3] - box[1], 1.0)
-        centre = (box[1] + box[3]) / 2
-        if rows and abs(centre - (rows[-1].top + rows[-1].bottom) / 2) <= ROW_SHARE * max(
-            height, rows[-1].height
+        y0, y1 = box[1], box[3]
+        height = y1 - y0
+        if height < 1.0:
+            height = 1.0
+        if row is not None and abs((y0 + y1) / 2 - (top + bottom) / 2) <= max(
+            ROW_SHARE * height, reach
         ):
-            row = rows[-1]
             row.fragments.append((box, text))
-            row.top, row.bottom = min(row.top, box[1]), max(row.bottom, box[3])
+            if y0 < top:
+                top = row.top = y0
+            if y1 > bottom:
+                bottom = row.bottom = y1
+            if box[0] < row.left:
+                row.left = box[0]
             continue
-        rows.append(_Row([(box, text)], box[1], box[3], height))
+        row = _Row([(box, text)], y0, y1, height, box[0])
+        rows.append(row)
+        top, bottom, reach = y0, y1, ROW_SHARE * height
     return rows
+
+
+def _centre(fragment: Fragment) -> float:
+    box = fragment[0]
+    return (box[1] + box[3]) / 2
 
 
 def _shared(edges: list[float], ordered: list[float]) -> int:
@@ -304,7 +323,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
 
 def _left(row: _Row) -> float:
     """Where a row starts: its leftmost fragment (a numeric row's label, else a figure)."""
-    return min(box[0] for box, _ in row.fragments)
+    return row.left
 
 
 def _header_like(row: _Row, middle: float) -> bool:

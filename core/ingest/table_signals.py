@@ -13,9 +13,9 @@ Coordinates: boxes are in the page's unrotated text space (``rawdict``), points,
 
 from __future__ import annotations
 
-import bisect
 from typing import NamedTuple
 
+import numpy as np
 import pymupdf
 
 from core.geometry import BBox, contains_centre
@@ -168,22 +168,34 @@ def count_crossings(
 ) -> int:
     """How many distinct points (1 pt grid) the horizontal and vertical rulings cross at
     (a cell's edges drawn twice cross at the same points; find_tables merges them too);
-    ``cap + 1`` as soon as the count or the pairs looked at pass what a table can have.
-    ``tol``: how far (points) a ruling may stop short of the other and still cross it."""
-    columns = sorted((b[0], b[1], b[3]) for b in vertical)
-    xs = [x for x, _, _ in columns]
-    points: set[tuple[int, int]] = set()
-    checks = 0
-    for x0, y0, x1, y1 in horizontal:
-        y = (y0 + y1) / 2
-        lo, hi = bisect.bisect_left(xs, x0 - tol), bisect.bisect_right(xs, x1 + tol)
-        checks += hi - lo
-        if checks > _MAX_CROSSING_CHECKS:
-            return cap + 1
-        for k in range(lo, hi):
-            x, top, bottom = columns[k]
-            if top - tol <= y <= bottom + tol:
-                points.add((round(x), round(y)))
-        if len(points) > cap:
-            return cap + 1
-    return len(points)
+    ``cap + 1`` when the count or the pairs to look at pass what a table can have.
+    ``tol``: how far (points) a ruling may stop short of the other and still cross it.
+
+    Each horizontal ruling is paired with the vertical ones whose x lies within its
+    extent (widened by ``tol``; a sorted search), and a pair crosses when the horizontal
+    one's middle lies within the vertical one's extent (widened alike); all in arrays."""
+    if not horizontal or not vertical:
+        return 0
+    v = np.asarray(vertical, dtype=np.float64).reshape(-1, 4)
+    v = v[np.argsort(v[:, 0], kind="stable")]
+    xs, tops, bottoms = v[:, 0], v[:, 1], v[:, 3]
+    h = np.asarray(horizontal, dtype=np.float64).reshape(-1, 4)
+    ys = (h[:, 1] + h[:, 3]) / 2
+    lo = np.searchsorted(xs, h[:, 0] - tol, side="left")
+    hi = np.searchsorted(xs, h[:, 2] + tol, side="right")
+    counts = np.maximum(hi - lo, 0)
+    total = int(counts.sum())
+    if total > _MAX_CROSSING_CHECKS:
+        return cap + 1
+    if total == 0:
+        return 0
+    pair_h = np.repeat(np.arange(len(h)), counts)
+    starts = np.repeat(lo - np.cumsum(counts) + counts, counts)
+    pair_v = starts + np.arange(total)
+    y = ys[pair_h]
+    crosses = (tops[pair_v] - tol <= y) & (y <= bottoms[pair_v] + tol)
+    if not crosses.any():
+        return 0
+    points = np.stack([np.rint(xs[pair_v[crosses]]), np.rint(y[crosses])], axis=1)
+    found = len(np.unique(points, axis=0))
+    return cap + 1 if found > cap else found

@@ -155,7 +155,7 @@ class _Context:
         self.tables = _table_boxes(doc)
         # Figures of tables set in small type can outweigh the prose of a filing.
         tables = self.tables
-        prose = [ln for ln in doc.lines if ln.page not in tables or not _in_table(self, [ln])]
+        prose = [ln for ln in doc.lines if ln.page not in tables or not _line_in_table(self, ln)]
         self.body_pt = body_size(prose or doc.lines)
         self.furniture = furniture_lines(doc)
         self.outline = OutlineIndex(doc.outline)
@@ -246,6 +246,15 @@ def _table_of(context: _Context, lines: list[TextLine]) -> tuple[BBox, BBox | No
 
 def _in_table(context: _Context, lines: list[TextLine]) -> bool:
     return _table_of(context, lines) is not None
+
+
+def _line_in_table(context: _Context, line: TextLine) -> bool:
+    """``_in_table`` for one line (its box is the lines' box)."""
+    tables = context.tables.get(line.page)
+    box = line.bbox_pt
+    if not tables or box is None:
+        return False
+    return any(contains_centre(table[0], box) for table in tables)
 
 
 def _header_lines(context: _Context, unit: list[int]) -> int:
