@@ -33,12 +33,12 @@ RECALL_AT_LEAST = {
     "JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf": 0.7,
     "MGMRESORTS_2022Q4_EARNINGS.pdf": 0.9,
     "PEPSICO_2023Q1_EARNINGS.pdf": 0.95,
-    "Pfizer_2023Q2_10Q.pdf": 0.8,
+    "Pfizer_2023Q2_10Q.pdf": 0.83,
     "plumber_nics-background-checks-2015-11.pdf": 1.0,
     "plumber_WARN-Report-for-7-1-2015-to-03-25-2016.pdf": 1.0,
     "GeoBase_NHNC1_Data_Model_UML_EN.pdf": 0.5,
 }
-PRECISION_AT_LEAST = 0.7
+PRECISION_AT_LEAST = 0.75  # the lowest measured is J&J's 0.81
 
 
 def _path(name: str) -> Path:
@@ -74,7 +74,7 @@ def test_table_recall_against_the_layout_model(name: str) -> None:
 def test_pooled_filing_recall_and_heading_precision() -> None:
     qualities = [_quality(name) for name in FINANCEBENCH]
     matched = sum(q.tables_matched for q in qualities)
-    assert matched / sum(q.tables_ref for q in qualities) >= 0.8  # 105 of 124 measured
+    assert matched / sum(q.tables_ref for q in qualities) >= 0.83  # 106 of 124 measured
     headings = sum(q.headings_ours for q in qualities)
     assert sum(q.headings_confirmed for q in qualities) / headings >= 0.85
     furniture = sum(q.furniture_ref_lines for q in qualities)
@@ -478,3 +478,52 @@ def test_tables_under_like_headers_are_apart_and_keep_their_headers() -> None:
     stacked = [doc.text[a:b] for a, b in equity.header_rows]
     assert stacked[0] == "PFIZER INC. SHAREHOLDERS" and "Accum. Other" in stacked[2]
     assert len(stacked) == 5 and equity.text.count("Balance, July") == 4  # all four periods
+
+
+def _product_rows(top: float, product: str, change: str) -> list[list[Line]]:
+    """One product section of the 10-Q's revenue table: the product's total and change
+    stacked in the revenues column, a row per region with figures at 300/350/400, and a
+    comment column at 430 that runs on lines of its own and beside rows with no label."""
+    y = top
+    rows = [[_line(30, y, product), _line(430, y, "Growth driven by demand in the U.S. and", 4.0)]]
+    rows.append([_line(120, y + 12, "$3,636"), _line(220, y + 12, "U.S.")])
+    rows.append(  # no label: the words on this row are the comment beside it
+        [_line(270, y + 24, "$"), _line(285, y + 24, "2,413"), _line(335, y + 24, "2,144"),
+         _line(390, y + 24, "13"), _line(430, y + 24, "certain markets abroad.", 4.0)]
+    )  # fmt: skip
+    rows.append([_line(430, y + 36, "Partially offset by declines due to", 4.0)])
+    rows.append([_line(80, y + 48, "YTD"), _line(120, y + 48, change), _line(150, y + 48, "%")])
+    rows.append(
+        [_line(220, y + 60, "Int'l."), _line(285, y + 60, "1,223"), _line(335, y + 60, "1,394"),
+         _line(385, y + 60, "(12)")]
+    )  # fmt: skip
+    rows.append(
+        [_line(120, y + 72, "(operationally)"), _line(220, y + 72, "Worldwide"),
+         _line(285, y + 72, "3,636"), _line(335, y + 72, "3,537"), _line(395, y + 72, "3")]
+    )  # fmt: skip
+    return rows
+
+
+def test_a_comment_column_and_stacked_changes_stay_inside_the_table() -> None:
+    """Words right of every figure are a comment, not the row's label (its figures
+    count), a comment's own lines are no label rows, and "Up 4 %" under the product's
+    total is a value, not a header: the two sections, 15 pt apart (under two line
+    heights), are one table."""
+    rows = _product_rows(100, "Eliquis", "Up 4") + _product_rows(199, "Prevnar", "Down 1")
+    grids = numeric_grids(grid_fragments(rows))
+    assert [(g.bbox[1], g.bbox[3]) for g in grids] == [(124, 281)]  # first figures to last
+    assert grids[0].columns == 3
+
+
+def test_the_10q_product_table_and_a_statement_of_earnings_are_one_table_each() -> None:
+    doc, parsed = _parsed("Pfizer_2023Q2_10Q.pdf")
+    page = [b for b in parsed.blocks if b.page == 47]
+    tables = [b for b in page if b.kind == "table"]
+    assert len(tables) == 1  # Comirnaty to Xeljanz, with the commentary beside them
+    assert "Eliquis" in tables[0].text and "Xeljanz" in tables[0].text
+    assert not any(b.kind == "paragraph" and "Down 1" in b.text for b in page)  # a value
+    doc, parsed = _parsed("JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf")
+    statement = [b for b in parsed.blocks if b.kind == "table" and b.page == 10]
+    assert len(statement) == 1
+    assert "Net earnings per share (Diluted)" in statement[0].text
+    assert "Effective tax rate" in statement[0].text

@@ -13,13 +13,16 @@ PyMuPDF call), in about linear time in the fragments of the page (one sort):
 3. a *grid* is a run of rows, top to bottom, in which every numeric row shares at least
    ``MIN_VALUES`` right edges (``EDGE_TOLERANCE_PT``; or as many as the grid has) with
    the numeric rows before it, at most ``MAX_LABEL_ROWS`` rows of labels ("Costs and
-   expenses:") sit between two numeric rows, no sentence runs across the figure columns
-   ("The following table shows ...") and no header row sits there ("12 Weeks Ended",
-   short text starting nearer the figures than the labels, left of the last column), and
-   no gap between rows exceeds ``MAX_GAP_SHARE`` line heights; it
-   needs at least ``MIN_NUMERIC_ROWS`` numeric rows, at least half of them with a label
-   (figures count only right of a row's label: a section number before its title is
-   none; bare figures are a plot's axes or a matrix);
+   expenses:") sit between two numeric rows (a line of a comment column beside the
+   figures, all of it right of the last column, is neither a label row nor an end), no
+   sentence runs across the figure columns ("The following table shows ...") and no
+   header row sits there ("12 Weeks Ended", short text with no percentage starting
+   nearer the figures than the labels, left of the last column), and no gap between
+   rows exceeds ``MAX_GAP_SHARE`` line heights (a statement's sections and its per-share
+   lines sit up to two apart); it needs at least ``MIN_NUMERIC_ROWS`` numeric rows, at
+   least half of them with a label (figures count only right of a row's label: a
+   section number before its title is none; words right of every figure are a comment,
+   not a label; bare figures are a plot's axes or a matrix);
 4. its *header rows* are the rows right above the first numeric row (gaps up to
    ``HEADER_GAP_SHARE`` line heights, or ``MAX_GAP_SHARE`` under a row of column headings
    set off from the first numeric row, at most ``MAX_HEADER_ROWS``), made of short
@@ -54,7 +57,7 @@ MIN_VALUES = 2
 MIN_NUMERIC_ROWS = 3
 SINGLE_GAP_SHARE = 6.0
 MAX_LABEL_ROWS = 3
-MAX_GAP_SHARE = 1.8
+MAX_GAP_SHARE = 2.0
 HEADER_GAP_SHARE = 0.9
 MAX_HEADER_ROWS = 8
 MERGE_GAP_SHARE = 3.0
@@ -112,7 +115,9 @@ class _Row:
 
     @property
     def label(self) -> BBox | None:
-        """The box of the row's leftmost fragment with two letters (its label), if any."""
+        """The box of the row's leftmost fragment with two letters (its label), if any;
+        words that start right of every figure of the row are a comment column (the
+        10-Q's "Operational Results Commentary" beside a row with no label), not one."""
         if self._values is None:
             self._measure()
         return self._label
@@ -134,6 +139,8 @@ class _Row:
             stripped = text.strip()
             if stripped and len(stripped) <= 24 and _FIGURE.match(stripped):  # _is_figure
                 figures.append((box, text))
+        if label is not None and figures and label[0] > max(box[2] for box, _ in figures):
+            label = None  # a comment right of the figures
         self._label = label
         self._values = _values(self, label, figures) if figures else []
         if figures:
@@ -309,6 +316,8 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
             labels_left = min(labels_left, _left(row))
             labelled += row.label is not None
             continue
+        if _beside(row, ordered[-1]):
+            continue  # a comment column's line beside the figures: neither label nor end
         labels += 1
         if labels > MAX_LABEL_ROWS or (edges and _shared(edges, ordered) == 0):
             break
@@ -321,6 +330,13 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
     return last + 1, count if 2 * labelled >= count else -1, columns
 
 
+def _beside(row: _Row, right: float) -> bool:
+    """Every fragment of the row starts right of ``right``, the last figure column's
+    edge: a line of a comment column beside the table ("Operational Results
+    Commentary"), not a row of labels."""
+    return row.left > right
+
+
 def _left(row: _Row) -> float:
     """Where a row starts: its leftmost fragment (a numeric row's label, else a figure)."""
     return row.left
@@ -328,8 +344,11 @@ def _left(row: _Row) -> float:
 
 def _header_like(row: _Row, middle: float) -> bool:
     """Short text that starts right of ``middle``, half-way from the labels to the
-    figures: nearer the figure columns than the labels."""
-    return _left(row) > middle and not any(_long(text) for _, text in row.fragments)
+    figures: nearer the figure columns than the labels, with no percentage in it (a
+    header says "% Change"; "Down 1 %", its digits cut from the sign, is a value)."""
+    if row.left <= middle or any(_long(text) for _, text in row.fragments):
+        return False
+    return not any(text == "%" for _, text in row.fragments)
 
 
 def _over_figures(row: _Row, middle: float, right: float) -> bool:

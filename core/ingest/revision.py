@@ -14,9 +14,12 @@ tables found from ingest's own characters (filings and diagrams read row by row)
 numeric grids align figures on their digits (a hanging "%", ")" or "bps" and a joined "$"
 are cut off), end at a sentence or a header row across the figure columns, continue the
 grid above only on most of its columns, and find their header over the whole grid, with
-no title above it (statements' percentage rows and totals stay in their tables).
+no title above it (statements' percentage rows and totals stay in their tables); 4, a
+comment column right of the figures is no row's label and no label row, a row with a
+percentage is no header, and rows may sit two line heights apart (the 10-Q's product
+table and J&J's statements of earnings read as one table each).
 """
 
 from __future__ import annotations
 
-PARSE_REVISION = 3
+PARSE_REVISION = 4
