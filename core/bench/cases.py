@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from core.bench.inputs import ROOT, BenchInputs, check_spans
+from core.bench.inputs import ROOT, BenchInputs, check_spans, parse_rounds
 from core.bench.report import CaseResult
 from core.bench.timing import interleaved, timed
 from core.methods import BENCHED
@@ -83,7 +83,7 @@ def parse_case(inputs: BenchInputs, path: Path) -> CaseResult:
 
     s = inputs.settings
     contenders = {"ours": ours, "raw": raw, "default": lambda step: raw(step, None)}
-    t = interleaved(contenders, warmup=s.warmup, repeats=s.repeats, check=check)
+    t = interleaved(contenders, warmup=s.warmup, repeats=parse_rounds(s), check=check)
     doc = inputs.document(path)
     parse_s = statistics.median(parse_only[s.warmup :])
     return CaseResult(

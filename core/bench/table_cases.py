@@ -2,7 +2,8 @@
 
 Per document: load + parse with the fast parser, the table cache emptied before every
 round (so each round pays the table search a first parse pays; the ``parse`` case keeps
-the cache), interleaved with raw ``rawdict`` of every page, target <= 2.0x. The row's
+the cache), interleaved with raw ``rawdict`` of every page (``parse_rounds`` rounds),
+target <= 2.0x. The row's
 notes give table recall/precision, heading precision and furniture recall against the
 layout model's kept reference (``core.bench.table_quality``) and the time that reference
 took when it was computed, and the same scores for the ``fast+layout`` parser (one
@@ -14,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.bench.inputs import BenchInputs, check_spans, shared_dir
+from core.bench.inputs import BenchInputs, check_spans, parse_rounds, shared_dir
 from core.bench.report import CaseResult
 from core.bench.table_quality import FINANCEBENCH, TABLE_PDFS, Quality, reference_for, score
 from core.bench.timing import interleaved
@@ -56,7 +57,8 @@ def tables_case(inputs: BenchInputs, path: Path) -> CaseResult:
             check_spans(doc, parsed.blocks, "block")
 
     s = inputs.settings
-    t = interleaved({"ours": ours, "raw": raw}, warmup=s.warmup, repeats=s.repeats, check=check)
+    rounds = parse_rounds(s)
+    t = interleaved({"ours": ours, "raw": raw}, warmup=s.warmup, repeats=rounds, check=check)
     doc = inputs.document(path)
     reference = reference_for(doc, path.name)
     quality = score(doc, inputs.blocks(path), reference)
