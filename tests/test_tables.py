@@ -30,7 +30,7 @@ FILINGS = CORPUS / "financebench" / "pdfs"
 # Table recall and precision reached against the layout model (IoU >= 0.5), with a
 # small margin; README's table has the measured values.
 RECALL_AT_LEAST = {
-    "JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf": 0.7,
+    "JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf": 0.75,
     "MGMRESORTS_2022Q4_EARNINGS.pdf": 0.9,
     "PEPSICO_2023Q1_EARNINGS.pdf": 0.95,
     "Pfizer_2023Q2_10Q.pdf": 0.83,
@@ -38,7 +38,7 @@ RECALL_AT_LEAST = {
     "plumber_WARN-Report-for-7-1-2015-to-03-25-2016.pdf": 1.0,
     "GeoBase_NHNC1_Data_Model_UML_EN.pdf": 0.5,
 }
-PRECISION_AT_LEAST = 0.75  # the lowest measured is J&J's 0.81
+PRECISION_AT_LEAST = 0.8  # the lowest measured is J&J's 0.85
 
 
 def _path(name: str) -> Path:
@@ -74,7 +74,7 @@ def test_table_recall_against_the_layout_model(name: str) -> None:
 def test_pooled_filing_recall_and_heading_precision() -> None:
     qualities = [_quality(name) for name in FINANCEBENCH]
     matched = sum(q.tables_matched for q in qualities)
-    assert matched / sum(q.tables_ref for q in qualities) >= 0.83  # 106 of 124 measured
+    assert matched / sum(q.tables_ref for q in qualities) >= 0.84  # 107 of 124 measured
     headings = sum(q.headings_ours for q in qualities)
     assert sum(q.headings_confirmed for q in qualities) / headings >= 0.85
     furniture = sum(q.furniture_ref_lines for q in qualities)
@@ -527,3 +527,26 @@ def test_the_10q_product_table_and_a_statement_of_earnings_are_one_table_each() 
     assert len(statement) == 1
     assert "Net earnings per share (Diluted)" in statement[0].text
     assert "Effective tax rate" in statement[0].text
+
+
+def test_the_label_columns_heading_at_the_foot_of_the_header_is_a_header_row() -> None:
+    """J&J's sales by area: column headings, then the label column's own heading wrapped
+    onto two lines, then a gap of two line heights before the first row. The heading
+    belongs to the header, and the header to the table; without the column headings
+    right on top, two label lines set off above a table are neither."""
+    years = [_line(200, 100, "2022"), _line(300, 100, "2021"), _line(400, 100, "Change")]
+    stub = [[_line(40, 111, "Sales to customers by")], [_line(40, 122, "geographic area")]]
+    body = [
+        [_line(40, y, area), _line(210, y, "12,516"), _line(310, y, "12,163"),
+         _line(415, y, "2.9")]
+        for y, area in ((152, "U.S."), (164, "Europe"), (176, "Asia-Pacific"))
+    ]  # fmt: skip
+    grids = numeric_grids(grid_fragments([years, *stub, *body]))
+    assert [(g.bbox[1], g.header_bbox) for g in grids] == [(100, (40, 100, 430, 132))]
+    alone = numeric_grids(grid_fragments([*stub, *body]))
+    assert [(g.bbox[1], g.header_bbox) for g in alone] == [(152, None)]
+    doc, parsed = _parsed("JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf")
+    sales = next(b for b in parsed.blocks if b.kind == "table" and b.page == 9)
+    header = [doc.text[a:b] for a, b in sales.header_rows]
+    assert header[-2:] == ["Sales to customers by", "geographic area"]
+    assert header[2].startswith("2022\t2021\tTotal\tOperations\tCurrency")

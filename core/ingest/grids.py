@@ -30,7 +30,10 @@ PyMuPDF call), in about linear time in the fragments of the page (one sort):
    grid's numeric rows) or start nearer them than the labels ("Three Months Ended",
    "July 2,", "2023"), set no larger than ``TITLE_SHARE`` times the first numeric row (a
    title is not a header); one label row ("Costs and expenses:") may sit between them and
-   the first numeric row, none above a header row;
+   the first numeric row, none above a header row; the label column's own heading (one
+   label, or one wrapped onto two lines) set off from the first row by up to
+   ``MAX_GAP_SHARE`` line heights, with a row of column headings right on top of it, is
+   the header's last row ("Sales to customers by / geographic area");
 5. a grid that starts (header included) within ``MERGE_GAP_SHARE`` line heights below the
    previous one and shares most of its figure columns continues it, unless a sentence
    sits between them: one table printed in sections, each under a repeated header (the
@@ -59,6 +62,7 @@ SINGLE_GAP_SHARE = 6.0
 MAX_LABEL_ROWS = 3
 MAX_GAP_SHARE = 2.0
 HEADER_GAP_SHARE = 0.9
+WRAP_GAP_SHARE = 0.5
 MAX_HEADER_ROWS = 8
 MERGE_GAP_SHARE = 3.0
 MAX_LABEL_CHARS = 80
@@ -388,6 +392,11 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
         row, below = rows[k - 1], rows[k]
         gap = (below.top - row.bottom) / max(row.height, below.height)
         set_off = k == first and gap <= MAX_GAP_SHARE and _headings(row, middle)
+        if k == first and gap > HEADER_GAP_SHARE and gap <= MAX_GAP_SHARE:
+            stub = _stub_head(rows, k - 1, middle, figures_left)
+            if stub is not None:
+                k = stub  # the label column's heading, at the header's foot
+                continue
         if gap > HEADER_GAP_SHARE and not set_off:
             break  # too far above, unless column headings set off from the first row
         texts = [text.strip() for _, text in row.fragments]
@@ -407,6 +416,35 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
             break
         k -= 1
     return k, body
+
+
+def _stub_head(rows: list[_Row], last: int, middle: float, figures_left: float) -> int | None:
+    """The first row of the label column's heading ending at row ``last`` (one label, or
+    one wrapped onto two lines: "Sales to customers by / geographic area"), set off from
+    the table's first row, when a row of column headings sits right on top of it (J&J's
+    "2022 2021 Total Operations Currency ..."); else ``None``."""
+    top = last
+    if top > 0 and _wrapped(rows[top - 1], rows[top]):
+        top -= 1
+    if top == 0 or any(not _label_like(rows[j], middle, figures_left) for j in (top, last)):
+        return None
+    above, stub = rows[top - 1], rows[top]
+    tight = stub.top - above.bottom <= HEADER_GAP_SHARE * max(stub.height, above.height)
+    return top if tight and _headings(above, middle) else None
+
+
+def _label_like(row: _Row, middle: float, figures_left: float) -> bool:
+    """One short fragment left of the figures, starting among the labels."""
+    if len(row.fragments) != 1 or row.left > middle:
+        return False
+    box, text = row.fragments[0]
+    return box[2] < figures_left and len(text.strip()) <= MAX_LABEL_CHARS
+
+
+def _wrapped(row: _Row, below: _Row) -> bool:
+    """``below`` continues ``row``'s text: the same left edge, set tight under it."""
+    tight = below.top - row.bottom <= WRAP_GAP_SHARE * max(row.height, below.height)
+    return abs(row.left - below.left) <= 1.0 and tight
 
 
 def _headings(row: _Row, middle: float) -> bool:

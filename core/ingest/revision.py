@@ -16,8 +16,10 @@ are cut off), end at a sentence or a header row across the figure columns, conti
 grid above only on most of its columns, and find their header over the whole grid, with
 no title above it (statements' percentage rows and totals stay in their tables); 4, a
 comment column right of the figures is no row's label and no label row, a row with a
-percentage is no header, and rows may sit two line heights apart (the 10-Q's product
-table and J&J's statements of earnings read as one table each).
+percentage is no header, rows may sit two line heights apart, and the label column's
+heading at the foot of a header set off from the first row belongs to the header (the
+10-Q's product table, J&J's statements of earnings and its sales by area read as one
+table each).
 """
 
 from __future__ import annotations
