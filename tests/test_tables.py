@@ -521,6 +521,9 @@ def test_the_10q_product_table_and_a_statement_of_earnings_are_one_table_each() 
     tables = [b for b in page if b.kind == "table"]
     assert len(tables) == 1  # Comirnaty to Xeljanz, with the commentary beside them
     assert "Eliquis" in tables[0].text and "Xeljanz" in tables[0].text
+    header = [doc.text[a:b] for a, b in tables[0].header_rows]
+    assert header[:2] == ["(MILLIONS)\tRevenue\t% Change", "Global"]  # "Global" heads a column
+    assert header[2].startswith("Product\tPeriod\tRevenues\tRegion")
     assert not any(b.kind == "paragraph" and "Down 1" in b.text for b in page)  # a value
     doc, parsed = _parsed("JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf")
     statement = [b for b in parsed.blocks if b.kind == "table" and b.page == 10]

@@ -33,7 +33,9 @@ PyMuPDF call), in about linear time in the fragments of the page (one sort):
    the first numeric row, none above a header row; the label column's own heading (one
    label, or one wrapped onto two lines) set off from the first row by up to
    ``MAX_GAP_SHARE`` line heights, with a row of column headings right on top of it, is
-   the header's last row ("Sales to customers by / geographic area");
+   the header's last row ("Sales to customers by / geographic area"), and a short row
+   above a header row set in from the labels' left edge is a column's heading ("Global"
+   over the 10-Q's "Revenues");
 5. a grid that starts (header included) within ``MERGE_GAP_SHARE`` line heights below the
    previous one and shares most of its figure columns continues it, unless a sentence
    sits between them: one table printed in sections, each under a repeated header (the
@@ -386,7 +388,8 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
     rows above them that reach into the figure columns are the header."""
     numeric = [row for row in rows[first:end] if row.values]
     figures_left = min(row.figures_left for row in numeric)
-    middle = (min(_left(row) for row in numeric) + figures_left) / 2
+    labels_left = min(_left(row) for row in numeric)
+    middle = (labels_left + figures_left) / 2
     k, body, labels = first, first, 0
     while k > 0 and body - k < MAX_HEADER_ROWS:
         row, below = rows[k - 1], rows[k]
@@ -404,6 +407,9 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
             break  # a sentence, or a title set larger than the table
         left_of_figures = max(box[2] for box, _ in row.fragments) < figures_left
         if left_of_figures and _left(row) <= middle:
+            if k < body and row.left > labels_left + EDGE_TOLERANCE_PT:
+                k -= 1  # over a header row and set in from the labels: a column's
+                continue  # heading ("Global" over "Revenues"), not a label
             if k < first or labels >= MAX_LABEL_ROWS or len(texts) > 1:
                 break
             if any(len(t) > MAX_LABEL_CHARS for t in texts):

@@ -17,9 +17,10 @@ grid above only on most of its columns, and find their header over the whole gri
 no title above it (statements' percentage rows and totals stay in their tables); 4, a
 comment column right of the figures is no row's label and no label row, a row with a
 percentage is no header, rows may sit two line heights apart, and the label column's
-heading at the foot of a header set off from the first row belongs to the header (the
-10-Q's product table, J&J's statements of earnings and its sales by area read as one
-table each).
+heading at the foot of a header set off from the first row belongs to the header, as
+does a short heading set in from the labels above a header row ("Global" over
+"Revenues") (the 10-Q's product table, J&J's statements of earnings and its sales by
+area read as one table each, under their whole headers).
 """
 
 from __future__ import annotations
