@@ -356,3 +356,22 @@ def test_parse_with_the_layout_model_reports_its_pages_and_time(app):
     ), times  # reading (a PDF's text, character map and table search) is said apart
     app.number_input(key="cs_w_page_sample-sigconf").set_value(2).run()
     assert not app.exception and not app.status
+
+
+def test_a_landscape_page_gets_the_full_width_in_parse(app):
+    """A statement set sideways is drawn across the page's width with its blocks below;
+    a portrait page keeps the figure beside its block list."""
+    import pymupdf
+
+    open_page(app, "parse")
+    beside = len(app.columns)
+    with pymupdf.open() as pdf:
+        page = pdf.new_page(width=792, height=612)
+        for k, line in enumerate(("Supplementary Sales Data", "U.S. 12,516 12,163 2.9")):
+            page.insert_text((54, 72 + 14 * k), line, fontsize=9)
+        data = pdf.tobytes()
+    open_page(app, "library")
+    upload(app, ("sideways.pdf", data))
+    open_page(app, "parse")
+    assert "data:image/png;base64," in html_of(app) and app.dataframe
+    assert len(app.columns) == beside - 2  # no figure-and-list pair of columns
