@@ -375,3 +375,5 @@ def test_a_landscape_page_gets_the_full_width_in_parse(app):
     open_page(app, "parse")
     assert "data:image/png;base64," in html_of(app) and app.dataframe
     assert len(app.columns) == beside - 2  # no figure-and-list pair of columns
+    open_page(app, "chunks")  # the same layout there: the figure, its numbers below it
+    assert "data:image/png;base64," in html_of(app) and app.metric

@@ -40,6 +40,15 @@ def page_figure(doc: Document, page: int, shapes: list[Shape], *, view_pt=None) 
     )
 
 
+def is_landscape(doc: Document, page: int) -> bool:
+    """Whether page ``page`` (1-based; 0 for reflowable text) is wider than tall: the
+    pages draw it across the main area's full width, their lists below it."""
+    if not doc.is_paged or not 1 <= page <= len(doc.pages):
+        return False
+    info = doc.pages[page - 1]
+    return info.width_pt > info.height_pt
+
+
 def show_html(markup: str) -> None:
     """Show markup built by ``core.render`` (already escaped; scripts never run)."""
     st.html(markup)

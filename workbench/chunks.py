@@ -98,13 +98,14 @@ def panel(slot: str, wide: bool) -> None:
     policy = _ui_controls.policy_controls(  # the second of a pair starts on another policy
         slot, horizontal=wide, first="structure" if slot == "b" else "fixed"
     )
-    view, numbers = st.columns([3, 2], gap="medium") if wide else (st.container(), st.container())
+    beside = wide and not _ui_cite.is_landscape(doc, page)  # a sideways page gets the width
+    view, numbers = st.columns([3, 2], gap="medium") if beside else (st.container(), st.container())
     chunks = _ui_parse.chunked(doc, parser, policy)
     stats = _ui_parse.stats_of(doc, parser, policy, window)
     with numbers:
         st.markdown(f"**{policy.key}**")
         if chunks:  # a document without text has no numbers to show (the picker says so)
-            _ui_controls.stats_metrics(stats, columns=2 if wide else 4)
+            _ui_controls.stats_metrics(stats, columns=2 if beside else 4)
             st.plotly_chart(
                 chunk_size_figure(stats.token_counts, window, title="Chunk sizes (tokens)"),
                 key=f"cs_hist_{slot}",

@@ -55,9 +55,8 @@ kinds = st.pills(
 _ui_cite.show_html(legend_html([(k, BLOCK_COLOURS[k]) for k in present]))
 
 shown = [b for b in blocks if b.kind in kinds and (not doc.is_paged or b.page == page)]
-# a landscape page (a statement set sideways) gets the page's full width, its blocks below
-landscape = doc.is_paged and doc.pages[page - 1].width_pt > doc.pages[page - 1].height_pt
-left, right = (st.container(), st.container()) if landscape else st.columns([3, 2], gap="medium")
+stacked = _ui_cite.is_landscape(doc, page)  # a statement set sideways: full width, list below
+left, right = (st.container(), st.container()) if stacked else st.columns([3, 2], gap="medium")
 with left:
     if doc.is_paged:
         if page in doc.pages_without_text:
