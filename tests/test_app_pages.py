@@ -360,11 +360,19 @@ def test_parse_with_the_layout_model_reports_its_pages_and_time(app):
 
 def test_a_landscape_page_gets_the_full_width_in_parse(app):
     """A statement set sideways is drawn across the page's width with its blocks below;
-    a portrait page keeps the figure beside its block list."""
+    a portrait page keeps the figure beside its block list unless the reader asks for the
+    full width (one choice for Parse and Chunks)."""
     import pymupdf
 
     open_page(app, "parse")
     beside = len(app.columns)
+    app.toggle(key="cs_w_full_width_parse").set_value(True).run()
+    assert len(app.columns) == beside - 2
+    open_page(app, "chunks")
+    assert app.toggle(key="cs_w_full_width_chunks").value is True
+    app.toggle(key="cs_w_full_width_chunks").set_value(False).run()
+    open_page(app, "parse")
+    assert len(app.columns) == beside
     with pymupdf.open() as pdf:
         page = pdf.new_page(width=792, height=612)
         for k, line in enumerate(("Supplementary Sales Data", "U.S. 12,516 12,163 2.9")):

@@ -65,6 +65,7 @@ class Key:
     DOC = "cs_doc"  # selected doc_id (sidebar picker)
     DOC_VERSION = "cs_doc_version"  # bumped when the app picks a document itself
     PAGE = "cs_page"  # current 1-based page on Parse/Chunks
+    FULL_WIDTH = "cs_full_width"  # Parse/Chunks draw a portrait page across the full width
     PARSER = "cs_parser"
     PARSE_TIMES = "cs_parse_times"  # dict[(doc_id, sha, parser), elapsed_s]
     STORE_KIND = "cs_store_kind"  # "folder" | "server"
@@ -111,6 +112,7 @@ def init_state() -> None:
         (Key.DOC, None),
         (Key.DOC_VERSION, 0),
         (Key.PAGE, 1),
+        (Key.FULL_WIDTH, False),
         (Key.PARSER, "fast"),
         (Key.PARSE_TIMES, {}),
         (Key.STORE_KIND, "server" if chroma else "folder"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.cite import Citation
 from core.errors import ChunkscopeError
@@ -47,6 +48,25 @@ def is_landscape(doc: Document, page: int) -> bool:
         return False
     info = doc.pages[page - 1]
     return info.width_pt > info.height_pt
+
+
+def full_width(doc: Document, page: int, where: str, slot: DeltaGenerator | None = None) -> bool:
+    """Whether to draw page ``page`` across the main area's full width with its list below:
+    a landscape page always; a portrait one when the reader turns the toggle on (one
+    choice for Parse and Chunks, ``where`` names the page's widget; shown in ``slot``,
+    else in place: a dense page's figure reads small beside the list)."""
+    if not doc.is_paged:
+        return False
+    if is_landscape(doc, page):
+        return True
+    (slot if slot is not None else st).toggle(
+        "Page at full width",
+        value=bool(st.session_state[_ui.Key.FULL_WIDTH]),
+        help="Draw the page across the whole width, its list below it (landscape pages "
+        "always are).",
+        **_ui.synced(f"cs_w_full_width_{where}", _ui.Key.FULL_WIDTH),
+    )
+    return bool(st.session_state[_ui.Key.FULL_WIDTH])
 
 
 def show_html(markup: str) -> None:

@@ -30,6 +30,8 @@ top = st.columns([1, 1, 2], vertical_alignment="bottom")
 with top[0]:
     page = _ui_controls.page_number_input(doc) if doc.is_paged else 0
 compare = top[1].toggle("Compare two policies", key="cs_compare", persist_state="session")
+# the page across the width, numbers below (two policies side by side stack anyway)
+full = not compare and _ui_cite.full_width(doc, page, "chunks", top[2])
 window = _ui.model_info_or_stop().text_tokens
 _ui_parse.parsed(doc, parser)  # the first parse shows its progress here, outside the fragment
 _ui_cite.show_html(
@@ -98,7 +100,7 @@ def panel(slot: str, wide: bool) -> None:
     policy = _ui_controls.policy_controls(  # the second of a pair starts on another policy
         slot, horizontal=wide, first="structure" if slot == "b" else "fixed"
     )
-    beside = wide and not _ui_cite.is_landscape(doc, page)  # a sideways page gets the width
+    beside = wide and not full
     view, numbers = st.columns([3, 2], gap="medium") if beside else (st.container(), st.container())
     chunks = _ui_parse.chunked(doc, parser, policy)
     stats = _ui_parse.stats_of(doc, parser, policy, window)

@@ -55,7 +55,7 @@ kinds = st.pills(
 _ui_cite.show_html(legend_html([(k, BLOCK_COLOURS[k]) for k in present]))
 
 shown = [b for b in blocks if b.kind in kinds and (not doc.is_paged or b.page == page)]
-stacked = _ui_cite.is_landscape(doc, page)  # a statement set sideways: full width, list below
+stacked = _ui_cite.full_width(doc, page, "parse")  # landscape always; portrait on request
 left, right = (st.container(), st.container()) if stacked else st.columns([3, 2], gap="medium")
 with left:
     if doc.is_paged:
