@@ -140,10 +140,9 @@ class _Row:
         label: BBox | None = None  # the leftmost worded fragment (the first of equals)
         figures: list[Fragment] = []
         for box, text in self.fragments:
-            if (label is None or box[0] < label[0]) and _TWO_LETTERS.search(text):
+            if (label is None or box[0] < label[0]) and _two_letters(text):
                 label = box
-            stripped = text.strip()
-            if stripped and len(stripped) <= 24 and _FIGURE.match(stripped):  # _is_figure
+            if _is_figure(text):
                 figures.append((box, text))
         if label is not None and figures and label[0] > max(box[2] for box, _ in figures):
             label = None  # a comment right of the figures
@@ -304,7 +303,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
     columns = list(rows[start].values)
     ordered = sorted(columns)
     figures_left = rows[start].figures_left
-    labels_left = _left(rows[start])
+    labels_left = rows[start].left
     last, count, labels = start, 1, 0
     labelled = int(rows[start].label is not None)
     for k in range(start + 1, len(rows)):
@@ -319,7 +318,7 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
                     bisect.insort(ordered, e)
             last, count, labels = k, count + 1, 0
             figures_left = min(figures_left, row.figures_left)
-            labels_left = min(labels_left, _left(row))
+            labels_left = min(labels_left, row.left)
             labelled += row.label is not None
             continue
         if _beside(row, ordered[-1]):
@@ -343,11 +342,6 @@ def _beside(row: _Row, right: float) -> bool:
     return row.left > right
 
 
-def _left(row: _Row) -> float:
-    """Where a row starts: its leftmost fragment (a numeric row's label, else a figure)."""
-    return row.left
-
-
 def _header_like(row: _Row, middle: float) -> bool:
     """Short text that starts right of ``middle``, half-way from the labels to the
     figures: nearer the figure columns than the labels, with no percentage in it (a
@@ -361,7 +355,7 @@ def _over_figures(row: _Row, middle: float, right: float) -> bool:
     """A header row (``_header_like``) that starts left of the last column's edge
     ``right`` (a column of comments right of the figures starts past them, and runs in
     longer lines)."""
-    return _header_like(row, middle) and _left(row) < right
+    return _header_like(row, middle) and row.left < right
 
 
 def _prose(row: _Row, figures_left: float) -> bool:
@@ -388,7 +382,7 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
     rows above them that reach into the figure columns are the header."""
     numeric = [row for row in rows[first:end] if row.values]
     figures_left = min(row.figures_left for row in numeric)
-    labels_left = min(_left(row) for row in numeric)
+    labels_left = min(row.left for row in numeric)
     middle = (labels_left + figures_left) / 2
     k, body, labels = first, first, 0
     while k > 0 and body - k < MAX_HEADER_ROWS:
@@ -406,7 +400,7 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
         if any(_sentence(t) for t in texts) or row.height > TITLE_SHARE * rows[first].height:
             break  # a sentence, or a title set larger than the table
         left_of_figures = max(box[2] for box, _ in row.fragments) < figures_left
-        if left_of_figures and _left(row) <= middle:
+        if left_of_figures and row.left <= middle:
             if k < body and row.left > labels_left + EDGE_TOLERANCE_PT:
                 k -= 1  # over a header row and set in from the labels: a column's
                 continue  # heading ("Global" over "Revenues"), not a label

@@ -154,8 +154,7 @@ class _Context:
         self.doc = doc
         self.tables = _table_boxes(doc)
         # Figures of tables set in small type can outweigh the prose of a filing.
-        tables = self.tables
-        prose = [ln for ln in doc.lines if ln.page not in tables or not _line_in_table(self, ln)]
+        prose = [ln for ln in doc.lines if _table_at(self, ln.page, ln.bbox_pt) is None]
         self.body_pt = body_size(prose or doc.lines)
         self.furniture = furniture_lines(doc)
         self.outline = OutlineIndex(doc.outline)
@@ -234,8 +233,14 @@ def _typed_runs(context: _Context, part: list[int], furniture: str | None) -> li
 
 def _table_of(context: _Context, lines: list[TextLine]) -> tuple[BBox, BBox | None] | None:
     """The (table box, header box) of the table holding the centre of these lines."""
-    tables = context.tables.get(lines[0].page)
-    bbox = lines_bbox(lines)
+    return _table_at(context, lines[0].page, lines_bbox(lines))
+
+
+def _table_at(
+    context: _Context, page: int, bbox: BBox | None
+) -> tuple[BBox, BBox | None] | None:
+    """The (table box, header box) of the table on ``page`` holding the centre of ``bbox``."""
+    tables = context.tables.get(page)
     if not tables or bbox is None:
         return None
     for table in tables:
@@ -246,15 +251,6 @@ def _table_of(context: _Context, lines: list[TextLine]) -> tuple[BBox, BBox | No
 
 def _in_table(context: _Context, lines: list[TextLine]) -> bool:
     return _table_of(context, lines) is not None
-
-
-def _line_in_table(context: _Context, line: TextLine) -> bool:
-    """``_in_table`` for one line (its box is the lines' box)."""
-    tables = context.tables.get(line.page)
-    box = line.bbox_pt
-    if not tables or box is None:
-        return False
-    return any(contains_centre(table[0], box) for table in tables)
 
 
 def _header_lines(context: _Context, unit: list[int]) -> int:
