@@ -5,11 +5,9 @@ left and columns of figures ("12,734", "(347)", "$", "—", "4.5%") whose right 
 up. ``numeric_grids`` finds them in the line fragments ingest already has (no extra
 PyMuPDF call), in about linear time in the fragments of the page (one sort):
 
-1. fragments are grouped into printed rows (vertical centres within ``ROW_SHARE`` of the
-   line height);
-2. a row is *numeric* when it holds at least ``MIN_VALUES`` figures, or one figure set
-   ``SINGLE_GAP_SHARE`` line heights or more right of its label (one-column tables need
-   one numeric row more);
+1. fragments are grouped into printed rows and
+2. a row is *numeric* when it holds figures enough (both in ``core.ingest.grid_rows``,
+   with what counts as a figure and a label; one-column tables need one numeric row more);
 3. a *grid* is a run of rows, top to bottom, in which every numeric row shares at least
    ``MIN_VALUES`` right edges (``EDGE_TOLERANCE_PT``; or as many as the grid has) with
    the numeric rows before it, at most ``MAX_LABEL_ROWS`` rows of labels ("Costs and
@@ -20,9 +18,7 @@ PyMuPDF call), in about linear time in the fragments of the page (one sort):
    nearer the figures than the labels, left of the last column), and no gap between
    rows exceeds ``MAX_GAP_SHARE`` line heights (a statement's sections and its per-share
    lines sit up to two apart); it needs at least ``MIN_NUMERIC_ROWS`` numeric rows, at
-   least half of them with a label (figures count only right of a row's label: a
-   section number before its title is none; words right of every figure are a comment,
-   not a label; bare figures are a plot's axes or a matrix);
+   least half of them with a label (bare figures are a plot's axes or a matrix);
 4. its *header rows* are the rows right above the first numeric row (gaps up to
    ``HEADER_GAP_SHARE`` line heights, or ``MAX_GAP_SHARE`` under a row of column headings
    set off from the first numeric row, at most ``MAX_HEADER_ROWS``), made of short
@@ -41,26 +37,19 @@ PyMuPDF call), in about linear time in the fragments of the page (one sort):
    sits between them: one table printed in sections, each under a repeated header (the
    first header stays the table's).
 
-A figure's right edge is where its digits end: ingest cuts a hanging "%" or ")" and a
-currency sign joined to the line off the fragment (``FIGURE_END``, applied by
-``core.ingest.pdf_lines.grid_fragments``), as a right-aligned column aligns them.
-
 Coordinates: boxes are in the page's unrotated text space (``rawdict``), points, y down.
 """
 
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.geometry import BBox, bounding
+from core.ingest.grid_rows import MIN_VALUES, Fragment, Row, printed_rows
 
-ROW_SHARE = 0.4
-MIN_VALUES = 2
 MIN_NUMERIC_ROWS = 3
-SINGLE_GAP_SHARE = 6.0
 MAX_LABEL_ROWS = 3
 MAX_GAP_SHARE = 2.0
 HEADER_GAP_SHARE = 0.9
@@ -72,26 +61,6 @@ MAX_HEADER_FRAGMENT_CHARS = 48
 TITLE_SHARE = 1.4
 EDGE_TOLERANCE_PT = 4.0
 _SLACK_PT = 1e-6  # a bisected range is widened by this; the exact test decides
-_FIGURE = re.compile(
-    r"^[(\[]?[-−–+]?[$€£¥]?\s?[-−–]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\s?[%x]?[)\]]?"
-    r"(\s?\(?[a-z]\))?\*?(\s?(bps|bp|pts|pp))?$|^[—–-]{1,2}$|^n/?[am]$|^nm$",
-    re.I,
-)
-_DIGIT = re.compile(r"\d")
-_TWO_LETTERS = re.compile(r"[^\W\d_][\s\S]*?[^\W\d_]")  # a letter, later another
-_LEADERS = re.compile(r"(\.\s?){4,}|…{2,}")
-_YEAR = re.compile(r"^(19|20)\d\d$")
-# The end of a line that closes a figure: its last digit (or a dash, "—" for nil), a sign
-# and a unit that hang after the digits ("23.9 %", "(347)", "(7.4)%", "112 bps":
-# statements right-align the digits and let the rest hang into the gutter, 13 pt on
-# MGM's statistics, 19 pt on PepsiCo's margins) and the currency sign of the next column
-# that the text extraction joined to the line ("0.69 $", "— $").
-FIGURE_END = re.compile(
-    r"(?:\d\s*([%)\]]+)?(?:\s*(bps|bp|pts|pp))?|[—–-])(?:\s+([$€£¥]))?$"
-)
-FIGURE_UNITS = ("bps", "bp", "pts", "pp")
-
-Fragment = tuple[BBox, str]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,123 +72,6 @@ class Grid:
     header_bbox: BBox | None
     rows: int
     columns: int = 1
-
-
-@dataclass(slots=True)
-class _Row:
-    """One printed row; ``label``, ``edges`` and ``values`` are computed once, when the
-    row is complete (the grid search reads them many times)."""
-
-    fragments: list[Fragment]
-    top: float
-    bottom: float
-    height: float
-    left: float  # where the row starts: its leftmost fragment's left edge
-    _label: BBox | None = None
-    _values: list[float] | None = None
-    _figures_left: float = float("inf")
-
-    @property
-    def label(self) -> BBox | None:
-        """The box of the row's leftmost fragment with two letters (its label), if any;
-        words that start right of every figure of the row are a comment column (the
-        10-Q's "Operational Results Commentary" beside a row with no label), not one."""
-        if self._values is None:
-            self._measure()
-        return self._label
-
-    @property
-    def values(self) -> list[float]:
-        """``edges`` when the row is a row of figures: two or more, or one set well apart
-        from the label on its left (a one-column table), else ``[]``."""
-        if self._values is None:
-            self._measure()
-        return self._values  # type: ignore[return-value]
-
-    def _measure(self) -> None:
-        label: BBox | None = None  # the leftmost worded fragment (the first of equals)
-        figures: list[Fragment] = []
-        for box, text in self.fragments:
-            if (label is None or box[0] < label[0]) and _two_letters(text):
-                label = box
-            if _is_figure(text):
-                figures.append((box, text))
-        if label is not None and figures and label[0] > max(box[2] for box, _ in figures):
-            label = None  # a comment right of the figures
-        self._label = label
-        self._values = _values(self, label, figures) if figures else []
-        if figures:
-            self._figures_left = min(box[0] for box, _ in figures)
-
-    @property
-    def figures_left(self) -> float:
-        """The left edge of the row's leftmost figure (infinite without one)."""
-        if self._values is None:
-            self._measure()
-        return self._figures_left
-
-
-def _values(row: _Row, label: BBox | None, figures: list[Fragment]) -> list[float]:
-    """The right edges of the figures right of the row's label (years are column
-    headers, and a section number left of its title is no figure) when they make a row
-    of figures (see ``_Row.values``)."""
-    low = label[2] if label is not None else float("-inf")
-    kept = [box for box, text in figures if box[0] >= low and not _YEAR.match(text.strip())]
-    edges = [box[2] for box in kept]
-    if not any(_DIGIT.search(text) for _, text in figures):
-        return []  # dashes alone (a list's markers) are no row of figures
-    if any(_LEADERS.search(text) for _, text in row.fragments):
-        return []  # a contents line: title, leader dots, page number
-    if len(edges) != 1:
-        return edges if len(edges) >= MIN_VALUES else []
-    figure = kept[0]
-    gap = SINGLE_GAP_SHARE * row.height
-    return edges if label is not None and figure[0] - label[2] >= gap else []
-
-
-def _two_letters(text: str) -> bool:
-    return _TWO_LETTERS.search(text) is not None
-
-
-def _is_figure(text: str) -> bool:
-    stripped = text.strip()
-    return bool(stripped) and len(stripped) <= 24 and _FIGURE.match(stripped) is not None
-
-
-def _rows(fragments: Sequence[Fragment]) -> list[_Row]:
-    """Fragments grouped into printed rows, top to bottom: a fragment joins the current
-    row when its vertical centre lies within ``ROW_SHARE`` of the larger of its own and
-    the row's first height from the row's centre (the row grows as fragments join)."""
-    rows: list[_Row] = []
-    row: _Row | None = None
-    top = bottom = reach = 0.0  # the current row's extent and its first height's share
-    for box, text in sorted(fragments, key=_centre):
-        if not text or text.isspace():
-            continue
-        y0, y1 = box[1], box[3]
-        height = y1 - y0
-        if height < 1.0:
-            height = 1.0
-        if row is not None and abs((y0 + y1) / 2 - (top + bottom) / 2) <= max(
-            ROW_SHARE * height, reach
-        ):
-            row.fragments.append((box, text))
-            if y0 < top:
-                top = row.top = y0
-            if y1 > bottom:
-                bottom = row.bottom = y1
-            if box[0] < row.left:
-                row.left = box[0]
-            continue
-        row = _Row([(box, text)], y0, y1, height, box[0])
-        rows.append(row)
-        top, bottom, reach = y0, y1, ROW_SHARE * height
-    return rows
-
-
-def _centre(fragment: Fragment) -> float:
-    box = fragment[0]
-    return (box[1] + box[3]) / 2
 
 
 def _shared(edges: list[float], ordered: list[float]) -> int:
@@ -240,7 +92,7 @@ def _near(edge: float, ordered: list[float]) -> bool:
 
 def numeric_grids(fragments: Sequence[Fragment]) -> list[Grid]:
     """The numeric grids of one page's line fragments (see the module docstring)."""
-    rows = _rows(fragments)
+    rows = printed_rows(fragments)
     spans: list[tuple[int, int, int, list[float]]] = []  # header start, first, end, columns
     k = 0
     while k < len(rows):
@@ -273,7 +125,7 @@ def numeric_grids(fragments: Sequence[Fragment]) -> list[Grid]:
 
 
 def _continues(
-    rows: list[_Row], previous: tuple[int, int, int, list[float]], start: int, columns: list[float]
+    rows: list[Row], previous: tuple[int, int, int, list[float]], start: int, columns: list[float]
 ) -> bool:
     """A grid right below the previous one (its header included) with shared columns is
     the same table printed in sections, each under a repeated header; a sentence between
@@ -297,7 +149,7 @@ def _continued_columns(columns: list[float], previous: list[float]) -> int:
     return max(MIN_VALUES, -(-min(len(columns), len(previous)) // 2))
 
 
-def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
+def _grid_end(rows: list[Row], start: int) -> tuple[int, int, list[float]]:
     """(index after the grid's last numeric row, its numeric row count, its column
     edges) from ``start``; the count is -1 when fewer than half its rows have a label."""
     columns = list(rows[start].values)
@@ -335,14 +187,14 @@ def _grid_end(rows: list[_Row], start: int) -> tuple[int, int, list[float]]:
     return last + 1, count if 2 * labelled >= count else -1, columns
 
 
-def _beside(row: _Row, right: float) -> bool:
+def _beside(row: Row, right: float) -> bool:
     """Every fragment of the row starts right of ``right``, the last figure column's
     edge: a line of a comment column beside the table ("Operational Results
     Commentary"), not a row of labels."""
     return row.left > right
 
 
-def _header_like(row: _Row, middle: float) -> bool:
+def _header_like(row: Row, middle: float) -> bool:
     """Short text that starts right of ``middle``, half-way from the labels to the
     figures: nearer the figure columns than the labels, with no percentage in it (a
     header says "% Change"; "Down 1 %", its digits cut from the sign, is a value)."""
@@ -351,14 +203,14 @@ def _header_like(row: _Row, middle: float) -> bool:
     return not any(text == "%" for _, text in row.fragments)
 
 
-def _over_figures(row: _Row, middle: float, right: float) -> bool:
+def _over_figures(row: Row, middle: float, right: float) -> bool:
     """A header row (``_header_like``) that starts left of the last column's edge
     ``right`` (a column of comments right of the figures starts past them, and runs in
     longer lines)."""
     return _header_like(row, middle) and row.left < right
 
 
-def _prose(row: _Row, figures_left: float) -> bool:
+def _prose(row: Row, figures_left: float) -> bool:
     """A row with a fragment longer than a header's that runs from left of the figure
     columns into them: a sentence across the table ("The following table shows ..."),
     not a row of it (a column of comments right of the figures is one)."""
@@ -376,7 +228,7 @@ def _long(text: str) -> bool:
     return len(text.strip()) > MAX_HEADER_FRAGMENT_CHARS
 
 
-def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
+def _header_start(rows: list[Row], first: int, end: int) -> tuple[int, int]:
     """(first header row, first body row) above the numeric row ``first``: up to
     ``MAX_LABEL_ROWS`` label rows (left of the figures) belong to the body, the short
     rows above them that reach into the figure columns are the header."""
@@ -418,7 +270,7 @@ def _header_start(rows: list[_Row], first: int, end: int) -> tuple[int, int]:
     return k, body
 
 
-def _stub_head(rows: list[_Row], last: int, middle: float, figures_left: float) -> int | None:
+def _stub_head(rows: list[Row], last: int, middle: float, figures_left: float) -> int | None:
     """The first row of the label column's heading ending at row ``last`` (one label, or
     one wrapped onto two lines: "Sales to customers by / geographic area"), set off from
     the table's first row, when a row of column headings sits right on top of it (J&J's
@@ -433,7 +285,7 @@ def _stub_head(rows: list[_Row], last: int, middle: float, figures_left: float) 
     return top if tight and _headings(above, middle) else None
 
 
-def _label_like(row: _Row, middle: float, figures_left: float) -> bool:
+def _label_like(row: Row, middle: float, figures_left: float) -> bool:
     """One short fragment left of the figures, starting among the labels."""
     if len(row.fragments) != 1 or row.left > middle:
         return False
@@ -441,17 +293,17 @@ def _label_like(row: _Row, middle: float, figures_left: float) -> bool:
     return box[2] < figures_left and len(text.strip()) <= MAX_LABEL_CHARS
 
 
-def _wrapped(row: _Row, below: _Row) -> bool:
+def _wrapped(row: Row, below: Row) -> bool:
     """``below`` continues ``row``'s text: the same left edge, set tight under it."""
     tight = below.top - row.bottom <= WRAP_GAP_SHARE * max(row.height, below.height)
     return abs(row.left - below.left) <= 1.0 and tight
 
 
-def _headings(row: _Row, middle: float) -> bool:
+def _headings(row: Row, middle: float) -> bool:
     """Column headings: two or more fragments of a header-like row (a ruled header set
     off from the body: J&J's "Consumer Health … Total")."""
     return len(row.fragments) >= 2 and _header_like(row, middle)
 
 
-def _box(rows: Sequence[_Row]) -> BBox:
+def _box(rows: Sequence[Row]) -> BBox:
     return bounding(box for row in rows for box, _ in row.fragments)

@@ -15,7 +15,7 @@ import numpy as np
 import pymupdf
 
 from core.geometry import BBox, Box, bounding, contains_centre, union_of
-from core.ingest.grids import FIGURE_END, FIGURE_UNITS, Fragment
+from core.ingest.grid_rows import FIGURE_END, FIGURE_UNITS, Fragment
 from core.ingest.tables import TableRegion
 
 NAN_BOX: BBox = (float("nan"),) * 4

@@ -33,7 +33,8 @@ import numpy as np
 import pymupdf
 
 from core.geometry import BBox, contains_centre, overlaps, union_of
-from core.ingest.grids import Fragment, numeric_grids
+from core.ingest.grid_rows import Fragment
+from core.ingest.grids import numeric_grids
 from core.ingest.ruled import ruled_cells
 from core.ingest.table_signals import (  # the signals are part of this module's API
     MAX_DOCUMENT_TABLE_WORK,
