@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The compiled text reader (core/ingest/stext.c); without a compiler the PDF reader
+# falls back to rawdict and reads the same text, so a failed build does not stop make.
+NATIVE := core/ingest/_stext$(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -18,17 +21,20 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-install: $(STAMP)
+$(NATIVE): core/ingest/stext.c core/ingest/stext_native.py $(STAMP)
+	-$(PY) -m core.ingest.stext_native
 
-run: $(STAMP)
+install: $(STAMP) $(NATIVE)
+
+run: $(STAMP) $(NATIVE)
 	$(VENV)/bin/streamlit run app.py --browser.gatherUsageStats=false --server.headless=true
 
 # pytest exits 5 when it collects nothing: report it and fail with 1, never 5.
-test: $(STAMP)
+test: $(STAMP) $(NATIVE)
 	$(PY) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: no tests were collected"; exit 1; fi; exit $$rc
 
-bench: $(STAMP)
+bench: $(STAMP) $(NATIVE)
 	$(VENV)/bin/chunkscope bench
 
 lint: $(STAMP)

@@ -461,11 +461,12 @@ def _raw_line(text: str, x0: float = 10.0) -> dict:
 )
 def test_clean_line_fast_path_matches_the_character_rules(text: str) -> None:
     from core.geometry import bounding
-    from core.ingest.pdf_lines import _clean_chars, _clean_line
+    from core.ingest.pdf_lines import _clean_chars, clean_line, raw_line_parts
 
-    raw = _raw_line(text)
-    line = _clean_line(raw, pymupdf.Rect(0, 0, 600, 800))
-    expected_text, expected_boxes = _clean_chars(raw["spans"][0]["chars"], None)
+    parts = raw_line_parts(_raw_line(text))
+    assert parts is not None
+    line = clean_line(parts, pymupdf.Rect(0, 0, 600, 800))
+    expected_text, expected_boxes = _clean_chars(parts[0], parts[1], None)
     if not expected_text:
         assert line is None
         return

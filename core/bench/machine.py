@@ -67,4 +67,12 @@ def machine_info(device: str) -> dict[str, Any]:
         "device": f"{device} ({device_name})",
         "load_average_1m_start": load_average(),
         "libraries": library_versions(),
+        "pdf_text_reader": _text_reader(),
     }
+
+
+def _text_reader() -> str:
+    """Which reading of a PDF page's characters the parse timings used."""
+    from core.ingest import stext_native
+
+    return "compiled" if stext_native.available() else "rawdict"

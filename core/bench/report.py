@@ -162,7 +162,8 @@ def machine_line(machine: Mapping[str, Any]) -> str:
     return (
         f"Machine: {machine.get('usable_cores')} usable cores "
         f"({machine.get('cpu_count')} CPUs), torch threads {machine.get('torch_threads')}, "
-        f"device {machine.get('device')}, {load_text}; {versions}"
+        f"device {machine.get('device')}, {load_text}; "
+        f"PDF text reader {machine.get('pdf_text_reader', 'unknown')}; {versions}"
     )
 
 

@@ -6,6 +6,8 @@ the builder is ``core.ingest.pdf_text``):
 * Source: ``page.get_text("rawdict")`` per character, with ligatures and whitespace
   preserved (so the rules below decide) and glyphs outside the media box clipped. Image
   blocks are not extracted. Invisible text (an OCR layer under a scan) is text and kept.
+  Where the compiled reader is built (``core.ingest.stext_native``) the same values are
+  read from the same text page without building rawdict's dicts.
 * Ligatures U+FB00..U+FB06 (ff, fi, fl, ffi, ffl, long-s t, st) expand to their letters;
   the glyph box is split evenly along x among them, so each letter has its own box.
 * Whitespace inside a line: every Unicode whitespace character becomes a plain space and

@@ -15,6 +15,7 @@ import numpy as np
 import pymupdf
 
 from core.geometry import BBox, Box, bounding, contains_centre, union_of
+from core.ingest import stext_native
 from core.ingest.grid_rows import FIGURE_END, FIGURE_UNITS, Fragment
 from core.ingest.tables import TableRegion
 
@@ -38,6 +39,8 @@ REPLACEMENT = "\ufffd"
 _SPACE = re.compile(r"\s")
 _EDGE_TOLERANCE_PT = 1.0
 _FIGURE_TAIL = frozenset("%)]$€£¥")  # last characters ``FIGURE_END`` can cut at
+# (text, one box per character, bbox, runs left to right, font, size, flags)
+LineParts = tuple[str, list[BBox], BBox, bool, str, float, int]
 
 
 @dataclass(slots=True)
@@ -57,10 +60,47 @@ def block_lines(block: dict, rect: pymupdf.Rect) -> list[Line]:
     """The cleaned, non-empty lines of one rawdict block."""
     out: list[Line] = []
     for raw_line in block["lines"]:
-        line = _clean_line(raw_line, rect)
+        parts = raw_line_parts(raw_line)
+        line = clean_line(parts, rect) if parts is not None else None
         if line is not None:
             out.append(line)
     return out
+
+
+def native_block_lines(block: list[LineParts], rect: pymupdf.Rect) -> list[Line]:
+    """The cleaned, non-empty lines of one block of ``stext_native.page_lines``."""
+    out: list[Line] = []
+    for parts in block:
+        line = clean_line(parts, rect)
+        if line is not None:
+            out.append(line)
+    return out
+
+
+def raw_line_parts(raw_line: dict) -> LineParts | None:
+    """What a rawdict line holds for the canonical text: its characters, their boxes,
+    its bbox, whether it runs left to right, and the font, size and flags of its first
+    span with the most characters (``core.ingest.stext_native`` reads the same)."""
+    spans = raw_line["spans"]
+    if not spans:
+        return None
+    chars = [ch for span in spans for ch in span["chars"]] if len(spans) > 1 else spans[0]["chars"]
+    if not chars:
+        return None
+    if len(spans) == 1:
+        main = spans[0]
+    else:  # the first span with the most glyphs, as max() picks
+        sizes = [len(span["chars"]) for span in spans]
+        main = spans[sizes.index(max(sizes))]
+    return (
+        "".join([ch["c"] for ch in chars]),
+        [ch["bbox"] for ch in chars],
+        raw_line["bbox"],
+        raw_line["dir"] == (1.0, 0.0),
+        main["font"],
+        main["size"],
+        main["flags"],
+    )
 
 
 def visible_char_boxes(blocks: list[list[Line]]) -> np.ndarray:
@@ -68,8 +108,7 @@ def visible_char_boxes(blocks: list[list[Line]]) -> np.ndarray:
     whitespace (a box the builder inserted, NaN, is none), in unrotated text space."""
     lines = [line for block in blocks for line in block]
     text = "".join([line.text for line in lines])
-    flat = itertools.chain.from_iterable(box for line in lines for box in line.boxes)
-    boxes = np.fromiter(flat, dtype=np.float64, count=4 * len(text)).reshape(-1, 4)
+    boxes = stext_native.box_array([line.boxes for line in lines], np.float64)
     keep = ~np.isnan(boxes[:, 0])
     keep[[m.start() for m in _SPACE.finditer(text)]] = False  # as str.isspace
     return boxes[keep]
@@ -126,73 +165,60 @@ def _same_row(a: Line, b: Line) -> bool:
     return height > 0 and overlap >= 0.5 * height and b.bbox[0] >= a.bbox[2] - 1.0
 
 
-def _clean_line(raw_line: dict, rect: pymupdf.Rect) -> Line | None:
-    spans = raw_line["spans"]
-    chars = [ch for span in spans for ch in span["chars"]] if len(spans) > 1 else spans[0]["chars"]
-    if not chars:
-        return None
-    text = "".join([ch["c"] for ch in chars])
-    x0, y0, x1, y1 = raw_line["bbox"]
+def clean_line(parts: LineParts, rect: pymupdf.Rect) -> Line | None:
+    """One line after the per-character rules, or ``None`` when nothing is left."""
+    text, boxes, (x0, y0, x1, y1), horizontal, font, size, flags = parts
     tol = _EDGE_TOLERANCE_PT
     inside = x0 >= rect.x0 - tol and y0 >= rect.y0 - tol and x1 <= rect.x1 + tol
     inside = inside and y1 <= rect.y1 + tol
-    plain = inside and len(text) == len(chars) and not _NEEDS_CARE.search(text)
+    plain = inside and not _NEEDS_CARE.search(text)
     stripped = text.strip(" ") if plain else text
     if plain and "  " not in stripped:
-        # What ``_clean_chars`` makes of a line of single-character glyphs whose only
-        # whitespace is plain spaces, none repeated inside: the text without edge spaces.
+        # What ``_clean_chars`` makes of a line whose only whitespace is plain spaces,
+        # none repeated inside: the text without edge spaces.
         if not stripped:
             return None
-        first = len(text) - len(text.lstrip(" "))
-        if len(stripped) == len(text):
-            boxes = [ch["bbox"] for ch in chars]
-        else:
+        if len(stripped) < len(text):
+            first = len(text) - len(text.lstrip(" "))
             text = stripped
-            boxes = [ch["bbox"] for ch in chars[first : first + len(stripped)]]
+            boxes = boxes[first : first + len(stripped)]
             x0, y0, x1, y1 = bounding(boxes)
     else:
-        text, boxes = _clean_chars(chars, None if inside else rect)
+        text, boxes = _clean_chars(text, boxes, None if inside else rect)
         if not text:
             return None
         x0, y0, x1, y1 = bounding(boxes)
-    if len(spans) == 1:
-        main = spans[0]
-    else:  # the first span with the most glyphs, as max() picks
-        sizes = [len(span["chars"]) for span in spans]
-        main = spans[sizes.index(max(sizes))]
-    horizontal = raw_line["dir"] == (1.0, 0.0)
-    bbox = (x0, y0, x1, y1)
-    return Line(text, boxes, bbox, main["font"], main["size"], main["flags"], horizontal)
+    return Line(text, boxes, (x0, y0, x1, y1), font, size, flags, horizontal)
 
 
-def _clean_chars(chars: list[dict], clip: pymupdf.Rect | None) -> tuple[str, list[BBox]]:
+def _clean_chars(
+    text: str, char_boxes: list[BBox], clip: pymupdf.Rect | None
+) -> tuple[str, list[BBox]]:
     """Per-character rules: drop controls and off-page glyphs, expand ligatures, turn
     lone surrogates into U+FFFD, fold whitespace runs to one space, strip the line's
     edges."""
     out: list[str] = []
     boxes: list[BBox] = []
     area = None if clip is None else Box(clip.x0, clip.y0, clip.x1, clip.y1)
-    for ch in chars:
-        box = ch["bbox"]
+    for c, box in zip(text, char_boxes, strict=True):
         if area is not None and not contains_centre(area, box):
             continue
-        for c in ch["c"]:
-            if c.isspace():
-                if out and out[-1] != " ":
-                    out.append(" ")
-                    boxes.append(box)
-            elif c < " " or "\x7f" <= c <= "\x9f":
-                continue
-            elif "\ud800" <= c <= "\udfff":
-                out.append(REPLACEMENT)
+        if c.isspace():
+            if out and out[-1] != " ":
+                out.append(" ")
                 boxes.append(box)
-            elif c in LIGATURES:
-                letters = LIGATURES[c]
-                out.extend(letters)
-                boxes.extend(_split_box(box, len(letters)))
-            else:
-                out.append(c)
-                boxes.append(box)
+        elif c < " " or "\x7f" <= c <= "\x9f":
+            continue
+        elif "\ud800" <= c <= "\udfff":
+            out.append(REPLACEMENT)
+            boxes.append(box)
+        elif c in LIGATURES:
+            letters = LIGATURES[c]
+            out.extend(letters)
+            boxes.extend(_split_box(box, len(letters)))
+        else:
+            out.append(c)
+            boxes.append(box)
     while out and out[-1] == " ":
         out.pop()
         boxes.pop()

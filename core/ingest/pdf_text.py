@@ -1,6 +1,7 @@
 """The canonical-text builder for PDFs (the rules are in ``core.ingest.pdf``'s docstring).
 
-Works page by page on ``page.get_text("rawdict")``: cleans each line's characters and
+Works page by page on ``page.get_text("rawdict")`` (or on the same lines read by the
+compiled reader, ``core.ingest.stext_native``): cleans each line's characters and
 merges lines that share a baseline (``core.ingest.pdf_lines``), orders the page's blocks
 (``reading_order``), and appends text plus one box row per character to flat lists that
 become numpy arrays once at the end. Box rows are collected in the page's unrotated
@@ -10,7 +11,6 @@ clamped to the page rect, page by page.
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -19,7 +19,7 @@ import pymupdf
 
 from core.gc_pause import paused_gc
 from core.geometry import bounding
-from core.ingest import limits, pdf_guard
+from core.ingest import limits, pdf_guard, stext_native
 from core.ingest.pdf_lines import (
     NAN_BOX,
     Line,
@@ -27,6 +27,7 @@ from core.ingest.pdf_lines import (
     grid_fragments,
     hyphenated,
     merge_baselines,
+    native_block_lines,
     table_rows,
     take_table_lines,
     visible_char_boxes,
@@ -73,8 +74,7 @@ class _Builder:
     def take_boxes(self) -> np.ndarray:
         """The boxes added since the last call, as an ``(n, 4)`` float32 array (a page's
         boxes are moved out of their tuples while the page's objects are fresh)."""
-        flat = itertools.chain.from_iterable(self.boxes)
-        taken = np.fromiter(flat, dtype=np.float32, count=4 * len(self.boxes)).reshape(-1, 4)
+        taken = stext_native.box_array([self.boxes], np.float32)
         self.boxes.clear()
         return taken
 
@@ -252,11 +252,16 @@ def unrotated_rect(page: pymupdf.Page) -> pymupdf.Rect:
 
 def _page_blocks(page: pymupdf.Page, name: str) -> list[list[Line]]:
     """The page's text blocks as cleaned lines (empty blocks left out), after its
-    character count is checked (``pdf_guard.page_textpage``)."""
+    character count is checked (``pdf_guard.page_textpage``). The lines are read by the
+    compiled reader when it is built (``core.ingest.stext_native``), else from rawdict:
+    the same values either way."""
     rect = unrotated_rect(page)
     textpage = pdf_guard.page_textpage(page, RAWDICT_FLAGS, name)
-    raw = page.get_text("rawdict", flags=RAWDICT_FLAGS, textpage=textpage)
-    blocks = [block_lines(block, rect) for block in raw["blocks"] if block.get("type") == 0]
+    if stext_native.available():
+        blocks = [native_block_lines(b, rect) for b in stext_native.page_lines(textpage)]
+    else:
+        raw = page.get_text("rawdict", flags=RAWDICT_FLAGS, textpage=textpage)
+        blocks = [block_lines(b, rect) for b in raw["blocks"] if b.get("type") == 0]
     return [lines for lines in blocks if lines]
 
 

@@ -1,0 +1,134 @@
+"""A compiled reading of a page's text lines (``core/ingest/stext.c``), when built.
+
+``get_text("rawdict")`` builds one dict per character; most of a first parse's time
+went there. ``_stext.page_lines`` walks the same MuPDF text page and returns each line
+as a tuple (text, one box per character, bbox, horizontal, font, size, flags) with the
+values rawdict gives, so the canonical text and its boxes do not depend on which
+reading ran (``tests/test_stext_native.py`` checks every page of the corpus).
+
+The module is built against the MuPDF headers and library that ship inside the
+installed PyMuPDF wheel (``python -m core.ingest.stext_native``, run by ``make``). It is
+used only when it was built for the MuPDF version PyMuPDF reports; otherwise, when no
+compiler was there, or with ``CHUNKSCOPE_NATIVE_TEXT=0``, the PDF reader falls back
+to rawdict and reads exactly the same text.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pymupdf
+
+LineTuple = tuple[str, list[tuple[float, float, float, float]], tuple, bool, str, float, int]
+
+_SOURCE = Path(__file__).with_name("stext.c")
+_TARGET = Path(__file__).with_name("_stext" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
+_OFF = ("0", "false", "no", "off")
+
+
+def _load() -> ModuleType | None:
+    if os.environ.get("CHUNKSCOPE_NATIVE_TEXT", "1").strip().lower() in _OFF:
+        return None
+    try:
+        from core.ingest import _stext  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    if getattr(_stext, "FZ_VERSION", None) != pymupdf.mupdf_version:
+        return None
+    return _stext
+
+
+_module = _load()
+
+
+def available() -> bool:
+    """Whether the compiled reader is in use."""
+    return _module is not None
+
+
+def page_lines(textpage: pymupdf.TextPage) -> list[list[LineTuple]]:
+    """The text blocks of ``textpage`` as lists of line tuples (see the module doc)."""
+    if _module is None:
+        raise RuntimeError("the compiled text reader is not built")
+    context = pymupdf.mupdf.internal_context_get()
+    settings = pymupdf._globals  # PyMuPDF's quad and font-name switches, read each page
+    return _module.page_lines(
+        textpage.this.m_internal_value(),
+        int(context.this),
+        bool(settings.skip_quad_corrections),
+        bool(settings.small_glyph_heights),
+        bool(settings.subset_fontnames),
+    )
+
+
+def box_array(lists: list[list[tuple[float, float, float, float]]], dtype: type) -> np.ndarray:
+    """The boxes of every list, in order, as an ``(n, 4)`` array of ``dtype`` (float32 or
+    float64): packed by the compiled module, else by ``np.fromiter``; the same values."""
+    if _module is not None:
+        wide = np.dtype(dtype) == np.float64
+        packed = _module.box_rows(lists, wide)
+        return np.frombuffer(packed, dtype=np.float64 if wide else np.float32).reshape(-1, 4)
+    flat = itertools.chain.from_iterable(box for boxes in lists for box in boxes)
+    count = 4 * sum(len(boxes) for boxes in lists)
+    return np.fromiter(flat, dtype=dtype, count=count).reshape(-1, 4)
+
+
+def _library() -> Path:
+    folder = Path(pymupdf.__file__).parent
+    found = sorted(p for p in folder.glob("libmupdf.so*") if "cpp" not in p.name)
+    if not found:
+        raise FileNotFoundError(f"no libmupdf in {folder}")
+    return found[-1]
+
+
+def build_command(target: Path = _TARGET) -> list[str]:
+    """The compiler call that builds ``_stext`` (at ``target``, by default next to this
+    file)."""
+    library = _library()
+    include = library.parent / "mupdf-devel" / "include"
+    compiler = os.environ.get("CC", "cc")
+    return [
+        compiler,
+        "-O2",
+        "-shared",
+        "-fPIC",
+        "-Wall",
+        f"-I{sysconfig.get_paths()['include']}",
+        f"-I{include}",
+        str(_SOURCE),
+        "-o",
+        str(target),
+        f"-L{library.parent}",
+        f"-l:{library.name}",
+        f"-Wl,-rpath,{library.parent}",
+    ]
+
+
+def build() -> int:
+    """Build the module; 0 when built, 1 (with the reason on stderr) when not."""
+    partial = _TARGET.with_name(f".{_TARGET.name}.{os.getpid()}")
+    try:
+        command = build_command(partial)
+        subprocess.run(command, check=True, capture_output=True, text=True, timeout=300)
+        os.replace(partial, _TARGET)  # a process that loaded the old one keeps its copy
+    except (OSError, subprocess.SubprocessError) as exc:
+        partial.unlink(missing_ok=True)
+        detail = getattr(exc, "stderr", "") or exc
+        print(
+            f"chunkscope: compiled text reader not built, rawdict is used ({detail})".strip(),
+            file=sys.stderr,
+        )
+        return 1
+    print(f"chunkscope: built {_TARGET.name}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(build())

@@ -1,0 +1,177 @@
+"""The compiled text reader (``core.ingest.stext_native``) reads what rawdict reads.
+
+Line by line on every page of every shared corpus PDF (under PyMuPDF's quad and
+font-name switches as set and with all three turned the other way), document by document
+(text, character boxes, pages, lines) against the rawdict reading, and the box packing
+against ``np.fromiter``. Where a C compiler and the MuPDF headers of the PyMuPDF wheel
+are present (as where ``make`` runs), the reader must have been built.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pymupdf
+import pytest
+
+from core.ingest import load_document, stext_native
+from core.ingest.pdf_lines import raw_line_parts
+from core.ingest.pdf_text import RAWDICT_FLAGS
+from core.ingest.tables import clear_table_cache
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS_PDFS = sorted(SHARED.rglob("*.pdf")) if SHARED.is_dir() else []
+built = pytest.mark.skipif(not stext_native.available(), reason="compiled text reader not built")
+
+
+def _openable(path: Path) -> pymupdf.Document | None:
+    try:
+        pdf = pymupdf.open(path)
+    except Exception:  # the corpus holds broken and empty files on purpose
+        return None
+    return None if pdf.needs_pass or pdf.page_count == 0 else pdf
+
+
+def _rawdict_blocks(page: pymupdf.Page, textpage: pymupdf.TextPage) -> list[list[tuple]]:
+    raw = page.get_text("rawdict", flags=RAWDICT_FLAGS, textpage=textpage)
+    blocks = []
+    for block in raw["blocks"]:
+        if block.get("type") != 0:
+            continue
+        lines = [p for p in (raw_line_parts(line) for line in block["lines"]) if p is not None]
+        if lines:
+            blocks.append(lines)
+    return blocks
+
+
+def _differences(path: Path) -> Iterator[str]:
+    pdf = _openable(path)
+    if pdf is None:
+        return
+    with pdf:
+        for page in pdf:
+            textpage = page.get_textpage(flags=RAWDICT_FLAGS)
+            if stext_native.page_lines(textpage) != _rawdict_blocks(page, textpage):
+                yield f"{path.name} p. {page.number + 1}"
+
+
+@pytest.fixture
+def switched() -> Iterator[None]:
+    """PyMuPDF's quad corrections, small glyph heights and subset font names turned the
+    other way for the test, then put back."""
+    g = pymupdf._globals
+    before = (g.skip_quad_corrections, g.small_glyph_heights, g.subset_fontnames)
+    pymupdf.TOOLS.unset_quad_corrections(not before[0])
+    pymupdf.TOOLS.set_small_glyph_heights(not before[1])
+    pymupdf.TOOLS.set_subset_fontnames(not before[2])
+    try:
+        yield
+    finally:
+        pymupdf.TOOLS.unset_quad_corrections(before[0])
+        pymupdf.TOOLS.set_small_glyph_heights(before[1])
+        pymupdf.TOOLS.set_subset_fontnames(before[2])
+
+
+def test_the_reader_is_built_where_it_can_be() -> None:
+    headers = Path(pymupdf.__file__).parent / "mupdf-devel" / "include" / "mupdf" / "fitz.h"
+    switch = os.environ.get("CHUNKSCOPE_NATIVE_TEXT", "1").strip().lower()
+    off = switch in ("0", "false", "no", "off")
+    if off or not headers.is_file() or shutil.which(os.environ.get("CC", "cc")) is None:
+        pytest.skip("no compiler or MuPDF headers here, or the reader is switched off")
+    assert stext_native.available(), "run `python -m core.ingest.stext_native` (make does)"
+
+
+@built
+@pytest.mark.skipif(not CORPUS_PDFS, reason="the shared corpus is not here")
+def test_every_corpus_page_reads_as_rawdict_reads_it() -> None:
+    pages = 0
+    for path in CORPUS_PDFS:
+        assert list(_differences(path)) == []
+        pdf = _openable(path)
+        pages += pdf.page_count if pdf else 0
+    assert pages > 300
+
+
+@built
+@pytest.mark.skipif(not CORPUS_PDFS, reason="the shared corpus is not here")
+def test_pages_read_alike_with_pymupdfs_switches_turned(switched: None) -> None:
+    for path in CORPUS_PDFS[:: max(1, len(CORPUS_PDFS) // 8)]:
+        assert list(_differences(path)) == []
+
+
+def _document_both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
+    clear_table_cache()
+    native = load_document(path)
+    with monkeypatch.context() as patch:
+        patch.setattr(stext_native, "_module", None)
+        assert not stext_native.available()
+        clear_table_cache()
+        fallback = load_document(path)
+    return native, fallback
+
+
+@built
+@pytest.mark.parametrize(
+    "name",
+    ["Pfizer_2023Q2_10Q.pdf", "plumber_WARN-Report-for-7-1-2015-to-03-25-2016.pdf"],
+)
+def test_a_document_is_the_same_either_way(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    found = [p for p in CORPUS_PDFS if p.name == name]
+    if not found:
+        pytest.skip(f"{name} is not in the shared corpus")
+    native, fallback = _document_both_ways(found[0], monkeypatch)
+    assert native.text == fallback.text
+    assert native.pages == fallback.pages and native.lines == fallback.lines
+    assert np.array_equal(native.char_page, fallback.char_page)
+    assert np.array_equal(native.char_bbox_pt, fallback.char_bbox_pt, equal_nan=True)
+
+
+@built
+def test_a_generated_pdf_with_odd_spaces_rotation_and_edges_reads_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pdf = pymupdf.open()
+    for rotation in (0, 90):
+        page = pdf.new_page(width=300, height=400)
+        page.insert_text((20, 40), "ﬁnal ﬂow  two\u00a0spaces\tand a tab", fontsize=11)
+        page.insert_text((250, 80), "runs off the page edge", fontsize=11)
+        page.insert_text((20, 120), "exam-", fontsize=11)
+        page.insert_text((20, 134), "ple", fontsize=11)
+        page.set_rotation(rotation)
+    path = tmp_path / "edges.pdf"
+    pdf.save(path)
+    native, fallback = _document_both_ways(path, monkeypatch)
+    assert native.text == fallback.text and "example" in native.text
+    assert np.array_equal(native.char_bbox_pt, fallback.char_bbox_pt, equal_nan=True)
+
+
+def test_boxes_pack_as_fromiter_packs_them() -> None:
+    rng = random.Random(7)
+    nan = (math.nan,) * 4
+    lists = [
+        [
+            nan if rng.random() < 0.1 else tuple(rng.uniform(-1e4, 1e4) for _ in range(4))
+            for _ in range(rng.randrange(0, 40))
+        ]
+        for _ in range(30)
+    ] + [[]]
+    flat = [v for boxes in lists for box in boxes for v in box]
+    for dtype in (np.float32, np.float64):
+        expected = np.fromiter(flat, dtype=dtype, count=len(flat)).reshape(-1, 4)
+        got = stext_native.box_array(lists, dtype)
+        assert got.dtype == dtype and got.flags.writeable
+        assert np.array_equal(got, expected, equal_nan=True)
+
+
+@built
+def test_box_packing_refuses_what_is_not_a_box() -> None:
+    with pytest.raises(TypeError):
+        stext_native.box_array([[(1.0, 2.0, 3.0)]], np.float32)
+    with pytest.raises(TypeError):
+        stext_native.box_array([[("a", 2.0, 3.0, 4.0)]], np.float32)
