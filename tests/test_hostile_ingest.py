@@ -176,6 +176,25 @@ def test_find_tables_is_spared_meshes_and_bounded_over_a_document() -> None:
     assert work == [21 * 21] * 3  # a small mesh is looked at: it may be a table
 
 
+def test_crossing_points_are_counted_as_distinct_rows_are() -> None:
+    from core.ingest.table_signals import _KEY_SPAN, _distinct_points
+
+    rng = np.random.default_rng(11)
+    special = np.array([0.0, -0.0, _KEY_SPAN - 1, -_KEY_SPAN + 1, _KEY_SPAN, 1e300, np.inf])
+    for case in range(400):
+        n = int(rng.integers(0, 300))
+        span = [3, 50, 2000, 2 * _KEY_SPAN][case % 4]
+        x = np.rint(rng.uniform(-span, span, n))
+        y = np.rint(rng.uniform(-span, span, n))
+        if n and case % 5 == 0:
+            x[rng.integers(0, n, 3)] = rng.choice(special, 3)
+            y[rng.integers(0, n, 3)] = rng.choice(special, 3)
+        if n > 10:
+            x[n // 2 :], y[n // 2 :] = x[: n - n // 2], y[: n - n // 2]  # repeated points
+        rows = len(np.unique(np.stack([x, y], axis=1), axis=0))
+        assert _distinct_points(x, y) == rows
+
+
 def _line_boxes(page):  # noqa: ANN001, ANN202
     blocks = page.get_text("dict", flags=0)["blocks"]
     return [tuple(ln["bbox"]) for b in blocks for ln in b.get("lines", ())]

@@ -13,6 +13,7 @@ import math
 import os
 import random
 import shutil
+import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from core.ingest import load_document, stext_native
 from core.ingest.pdf_lines import raw_line_parts
 from core.ingest.pdf_text import RAWDICT_FLAGS
 from core.ingest.tables import clear_table_cache
+from tests.conftest import PDF_PASSWORDS
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 CORPUS_PDFS = sorted(SHARED.rglob("*.pdf")) if SHARED.is_dir() else []
@@ -35,7 +37,9 @@ def _openable(path: Path) -> pymupdf.Document | None:
         pdf = pymupdf.open(path)
     except Exception:  # the corpus holds broken and empty files on purpose
         return None
-    return None if pdf.needs_pass or pdf.page_count == 0 else pdf
+    if pdf.needs_pass and not pdf.authenticate(PDF_PASSWORDS.get(path.name, "")):
+        return None
+    return pdf if pdf.page_count else None
 
 
 def _rawdict_blocks(page: pymupdf.Page, textpage: pymupdf.TextPage) -> list[list[tuple]]:
@@ -80,10 +84,12 @@ def switched() -> Iterator[None]:
 
 def test_the_reader_is_built_where_it_can_be() -> None:
     headers = Path(pymupdf.__file__).parent / "mupdf-devel" / "include" / "mupdf" / "fitz.h"
+    python_h = Path(sysconfig.get_paths()["include"]) / "Python.h"
     switch = os.environ.get("CHUNKSCOPE_NATIVE_TEXT", "1").strip().lower()
     off = switch in ("0", "false", "no", "off")
-    if off or not headers.is_file() or shutil.which(os.environ.get("CC", "cc")) is None:
-        pytest.skip("no compiler or MuPDF headers here, or the reader is switched off")
+    compiler = shutil.which(os.environ.get("CC", "cc"))
+    if off or not headers.is_file() or not python_h.is_file() or compiler is None:
+        pytest.skip("no compiler, Python or MuPDF headers here, or the reader is switched off")
     assert stext_native.available(), "run `python -m core.ingest.stext_native` (make does)"
 
 

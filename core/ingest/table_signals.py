@@ -48,6 +48,7 @@ MAX_TABLE_PAGE_PATHS = 2_000
 # lines in one path cost it 1.4 s); the densest page it searches in the shared filings
 # draws 673 (the Pfizer 10-Q's p. 47, one item a path), the densest with a table 650.
 MAX_TABLE_PAGE_ITEMS = 8_000
+_KEY_SPAN = float(2**21)  # |coordinate| below this: the pair key fits a double exactly
 _MAX_CROSSING_CHECKS = 1_000_000
 _CROSSING_TOLERANCE_PT = 1.0
 _FINDER_TOLERANCE_PT = 3.0  # find_tables' intersection tolerance
@@ -196,6 +197,15 @@ def count_crossings(
     crosses = (tops[pair_v] - tol <= y) & (y <= bottoms[pair_v] + tol)
     if not crosses.any():
         return 0
-    points = np.stack([np.rint(xs[pair_v[crosses]]), np.rint(y[crosses])], axis=1)
-    found = len(np.unique(points, axis=0))
+    found = _distinct_points(np.rint(xs[pair_v[crosses]]), np.rint(y[crosses]))
     return cap + 1 if found > cap else found
+
+
+def _distinct_points(x: np.ndarray, y: np.ndarray) -> int:
+    """How many distinct ``(x, y)`` pairs of whole numbers there are: one sort of one key
+    per pair (``x * 2S + y + S`` is exact and one-to-one while both lie within ``S``),
+    else of the pairs as rows."""
+    finite = len(x) > 0 and bool(np.isfinite(x).all() and np.isfinite(y).all())
+    if finite and max(np.abs(x).max(), np.abs(y).max()) < _KEY_SPAN:
+        return len(np.unique(x * (2 * _KEY_SPAN) + (y + _KEY_SPAN)))
+    return len(np.unique(np.stack([x, y], axis=1), axis=0))

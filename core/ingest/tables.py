@@ -214,6 +214,7 @@ def _find(
     """``find_tables`` regions with at least two rows and columns whose cells mostly
     hold text (a plot's grid has empty cells); ``paths``: the page's drawings, if read."""
     found: list[TableRegion] = []
+    matrix = page.rotation_matrix
     for rows in ruled_cells(page, char_boxes, paths):
         rows = _drop_banner_rows(rows)
         if len(rows) < 2 or max(len([c for c in row if c]) for row in rows) < 2:
@@ -231,9 +232,9 @@ def _find(
         found.append(
             TableRegion(
                 text_bbox_pt=bbox,
-                page_bbox_pt=_shown(page, bbox),
+                page_bbox_pt=_shown(matrix, bbox),
                 rows=tuple(rows),
-                header_page_bbox_pt=_shown(page, header) if header else None,
+                header_page_bbox_pt=_shown(matrix, header) if header else None,
             )
         )
     return tuple(found)
@@ -243,11 +244,12 @@ def _grid_regions(page: pymupdf.Page, fragments: list[Fragment]) -> list[tuple[T
     """Borderless numeric grids (``core.ingest.grids``) as regions without cells, each
     with its number of figure columns."""
     found: list[tuple[TableRegion, int]] = []
+    matrix = page.rotation_matrix
     for grid in numeric_grids(fragments):
-        header = _shown(page, grid.header_bbox) if grid.header_bbox else None
+        header = _shown(matrix, grid.header_bbox) if grid.header_bbox else None
         region = TableRegion(
             text_bbox_pt=grid.bbox,
-            page_bbox_pt=_shown(page, grid.bbox),
+            page_bbox_pt=_shown(matrix, grid.bbox),
             rows=(),
             header_page_bbox_pt=header,
             ruled=False,
@@ -256,9 +258,10 @@ def _grid_regions(page: pymupdf.Page, fragments: list[Fragment]) -> list[tuple[T
     return found
 
 
-def _shown(page: pymupdf.Page, box: BBox) -> BBox:
-    """An unrotated-space box in the rendered page's space."""
-    shown = pymupdf.Rect(box) * page.rotation_matrix
+def _shown(matrix: pymupdf.Matrix, box: BBox) -> BBox:
+    """An unrotated-space box in the rendered page's space (``matrix``: the page's
+    ``rotation_matrix``)."""
+    shown = pymupdf.Rect(box) * matrix
     return (float(shown.x0), float(shown.y0), float(shown.x1), float(shown.y1))
 
 
