@@ -181,3 +181,57 @@ def test_box_packing_refuses_what_is_not_a_box() -> None:
         stext_native.box_array([[(1.0, 2.0, 3.0)]], np.float32)
     with pytest.raises(TypeError):
         stext_native.box_array([[("a", 2.0, 3.0, 4.0)]], np.float32)
+
+
+def _random_edges(rng: random.Random) -> list[dict]:
+    """Ruling edges as the finder's records: a jittered grid, some edges repeated, cut
+    short or missing, stray ones, on a coarse lattice so that ties and shared boxes
+    happen."""
+    edges = []
+    xs = sorted({rng.randrange(0, 12) * 7.5 for _ in range(rng.randrange(2, 9))})
+    ys = sorted({rng.randrange(0, 12) * 6.0 for _ in range(rng.randrange(2, 9))})
+    for _ in range(rng.randrange(0, 3 * (len(xs) + len(ys)) + 4)):
+        if rng.random() < 0.5:
+            x = rng.choice(xs) + rng.choice([0.0, 0.0, -0.0, 0.5, 3.0])
+            top, bottom = sorted(rng.sample(ys, 2) if len(ys) > 1 else [ys[0], ys[0] + 6])
+            edges.append({"x0": x, "x1": x, "top": top, "bottom": bottom, "orientation": "v"})
+        else:
+            y = rng.choice(ys) + rng.choice([0.0, 0.0, -0.0, 0.5, 3.0])
+            x0, x1 = sorted(rng.sample(xs, 2) if len(xs) > 1 else [xs[0], xs[0] + 7.5])
+            edges.append({"x0": x0, "x1": x1, "top": y, "bottom": y, "orientation": "h"})
+    edges += rng.sample(edges, min(len(edges), rng.randrange(0, 4)))  # drawn twice
+    rng.shuffle(edges)
+    return edges
+
+
+@built
+def test_table_cells_are_the_finders_cells() -> None:
+    from core.ingest import ruled
+
+    rng = random.Random(5)
+    cases = 0
+    for _ in range(600):
+        edges = _random_edges(rng)
+        tol = rng.choice([(3.0, 3.0), (0.0, 0.0), (1.0, 2.5)])
+        expected = ruled._cells(ruled._intersections(edges, *tol))
+        assert ruled._cell_boxes(edges, *tol) == expected
+        cases += bool(expected)
+    assert cases > 300  # most cases hold cells
+
+
+@built
+def test_table_cells_leave_nan_to_the_python_steps() -> None:
+    from core.ingest import ruled
+
+    nan = math.nan
+    edges = [
+        {"x0": nan, "x1": nan, "top": 0.0, "bottom": 10.0, "orientation": "v"},
+        {"x0": 0.0, "x1": 10.0, "top": 0.0, "bottom": 0.0, "orientation": "h"},
+    ]
+    assert (
+        stext_native.table_cells(
+            [(nan, 0.0, 10.0)], [(0.0, 0.0, 10.0)], ([0], [0]), (3.0, 3.0, 1e-6)
+        )
+        is None
+    )
+    assert ruled._cell_boxes(edges, 3.0, 3.0) == ruled._cells(ruled._intersections(edges, 3.0, 3.0))

@@ -124,6 +124,7 @@ def test_the_linear_steps_give_the_table_modules_results(path: Path, pages: tupl
                 }
                 cells = ruled._cells(ours)
                 assert cells == table.intersections_to_cells(theirs)
+                assert ruled._cell_boxes(edges, *tol) == cells  # compiled, where built
                 expected = [
                     [
                         tuple(ruled._as_box(c) for c in row.cells)

@@ -386,7 +386,259 @@ static PyObject *box_rows(PyObject *self, PyObject *args)
     return out;
 }
 
+/* ------------------------------------------------------------------------------------
+   table_cells(vertical, horizontal, v_ids, h_ids, tol_x, tol_y, slack) -> list | None
+
+   The cells of ``core.ingest.ruled._cells(_intersections(edges, tol_x, tol_y))``, in
+   its order, with its float operations: ``vertical`` holds the vertical edges as
+   (x0, top, bottom) sorted by (x0, top), ``horizontal`` the horizontal ones as
+   (top, x0, x1) sorted by (top, x0); ``v_ids``/``h_ids`` number each edge's box (equal
+   boxes, equal numbers), which is what two points' edge sets are compared by. None
+   when a value is NaN (the Python steps then decide). */
+
+typedef struct {
+    double x, y;
+    Py_ssize_t v, h, order;
+} crossing;
+
+typedef struct {
+    double x, y;
+    Py_ssize_t start, end; /* its crossings, in crossing order */
+} point;
+
+static int by_xy(const void *a, const void *b)
+{
+    const crossing *p = a, *q = b;
+    if (p->x < q->x) return -1;
+    if (p->x > q->x) return 1;
+    if (p->y < q->y) return -1;
+    if (p->y > q->y) return 1;
+    return (p->order > q->order) - (p->order < q->order);
+}
+
+static const point *row_points;
+static int by_yx(const void *a, const void *b)
+{
+    const point *p = &row_points[*(const Py_ssize_t *) a];
+    const point *q = &row_points[*(const Py_ssize_t *) b];
+    if (p->y < q->y) return -1;
+    if (p->y > q->y) return 1;
+    if (p->x < q->x) return -1;
+    if (p->x > q->x) return 1;
+    Py_ssize_t i = *(const Py_ssize_t *) a, j = *(const Py_ssize_t *) b;
+    return (i > j) - (i < j);
+}
+
+static int read_triples(PyObject *list, double *out, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(list, i);
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
+            PyErr_SetString(PyExc_TypeError, "an edge is a tuple of three floats");
+            return -1;
+        }
+        for (int c = 0; c < 3; c++) {
+            double v = PyFloat_AsDouble(PyTuple_GET_ITEM(t, c));
+            if (v == -1.0 && PyErr_Occurred()) return -1;
+            out[3 * i + c] = v;
+        }
+    }
+    return 0;
+}
+
+static int read_ids(PyObject *list, Py_ssize_t *out, Py_ssize_t n)
+{
+    if (PyList_GET_SIZE(list) != n) {
+        PyErr_SetString(PyExc_ValueError, "one box number per edge");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out[i] = PyLong_AsSsize_t(PyList_GET_ITEM(list, i));
+        if (out[i] == -1 && PyErr_Occurred()) return -1;
+    }
+    return 0;
+}
+
+/* The first index in [0, n) whose value is >= (left) or > (right) ``key``. */
+static Py_ssize_t bisect(const double *values, Py_ssize_t stride, Py_ssize_t n, double key,
+                         int right)
+{
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        double v = values[mid * stride];
+        if (right ? !(key < v) : v < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+typedef struct {
+    const point *points;
+    const crossing *crossings;
+    const Py_ssize_t *v_ids, *h_ids;
+} cell_state;
+
+static int share(const cell_state *st, Py_ssize_t a, Py_ssize_t b, int vertical)
+{
+    const point *p = &st->points[a], *q = &st->points[b];
+    const Py_ssize_t *ids = vertical ? st->v_ids : st->h_ids;
+    for (Py_ssize_t i = p->start; i < p->end; i++) {
+        Py_ssize_t id = ids[vertical ? st->crossings[i].v : st->crossings[i].h];
+        for (Py_ssize_t j = q->start; j < q->end; j++)
+            if (ids[vertical ? st->crossings[j].v : st->crossings[j].h] == id) return 1;
+    }
+    return 0;
+}
+
+static Py_ssize_t find_point(const point *points, Py_ssize_t n, double x, double y)
+{
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        const point *p = &points[mid];
+        if (p->x < x || (p->x == x && p->y < y))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (lo < n && points[lo].x == x && points[lo].y == y) ? lo : -1;
+}
+
+static PyObject *table_cells(PyObject *self, PyObject *args)
+{
+    PyObject *vlist, *hlist, *vid_list, *hid_list;
+    double tol_x, tol_y, slack;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!ddd", &PyList_Type, &vlist, &PyList_Type, &hlist,
+                          &PyList_Type, &vid_list, &PyList_Type, &hid_list, &tol_x, &tol_y,
+                          &slack))
+        return NULL;
+    Py_ssize_t nv = PyList_GET_SIZE(vlist), nh = PyList_GET_SIZE(hlist);
+    PyObject *out = NULL;
+    double *V = PyMem_Malloc((3 * nv + 1) * sizeof(double));
+    double *H = PyMem_Malloc((3 * nh + 1) * sizeof(double));
+    Py_ssize_t *v_ids = PyMem_Malloc((nv + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *h_ids = PyMem_Malloc((nh + 1) * sizeof(Py_ssize_t));
+    crossing *cr = NULL;
+    point *pts = NULL;
+    Py_ssize_t *row_order = NULL, *row_pos = NULL, *row_end = NULL, *col_end = NULL;
+    Py_ssize_t ncr = 0, cap = 0, npts = 0;
+    if (!V || !H || !v_ids || !h_ids) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (read_triples(vlist, V, nv) < 0 || read_triples(hlist, H, nh) < 0) goto done;
+    if (read_ids(vid_list, v_ids, nv) < 0 || read_ids(hid_list, h_ids, nh) < 0) goto done;
+    for (Py_ssize_t i = 0; i < 3 * nv; i++)
+        if (V[i] != V[i]) goto none;
+    for (Py_ssize_t i = 0; i < 3 * nh; i++)
+        if (H[i] != H[i]) goto none;
+
+    /* the crossings, in the order the Python loop finds them */
+    for (Py_ssize_t i = 0; i < nv; i++) {
+        double x = V[3 * i], top = V[3 * i + 1], bottom = V[3 * i + 2];
+        Py_ssize_t lo = bisect(H, 3, nh, top - tol_y - slack, 0);
+        Py_ssize_t hi = bisect(H, 3, nh, bottom + tol_y + slack, 1);
+        for (Py_ssize_t j = lo; j < hi; j++) {
+            double htop = H[3 * j], hx0 = H[3 * j + 1], hx1 = H[3 * j + 2];
+            int meets = top <= htop + tol_y && bottom >= htop - tol_y;
+            if (!(meets && hx0 - tol_x <= x && x <= hx1 + tol_x)) continue;
+            if (ncr == cap) {
+                cap = cap ? 2 * cap : 256;
+                crossing *grown = PyMem_Realloc(cr, cap * sizeof(crossing));
+                if (!grown) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                cr = grown;
+            }
+            cr[ncr] = (crossing){x, htop, i, j, ncr};
+            ncr++;
+        }
+    }
+    out = PyList_New(0);
+    if (!out || ncr == 0) goto done;
+    qsort(cr, ncr, sizeof(crossing), by_xy);
+
+    /* the points, sorted by (x, y); a point keeps its first crossing's coordinates */
+    pts = PyMem_Malloc(ncr * sizeof(point));
+    row_order = PyMem_Malloc(ncr * sizeof(Py_ssize_t));
+    row_pos = PyMem_Malloc(ncr * sizeof(Py_ssize_t));
+    row_end = PyMem_Malloc(ncr * sizeof(Py_ssize_t));
+    col_end = PyMem_Malloc(ncr * sizeof(Py_ssize_t));
+    if (!pts || !row_order || !row_pos || !row_end || !col_end) {
+        PyErr_NoMemory();
+        Py_CLEAR(out);
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < ncr;) {
+        Py_ssize_t e = k + 1;
+        while (e < ncr && cr[e].x == cr[k].x && cr[e].y == cr[k].y) e++;
+        /* the representation the dict keeps: the crossing found first */
+        Py_ssize_t first = k;
+        for (Py_ssize_t m = k + 1; m < e; m++)
+            if (cr[m].order < cr[first].order) first = m;
+        pts[npts++] = (point){cr[first].x, cr[first].y, k, e};
+        k = e;
+    }
+    for (Py_ssize_t k = npts; k-- > 0;)
+        col_end[k] = (k + 1 < npts && pts[k + 1].x == pts[k].x) ? col_end[k + 1] : k + 1;
+    for (Py_ssize_t k = 0; k < npts; k++) row_order[k] = k;
+    row_points = pts;
+    qsort(row_order, npts, sizeof(Py_ssize_t), by_yx);
+    for (Py_ssize_t r = npts; r-- > 0;) {
+        row_pos[row_order[r]] = r;
+        int same = r + 1 < npts && pts[row_order[r + 1]].y == pts[row_order[r]].y;
+        row_end[r] = same ? row_end[r + 1] : r + 1;
+    }
+
+    cell_state st = {pts, cr, v_ids, h_ids};
+    for (Py_ssize_t k = 0; k + 1 < npts; k++) {
+        int found = 0;
+        for (Py_ssize_t d = k + 1; d < col_end[k] && !found; d++) {
+            if (!share(&st, k, d, 1)) continue;
+            for (Py_ssize_t r = row_pos[k] + 1; r < row_end[row_pos[k]]; r++) {
+                Py_ssize_t right = row_order[r];
+                if (!share(&st, k, right, 0)) continue;
+                double cx = pts[right].x, cy = pts[d].y;
+                Py_ssize_t corner = find_point(pts, npts, cx, cy);
+                if (corner < 0 || !share(&st, corner, right, 1) || !share(&st, corner, d, 0))
+                    continue;
+                PyObject *cell = Py_BuildValue("(dddd)", pts[k].x, pts[k].y, cx, cy);
+                if (!cell || PyList_Append(out, cell) < 0) {
+                    Py_XDECREF(cell);
+                    Py_CLEAR(out);
+                    goto done;
+                }
+                Py_DECREF(cell);
+                found = 1;
+                break;
+            }
+        }
+    }
+    goto done;
+none:
+    out = Py_None;
+    Py_INCREF(out);
+done:
+    PyMem_Free(V);
+    PyMem_Free(H);
+    PyMem_Free(v_ids);
+    PyMem_Free(h_ids);
+    PyMem_Free(cr);
+    PyMem_Free(pts);
+    PyMem_Free(row_order);
+    PyMem_Free(row_pos);
+    PyMem_Free(row_end);
+    PyMem_Free(col_end);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"table_cells", table_cells, METH_VARARGS,
+     "The cells of a page's merged ruling edges, as the table finder's steps find them."},
     {"box_rows", box_rows, METH_VARARGS,
      "The boxes of a list of lists of 4-tuples as packed float32 or float64 rows."},
     {"page_lines", page_lines, METH_VARARGS,

@@ -80,6 +80,20 @@ def box_array(lists: list[list[tuple[float, float, float, float]]], dtype: type)
     return np.fromiter(flat, dtype=dtype, count=count).reshape(-1, 4)
 
 
+def table_cells(
+    vertical: list[tuple[float, float, float]],
+    horizontal: list[tuple[float, float, float]],
+    ids: tuple[list[int], list[int]],
+    tolerances: tuple[float, float, float],
+) -> list[tuple[float, float, float, float]] | None:
+    """The table finder's cells from sorted edges (``core.ingest.ruled._cell_boxes``
+    says how), or ``None`` when the compiled module is not in use or a value is NaN."""
+    if _module is None:
+        return None
+    tol_x, tol_y, slack = tolerances
+    return _module.table_cells(vertical, horizontal, ids[0], ids[1], tol_x, tol_y, slack)
+
+
 def _library() -> Path:
     folder = Path(pymupdf.__file__).parent
     found = sorted(p for p in folder.glob("libmupdf.so*") if "cpp" not in p.name)
