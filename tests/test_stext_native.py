@@ -13,6 +13,7 @@ import math
 import os
 import random
 import shutil
+import sys
 import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
@@ -235,3 +236,126 @@ def test_table_cells_leave_nan_to_the_python_steps() -> None:
         is None
     )
     assert ruled._cell_boxes(edges, 3.0, 3.0) == ruled._cells(ruled._intersections(edges, 3.0, 3.0))
+
+
+def _finder_settings() -> tuple:
+    from core.ingest import ruled
+
+    s = ruled._table.TableSettings.resolve(settings=ruled._settings())
+    snap = (s.snap_x_tolerance, s.snap_y_tolerance)
+    join = (s.join_x_tolerance, s.join_y_tolerance)
+    tol = (s.intersection_x_tolerance, s.intersection_y_tolerance)
+    return snap, join, s.edge_min_length, tol
+
+
+def _python_cells(paths: list[dict], rect: tuple, number: int, holds) -> list:  # noqa: ANN001
+    from core.ingest import ruled
+    from core.ingest.ruled_edges import drawing_edges, merged_edges
+
+    snap, join, min_length, tol = _finder_settings()
+    edges = drawing_edges(paths, rect, number, snap, min_length, holds)
+    return ruled._cells(ruled._intersections(merged_edges(edges, snap, join, min_length), *tol))
+
+
+def _compiled_cells(paths: list[dict], rect: tuple, holds) -> list | None:  # noqa: ANN001
+    from core.ingest import ruled
+    from core.ingest.ruled_edges import text_boxes
+
+    snap, join, min_length, tol = _finder_settings()
+    boxes = text_boxes(paths, snap, holds)
+    return stext_native.ruled_cells(
+        list(paths), boxes, rect, (*snap, *join, min_length, *tol, ruled._SLACK)
+    )
+
+
+@built
+@pytest.mark.skipif(not CORPUS_PDFS, reason="the shared corpus is not here")
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="the Python steps decide there")
+def test_the_compiled_finder_steps_give_the_python_steps_cells_on_every_drawn_page() -> None:
+    from core.ingest import ruled
+    from core.ingest.pdf_lines import visible_char_boxes
+    from core.ingest.pdf_text import _page_blocks
+
+    pages = with_cells = 0
+    for path in CORPUS_PDFS:
+        pdf = _openable(path)
+        if pdf is None:
+            continue
+        with pdf:
+            for page in pdf:
+                paths = page.get_cdrawings()
+                if page.rotation or not paths or len(paths) > 2000:
+                    continue
+                boxes = visible_char_boxes(_page_blocks(page, path.name))
+                holds = ruled._CharTest(ruled.char_arrays(page, boxes))
+                rect = tuple(page.rect)
+                expected = _python_cells(paths, rect, page.number, holds)
+                assert _compiled_cells(paths, rect, holds) == expected, (path.name, page.number)
+                pages += 1
+                with_cells += bool(expected)
+    assert pages > 250 and with_cells > 150
+
+
+def _random_paths(rng: random.Random) -> list[dict]:
+    """Drawings as ``get_cdrawings`` gives them: lines, rectangles (thin ones too),
+    quads and curves on a coarse lattice, closed paths, some past the page's edge."""
+
+    def pt() -> tuple[float, float]:
+        return (
+            rng.randrange(-2, 14) * 7.5 + rng.choice([0.0, 0.0, 0.4, 2.0]),
+            rng.randrange(-2, 14) * 6.0 + rng.choice([0.0, 0.0, 0.4, 2.0]),
+        )
+
+    paths = []
+    for _ in range(rng.randrange(0, 25)):
+        items = []
+        for _ in range(rng.randrange(1, 5)):
+            kind = rng.choice(["l", "l", "re", "re", "qu", "c"])
+            if kind == "l":
+                a = pt()
+                b = rng.choice([(a[0], pt()[1]), (pt()[0], a[1]), pt()])
+                items.append(("l", a, b))
+            elif kind == "re":
+                (x0, y0), (x1, y1) = pt(), pt()
+                if rng.random() < 0.3:
+                    y1 = y0 + rng.choice([0.5, 1.0, 3.0])
+                items.append(("re", (x0, y0, x1, y1), 1))
+            elif kind == "qu":
+                items.append(("qu", (pt(), pt(), pt(), pt())))
+            else:
+                items.append(("c", pt(), pt(), pt(), pt()))
+        corners = [
+            p
+            for it in items
+            for p in (
+                [it[1][:2], it[1][2:]] if it[0] == "re" else it[1] if it[0] == "qu" else it[1:]
+            )
+        ]
+        xs, ys = [c[0] for c in corners], [c[1] for c in corners]
+        rect = (min(xs), min(ys), max(xs), max(ys))
+        paths.append({"items": items, "closePath": rng.choice([True, False, None]), "rect": rect})
+    return paths
+
+
+@built
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="the Python steps decide there")
+def test_the_compiled_finder_steps_give_the_python_steps_cells_on_random_drawings() -> None:
+    rng = random.Random(9)
+    page_rect = (0.0, 0.0, 90.0, 72.0)
+    with_cells = 0
+    for case in range(500):
+        paths = _random_paths(rng)
+        # the joined boxes a character lies in: every one, or those starting at an even x
+        holds = (lambda box: True) if case % 2 else (lambda box: int(box[0]) % 2 == 0)
+        expected = _python_cells(paths, page_rect, 0, holds)
+        assert _compiled_cells(paths, page_rect, holds) == expected
+        with_cells += bool(expected)
+    assert with_cells > 100
+
+
+@built
+def test_the_compiled_finder_steps_leave_odd_drawings_to_python() -> None:
+    nan = math.nan
+    for items in ([("l", (nan, 0.0), (10.0, 0.0))], [("re", (0.0, 0.0, 10.0), 1)], ["l"]):
+        paths = [{"items": items, "closePath": False, "rect": (0.0, 0.0, 10.0, 10.0)}]
+        assert _compiled_cells(paths, (0.0, 0.0, 100.0, 100.0), lambda box: True) is None

@@ -42,7 +42,7 @@ import pymupdf
 
 from core.geometry import BBox
 from core.ingest import stext_native
-from core.ingest.ruled_edges import drawing_edges, merged_edges
+from core.ingest.ruled_edges import drawing_edges, merged_edges, text_boxes
 
 try:  # the pinned PyMuPDF's table module; a later one may rename its internals
     from pymupdf import table as _table
@@ -89,14 +89,26 @@ def _finder(
     module docstring)."""
     settings = _table.TableSettings.resolve(settings=_settings())
     boxes = np.asarray(char_boxes, dtype=np.float64).reshape(-1, 4)
-    edges = drawing_edges(
-        paths,
-        tuple(page.rect),
-        page.number,
-        (settings.snap_x_tolerance, settings.snap_y_tolerance),
-        settings.edge_min_length,
-        _CharTest(char_arrays(page, boxes)),
+    snap = (settings.snap_x_tolerance, settings.snap_y_tolerance)
+    holds_char = _CharTest(char_arrays(page, boxes))
+    rect = tuple(page.rect)
+    cells = stext_native.ruled_cells(  # edges, merged edges and cells in one compiled call
+        list(paths),
+        text_boxes(paths, snap, holds_char),
+        rect,
+        (
+            *snap,
+            settings.join_x_tolerance,
+            settings.join_y_tolerance,
+            settings.edge_min_length,
+            settings.intersection_x_tolerance,
+            settings.intersection_y_tolerance,
+            _SLACK,
+        ),
     )
+    if cells is not None:
+        return [_cells_to_rows(group) for group in _groups(cells, boxes)]
+    edges = drawing_edges(paths, rect, page.number, snap, settings.edge_min_length, holds_char)
     return _tables_of(edges, settings, boxes)
 
 

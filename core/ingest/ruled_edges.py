@@ -53,8 +53,7 @@ def drawing_edges(
     snap_x, snap_y = snap
     height = page_rect[3] - page_rect[1]
     maker = _LineMaker(page_rect, page_number, height, snap_x, snap_y)
-    rects = sorted({tuple(p["rect"]) for p in paths}, key=_by_bottom_left)
-    boxes = [box for box in join_neighbours(rects, snap_x, snap_y) if holds_char(box)]
+    boxes = text_boxes(paths, snap, holds_char)
     edges: list[dict] = []
     for p in paths:
         items = list(p["items"])
@@ -78,6 +77,15 @@ def drawing_edges(
         maker.add(edges, border, (x0, y0), (x0, y1))
         maker.add(edges, border, (x1, y0), (x1, y1))
     return edges
+
+
+def text_boxes(
+    paths: Sequence[dict], snap: tuple[float, float], holds_char: Callable[[Rect], bool]
+) -> list[Rect]:
+    """``make_edges``' joined drawing boxes that hold a character (``clean_graphics``'s
+    boxes, whose four sides become edges)."""
+    rects = sorted({tuple(p["rect"]) for p in paths}, key=_by_bottom_left)
+    return [box for box in join_neighbours(rects, *snap) if holds_char(box)]
 
 
 def _rect_edges(

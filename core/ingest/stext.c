@@ -25,6 +25,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <float.h>
+#include <math.h>
 #include <string.h>
 #include <mupdf/fitz.h>
 
@@ -507,34 +508,17 @@ static Py_ssize_t find_point(const point *points, Py_ssize_t n, double x, double
     return (lo < n && points[lo].x == x && points[lo].y == y) ? lo : -1;
 }
 
-static PyObject *table_cells(PyObject *self, PyObject *args)
+/* The cells of sorted edges given as arrays: V rows (x0, top, bottom), H rows
+   (top, x0, x1), box numbers per edge; no NaN among them. A new list, or NULL. */
+static PyObject *cells_of(const double *V, Py_ssize_t nv, const double *H, Py_ssize_t nh,
+                          const Py_ssize_t *v_ids, const Py_ssize_t *h_ids, double tol_x,
+                          double tol_y, double slack)
 {
-    PyObject *vlist, *hlist, *vid_list, *hid_list;
-    double tol_x, tol_y, slack;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!ddd", &PyList_Type, &vlist, &PyList_Type, &hlist,
-                          &PyList_Type, &vid_list, &PyList_Type, &hid_list, &tol_x, &tol_y,
-                          &slack))
-        return NULL;
-    Py_ssize_t nv = PyList_GET_SIZE(vlist), nh = PyList_GET_SIZE(hlist);
     PyObject *out = NULL;
-    double *V = PyMem_Malloc((3 * nv + 1) * sizeof(double));
-    double *H = PyMem_Malloc((3 * nh + 1) * sizeof(double));
-    Py_ssize_t *v_ids = PyMem_Malloc((nv + 1) * sizeof(Py_ssize_t));
-    Py_ssize_t *h_ids = PyMem_Malloc((nh + 1) * sizeof(Py_ssize_t));
     crossing *cr = NULL;
     point *pts = NULL;
     Py_ssize_t *row_order = NULL, *row_pos = NULL, *row_end = NULL, *col_end = NULL;
     Py_ssize_t ncr = 0, cap = 0, npts = 0;
-    if (!V || !H || !v_ids || !h_ids) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (read_triples(vlist, V, nv) < 0 || read_triples(hlist, H, nh) < 0) goto done;
-    if (read_ids(vid_list, v_ids, nv) < 0 || read_ids(hid_list, h_ids, nh) < 0) goto done;
-    for (Py_ssize_t i = 0; i < 3 * nv; i++)
-        if (V[i] != V[i]) goto none;
-    for (Py_ssize_t i = 0; i < 3 * nh; i++)
-        if (H[i] != H[i]) goto none;
 
     /* the crossings, in the order the Python loop finds them */
     for (Py_ssize_t i = 0; i < nv; i++) {
@@ -618,15 +602,7 @@ static PyObject *table_cells(PyObject *self, PyObject *args)
             }
         }
     }
-    goto done;
-none:
-    out = Py_None;
-    Py_INCREF(out);
 done:
-    PyMem_Free(V);
-    PyMem_Free(H);
-    PyMem_Free(v_ids);
-    PyMem_Free(h_ids);
     PyMem_Free(cr);
     PyMem_Free(pts);
     PyMem_Free(row_order);
@@ -636,7 +612,524 @@ done:
     return out;
 }
 
+static PyObject *table_cells(PyObject *self, PyObject *args)
+{
+    PyObject *vlist, *hlist, *vid_list, *hid_list;
+    double tol_x, tol_y, slack;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!ddd", &PyList_Type, &vlist, &PyList_Type, &hlist,
+                          &PyList_Type, &vid_list, &PyList_Type, &hid_list, &tol_x, &tol_y,
+                          &slack))
+        return NULL;
+    Py_ssize_t nv = PyList_GET_SIZE(vlist), nh = PyList_GET_SIZE(hlist);
+    PyObject *out = NULL;
+    double *V = PyMem_Malloc((3 * nv + 1) * sizeof(double));
+    double *H = PyMem_Malloc((3 * nh + 1) * sizeof(double));
+    Py_ssize_t *v_ids = PyMem_Malloc((nv + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *h_ids = PyMem_Malloc((nh + 1) * sizeof(Py_ssize_t));
+    if (!V || !H || !v_ids || !h_ids) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (read_triples(vlist, V, nv) < 0 || read_triples(hlist, H, nh) < 0) goto done;
+    if (read_ids(vid_list, v_ids, nv) < 0 || read_ids(hid_list, h_ids, nh) < 0) goto done;
+    for (Py_ssize_t i = 0; i < 3 * nv; i++)
+        if (V[i] != V[i]) goto none;
+    for (Py_ssize_t i = 0; i < 3 * nh; i++)
+        if (H[i] != H[i]) goto none;
+    out = cells_of(V, nv, H, nh, v_ids, h_ids, tol_x, tol_y, slack);
+    goto done;
+none:
+    out = Py_None;
+    Py_INCREF(out);
+done:
+    PyMem_Free(V);
+    PyMem_Free(H);
+    PyMem_Free(v_ids);
+    PyMem_Free(h_ids);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------------
+   ruled_cells(paths, boxes, clip, snap_x, snap_y, join_x, join_y, min_length,
+               tol_x, tol_y, slack) -> list | None
+
+   ``core.ingest.ruled``'s path from a page's drawings to the finder's cells in one call:
+   the edge records of ``ruled_edges.drawing_edges`` (``paths``: ``get_cdrawings()``;
+   ``boxes``: the joined drawing boxes that hold a character, which that function
+   computes first; ``clip``: the page rect), ``ruled_edges.merged_edges`` on them, then
+   ``table_cells``. Each step keeps the Python steps' order and float operations. None
+   when a drawing is not in the expected shape or a value is NaN (the Python steps then
+   decide). */
+
+typedef struct {
+    double x0, x1, top, bottom, width, height;
+    int h;
+} edge;
+
+typedef struct {
+    edge *e;
+    Py_ssize_t n, cap;
+    double cx0, cy0, cx1, cy1, snap_x, snap_y;
+    int failed;
+} edge_list;
+
+static double py_min(double a, double b) { return b < a ? b : a; }
+static double py_max(double a, double b) { return b > a ? b : a; }
+
+static void add_edge(edge_list *l, double p1x, double p1y, double p2x, double p2y)
+{
+    if (!(fabs(p1x - p2x) <= l->snap_x || fabs(p1y - p2y) <= l->snap_y)) return;
+    double x0 = py_min(p1x, p2x), x1 = py_max(p1x, p2x);
+    double y0 = py_min(p1y, p2y), y1 = py_max(p1y, p2y);
+    if (x0 > l->cx1 || x1 < l->cx0 || y0 > l->cy1 || y1 < l->cy0) return;
+    x0 = py_max(x0, l->cx0);
+    x1 = py_min(x1, l->cx1);
+    y0 = py_max(y0, l->cy0);
+    y1 = py_min(y1, l->cy1);
+    double width = x1 - x0, height = y1 - y0;
+    if (width == height && height == 0) return;
+    if (l->n == l->cap) {
+        Py_ssize_t cap = l->cap ? 2 * l->cap : 256;
+        edge *grown = PyMem_Realloc(l->e, cap * sizeof(edge));
+        if (!grown) {
+            l->failed = 1;
+            return;
+        }
+        l->e = grown;
+        l->cap = cap;
+    }
+    l->e[l->n++] = (edge){x0, x1, y0, y1, width, height, y0 == y1};
+}
+
+static void rect_edges(edge_list *l, double x0, double y0, double x1, double y1,
+                       double min_length)
+{
+    if (x1 < x0) {
+        double t = x0;
+        x0 = x1;
+        x1 = t;
+    }
+    if (y1 < y0) {
+        double t = y0;
+        y0 = y1;
+        y1 = t;
+    }
+    double width = x1 - x0, height = y1 - y0;
+    if ((width <= min_length && width < height) || (height <= min_length && height < width)) {
+        if (width < height) {
+            double x = fabs(x1 + x0) / 2;
+            add_edge(l, x, y0, x, y1);
+        } else {
+            double y = fabs(y1 + y0) / 2;
+            add_edge(l, x0, y, x1, y);
+        }
+        return;
+    }
+    add_edge(l, x0, y0, x0, y1);
+    add_edge(l, x0, y1, x1, y1);
+    add_edge(l, x1, y1, x1, y0);
+    add_edge(l, x1, y0, x0, y0);
+}
+
+/* Doubles out of a tuple of ``n`` numbers; 0 on success. */
+static int numbers(PyObject *t, double *out, Py_ssize_t n)
+{
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) < n) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(t, i));
+        if (out[i] == -1.0 && PyErr_Occurred()) return -1;
+        if (out[i] != out[i]) return -1;
+    }
+    return 0;
+}
+
+static int point_of(PyObject *t, double *xy) { return numbers(t, xy, 2); }
+
+static int kind_is(PyObject *item, const char *kind)
+{
+    PyObject *k = PyTuple_GET_ITEM(item, 0);
+    return PyUnicode_Check(k) && PyUnicode_CompareWithASCIIString(k, kind) == 0;
+}
+
+/* The edge records of one path, in ``drawing_edges``' order; -1 when its shape is
+   unexpected. */
+static int path_edges(edge_list *l, PyObject *path, double min_length)
+{
+    if (!PyDict_Check(path)) return -1;
+    PyObject *items = PyDict_GetItemString(path, "items");
+    if (!items) return 0;
+    PyObject *seq = PySequence_Fast(items, "items");
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **it = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!PyTuple_Check(it[i]) || PyTuple_GET_SIZE(it[i]) < 2) goto bad;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = it[i];
+        if (kind_is(item, "l")) {
+            double a[2], b[2];
+            if (PyTuple_GET_SIZE(item) < 3 || point_of(PyTuple_GET_ITEM(item, 1), a) < 0
+                || point_of(PyTuple_GET_ITEM(item, 2), b) < 0)
+                goto bad;
+            add_edge(l, a[0], a[1], b[0], b[1]);
+        } else if (kind_is(item, "re")) {
+            double r[4];
+            if (numbers(PyTuple_GET_ITEM(item, 1), r, 4) < 0) goto bad;
+            rect_edges(l, r[0], r[1], r[2], r[3], min_length);
+        } else if (kind_is(item, "qu")) {
+            PyObject *q = PyTuple_GET_ITEM(item, 1);
+            double c[4][2];
+            if (!PyTuple_Check(q) || PyTuple_GET_SIZE(q) < 4) goto bad;
+            for (int k = 0; k < 4; k++)
+                if (point_of(PyTuple_GET_ITEM(q, k), c[k]) < 0) goto bad;
+            /* ul, ur, ll, lr: (ul, ll), (ll, lr), (lr, ur), (ur, ul) */
+            add_edge(l, c[0][0], c[0][1], c[2][0], c[2][1]);
+            add_edge(l, c[2][0], c[2][1], c[3][0], c[3][1]);
+            add_edge(l, c[3][0], c[3][1], c[1][0], c[1][1]);
+            add_edge(l, c[1][0], c[1][1], c[0][0], c[0][1]);
+        }
+    }
+    PyObject *closed = PyDict_GetItemString(path, "closePath");
+    int close = closed ? PyObject_IsTrue(closed) : 0;
+    if (close < 0) goto bad;
+    if (close && n && kind_is(it[0], "l") && kind_is(it[n - 1], "l")) {
+        double a[2], b[2];
+        if (PyTuple_GET_SIZE(it[n - 1]) < 3 || point_of(PyTuple_GET_ITEM(it[n - 1], 2), a) < 0
+            || point_of(PyTuple_GET_ITEM(it[0], 1), b) < 0)
+            goto bad;
+        add_edge(l, a[0], a[1], b[0], b[1]);
+    }
+    Py_DECREF(seq);
+    return 0;
+bad:
+    Py_DECREF(seq);
+    return -1;
+}
+
+/* ``_snapped``: positions clustered where consecutive distinct values lie within
+   ``tol``; each edge moved by its cluster's average minus its own position. ``low`` and
+   ``high`` pick x0/x1 (vertical) or top/bottom (horizontal). Edges come out cluster by
+   cluster, in input order within one. */
+static double *low_of(edge *e, int vertical) { return vertical ? &e->x0 : &e->top; }
+static double *high_of(edge *e, int vertical) { return vertical ? &e->x1 : &e->bottom; }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+static Py_ssize_t find_value(const double *values, Py_ssize_t n, double v)
+{
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        if (values[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int snapped(edge *e, Py_ssize_t n, int vertical, double tol, edge *out)
+{
+    if (n == 0) return 0;
+    double *values = PyMem_Malloc(n * sizeof(double));
+    Py_ssize_t *cluster = PyMem_Malloc(n * sizeof(Py_ssize_t));
+    Py_ssize_t *count = PyMem_Calloc(n, sizeof(Py_ssize_t));
+    double *sum = PyMem_Calloc(n, sizeof(double));
+    Py_ssize_t *start = PyMem_Malloc((n + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *fill = PyMem_Malloc(n * sizeof(Py_ssize_t));
+    Py_ssize_t *of_value = PyMem_Malloc(n * sizeof(Py_ssize_t));
+    int rc = -1;
+    if (!values || !cluster || !count || !sum || !start || !fill || !of_value) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) values[i] = *low_of(&e[i], vertical);
+    qsort(values, n, sizeof(double), cmp_double);
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (distinct == 0 || values[i] != values[distinct - 1]) values[distinct++] = values[i];
+    Py_ssize_t k = -1;
+    for (Py_ssize_t i = 0; i < distinct; i++) {
+        if (i == 0 || !(values[i] <= values[i - 1] + tol)) k++;
+        of_value[i] = k;
+    }
+    Py_ssize_t clusters = k + 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        cluster[i] = of_value[find_value(values, distinct, *low_of(&e[i], vertical))];
+        count[cluster[i]]++;
+    }
+    /* the sum in input order within a cluster, as Python's sum() adds */
+    for (Py_ssize_t i = 0; i < n; i++) sum[cluster[i]] += *low_of(&e[i], vertical);
+    start[0] = 0;
+    for (Py_ssize_t c = 0; c < clusters; c++) start[c + 1] = start[c] + count[c];
+    for (Py_ssize_t c = 0; c < clusters; c++) fill[c] = start[c];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t c = cluster[i];
+        double average = sum[c] / (double) count[c];
+        edge moved = e[i];
+        double shift = average - *low_of(&e[i], vertical);
+        *low_of(&moved, vertical) = *low_of(&e[i], vertical) + shift;
+        *high_of(&moved, vertical) = *high_of(&e[i], vertical) + shift;
+        out[fill[c]++] = moved;
+    }
+    rc = 0;
+done:
+    PyMem_Free(values);
+    PyMem_Free(cluster);
+    PyMem_Free(count);
+    PyMem_Free(sum);
+    PyMem_Free(start);
+    PyMem_Free(fill);
+    PyMem_Free(of_value);
+    return rc;
+}
+
+static const edge *sort_edges;
+static int by_group(const void *a, const void *b)
+{
+    /* ("h", top) before ("v", x0); stable by index */
+    Py_ssize_t i = *(const Py_ssize_t *) a, j = *(const Py_ssize_t *) b;
+    const edge *p = &sort_edges[i], *q = &sort_edges[j];
+    if (p->h != q->h) return p->h ? -1 : 1;
+    double u = p->h ? p->top : p->x0, v = q->h ? q->top : q->x0;
+    if (u < v) return -1;
+    if (u > v) return 1;
+    return (i > j) - (i < j);
+}
+
+static int by_low(const void *a, const void *b)
+{
+    Py_ssize_t i = *(const Py_ssize_t *) a, j = *(const Py_ssize_t *) b;
+    const edge *p = &sort_edges[i], *q = &sort_edges[j];
+    double u = p->h ? p->x0 : p->top, v = q->h ? q->x0 : q->top;
+    if (u < v) return -1;
+    if (u > v) return 1;
+    return (i > j) - (i < j);
+}
+
+static int by_x_top(const void *a, const void *b)
+{
+    Py_ssize_t i = *(const Py_ssize_t *) a, j = *(const Py_ssize_t *) b;
+    const edge *p = &sort_edges[i], *q = &sort_edges[j];
+    if (p->x0 != q->x0) return p->x0 < q->x0 ? -1 : 1;
+    if (p->top != q->top) return p->top < q->top ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+static int by_top_x(const void *a, const void *b)
+{
+    Py_ssize_t i = *(const Py_ssize_t *) a, j = *(const Py_ssize_t *) b;
+    const edge *p = &sort_edges[i], *q = &sort_edges[j];
+    if (p->top != q->top) return p->top < q->top ? -1 : 1;
+    if (p->x0 != q->x0) return p->x0 < q->x0 ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+/* Box numbers of edges[order[0..n)] (equal boxes, equal numbers), in that order. */
+static const Py_ssize_t *box_order;
+static int by_box_at(const void *a, const void *b)
+{
+    Py_ssize_t i = *(const Py_ssize_t *) a, j = *(const Py_ssize_t *) b;
+    const edge *p = &sort_edges[box_order[i]], *q = &sort_edges[box_order[j]];
+    double u[4] = {p->x0, p->top, p->x1, p->bottom}, v[4] = {q->x0, q->top, q->x1, q->bottom};
+    for (int k = 0; k < 4; k++)
+        if (u[k] != v[k]) return u[k] < v[k] ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+static int same_box(const edge *p, const edge *q)
+{
+    return p->x0 == q->x0 && p->top == q->top && p->x1 == q->x1 && p->bottom == q->bottom;
+}
+
+static int box_numbers(const edge *edges, const Py_ssize_t *order, Py_ssize_t n,
+                       Py_ssize_t *ids)
+{
+    Py_ssize_t *at = PyMem_Malloc((n + 1) * sizeof(Py_ssize_t));
+    if (!at) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) at[i] = i;
+    sort_edges = edges;
+    box_order = order;
+    qsort(at, n, sizeof(Py_ssize_t), by_box_at);
+    Py_ssize_t run = -1;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        if (r == 0 || !same_box(&edges[order[at[r - 1]]], &edges[order[at[r]]])) run++;
+        ids[at[r]] = run;
+    }
+    PyMem_Free(at);
+    return 0;
+}
+
+/* ``merged_edges``: the kept, snapped, joined and filtered edges, into ``out`` (room for
+   ``n``); their count, or -1 when memory ran out. */
+static Py_ssize_t merged(edge *e, Py_ssize_t n, double snap_x, double snap_y, double join_x,
+                         double join_y, double min_length, edge *out)
+{
+    Py_ssize_t rc = -1, nv = 0, nh = 0, m = 0;
+    edge *both = PyMem_Malloc((n + 1) * sizeof(edge));
+    edge *tmp = PyMem_Malloc((n + 1) * sizeof(edge));
+    Py_ssize_t *idx = PyMem_Malloc((n + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *grp = PyMem_Malloc((n + 1) * sizeof(Py_ssize_t));
+    if (!both || !tmp || !idx || !grp) goto done;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!e[i].h && e[i].height >= 1) tmp[nv++] = e[i];
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (e[i].h && e[i].width >= 1) tmp[nv + nh++] = e[i];
+    if (snap_x > 0 || snap_y > 0) {
+        if (snapped(tmp, nv, 1, snap_x, both) < 0) goto done;
+        if (snapped(tmp + nv, nh, 0, snap_y, both + nv) < 0) goto done;
+    } else {
+        memcpy(both, tmp, (nv + nh) * sizeof(edge));
+    }
+    Py_ssize_t total = nv + nh;
+    for (Py_ssize_t i = 0; i < total; i++) idx[i] = i;
+    sort_edges = both;
+    qsort(idx, total, sizeof(Py_ssize_t), by_group);
+    for (Py_ssize_t g = 0; g < total;) {
+        const edge *first = &both[idx[g]];
+        double key = first->h ? first->top : first->x0;
+        Py_ssize_t end = g + 1;
+        while (end < total) {
+            const edge *x = &both[idx[end]];
+            if (x->h != first->h || (x->h ? x->top : x->x0) != key) break;
+            end++;
+        }
+        Py_ssize_t size = end - g;
+        for (Py_ssize_t k = 0; k < size; k++) grp[k] = idx[g + k];
+        sort_edges = both;
+        qsort(grp, size, sizeof(Py_ssize_t), by_low);
+        int h = first->h;
+        double tol = h ? join_x : join_y;
+        out[m++] = both[grp[0]];
+        for (Py_ssize_t k = 1; k < size; k++) {
+            const edge *x = &both[grp[k]];
+            edge *last = &out[m - 1];
+            double xlow = h ? x->x0 : x->top, xhigh = h ? x->x1 : x->bottom;
+            double lhigh = h ? last->x1 : last->bottom;
+            if (xlow <= lhigh + tol) {
+                if (xhigh > lhigh) {
+                    double grown = xhigh;
+                    if (h) {
+                        last->width = grown - last->x0;
+                        last->x1 = grown;
+                    } else {
+                        last->height = last->height + (grown - last->bottom);
+                        last->bottom = grown;
+                    }
+                }
+            } else {
+                out[m++] = *x;
+            }
+        }
+        g = end;
+    }
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t i = 0; i < m; i++)
+        if ((out[i].h ? out[i].width : out[i].height) >= min_length) out[kept++] = out[i];
+    rc = kept;
+done:
+    PyMem_Free(both);
+    PyMem_Free(tmp);
+    PyMem_Free(idx);
+    PyMem_Free(grp);
+    return rc;
+}
+
+static PyObject *ruled_cells(PyObject *self, PyObject *args)
+{
+    PyObject *paths, *boxes;
+    double clip[4], snap_x, snap_y, join_x, join_y, min_length, tol_x, tol_y, slack;
+    if (!PyArg_ParseTuple(args, "O!O!(dddd)ddddd" "ddd", &PyList_Type, &paths, &PyList_Type,
+                          &boxes, &clip[0], &clip[1], &clip[2], &clip[3], &snap_x, &snap_y,
+                          &join_x, &join_y, &min_length, &tol_x, &tol_y, &slack))
+        return NULL;
+    edge_list l = {NULL, 0, 0, clip[0], clip[1], clip[2], clip[3], snap_x, snap_y, 0};
+    PyObject *out = NULL;
+    edge *joined = NULL;
+    double *V = NULL, *H = NULL;
+    Py_ssize_t *vo = NULL, *ho = NULL, *vid = NULL, *hid = NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(paths); i++)
+        if (path_edges(&l, PyList_GET_ITEM(paths, i), min_length) < 0) goto none;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(boxes); i++) {
+        double b[4];
+        if (numbers(PyList_GET_ITEM(boxes, i), b, 4) < 0) goto none;
+        add_edge(&l, b[0], b[1], b[2], b[1]);
+        add_edge(&l, b[0], b[3], b[2], b[3]);
+        add_edge(&l, b[0], b[1], b[0], b[3]);
+        add_edge(&l, b[2], b[1], b[2], b[3]);
+    }
+    if (l.failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    joined = PyMem_Malloc((l.n + 1) * sizeof(edge));
+    if (!joined) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t m = merged(l.e, l.n, snap_x, snap_y, join_x, join_y, min_length, joined);
+    if (m < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    vo = PyMem_Malloc((m + 1) * sizeof(Py_ssize_t));
+    ho = PyMem_Malloc((m + 1) * sizeof(Py_ssize_t));
+    vid = PyMem_Malloc((m + 1) * sizeof(Py_ssize_t));
+    hid = PyMem_Malloc((m + 1) * sizeof(Py_ssize_t));
+    V = PyMem_Malloc((3 * m + 1) * sizeof(double));
+    H = PyMem_Malloc((3 * m + 1) * sizeof(double));
+    if (!vo || !ho || !vid || !hid || !V || !H) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t nv = 0, nh = 0;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        if (joined[i].h)
+            ho[nh++] = i;
+        else
+            vo[nv++] = i;
+    }
+    sort_edges = joined;
+    qsort(vo, nv, sizeof(Py_ssize_t), by_x_top);
+    qsort(ho, nh, sizeof(Py_ssize_t), by_top_x);
+    if (box_numbers(joined, vo, nv, vid) < 0 || box_numbers(joined, ho, nh, hid) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nv; i++) {
+        const edge *x = &joined[vo[i]];
+        V[3 * i] = x->x0;
+        V[3 * i + 1] = x->top;
+        V[3 * i + 2] = x->bottom;
+    }
+    for (Py_ssize_t i = 0; i < nh; i++) {
+        const edge *x = &joined[ho[i]];
+        H[3 * i] = x->top;
+        H[3 * i + 1] = x->x0;
+        H[3 * i + 2] = x->x1;
+    }
+    out = cells_of(V, nv, H, nh, vid, hid, tol_x, tol_y, slack);
+    goto done;
+none:
+    PyErr_Clear();
+    out = Py_None;
+    Py_INCREF(out);
+done:
+    PyMem_Free(l.e);
+    PyMem_Free(joined);
+    PyMem_Free(V);
+    PyMem_Free(H);
+    PyMem_Free(vo);
+    PyMem_Free(ho);
+    PyMem_Free(vid);
+    PyMem_Free(hid);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"ruled_cells", ruled_cells, METH_VARARGS,
+     "The table finder's cells of a page's drawings: edges, merged edges, cells."},
     {"table_cells", table_cells, METH_VARARGS,
      "The cells of a page's merged ruling edges, as the table finder's steps find them."},
     {"box_rows", box_rows, METH_VARARGS,

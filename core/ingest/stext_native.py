@@ -94,6 +94,23 @@ def table_cells(
     return _module.table_cells(vertical, horizontal, ids[0], ids[1], tol_x, tol_y, slack)
 
 
+def ruled_cells(
+    paths: list[dict],
+    boxes: list[tuple[float, float, float, float]],
+    clip: tuple[float, float, float, float],
+    settings: tuple[float, ...],
+) -> list[tuple[float, float, float, float]] | None:
+    """The table finder's cells of a page's drawings (``core.ingest.ruled._finder`` says
+    how), or ``None`` when the compiled module is not in use, a drawing is not in the
+    expected shape or a value is NaN. ``settings``: snap x, snap y, join x, join y,
+    minimum edge length, intersection x, y tolerances and the bisection slack. The
+    snapped positions are averages summed left to right, as ``sum`` does before Python
+    3.12; a later Python sums floats another way, so there the Python steps decide."""
+    if _module is None or sys.version_info >= (3, 12):
+        return None
+    return _module.ruled_cells(paths, boxes, clip, *settings)
+
+
 def _library() -> Path:
     folder = Path(pymupdf.__file__).parent
     found = sorted(p for p in folder.glob("libmupdf.so*") if "cpp" not in p.name)
