@@ -182,13 +182,21 @@ def clean_line(parts: LineParts, rect: pymupdf.Rect) -> Line | None:
             first = len(text) - len(text.lstrip(" "))
             text = stripped
             boxes = boxes[first : first + len(stripped)]
-            x0, y0, x1, y1 = bounding(boxes)
+            x0, y0, x1, y1 = _bounds(boxes)
     else:
         text, boxes = _clean_chars(text, boxes, None if inside else rect)
         if not text:
             return None
-        x0, y0, x1, y1 = bounding(boxes)
+        x0, y0, x1, y1 = _bounds(boxes)
     return Line(text, boxes, (x0, y0, x1, y1), font, size, flags, horizontal)
+
+
+def _bounds(boxes: list[BBox]) -> BBox:
+    """``bounding`` of a line's character boxes (``stext_native.box_bounds``)."""
+    found = stext_native.box_bounds(boxes)
+    if found is None:
+        raise ValueError("no box to bound")
+    return found
 
 
 def _clean_chars(

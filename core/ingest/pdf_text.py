@@ -93,8 +93,9 @@ class _Geometry:
     rotated: bool
 
     @classmethod
-    def of(cls, page: pymupdf.Page) -> _Geometry:
-        r, m = page.rect, page.rotation_matrix
+    def of(cls, page: pymupdf.Page, rotation: pymupdf.Matrix | None = None) -> _Geometry:
+        """``rotation``: ``page.rotation_matrix`` when the caller read it already."""
+        r, m = page.rect, page.rotation_matrix if rotation is None else rotation
         return cls(
             rect=(r.x0, r.y0, r.x1, r.y1),
             matrix=(m.a, m.b, m.c, m.d, m.e, m.f),
@@ -154,11 +155,12 @@ def _build(pdf: pymupdf.Document, doc_sha256: str, name: str) -> CanonicalText:
     for number in range(n_pages):
         page = pdf_guard.normalise_rotation(pdf, pdf[number])
         start = builder.pos
-        _add_page(builder, page, doc_sha256, name)
+        rotation = page.rotation_matrix  # read once: the table pass needs it too
+        _add_page(builder, page, doc_sha256, name, rotation)
         builder.page_boxes.append(builder.take_boxes())
         limits.check("chars", builder.pos, name)
         limits.check("lines", len(builder.line_records), name)
-        geo = _Geometry.of(page)
+        geo = _Geometry.of(page, rotation)
         geometry.append(geo)
         pages.append(
             Page(
@@ -265,9 +267,11 @@ def _page_blocks(page: pymupdf.Page, name: str) -> list[list[Line]]:
     return [lines for lines in blocks if lines]
 
 
-def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str) -> None:
+def _add_page(
+    builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str, rotation: pymupdf.Matrix
+) -> None:
     blocks = _page_blocks(page, name)
-    regions = _page_tables(page, doc_sha256, blocks, builder.tables)
+    regions = _page_tables(page, doc_sha256, blocks, builder.tables, rotation)
     table_lines: list[list[Line]] = [[] for _ in regions]
     units: list[list[Line]] = []
     for lines in blocks:
@@ -296,13 +300,17 @@ def _add_page(builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str)
 
 
 def _page_tables(
-    page: pymupdf.Page, doc_sha256: str, blocks: list[list[Line]], budget: TableBudget | None
+    page: pymupdf.Page,
+    doc_sha256: str,
+    blocks: list[list[Line]],
+    budget: TableBudget | None,
+    rotation: pymupdf.Matrix | None = None,
 ) -> tuple[TableRegion, ...]:
     """The table regions of a page from its cleaned lines (``table_regions``)."""
     worded = [ln.bbox for lines in blocks for ln in lines if _WORD.search(ln.text)]
     fragments = grid_fragments(blocks)
     chars = lambda: visible_char_boxes(blocks)  # noqa: E731 - asked for only when searched
-    return table_regions(page, doc_sha256, worded, fragments, budget, chars)
+    return table_regions(page, doc_sha256, worded, fragments, budget, chars, rotation)
 
 
 def page_table_regions(

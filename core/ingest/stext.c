@@ -1127,7 +1127,44 @@ done:
     return out;
 }
 
+/* bounds(boxes) -> tuple | None: ``core.geometry.union_of`` of a list of 4-tuples
+   (boxes whose x0 is NaN skipped, the first of equal values kept). */
+static PyObject *bounds(PyObject *self, PyObject *list)
+{
+    if (!PyList_Check(list)) {
+        PyErr_SetString(PyExc_TypeError, "bounds takes a list of boxes");
+        return NULL;
+    }
+    double r[4] = {0, 0, 0, 0};
+    int found = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *box = PyList_GET_ITEM(list, i);
+        if (!PyTuple_Check(box) || PyTuple_GET_SIZE(box) != 4) {
+            PyErr_SetString(PyExc_TypeError, "a box is a tuple of four floats");
+            return NULL;
+        }
+        double b[4];
+        for (int c = 0; c < 4; c++) {
+            b[c] = PyFloat_AsDouble(PyTuple_GET_ITEM(box, c));
+            if (b[c] == -1.0 && PyErr_Occurred()) return NULL;
+        }
+        if (b[0] != b[0]) continue;
+        if (!found) {
+            memcpy(r, b, sizeof(r));
+            found = 1;
+            continue;
+        }
+        if (b[0] < r[0]) r[0] = b[0];
+        if (b[1] < r[1]) r[1] = b[1];
+        if (b[2] > r[2]) r[2] = b[2];
+        if (b[3] > r[3]) r[3] = b[3];
+    }
+    if (!found) Py_RETURN_NONE;
+    return Py_BuildValue("(dddd)", r[0], r[1], r[2], r[3]);
+}
+
 static PyMethodDef methods[] = {
+    {"bounds", bounds, METH_O, "The union of a list of boxes (NaN boxes skipped)."},
     {"ruled_cells", ruled_cells, METH_VARARGS,
      "The table finder's cells of a page's drawings: edges, merged edges, cells."},
     {"table_cells", table_cells, METH_VARARGS,

@@ -26,6 +26,8 @@ from types import ModuleType
 import numpy as np
 import pymupdf
 
+from core.geometry import union_of
+
 LineTuple = tuple[str, list[tuple[float, float, float, float]], tuple, bool, str, float, int]
 
 _SOURCE = Path(__file__).with_name("stext.c")
@@ -78,6 +80,14 @@ def box_array(lists: list[list[tuple[float, float, float, float]]], dtype: type)
     flat = itertools.chain.from_iterable(box for boxes in lists for box in boxes)
     count = 4 * sum(len(boxes) for boxes in lists)
     return np.fromiter(flat, dtype=dtype, count=count).reshape(-1, 4)
+
+
+def box_bounds(boxes: list[tuple[float, float, float, float]]) -> tuple | None:
+    """``core.geometry.union_of`` of a list of boxes, by the compiled module when built."""
+    if _module is not None:
+        return _module.bounds(boxes)
+    found = union_of(boxes)
+    return None if found is None else tuple(found)
 
 
 def table_cells(
