@@ -1,4 +1,12 @@
-/* The text lines of a MuPDF structured-text page, read without building rawdict.
+/* Compiled steps of the PDF reader (``core.ingest.stext_native`` loads them; each has a
+   Python twin that gives the same values and runs where this is not built):
+
+   - page_lines: a structured-text page's lines, as rawdict would give them;
+   - box_rows, bounds: a list of box tuples packed into an array, and their union;
+   - table_cells, ruled_cells: the ruled-table finder's edges, merged edges and cells
+     (``core.ingest.ruled`` / ``core.ingest.ruled_edges``).
+
+   The text lines of a MuPDF structured-text page, read without building rawdict.
 
    page_lines(textpage, context, skip_quad_corrections, small_glyph_heights,
               subset_fontnames) returns the page's text blocks in order, each a list

@@ -1,10 +1,13 @@
-"""A compiled reading of a page's text lines (``core/ingest/stext.c``), when built.
+"""Compiled steps of the PDF reader (``core/ingest/stext.c``), when built: a page's
+text lines, box packing, and the ruled-table finder's edges and cells.
 
 ``get_text("rawdict")`` builds one dict per character; most of a first parse's time
 went there. ``_stext.page_lines`` walks the same MuPDF text page and returns each line
 as a tuple (text, one box per character, bbox, horizontal, font, size, flags) with the
 values rawdict gives, so the canonical text and its boxes do not depend on which
-reading ran (``tests/test_stext_native.py`` checks every page of the corpus).
+reading ran (``tests/test_stext_native.py`` checks every page of the corpus). The
+finder's steps (``ruled_cells``, ``table_cells``) follow ``core.ingest.ruled`` and
+``core.ingest.ruled_edges`` in their order of operations, and are tested equal to them.
 
 The module is built against the MuPDF headers and library that ship inside the
 installed PyMuPDF wheel (``python -m core.ingest.stext_native``, run by ``make``). It is
