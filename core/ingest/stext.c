@@ -894,45 +894,32 @@ done:
 }
 
 static const edge *sort_edges;
-static int by_group(const void *a, const void *b)
+
+/* Keys u and v compared in order, then the indices: a stable order for qsort. */
+static int ordered(const double *u, const double *v, int n, Py_ssize_t i, Py_ssize_t j)
 {
-    /* ("h", top) before ("v", x0); stable by index */
-    Py_ssize_t i = *(const Py_ssize_t *) a, j = *(const Py_ssize_t *) b;
-    const edge *p = &sort_edges[i], *q = &sort_edges[j];
-    if (p->h != q->h) return p->h ? -1 : 1;
-    double u = p->h ? p->top : p->x0, v = q->h ? q->top : q->x0;
-    if (u < v) return -1;
-    if (u > v) return 1;
+    for (int k = 0; k < n; k++)
+        if (u[k] != v[k]) return u[k] < v[k] ? -1 : 1;
     return (i > j) - (i < j);
 }
 
-static int by_low(const void *a, const void *b)
-{
-    Py_ssize_t i = *(const Py_ssize_t *) a, j = *(const Py_ssize_t *) b;
-    const edge *p = &sort_edges[i], *q = &sort_edges[j];
-    double u = p->h ? p->x0 : p->top, v = q->h ? q->x0 : q->top;
-    if (u < v) return -1;
-    if (u > v) return 1;
-    return (i > j) - (i < j);
-}
+#define EDGE_ORDER(name, n, ...)                                                     \
+    static int name(const void *a, const void *b)                                    \
+    {                                                                                \
+        Py_ssize_t i = *(const Py_ssize_t *) a, j = *(const Py_ssize_t *) b;         \
+        const edge *e = &sort_edges[i];                                              \
+        double u[n] = {__VA_ARGS__};                                                 \
+        e = &sort_edges[j];                                                          \
+        double v[n] = {__VA_ARGS__};                                                 \
+        return ordered(u, v, n, i, j);                                               \
+    }
 
-static int by_x_top(const void *a, const void *b)
-{
-    Py_ssize_t i = *(const Py_ssize_t *) a, j = *(const Py_ssize_t *) b;
-    const edge *p = &sort_edges[i], *q = &sort_edges[j];
-    if (p->x0 != q->x0) return p->x0 < q->x0 ? -1 : 1;
-    if (p->top != q->top) return p->top < q->top ? -1 : 1;
-    return (i > j) - (i < j);
-}
-
-static int by_top_x(const void *a, const void *b)
-{
-    Py_ssize_t i = *(const Py_ssize_t *) a, j = *(const Py_ssize_t *) b;
-    const edge *p = &sort_edges[i], *q = &sort_edges[j];
-    if (p->top != q->top) return p->top < q->top ? -1 : 1;
-    if (p->x0 != q->x0) return p->x0 < q->x0 ? -1 : 1;
-    return (i > j) - (i < j);
-}
+/* ("h", top) before ("v", x0), as ``_group_of`` sorts */
+EDGE_ORDER(by_group, 2, e->h ? 0.0 : 1.0, e->h ? e->top : e->x0)
+/* an edge's start along its line: x0 across, top down */
+EDGE_ORDER(by_low, 1, e->h ? e->x0 : e->top)
+EDGE_ORDER(by_x_top, 2, e->x0, e->top)
+EDGE_ORDER(by_top_x, 2, e->top, e->x0)
 
 /* Box numbers of edges[order[0..n)] (equal boxes, equal numbers), in that order. */
 static const Py_ssize_t *box_order;
@@ -941,9 +928,7 @@ static int by_box_at(const void *a, const void *b)
     Py_ssize_t i = *(const Py_ssize_t *) a, j = *(const Py_ssize_t *) b;
     const edge *p = &sort_edges[box_order[i]], *q = &sort_edges[box_order[j]];
     double u[4] = {p->x0, p->top, p->x1, p->bottom}, v[4] = {q->x0, q->top, q->x1, q->bottom};
-    for (int k = 0; k < 4; k++)
-        if (u[k] != v[k]) return u[k] < v[k] ? -1 : 1;
-    return (i > j) - (i < j);
+    return ordered(u, v, 4, i, j);
 }
 
 static int same_box(const edge *p, const edge *q)
