@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,7 @@ import pymupdf
 from core.geometry import BBox, Box, bounding, contains_centre, union_of
 from core.ingest import stext_native
 from core.ingest.grid_rows import FIGURE_END, FIGURE_UNITS, Fragment
+from core.ingest.stext_native import LineParts
 from core.ingest.tables import TableRegion
 
 NAN_BOX: BBox = (float("nan"),) * 4
@@ -39,8 +41,6 @@ REPLACEMENT = "\ufffd"
 _SPACE = re.compile(r"\s")
 _EDGE_TOLERANCE_PT = 1.0
 _FIGURE_TAIL = frozenset("%)]$€£¥")  # last characters ``FIGURE_END`` can cut at
-# (text, one box per character, bbox, runs left to right, font, size, flags)
-LineParts = tuple[str, list[BBox], BBox, bool, str, float, int]
 
 
 @dataclass(slots=True)
@@ -58,20 +58,16 @@ class Line:
 
 def block_lines(block: dict, rect: pymupdf.Rect) -> list[Line]:
     """The cleaned, non-empty lines of one rawdict block."""
-    out: list[Line] = []
-    for raw_line in block["lines"]:
-        parts = raw_line_parts(raw_line)
-        line = clean_line(parts, rect) if parts is not None else None
-        if line is not None:
-            out.append(line)
-    return out
+    return clean_lines(map(raw_line_parts, block["lines"]), rect)
 
 
-def native_block_lines(block: list[LineParts], rect: pymupdf.Rect) -> list[Line]:
-    """The cleaned, non-empty lines of one block of ``stext_native.page_lines``."""
+def clean_lines(block: Iterable[LineParts | None], rect: pymupdf.Rect) -> list[Line]:
+    """The cleaned, non-empty lines of one block's line parts (a block of
+    ``stext_native.page_lines``, or of ``raw_line_parts``, which gives ``None`` for a
+    line without characters)."""
     out: list[Line] = []
     for parts in block:
-        line = clean_line(parts, rect)
+        line = clean_line(parts, rect) if parts is not None else None
         if line is not None:
             out.append(line)
     return out

@@ -24,10 +24,10 @@ from core.ingest.pdf_lines import (
     NAN_BOX,
     Line,
     block_lines,
+    clean_lines,
     grid_fragments,
     hyphenated,
     merge_baselines,
-    native_block_lines,
     table_rows,
     take_table_lines,
     visible_char_boxes,
@@ -93,9 +93,9 @@ class _Geometry:
     rotated: bool
 
     @classmethod
-    def of(cls, page: pymupdf.Page, rotation: pymupdf.Matrix | None = None) -> _Geometry:
-        """``rotation``: ``page.rotation_matrix`` when the caller read it already."""
-        r, m = page.rect, page.rotation_matrix if rotation is None else rotation
+    def of(cls, page: pymupdf.Page, rotation: pymupdf.Matrix) -> _Geometry:
+        """``rotation``: the page's ``rotation_matrix`` (the caller read it already)."""
+        r, m = page.rect, rotation
         return cls(
             rect=(r.x0, r.y0, r.x1, r.y1),
             matrix=(m.a, m.b, m.c, m.d, m.e, m.f),
@@ -260,7 +260,7 @@ def _page_blocks(page: pymupdf.Page, name: str) -> list[list[Line]]:
     rect = unrotated_rect(page)
     textpage = pdf_guard.page_textpage(page, RAWDICT_FLAGS, name)
     if stext_native.available():
-        blocks = [native_block_lines(b, rect) for b in stext_native.page_lines(textpage)]
+        blocks = [clean_lines(b, rect) for b in stext_native.page_lines(textpage)]
     else:
         raw = page.get_text("rawdict", flags=RAWDICT_FLAGS, textpage=textpage)
         blocks = [block_lines(b, rect) for b in raw["blocks"] if b.get("type") == 0]

@@ -106,10 +106,10 @@ def _finder(
             _SLACK,
         ),
     )
-    if cells is not None:
-        return [_cells_to_rows(group) for group in _groups(cells, boxes)]
-    edges = drawing_edges(paths, rect, page.number, snap, settings.edge_min_length, holds_char)
-    return _tables_of(edges, settings, boxes)
+    if cells is None:
+        edges = drawing_edges(paths, rect, page.number, snap, settings.edge_min_length, holds_char)
+        cells = _edge_cells(edges, settings)
+    return [_cells_to_rows(group) for group in _groups(cells, boxes)]
 
 
 class _CharTest:
@@ -126,13 +126,14 @@ class _CharTest:
         return bool(inside.any())
 
 
-def _tables_of(edges: list[dict], settings: Any, chars: np.ndarray) -> list[list[Row]]:
-    """The rows of cells of what ``TableFinder(page, settings).tables`` holds for the
-    page's edge records: its edges (``merged_edges``), then its three quadratic steps
-    done in near-linear time with the same result: the intersections (every vertical
-    edge against every horizontal one), the cells (for every intersection, the points
-    below and right of it found by scanning all later points) and the tables (cells
-    grouped by shared corners, a list scanned and shrunk until no cell joins)."""
+def _edge_cells(edges: list[dict], settings: Any) -> list[Cell]:
+    """The cells of what ``TableFinder(page, settings)`` makes of the page's edge
+    records: its edges (``merged_edges``), then two of its three quadratic steps done in
+    near-linear time with the same result: the intersections (every vertical edge
+    against every horizontal one) and the cells (for every intersection, the points
+    below and right of it found by scanning all later points). The third, the tables
+    (cells grouped by shared corners, a list scanned and shrunk until no cell joins), is
+    ``_groups``."""
     merged = merged_edges(
         edges,
         (settings.snap_x_tolerance, settings.snap_y_tolerance),
@@ -140,8 +141,7 @@ def _tables_of(edges: list[dict], settings: Any, chars: np.ndarray) -> list[list
         settings.edge_min_length,
     )
     tol = (settings.intersection_x_tolerance, settings.intersection_y_tolerance)
-    cells = _cell_boxes(merged, *tol)
-    return [_cells_to_rows(group) for group in _groups(cells, chars)]
+    return _cell_boxes(merged, *tol)
 
 
 def _cell_boxes(edges: list[dict], tol_x: float, tol_y: float) -> list[Cell]:

@@ -29,9 +29,11 @@ from types import ModuleType
 import numpy as np
 import pymupdf
 
-from core.geometry import union_of
+from core.geometry import BBox, union_of
 
-LineTuple = tuple[str, list[tuple[float, float, float, float]], tuple, bool, str, float, int]
+# A line as ``page_lines`` (and ``core.ingest.pdf_lines.raw_line_parts``) gives it:
+# (text, one box per character, bbox, runs left to right, font, size, flags)
+LineParts = tuple[str, list[BBox], BBox, bool, str, float, int]
 
 _SOURCE = Path(__file__).with_name("stext.c")
 _TARGET = Path(__file__).with_name("_stext" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
@@ -58,7 +60,7 @@ def available() -> bool:
     return _module is not None
 
 
-def page_lines(textpage: pymupdf.TextPage) -> list[list[LineTuple]]:
+def page_lines(textpage: pymupdf.TextPage) -> list[list[LineParts]]:
     """The text blocks of ``textpage`` as lists of line tuples (see the module doc)."""
     if _module is None:
         raise RuntimeError("the compiled text reader is not built")
@@ -73,7 +75,7 @@ def page_lines(textpage: pymupdf.TextPage) -> list[list[LineTuple]]:
     )
 
 
-def box_array(lists: list[list[tuple[float, float, float, float]]], dtype: type) -> np.ndarray:
+def box_array(lists: list[list[BBox]], dtype: type) -> np.ndarray:
     """The boxes of every list, in order, as an ``(n, 4)`` array of ``dtype`` (float32 or
     float64): packed by the compiled module, else by ``np.fromiter``; the same values."""
     if _module is not None:
@@ -85,7 +87,7 @@ def box_array(lists: list[list[tuple[float, float, float, float]]], dtype: type)
     return np.fromiter(flat, dtype=dtype, count=count).reshape(-1, 4)
 
 
-def box_bounds(boxes: list[tuple[float, float, float, float]]) -> tuple | None:
+def box_bounds(boxes: list[BBox]) -> tuple | None:
     """``core.geometry.union_of`` of a list of boxes, by the compiled module when built."""
     if _module is not None:
         return _module.bounds(boxes)
@@ -98,7 +100,7 @@ def table_cells(
     horizontal: list[tuple[float, float, float]],
     ids: tuple[list[int], list[int]],
     tolerances: tuple[float, float, float],
-) -> list[tuple[float, float, float, float]] | None:
+) -> list[BBox] | None:
     """The table finder's cells from sorted edges (``core.ingest.ruled._cell_boxes``
     says how), or ``None`` when the compiled module is not in use or a value is NaN."""
     if _module is None:
@@ -109,10 +111,10 @@ def table_cells(
 
 def ruled_cells(
     paths: list[dict],
-    boxes: list[tuple[float, float, float, float]],
-    clip: tuple[float, float, float, float],
+    boxes: list[BBox],
+    clip: BBox,
     settings: tuple[float, ...],
-) -> list[tuple[float, float, float, float]] | None:
+) -> list[BBox] | None:
     """The table finder's cells of a page's drawings (``core.ingest.ruled._finder`` says
     how), or ``None`` when the compiled module is not in use, a drawing is not in the
     expected shape or a value is NaN. ``settings``: snap x, snap y, join x, join y,
