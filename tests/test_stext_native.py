@@ -250,10 +250,10 @@ def _finder_settings() -> tuple:
 
 def _python_cells(paths: list[dict], rect: tuple, number: int, holds) -> list:  # noqa: ANN001
     from core.ingest import ruled
-    from core.ingest.ruled_edges import drawing_edges, merged_edges
+    from core.ingest.ruled_edges import drawing_edges, merged_edges, text_boxes
 
     snap, join, min_length, tol = _finder_settings()
-    edges = drawing_edges(paths, rect, number, snap, min_length, holds)
+    edges = drawing_edges(paths, rect, number, snap, min_length, text_boxes(paths, snap, holds))
     return ruled._cells(ruled._intersections(merged_edges(edges, snap, join, min_length), *tol))
 
 

@@ -14,7 +14,7 @@ import pytest
 from core.ingest import ruled
 from core.ingest.pdf_lines import block_lines, visible_char_boxes
 from core.ingest.pdf_text import RAWDICT_FLAGS, unrotated_rect
-from core.ingest.ruled_edges import drawing_edges, merged_edges
+from core.ingest.ruled_edges import drawing_edges, merged_edges, text_boxes
 from core.ingest.tables import _find
 from tests.conftest import CORPUS, PDF_DIR
 
@@ -235,13 +235,11 @@ def _drawn_pages(path: Path) -> Iterator[tuple[pymupdf.Page, list]]:
 def _our_edge_records(page: pymupdf.Page, boxes: list) -> list[dict]:
     table = ruled._table
     settings = table.TableSettings.resolve(settings=ruled._settings())
+    paths = page.get_cdrawings()
+    snap = (settings.snap_x_tolerance, settings.snap_y_tolerance)
+    joined = text_boxes(paths, snap, ruled._CharTest(ruled.char_arrays(page, boxes)))
     return drawing_edges(
-        page.get_cdrawings(),
-        tuple(page.rect),
-        page.number,
-        (settings.snap_x_tolerance, settings.snap_y_tolerance),
-        settings.edge_min_length,
-        ruled._CharTest(ruled.char_arrays(page, boxes)),
+        paths, tuple(page.rect), page.number, snap, settings.edge_min_length, joined
     )
 
 
@@ -315,7 +313,8 @@ def test_a_closed_path_gains_its_closing_side_as_make_edges_adds_it() -> None:
     finally:
         table._EDGES_VAR.reset(token)
     snap = (settings.snap_x_tolerance, settings.snap_y_tolerance)
-    ours = drawing_edges([path], tuple(page.rect), 0, snap, 3, lambda rect: False)
+    joined = text_boxes([path], snap, lambda rect: False)
+    ours = drawing_edges([path], tuple(page.rect), 0, snap, 3, joined)
     assert ours == theirs
     assert [(e["x0"], e["top"], e["x1"], e["bottom"]) for e in ours][-1] == (20, 20, 20, 80)
 

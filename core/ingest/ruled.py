@@ -92,9 +92,10 @@ def _finder(
     snap = (settings.snap_x_tolerance, settings.snap_y_tolerance)
     holds_char = _CharTest(char_arrays(page, boxes))
     rect = tuple(page.rect)
+    joined = text_boxes(paths, snap, holds_char)
     cells = stext_native.ruled_cells(  # edges, merged edges and cells in one compiled call
         list(paths),
-        text_boxes(paths, snap, holds_char),
+        joined,
         rect,
         (
             *snap,
@@ -107,7 +108,7 @@ def _finder(
         ),
     )
     if cells is None:
-        edges = drawing_edges(paths, rect, page.number, snap, settings.edge_min_length, holds_char)
+        edges = drawing_edges(paths, rect, page.number, snap, settings.edge_min_length, joined)
         cells = _edge_cells(edges, settings)
     return [_cells_to_rows(group) for group in _groups(cells, boxes)]
 

@@ -44,16 +44,16 @@ def drawing_edges(
     page_number: int,
     snap: tuple[float, float],
     min_length: float,
-    holds_char: Callable[[Rect], bool],
+    boxes: list[Rect],
 ) -> list[dict]:
     """``make_edges(page, tset=settings)``'s records for ``paths`` (``get_cdrawings()``
     of the page). ``page_rect``: ``page.rect``; ``page_number``: 0-based; ``snap``: the
-    resolved snap tolerances (x, y); ``min_length``: ``edge_min_length``; ``holds_char``:
-    whether a character of the page lies wholly inside a rectangle (``chars_in_rect``)."""
+    resolved snap tolerances (x, y); ``min_length``: ``edge_min_length``; ``boxes``: the
+    joined drawing boxes that hold a character (``text_boxes``), whose sides are edges
+    too."""
     snap_x, snap_y = snap
     height = page_rect[3] - page_rect[1]
     maker = _LineMaker(page_rect, page_number, height, snap_x, snap_y)
-    boxes = text_boxes(paths, snap, holds_char)
     edges: list[dict] = []
     for p in paths:
         items = list(p["items"])
@@ -83,7 +83,8 @@ def text_boxes(
     paths: Sequence[dict], snap: tuple[float, float], holds_char: Callable[[Rect], bool]
 ) -> list[Rect]:
     """``make_edges``' joined drawing boxes that hold a character (``clean_graphics``'s
-    boxes, whose four sides become edges)."""
+    boxes, whose four sides become edges). ``holds_char``: whether a character of the
+    page lies wholly inside a rectangle (``chars_in_rect``)."""
     rects = sorted({tuple(p["rect"]) for p in paths}, key=_by_bottom_left)
     return [box for box in join_neighbours(rects, *snap) if holds_char(box)]
 
