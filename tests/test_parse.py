@@ -14,7 +14,7 @@ from core.ingest import load_document
 from core.parse import PARSERS, ParseResult, parse_document
 from core.parse.headings import key
 from core.types import BLOCK_KINDS, Document
-from tests.conftest import PDF_DIR, openable_pdfs, text_corpora
+from tests.conftest import PDF_DIR, SAMPLE_DOCS, openable_pdfs, text_corpora
 from tests.test_ingest import load  # one cache of loaded documents for both modules
 
 SAMPLE_MARKDOWN = """\
@@ -254,6 +254,45 @@ def test_markdown_blocks_follow_the_syntax() -> None:
     assert by_text["Closing words."].heading_path == ("Title", "Setext Heading", "Deep")
     assert by_text["- item one"].heading_path == ("Title", "Setext Heading")
     assert by_text["### Deep ###"].heading_path == ("Title", "Setext Heading", "Deep")
+
+
+def _block_tokens(parser, text: str) -> list[tuple]:
+    return [(t.type, t.level, t.map, t.tag) for t in parser.parse(text) if t.type != "inline"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        SAMPLE_MARKDOWN,
+        "[ref]: https://example.org\n\nA [ref] link, `code [x`, *emph [y*\n\n- [ ] task\n",
+        "[" * 2000 + "\n\n" + "*_" * 1000 + "\n# [h](x)\n",
+        "<div>\n[a\n</div>\n\n> [quote\n> ]: not a def\n",
+    ],
+    ids=["sample", "references", "brackets", "html"],
+)
+def test_markdown_blocks_do_not_depend_on_inline_parsing(text: str) -> None:
+    """The block parser runs without the inline rule (hostile bracket runs make it slow);
+    the block tokens must be exactly those of the full CommonMark parse."""
+    from markdown_it import MarkdownIt
+
+    from core.parse.commonmark import _parser
+
+    full = MarkdownIt("commonmark").enable("table")
+    assert "inline" not in _parser().get_active_rules()["core"]
+    assert _block_tokens(_parser(), text) == _block_tokens(full, text)
+
+
+def test_markdown_corpora_blocks_do_not_depend_on_inline_parsing() -> None:
+    from markdown_it import MarkdownIt
+
+    from core.parse.commonmark import _parser
+
+    full = MarkdownIt("commonmark").enable("table")
+    files = [*text_corpora(), *sorted(SAMPLE_DOCS.glob("*.md"))]
+    assert files
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert _block_tokens(_parser(), text) == _block_tokens(full, text), path
 
 
 def test_plain_text_paragraphs_and_lists() -> None:
