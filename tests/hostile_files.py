@@ -363,3 +363,9 @@ def deep_nesting_pdf(depth: int = 100_000) -> bytes:
             _FONT,
         ]
     )
+
+
+def wide_table_markdown(columns: int, rows: int) -> bytes:
+    """A GFM pipe table ``columns`` cells wide and ``rows`` rows deep under its header."""
+    header = b"|" + b"a|" * columns + b"\n|" + b"-|" * columns + b"\n"
+    return header + (b"|" + b"x|" * columns + b"\n") * rows

@@ -76,3 +76,15 @@ def test_the_layout_model_past_its_time_limit_is_one_line_in_place(app, monkeypa
     assert not app.exception, [e.value for e in app.exception]
     (error,) = app.error
     assert "the layout model spent" in plain(error.value) and "fast parser" in plain(error.value)
+
+
+def test_markdown_past_its_block_tokens_is_one_line_at_upload(app, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("CHUNKSCOPE_MAX_MARKDOWN_TOKENS", "300")
+    many = b"".join(b"- item %d\n" % i for i in range(100))  # 5 tokens an item
+    upload(app, ("many.md", many), ("few.md", b"# Few\n\nTwo blocks.\n"))
+    assert not app.exception, [e.value for e in app.exception]
+    (error,) = app.error
+    line = plain(error.value)
+    assert "**many.md** has more than 300 Markdown block tokens" in line and "\n" not in line
+    assert "CHUNKSCOPE_MAX_MARKDOWN_TOKENS=N" in line
+    assert "few" in set(app.dataframe[0].value["document"])

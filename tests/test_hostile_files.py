@@ -92,6 +92,12 @@ CASES = [
     Case("line-50mb.txt", _bytes(lambda: b"word " * 10_000_000), "characters a document"),
     Case("line-4m-chars.txt", _bytes(lambda: b"word " * 799_000), None),
     Case("brackets-3.9m.md", _bytes(lambda: b"[" * 3_900_000), None),  # 3.9 M tokens
+    Case(  # 1.9 M cells, three block tokens each: the parse stops at the millionth
+        "wide-table.md",
+        _bytes(lambda: h.wide_table_markdown(50_000, 37)),
+        "Markdown block tokens a document",
+    ),
+    Case("items-995k-tokens.md", _bytes(lambda: b"- a\n\n" * 199_000), None),  # under the limit
     Case(
         "nested.md",
         _bytes(lambda: b"".join(b"  " * (i % 40) + b"- item\n" for i in range(86_000))),

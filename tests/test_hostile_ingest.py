@@ -77,11 +77,31 @@ def test_every_limit_has_a_flag_an_environment_variable_and_a_positive_default()
         "page_chars",
         "chars",
         "lines",
+        "markdown_tokens",
         "layout_s",
     }
     for limit in limits.LIMITS.values():
         assert limit.default > 0 and limit.env.startswith("CHUNKSCOPE_")
         assert limit.flag.startswith("--")
+
+
+def test_markdown_past_its_block_tokens_is_refused_at_load_at_exactly_the_limit() -> None:
+    from markdown_it import MarkdownIt
+
+    data = b"# List\n\n" + b"".join(b"- item %d\n  > quoted\n" % i for i in range(60))
+    count = len(MarkdownIt("commonmark").enable("table").parse(data.decode()))  # every token
+    with limits.override(markdown_tokens=count):
+        exact(load_document(data, name="list.md"))
+    with limits.override(markdown_tokens=count - 1), pytest.raises(LimitExceededError) as info:
+        load_document(data, name="list.md")
+    bound = f"{count - 1:,}"
+    assert str(info.value).startswith(
+        f"list.md has more than {bound} Markdown block tokens, over the limit of {bound} "
+        "Markdown block tokens a document; raise it with --max-markdown-tokens N or "
+        "CHUNKSCOPE_MAX_MARKDOWN_TOKENS=N"
+    )
+    with limits.override(markdown_tokens=10):  # the same text as plain text: no such limit
+        exact(load_document(data, name="list.txt"))
 
 
 def test_the_layout_model_stops_at_its_time_limit() -> None:

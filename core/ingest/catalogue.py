@@ -40,8 +40,16 @@ def _load_text(req: LoadRequest) -> Document:
 
 def _load_markdown(req: LoadRequest) -> Document:
     from core.ingest.text import load_text
+    from core.parse.commonmark import markdown_markup
 
-    return load_text(req.data, name=req.name, source=req.source, ids=req.ids, kind="markdown")
+    return load_text(
+        req.data,
+        name=req.name,
+        source=req.source,
+        ids=req.ids,
+        kind="markdown",
+        markup=markdown_markup,
+    )
 
 
 def _parse_plain(doc: Document) -> list[Block | None]:

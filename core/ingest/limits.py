@@ -17,10 +17,11 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import NoReturn
 
 from core.errors import LimitExceededError
 
-__all__ = ["LIMITS", "Limit", "check", "override", "value"]
+__all__ = ["LIMITS", "Limit", "check", "exceeded", "override", "value"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,14 @@ LIMITS: dict[str, Limit] = {
             "--max-chars",
         ),
         Limit("lines", "lines", "lines a document", 400_000, "CHUNKSCOPE_MAX_LINES", "--max-lines"),
+        Limit(
+            "markdown_tokens",
+            "Markdown block tokens",
+            "Markdown block tokens a document",
+            1_000_000,
+            "CHUNKSCOPE_MAX_MARKDOWN_TOKENS",
+            "--max-markdown-tokens",
+        ),
         Limit(
             "layout_s",
             "seconds in the layout model",
@@ -134,14 +143,24 @@ def check(key: str, found: float, name: str, *, where: str = "") -> None:
     limit = value(key)
     if found <= limit:
         return
-    spec = LIMITS[key]
-    place = f" {where}" if where else ""
     shown, bound = _number(found), _number(limit)
     if shown in (bound, f"{limit:.1f}"):  # 5.0004 MB against 5: not "5.0, over the limit of 5"
         shown = f"more than {bound}"
+    _refuse(key, shown, name, where)
+
+
+def exceeded(key: str, name: str, *, where: str = "") -> NoReturn:
+    """Raise the ``LimitExceededError`` of ``key`` for work stopped as it went past the
+    limit ("more than N"), when the whole count was never made."""
+    _refuse(key, f"more than {_number(value(key))}", name, where)
+
+
+def _refuse(key: str, shown: str, name: str, where: str) -> NoReturn:
+    spec = LIMITS[key]
+    place = f" {where}" if where else ""
     raise LimitExceededError(
-        f"{name}{place} has {shown} {spec.unit}, over the limit of {bound} {spec.what}; "
-        f"{spec.how_to_raise()}"
+        f"{name}{place} has {shown} {spec.unit}, over the limit of {_number(value(key))} "
+        f"{spec.what}; {spec.how_to_raise()}"
     )
 
 

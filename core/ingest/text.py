@@ -14,10 +14,11 @@ the blank-line-separated paragraphs, starting at 0.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from core.errors import EmptyFileError, UnsupportedFileError
 from core.ingest import limits
-from core.types import Document, TextLine
+from core.types import Document, MarkupBlock, TextLine
 
 _NEWLINES = re.compile(r"\r\n?")
 _ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
@@ -84,13 +85,21 @@ def guess_text_title(text: str, *, is_markdown: bool, fallback: str) -> str:
 
 
 def load_text(
-    data: bytes, *, name: str, source: str, ids: tuple[str, str, str], kind: str = "text"
+    data: bytes,
+    *,
+    name: str,
+    source: str,
+    ids: tuple[str, str, str],
+    kind: str = "text",
+    markup: Callable[[str, tuple[TextLine, ...], str], tuple[MarkupBlock, ...]] | None = None,
 ) -> Document:
     """Build a reflowable ``Document`` of format ``kind`` (``"text"`` or ``"markdown"``,
     which only changes how the title is found); raises ``EmptyFileError`` when it holds
-    no text and ``LimitExceededError`` past the ``chars`` or ``lines`` limit.
+    no text and ``LimitExceededError`` past the ``chars`` or ``lines`` limit (or one
+    ``markup`` checks).
 
-    ``ids`` is ``(doc_id, sha256, file stem)``; ``name`` is the file name.
+    ``ids`` is ``(doc_id, sha256, file stem)``; ``name`` is the file name. ``markup(text,
+    lines, name)``, when given, reads the blocks the text declares (Markdown's).
     """
     doc_id, sha256, stem = ids
     text = decode_text(data, name)
@@ -98,6 +107,7 @@ def load_text(
     limits.check("lines", text.count("\n") + 1, name)
     if not text.strip():
         raise EmptyFileError(f"{name} holds no text; give a file with some content")
+    lines = text_lines(text)
     return Document(
         doc_id=doc_id,
         sha256=sha256,
@@ -105,5 +115,6 @@ def load_text(
         kind=kind,
         text=text,
         title=guess_text_title(text, is_markdown=kind == "markdown", fallback=stem),
-        lines=text_lines(text),
+        lines=lines,
+        markup_blocks=markup(text, lines, name) if markup is not None else (),
     )
