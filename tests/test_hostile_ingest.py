@@ -319,3 +319,11 @@ def test_a_load_error_is_a_chunkscope_error_for_every_crafted_pdf() -> None:
     for data in crafted:
         with pytest.raises(ChunkscopeError):
             load_document(data, name="x.pdf")
+
+
+def test_the_readme_lists_every_limit_with_its_default_flag_and_variable() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in readme.splitlines() if line.startswith("| ")]
+    for limit in limits.LIMITS.values():
+        (row,) = [r for r in rows if f"`{limit.flag}` / `{limit.env}`" in r]
+        assert f"| {limit.default:,.0f} " in row, (limit.key, row)
