@@ -47,8 +47,8 @@ def test_tables_from_our_characters_match_find_tables(path: Path, pages: tuple) 
         for number in pages:
             page = pdf[number]
             line_boxes, chars = _ingest_view(page)
-            ours = _find(page, line_boxes, chars)
-            theirs = _find(page, line_boxes, None)  # find_tables' own extraction
+            ours = _find(page, line_boxes, chars, rotation=page.rotation_matrix)
+            theirs = _find(page, line_boxes, None, rotation=page.rotation_matrix)  # its own text
             flat = [v for r in ours for v in r.text_bbox_pt]
             assert flat == pytest.approx([v for r in theirs for v in r.text_bbox_pt], abs=0.1)
             assert [len(r.rows) for r in ours] == [len(r.rows) for r in theirs]

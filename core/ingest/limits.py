@@ -146,21 +146,22 @@ def check(key: str, found: float, name: str, *, where: str = "") -> None:
     shown, bound = _number(found), _number(limit)
     if shown in (bound, f"{limit:.1f}"):  # 5.0004 MB against 5: not "5.0, over the limit of 5"
         shown = f"more than {bound}"
-    _refuse(key, shown, name, where)
+    _refuse(key, shown, bound, name, where)
 
 
 def exceeded(key: str, name: str, *, where: str = "") -> NoReturn:
     """Raise the ``LimitExceededError`` of ``key`` for work stopped as it went past the
     limit ("more than N"), when the whole count was never made."""
-    _refuse(key, f"more than {_number(value(key))}", name, where)
+    bound = _number(value(key))
+    _refuse(key, f"more than {bound}", bound, name, where)
 
 
-def _refuse(key: str, shown: str, name: str, where: str) -> NoReturn:
+def _refuse(key: str, shown: str, bound: str, name: str, where: str) -> NoReturn:
     spec = LIMITS[key]
     place = f" {where}" if where else ""
     raise LimitExceededError(
-        f"{name}{place} has {shown} {spec.unit}, over the limit of {_number(value(key))} "
-        f"{spec.what}; {spec.how_to_raise()}"
+        f"{name}{place} has {shown} {spec.unit}, over the limit of {bound} {spec.what}; "
+        f"{spec.how_to_raise()}"
     )
 
 

@@ -304,13 +304,13 @@ def _page_tables(
     doc_sha256: str,
     blocks: list[list[Line]],
     budget: TableBudget | None,
-    rotation: pymupdf.Matrix | None = None,
+    rotation: pymupdf.Matrix,
 ) -> tuple[TableRegion, ...]:
     """The table regions of a page from its cleaned lines (``table_regions``)."""
     worded = [ln.bbox for lines in blocks for ln in lines if _WORD.search(ln.text)]
     fragments = grid_fragments(blocks)
     chars = lambda: visible_char_boxes(blocks)  # noqa: E731 - asked for only when searched
-    return table_regions(page, doc_sha256, worded, fragments, budget, chars, rotation)
+    return table_regions(page, doc_sha256, worded, fragments, budget, chars, rotation=rotation)
 
 
 def page_table_regions(
@@ -319,7 +319,8 @@ def page_table_regions(
     """The table regions ``build_canonical_text`` finds on ``page`` (of the document
     ``doc_sha256``, rotation normalised), from the same cleaned lines; cached as it
     caches them. For a parse whose document's regions left the cache."""
-    return _page_tables(page, doc_sha256, _page_blocks(page, "the PDF"), budget)
+    blocks = _page_blocks(page, "the PDF")
+    return _page_tables(page, doc_sha256, blocks, budget, page.rotation_matrix)
 
 
 def _continues(previous: list, unit: list[Line]) -> bool:

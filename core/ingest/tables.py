@@ -154,7 +154,8 @@ def table_regions(
     fragments: list[Fragment],
     budget: TableBudget | None = None,
     char_boxes: Callable[[], Sequence[BBox] | np.ndarray] | None = None,
-    rotation: pymupdf.Matrix | None = None,
+    *,
+    rotation: pymupdf.Matrix,
 ) -> tuple[TableRegion, ...]:
     """Tables of one page (cached by document hash and page index).
 
@@ -167,7 +168,7 @@ def table_regions(
     ruled tables (``core.ingest.ruled``: find_tables then extracts no text of its own).
     ``budget`` (one per document, pages in order) is charged the page's crossings
     squared; a page it cannot pay for is read without ruled tables (its numeric grids
-    cost nothing and stay). ``rotation``: ``page.rotation_matrix`` when the caller read it.
+    cost nothing and stay). ``rotation``: ``page.rotation_matrix``, which the caller read.
     """
     key = (doc_sha256, page.number)
     cached = cached_table_regions(doc_sha256, page.number, budget)
@@ -176,8 +177,7 @@ def table_regions(
             if key in _cache:
                 _cache.move_to_end(key)
         return cached
-    matrix = page.rotation_matrix if rotation is None else rotation
-    grids = _grid_regions(matrix, fragments)
+    grids = _grid_regions(rotation, fragments)
     # Text that grids of several figure columns hold needs no find_tables; a one-column
     # grid is weaker evidence (a ruled register's counts), so its page is still searched.
     strong = [g.text_bbox_pt for g, columns in grids if columns >= 2]
@@ -190,7 +190,7 @@ def table_regions(
     if crossings and budget is not None and not budget.allows(crossings):
         crossings = 0
     chars = char_boxes() if char_boxes and crossings else None
-    ruled = _find(page, rest, chars, paths, matrix) if crossings else ()
+    ruled = _find(page, rest, chars, paths, rotation=rotation) if crossings else ()
     if per_row == 2:  # a table of terms spans the text column; a diagram's box does not
         width = MIN_TEXT_TABLE_WIDTH_SHARE * unrotated_width(page)
         ruled = tuple(r for r in ruled if r.text_bbox_pt[2] - r.text_bbox_pt[0] >= width)
@@ -212,13 +212,13 @@ def _find(
     line_boxes: list[BBox],
     char_boxes: Sequence[BBox] | np.ndarray | None,
     paths: list[dict] | None = None,
-    rotation: pymupdf.Matrix | None = None,
+    *,
+    rotation: pymupdf.Matrix,
 ) -> tuple[TableRegion, ...]:
     """``find_tables`` regions with at least two rows and columns whose cells mostly
     hold text (a plot's grid has empty cells); ``paths``: the page's drawings, if read;
-    ``rotation``: its ``rotation_matrix``, if read."""
+    ``rotation``: its ``rotation_matrix``."""
     found: list[TableRegion] = []
-    matrix = page.rotation_matrix if rotation is None else rotation
     for rows in ruled_cells(page, char_boxes, paths):
         rows = _drop_banner_rows(rows)
         if len(rows) < 2 or max(len([c for c in row if c]) for row in rows) < 2:
@@ -236,9 +236,9 @@ def _find(
         found.append(
             TableRegion(
                 text_bbox_pt=bbox,
-                page_bbox_pt=_shown(matrix, bbox),
+                page_bbox_pt=_shown(rotation, bbox),
                 rows=tuple(rows),
-                header_page_bbox_pt=_shown(matrix, header) if header else None,
+                header_page_bbox_pt=_shown(rotation, header) if header else None,
             )
         )
     return tuple(found)
