@@ -18,7 +18,7 @@ from core.evaluate.resolve import (
     Unresolved,
     resolve_queries,
 )
-from core.evaluate.words import normalise_word, words_of
+from core.align.words import normalise_word, words_of
 from core.ingest import load_document
 from core.types import Document
 from tests.conftest import PDF_DIR

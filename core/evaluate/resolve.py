@@ -5,43 +5,38 @@ Two steps, on one page's slice of ``doc.text`` (the whole text when no page is g
 1. **exact**: the evidence with all whitespace removed is searched in a whitespace-free
    view of the page. The view keeps, for each of its characters, the canonical offset it
    came from, so the span is read from that map (never from a position in the view). A
-   match counts only on word boundaries (see ``core.evaluate.exact``): ``he said`` never
+   match counts only on word boundaries (see ``core.align.exact``): ``he said`` never
    matches the end of ``the said``, nor ``note book`` ``notebook``. Of several whole-word
    matches the first on the page is taken.
-2. **aligned**: the evidence's words are matched, as a multiset, against the page's words
-   (so reordered table cells still match). The tightest run of page words holding at least
-   ``threshold`` of the evidence words is taken, then widened over nearby page words that
-   are still-missing evidence words (so a full match is never trimmed to 95%). Below the
-   threshold, or when the words only reach it spread over more than twice the evidence's
-   length, the label is unresolved, with the best coverage seen; it is never guessed.
+2. **aligned**: the evidence's words are aligned on the page's words
+   (``core.align.window``: a multiset match, so reordered table cells still match, the
+   tightest run holding at least ``threshold`` of them). Below the threshold the label is
+   unresolved, with the best coverage seen; it is never guessed.
 
 Evidence that starts on its page and runs on into the next (a paragraph cut by a page
 break) is searched the same way over the two pages once its own page has failed; a span
 found there must start on the labelled page.
 
-Words and their comparison form are defined in ``core.evaluate.words`` (hyphenation
+Words and their comparison form are defined in ``core.align.words`` (hyphenation
 joined, ligatures expanded, case and punctuation ignored); their offsets are those of the
 regex match on ``doc.text`` itself.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from core.align.exact import View, exact_match, whitespace_free_view
+from core.align.window import align_words
+from core.align.words import Word, words_of
 from core.errors import LabelError
-from core.evaluate.exact import View, exact_match, whitespace_free_view
 from core.evaluate.labels import Evidence, GoldSpan, LabelledQuery
-from core.evaluate.words import Word, words_of
 from core.types import Document
 
 DEFAULT_THRESHOLD = 0.95
-_GAP_WORDS = 3  # how far past the tight window a missing evidence word may still be taken
 _RegionKey = tuple[str, int, int]  # (document sha256, char_start, char_end)
-_EDGE_MARKS = ".,;:!?)]}\"'\u2019\u201d([{\u2018\u201c"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,92 +54,6 @@ class Resolution:
     @property
     def resolved(self) -> bool:
         return self.span is not None
-
-
-def _tight_window(ids: list[int], wanted: Counter[int], need: int) -> tuple[int, int] | None:
-    """Shortest ``[i, j]`` (inclusive, in words) whose multiset overlap with ``wanted``
-    reaches ``need``; ties go to the earliest."""
-    have: Counter[int] = Counter()
-    matched = 0
-    left = 0
-    best: tuple[int, int] | None = None
-    for right, word in enumerate(ids):
-        if word >= 0:
-            if have[word] < wanted[word]:
-                matched += 1
-            have[word] += 1
-        while matched >= need:
-            if best is None or right - left < best[1] - best[0]:
-                best = (left, right)
-            gone = ids[left]
-            if gone >= 0:
-                have[gone] -= 1
-                if have[gone] < wanted[gone]:
-                    matched -= 1
-            left += 1
-    return best
-
-
-def _widen(ids: list[int], wanted: Counter[int], window: tuple[int, int]) -> tuple[int, int, int]:
-    """Grow the window over nearby words still missing; returns (i, j, matched)."""
-    left, right = window
-    inside = Counter(w for w in ids[left : right + 1] if w >= 0)
-    missing = Counter({w: wanted[w] - inside[w] for w in wanted if wanted[w] > inside[w]})
-    grew = True
-    while grew and +missing:
-        grew = False
-        for step in (-1, 1):
-            edge = left if step < 0 else right
-            probes = range(edge + step, edge + step * (_GAP_WORDS + 1), step)
-            hit = next((p for p in probes if 0 <= p < len(ids) and missing[ids[p]] > 0), None)
-            if hit is None:
-                continue
-            added = range(hit, edge) if step < 0 else range(edge + 1, hit + 1)
-            for position in added:
-                if missing[ids[position]] > 0:
-                    missing[ids[position]] -= 1
-            left, right = min(left, hit), max(right, hit)
-            grew = True
-    return left, right, sum(wanted.values()) - sum((+missing).values())
-
-
-def _longest_run(total: int) -> int:
-    """Most page words an aligned span of ``total`` evidence words may take: room for
-    interleaved cells and split words, never a whole page of scattered common words."""
-    return max(2 * total, total + 10)
-
-
-def _best_coverage(ids: list[int], wanted: Counter[int]) -> float:
-    """Best multiset coverage of any run of at most ``_longest_run`` words."""
-    total = sum(wanted.values())
-    size = _longest_run(total)
-    best = 0
-    have: Counter[int] = Counter()
-    matched = 0
-    for right, word in enumerate(ids):
-        if word >= 0:
-            matched += have[word] < wanted[word]
-            have[word] += 1
-        if right >= size:
-            gone = ids[right - size]
-            if gone >= 0:
-                have[gone] -= 1
-                matched -= have[gone] < wanted[gone]
-        best = max(best, matched)
-    return best / total if total else 0.0
-
-
-def _with_edge_punctuation(text: str, evidence: str, start: int, end: int) -> tuple[int, int]:
-    """Take in punctuation that opens or closes the evidence when the text has it there
-    too (a closing full stop, an opening quote), so an aligned sentence keeps its ends."""
-    stripped = evidence.strip()
-    head = stripped[: len(stripped) - len(stripped.lstrip(_EDGE_MARKS))]
-    tail = stripped[len(stripped.rstrip(_EDGE_MARKS)) :]
-    if head and text[max(0, start - len(head)) : start] == head:
-        start -= len(head)
-    if tail and text[end : end + len(tail)] == tail:
-        end += len(tail)
-    return start, end
 
 
 def check_threshold(threshold: float) -> float:
@@ -226,38 +135,27 @@ class Resolver:
         page_words = self._words.get(key) or self._words.setdefault(
             key, words_of(doc.text, key[1], key[2])
         )
-        wanted_words = Counter(w.norm for w in words_of(evidence.text))
-        if not wanted_words:
+        if not words_of(evidence.text):
             return Resolution(span=None, coverage=0.0, reason="evidence has no words")
-        vocab = {word: index for index, word in enumerate(wanted_words)}
-        wanted = Counter({vocab[w]: n for w, n in wanted_words.items()})
-        ids = [vocab.get(w.norm, -1) for w in page_words]
-        total = sum(wanted.values())
-        need = max(1, math.ceil(self.threshold * total - 1e-9))
-        window = _tight_window(ids, wanted, need)
-        # Words that reach the threshold only spread over a long run are not one passage.
-        if window is None or window[1] - window[0] + 1 > _longest_run(total):
-            best = _best_coverage(ids, wanted)
+        found = align_words(doc.text, page_words, evidence.text, self.threshold)
+        if found.char_start is None or found.char_end is None:
             where = f"page {evidence.page}" if evidence.page else doc.doc_id
             return Resolution(
                 span=None,
-                coverage=best,
-                reason=f"best word coverage {best:.0%} on {where} is under {self.threshold:.0%}",
+                coverage=found.coverage,
+                reason=f"best word coverage {found.coverage:.0%} on {where} is under "
+                f"{self.threshold:.0%}",
             )
-        left, right, matched = _widen(ids, wanted, window)
-        first, last = _with_edge_punctuation(
-            doc.text, evidence.text, page_words[left].char_start, page_words[right].char_end
-        )
-        coverage = matched / total
+        first, last = found.char_start, found.char_end
         span = GoldSpan(
             char_start=first,
             char_end=last,
             text=doc.text[first:last],
             method="aligned",
-            coverage=coverage,
+            coverage=found.coverage,
             page=evidence.page,
         )
-        return Resolution(span=span, coverage=coverage)
+        return Resolution(span=span, coverage=found.coverage)
 
 
 class DocumentIndex:

@@ -7,13 +7,15 @@ boundaries: it neither starts nor ends between two word characters (letters, dig
 combining marks) of the text, and between every two adjacent word characters of the
 evidence the text has whitespace exactly where the evidence has it (``note book`` never
 matches ``notebook``, nor ``he said`` the end of ``the said``). Spacing next to
-punctuation may differ freely. Of several qualifying matches the first is taken.
+punctuation may differ freely. ``exact_matches`` yields every qualifying match;
+``exact_match`` takes the first.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _WHITESPACE_RUN = re.compile(r"\S+")
@@ -62,12 +64,14 @@ def _breaks_agree(view: View, found: int, needle: str, breaks: set[int]) -> bool
     return True
 
 
-def exact_match(
+def exact_matches(
     text: str, view: View, pieces: list[str], region: tuple[int, int]
-) -> tuple[int, int] | None:
-    """``[char_start, char_end)`` of the first whole-word match of the evidence ``pieces``
-    (its whitespace-separated parts) in ``view``; ``None`` when no match qualifies."""
+) -> Iterator[tuple[int, int]]:
+    """``[char_start, char_end)`` of every whole-word match of the passage ``pieces`` (its
+    whitespace-separated parts) in ``view``, in text order; matches may overlap."""
     needle = "".join(pieces)
+    if not needle:
+        return
     breaks: set[int] = set()
     length = 0
     for piece in pieces[:-1]:
@@ -81,6 +85,12 @@ def exact_match(
             and not _splits_a_word(text, last, region)
             and _breaks_agree(view, found, needle, breaks)
         ):
-            return first, last
+            yield first, last
         found = view.text.find(needle, found + 1)
-    return None
+
+
+def exact_match(
+    text: str, view: View, pieces: list[str], region: tuple[int, int]
+) -> tuple[int, int] | None:
+    """The first of ``exact_matches`` (``None`` when no match qualifies)."""
+    return next(exact_matches(text, view, pieces, region), None)
