@@ -13,6 +13,7 @@ punctuation may differ freely. ``exact_matches`` yields every qualifying match;
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -65,10 +66,19 @@ def _breaks_agree(view: View, found: int, needle: str, breaks: set[int]) -> bool
 
 
 def exact_matches(
-    text: str, view: View, pieces: list[str], region: tuple[int, int]
+    text: str,
+    view: View,
+    pieces: list[str],
+    region: tuple[int, int],
+    *,
+    word_edges: bool = True,
+    within: tuple[int, int] | None = None,
 ) -> Iterator[tuple[int, int]]:
     """``[char_start, char_end)`` of every whole-word match of the passage ``pieces`` (its
-    whitespace-separated parts) in ``view``, in text order; matches may overlap."""
+    whitespace-separated parts) in ``view``, in text order; matches may overlap. Without
+    ``word_edges`` a match may also start or end inside a word (a chunk that a character
+    window cut mid-word); the spacing inside it must still agree. ``within``: only matches
+    that start at or after its first offset and end by its second."""
     needle = "".join(pieces)
     if not needle:
         return
@@ -77,16 +87,19 @@ def exact_matches(
     for piece in pieces[:-1]:
         length += len(piece)
         breaks.add(length)
-    found = view.text.find(needle)
+    low, high = 0, len(view.text)
+    if within is not None:
+        low = bisect.bisect_left(view.offsets, within[0])
+        high = bisect.bisect_left(view.offsets, within[1])
+    found = view.text.find(needle, low, high)
     while found >= 0:
         first, last = view.offsets[found], view.offsets[found + len(needle) - 1] + 1
-        if (
-            not _splits_a_word(text, first, region)
-            and not _splits_a_word(text, last, region)
-            and _breaks_agree(view, found, needle, breaks)
-        ):
+        edges_ok = not word_edges or not (
+            _splits_a_word(text, first, region) or _splits_a_word(text, last, region)
+        )
+        if edges_ok and _breaks_agree(view, found, needle, breaks):
             yield first, last
-        found = view.text.find(needle, found + 1)
+        found = view.text.find(needle, found + 1, high)
 
 
 def exact_match(

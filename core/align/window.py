@@ -38,8 +38,11 @@ class WordAlignment:
         return self.char_start is not None
 
 
-def align_words(text: str, region: list[Word], passage: str, threshold: float) -> WordAlignment:
-    """Align ``passage`` on ``region`` (words of ``text``, in order); see the module doc."""
+def align_words(
+    text: str, region: list[Word], passage: str, threshold: float, *, best: bool = True
+) -> WordAlignment:
+    """Align ``passage`` on ``region`` (words of ``text``, in order); see the module doc.
+    Without ``best``, a failed alignment reports coverage 0 instead of measuring it."""
     wanted_words = Counter(w.norm for w in words_of(passage))
     if not wanted_words:
         return WordAlignment(char_start=None, char_end=None, coverage=0.0)
@@ -50,7 +53,8 @@ def align_words(text: str, region: list[Word], passage: str, threshold: float) -
     need = max(1, math.ceil(threshold * total - 1e-9))
     window = _tight_window(ids, wanted, need)
     if window is None or window[1] - window[0] + 1 > _longest_run(total):
-        return WordAlignment(char_start=None, char_end=None, coverage=_best_coverage(ids, wanted))
+        coverage = _best_coverage(ids, wanted) if best else 0.0
+        return WordAlignment(char_start=None, char_end=None, coverage=coverage)
     left, right, matched = _widen(ids, wanted, window)
     first, last = _with_edge_punctuation(
         text, passage, region[left].char_start, region[right].char_end

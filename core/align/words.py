@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 
 @cache
@@ -26,6 +26,7 @@ def _word_pattern() -> re.Pattern[str]:
     return re.compile(rf"{piece}(?:[-\u00ad\u2010\u2011]\s*{piece})*")
 
 
+@lru_cache(maxsize=1 << 16)
 def normalise_word(word: str) -> str:
     """Comparison form of a word: NFKC, casefolded, letters and digits only."""
     folded = unicodedata.normalize("NFKC", word).casefold()

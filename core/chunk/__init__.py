@@ -83,6 +83,8 @@ def policy_from_args(
     combinations.
     """
     spec = registry.get(name)
+    if spec.fixed_boundaries:
+        return _fixed_policy(spec, size, overlap, unit, table_header_prefix or skip_garbled)
     unit = unit or spec.unit
     if unit not in spec.sizes:
         raise PolicyError(f"the {name} policy counts in {', '.join(spec.units)}, not {unit}")
@@ -104,6 +106,22 @@ def policy_from_args(
             flag = registry.option(option).flag
             raise PolicyError(f"{flag} works with the {policies} policy only")
     return ChunkPolicy(name=name, size=size, overlap=overlap, unit=unit, **options)
+
+
+def _fixed_policy(
+    spec: PolicySpec, size: int | None, overlap: int | None, unit: str | None, options: bool
+) -> ChunkPolicy:
+    """The one policy of a set whose boundaries are fixed; a size, overlap, unit or option
+    that asks for other boundaries is refused in one line."""
+    policy = spec.default_policy()
+    asked = (size not in (None, policy.size) or overlap not in (None, 0)
+             or unit not in (None, policy.unit) or options)  # fmt: skip
+    if asked:
+        raise PolicyError(
+            f"the {spec.name} chunks were imported: their boundaries are fixed, so --size, "
+            "--overlap, --unit and the policy options do not apply"
+        )
+    return policy
 
 
 def chunk_document(

@@ -76,6 +76,9 @@ class PolicySpec:
     order; ``chunk_document`` sorts them and builds the records). ``options`` names the
     ``OPTIONS`` it accepts; ``leaves_out`` the block kinds no chunk of it holds (its
     coverage excludes them). ``order`` sorts policies in lists (simpler first).
+    ``fixed_boundaries``: the pieces do not depend on size or overlap (an imported chunk
+    set, ``core.imported``): its one size is its longest chunk, and no control offers
+    another.
     """
 
     name: str
@@ -87,6 +90,7 @@ class PolicySpec:
     leaves_out: frozenset[str] = frozenset()
     overlap_help: str = ""
     order: int = 100
+    fixed_boundaries: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not all(ch.isalnum() or ch == "_" for ch in self.name):
@@ -133,6 +137,25 @@ def register(spec: PolicySpec, *, replace: bool = False) -> PolicySpec:
         raise ValueError(f"policy {spec.name!r} is already registered")
     _REGISTRY[spec.name] = spec
     return spec
+
+
+def find(name: str) -> PolicySpec | None:
+    """The spec registered as ``name``, or None."""
+    _load_builtins()
+    return _REGISTRY.get(name)
+
+
+def fixed_names() -> tuple[str, ...]:
+    """The registered policies whose boundaries are fixed (imported chunk sets)."""
+    _load_builtins()
+    return tuple(n for n, s in _REGISTRY.items() if s.fixed_boundaries)
+
+
+def unregister_fixed(name: str) -> None:
+    """Remove an imported set's policy (a built-in of that name is never removed)."""
+    spec = _REGISTRY.get(name)
+    if spec is not None and spec.fixed_boundaries:
+        del _REGISTRY[name]
 
 
 def unregister(name: str) -> None:

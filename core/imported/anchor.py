@@ -1,0 +1,346 @@
+"""Anchor imported chunks in a document's canonical text, and audit the offsets they claim.
+
+Every chunk gets an **anchor** (its span in ``doc.text``):
+
+* ``exact``: the chunk's text, its outer whitespace aside, is a slice of the canonical
+  text;
+* ``aligned``: it differs from ours by extraction: spacing and line joins (found as a
+  whitespace-free match of every character), or hyphenation, ligatures, reading order
+  (found by word alignment, ``core.align.window``, at ``threshold`` of its words); its
+  ``coverage`` is the share of its words inside the span;
+* ``ambiguous``: the text occurs more than once and nothing decides which occurrence;
+* ``missing``: not found (word coverage under ``threshold``).
+
+A text found in several places is placed by what the import says, in this order: its
+page; the order of its neighbours (chunks come in document order, so a chunk starts no
+earlier than the chunk before it and no later than the next chunk found in one place,
+used only when the chunks found in one place do come in order); its claimed offset where
+the claim can be checked. A piece of evidence that rules out every place is set aside.
+
+Every chunk also gets a **claim** verdict on the offset it came with:
+
+* ``ok``: the claimed offset points at the chunk's text, at the place it was anchored;
+* ``wrong``: it points elsewhere (``detail`` says where it points and where the text is);
+* ``absent``: the import carries no offset;
+* ``unchecked``: the offset refers to a text we do not have (a per-page loader's own
+  extraction): claims are checkable in text and Markdown files, whose canonical text is
+  the file as read by Python (what a loader reads), and anywhere they hold our text.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from core.align.exact import View, exact_matches, whitespace_free_view
+from core.align.window import align_words
+from core.align.words import Word, words_of
+from core.imported.shapes import ForeignChunk
+from core.types import Document
+
+AnchorKind = Literal["exact", "aligned", "ambiguous", "missing"]
+ClaimKind = Literal["ok", "wrong", "absent", "unchecked"]
+ANCHORS: tuple[AnchorKind, ...] = ("exact", "aligned", "ambiguous", "missing")
+CLAIMS: tuple[ClaimKind, ...] = ("ok", "wrong", "absent", "unchecked")
+DEFAULT_THRESHOLD = 0.9
+CHECKABLE_KINDS = frozenset({"text", "markdown"})  # canonical text == the file as read
+_MAX_PLACES = 200  # a text found in more places than this is ambiguous without more look
+_ORDERED_SHARE = 0.9
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Anchor:
+    """Where one imported chunk lies in ``doc_id``'s canonical text, and the verdict on its
+    claim. ``char_start``/``char_end`` are set for ``exact`` and ``aligned`` only;
+    ``places`` counts where its text occurs (0 when it was aligned or is missing);
+    ``detail``: one line for anything but an ``exact`` anchor with an ``ok`` claim."""
+
+    index: int
+    doc_id: str | None
+    doc_sha256: str | None
+    anchor: AnchorKind
+    char_start: int | None
+    char_end: int | None
+    coverage: float | None
+    pages: tuple[int, ...]
+    claim: ClaimKind
+    claimed_start: int | None
+    places: int
+    detail: str
+
+    @property
+    def anchored(self) -> bool:
+        return self.char_start is not None
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th`` ... ``11th``, ``21st``."""
+    tail = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{tail}"
+
+
+@dataclass(slots=True)
+class _Found:
+    places: list[tuple[int, int]]
+    chosen: tuple[int, int] | None = None
+    coverage: float | None = None
+    how: str = ""
+
+
+class _Text:
+    """One document's canonical text with its whitespace-free view and word lists."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.text = doc.text
+        self.view: View = whitespace_free_view(doc.text, 0, len(doc.text))
+        self._words: list[Word] | None = None
+        self._starts: list[int] = []
+        self._page_words: dict[int, list[Word]] = {}
+
+    def places(self, text: str, page: int | None) -> list[tuple[int, int]]:
+        """Where the text occurs (spacing aside): on whole words, else (a chunk a window
+        cut mid-word) anywhere; past ``_MAX_PLACES`` places, only on its page and the
+        next, when it has one."""
+        region = self.page_region(page)
+        for whole in (True, False):
+            found = self._places(text, None, whole)
+            if len(found) > _MAX_PLACES and region is not None:
+                found = self._places(text, region, whole)
+            if found:
+                return found
+        return []
+
+    def _places(
+        self, text: str, within: tuple[int, int] | None, whole: bool
+    ) -> list[tuple[int, int]]:
+        found = []
+        for span in exact_matches(self.text, self.view, text.split(), (0, len(self.text)),
+                                  word_edges=whole, within=within):  # fmt: skip
+            found.append(span)
+            if len(found) > _MAX_PLACES:
+                break
+        return found
+
+    def words(self, start: int, end: int) -> list[Word]:
+        """The document's words that lie inside ``[start, end)``: a paged document's read
+        page by page as needed, a reflowable one's all at once, then sliced."""
+        if self.doc.is_paged:
+            found: list[Word] = []
+            for number in self.doc.pages_of(start, end):
+                if number not in self._page_words:
+                    page = self.doc.pages[number - 1]
+                    self._page_words[number] = words_of(self.text, page.char_start, page.char_end)
+                found += self._page_words[number]
+            return [w for w in found if start <= w.char_start and w.char_end <= end]
+        if self._words is None:
+            self._words = words_of(self.text)
+            self._starts = [w.char_start for w in self._words]
+        first = bisect.bisect_left(self._starts, start)
+        last = bisect.bisect_left(self._starts, end)
+        while last > first and self._words[last - 1].char_end > end:
+            last -= 1
+        return self._words[first:last]
+
+    def page_region(self, page: int | None) -> tuple[int, int] | None:
+        """The page's span, and the next page's, where a chunk may run on."""
+        if page is None or not self.doc.is_paged or not 1 <= page <= len(self.doc.pages):
+            return None
+        last = self.doc.pages[min(page, len(self.doc.pages) - 1)]
+        return self.doc.pages[page - 1].char_start, last.char_end
+
+
+def _narrow(places: list[tuple[int, int]], keep: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``keep`` when it leaves something: evidence that rules out every place is set aside."""
+    return keep if keep else places
+
+
+def _ordered(found: Sequence[_Found]) -> bool:
+    starts = [f.places[0][0] for f in found if len(f.places) == 1]
+    if len(starts) < 2:
+        return True
+    rising = sum(b >= a for a, b in zip(starts, starts[1:], strict=False))
+    return rising >= _ORDERED_SHARE * (len(starts) - 1)
+
+
+def _claim_checkable(doc: Document) -> bool:
+    return doc.kind in CHECKABLE_KINDS
+
+
+def _holds(doc: Document, chunk: ForeignChunk, start: int) -> bool:
+    """Whether the claimed offset points at the chunk's text (outer whitespace aside)."""
+    if start < 0:
+        return False
+    text = chunk.text
+    if doc.text[start : start + len(text)] == text:
+        return True
+    lead = len(text) - len(text.lstrip())
+    inner = text.strip()
+    return doc.text[start + lead : start + lead + len(inner)] == inner or (
+        doc.text[start : start + len(inner)] == inner
+    )
+
+
+def _claimed_place(doc: Document, chunk: ForeignChunk, start: int) -> tuple[int, int] | None:
+    """The stripped span the claim points at, when it holds the text."""
+    inner = chunk.text.strip()
+    lead = len(chunk.text) - len(chunk.text.lstrip())
+    for first in (start + lead, start):
+        if first >= 0 and doc.text[first : first + len(inner)] == inner:
+            return first, first + len(inner)
+    return None
+
+
+def _choose(
+    text: _Text, chunk: ForeignChunk, found: _Found, after: int, before: int | None
+) -> None:
+    """Decide among several places (page, neighbours' order, claim) or leave it open."""
+    places = found.places
+    region = text.page_region(chunk.page)
+    if region is not None:
+        places = _narrow(places, [p for p in places if region[0] <= p[0] < region[1]])
+    if len(places) > 1:
+        inside = [p for p in places if p[0] >= after and (before is None or p[0] <= before)]
+        places = _narrow(places, inside)
+    if len(places) > 1 and chunk.claimed_start is not None:
+        claimed = _claimed_place(text.doc, chunk, chunk.claimed_start)
+        if claimed is not None and (_claim_checkable(text.doc) or claimed in places):
+            places = _narrow(places, [p for p in places if p == claimed])
+    if len(places) == 1:
+        found.chosen = places[0]
+        found.coverage = 1.0
+
+
+def _align(
+    text: _Text, chunk: ForeignChunk, found: _Found, after: int, before: int | None,
+    threshold: float,
+) -> None:  # fmt: skip
+    """Word alignment, nearest evidence first: just after the chunk before it (imports
+    come in order), then its page and the next; the whole text only for a chunk without
+    a page. A run off the chunk's page is not taken."""
+    size = len(text.text)
+    page = text.page_region(chunk.page)
+    regions: list[tuple[int, int]] = []
+    if after > 0 or before is not None:
+        regions.append((after, min(size, after + 3 * len(chunk.text) + 200)))
+    regions.append(page if page is not None else (0, size))
+    for region in dict.fromkeys(regions):
+        result = align_words(text.text, text.words(*region), chunk.text, threshold, best=False)
+        start, end = result.char_start, result.char_end
+        if start is None or end is None:
+            continue
+        if page is not None and not page[0] <= start < page[1]:
+            continue
+        found.chosen, found.coverage, found.how = (start, end), result.coverage, "words"
+        return
+    last = regions[-1]
+    found.coverage = align_words(text.text, text.words(*last), chunk.text, threshold).coverage
+    found.how = "page" if page is not None else "text"
+
+
+def anchor_document(
+    doc: Document, chunks: Sequence[ForeignChunk], *, threshold: float = DEFAULT_THRESHOLD
+) -> list[Anchor]:
+    """Anchor ``chunks`` (this document's, in import order) in ``doc``; see the module doc."""
+    text = _Text(doc)
+    found = [_Found(places=text.places(c.text, c.page)) for c in chunks]
+    use_order = _ordered(found)
+    fixed_after: list[int | None] = [None] * len(found)  # start of the next one-place chunk
+    upcoming: int | None = None
+    for k in range(len(found) - 1, -1, -1):
+        fixed_after[k] = upcoming
+        if len(found[k].places) == 1:
+            upcoming = found[k].places[0][0]
+    after = 0
+    for k, (chunk, item) in enumerate(zip(chunks, found, strict=True)):
+        bound = (after, fixed_after[k]) if use_order else (0, None)
+        if len(item.places) == 1:
+            item.chosen, item.coverage = item.places[0], 1.0
+        elif item.places:
+            _choose(text, chunk, item, *bound)
+        else:
+            _align(text, chunk, item, *bound, threshold)
+        if item.chosen is not None:
+            after = item.chosen[0]
+    return [
+        _verdict(text, chunk, item, threshold) for chunk, item in zip(chunks, found, strict=True)
+    ]
+
+
+def _place_name(places: list[tuple[int, int]], span: tuple[int, int]) -> str:
+    if len(places) < 2 or span not in places:
+        return ""
+    return f", its {ordinal(places.index(span) + 1)} occurrence"
+
+
+def _verdict(text: _Text, chunk: ForeignChunk, item: _Found, threshold: float) -> Anchor:
+    doc = text.doc
+    kind: AnchorKind
+    details: list[str] = []
+    if item.chosen is not None:
+        start, end = item.chosen
+        exact = item.how != "words" and doc.text[start:end] == chunk.text.strip()
+        kind = "exact" if exact else "aligned"
+        if kind == "aligned":
+            details.append(
+                f"aligned on {item.coverage:.0%} of its words"
+                if item.how == "words"
+                else "the same characters with other spacing or line breaks"
+            )
+    elif item.places:
+        kind = "ambiguous"
+        start = end = None
+        many = f"{len(item.places)}" if len(item.places) <= _MAX_PLACES else f"over {_MAX_PLACES}"
+        details.append(f"its text occurs {many} times and nothing decides which")
+    else:
+        kind = "missing"
+        start = end = None
+        best = item.coverage or 0.0
+        where = f" on its page {chunk.page} or the next" if item.how == "page" else ""
+        details.append(
+            f"not found{where}: at best {best:.0%} of its words together, under {threshold:.0%}"
+        )
+    claim, said = _claim(doc, chunk, item)
+    if said:
+        details.append(said)
+    pages = doc.pages_of(start, end) if start is not None and end is not None else ()
+    return Anchor(
+        index=chunk.index,
+        doc_id=doc.doc_id,
+        doc_sha256=doc.sha256,
+        anchor=kind,
+        char_start=start,
+        char_end=end,
+        coverage=None if kind == "ambiguous" else round(item.coverage or 0.0, 4),
+        pages=tuple(pages),
+        claim=claim,
+        claimed_start=chunk.claimed_start,
+        places=len(item.places),
+        detail="; ".join(details),
+    )
+
+
+def _claim(doc: Document, chunk: ForeignChunk, item: _Found) -> tuple[ClaimKind, str]:
+    claimed = chunk.claimed_start
+    if claimed is None:
+        return "absent", ""
+    where = ""
+    if item.chosen is not None:
+        where = f"text is at {item.chosen[0]:,}{_place_name(item.places, item.chosen)}"
+    if claimed < 0:
+        return "wrong", f"claims {claimed} (no offset); " + (where or "text not found")
+    points = _claimed_place(doc, chunk, claimed)
+    if points is not None and item.chosen is not None and points == item.chosen:
+        return "ok", ""
+    if points is not None:  # it holds the text, at a place the rest of the import rules out
+        at = f"claims {claimed:,}{_place_name(item.places, points)}"
+        if item.chosen is None:
+            return "ok", ""
+        return "wrong", f"{at}, {where}"
+    if not _claim_checkable(doc):
+        return "unchecked", "its offset is into another extraction of the document"
+    if claimed >= len(doc.text):
+        return "wrong", f"claims {claimed:,}, past the end of the text ({len(doc.text):,} chars)"
+    return "wrong", f"claims {claimed:,}, " + (where or "and the text is not in the document")
