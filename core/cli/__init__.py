@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.library_cmd",
     "core.cli.query_cmd",
     "core.cli.import_cmd",
+    "core.cli.import_chunks_cmd",
     "core.cli.eval_cmd",
     "core.cli.sweep_cmd",
     "core.cli.check_cmd",
@@ -54,13 +55,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _offer_chunk_sets(args: argparse.Namespace | None) -> None:
+    """Register the store's imported chunk sets as policies (``core.imported``), so every
+    command that takes or reads a policy knows them: the default store's before the
+    parser lists the policies, the store a command names once it is parsed."""
+    from core.config import resolve_store
+    from core.imported.chunkset import register_chunk_sets, sets_folder
+
+    store, host = getattr(args, "store", None), getattr(args, "chroma_host", None)
+    if args is not None and store is None and host is None:
+        return  # the default store's sets are registered already
+    register_chunk_sets(sets_folder(resolve_store(store, host)))
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        _offer_chunk_sets(None)
+    except ChunkscopeError as exc:  # a malformed $CHUNKSCOPE_CHROMA: said once, below
+        print(error_line(exc), file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     stdout = sys.stdout
     if not getattr(args, "json", False):  # tables show document text: no raw controls
         sys.stdout = SafeTerminal(stdout)
     try:
+        _offer_chunk_sets(args)
         with limit_arguments(args):
             return int(args.func(args) or 0)
     except ChunkscopeError as exc:

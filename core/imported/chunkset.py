@@ -285,9 +285,10 @@ def register_chunk_sets(folder: Path) -> dict[str, ChunkSet]:
         if name not in sets:
             registry.unregister_fixed(name)
     for chunk_set in sets.values():
-        if registry.find(chunk_set.name) is not None and not registry.get(
-            chunk_set.name
-        ).fixed_boundaries:
+        if (
+            registry.find(chunk_set.name) is not None
+            and not registry.get(chunk_set.name).fixed_boundaries
+        ):
             continue  # a file named like a built-in policy never shadows it
         registry.register(policy_spec(chunk_set), replace=True)
     return sets

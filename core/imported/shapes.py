@@ -236,9 +236,9 @@ def _plain(row: Mapping[str, Any], index: int, keys: Keys, where: str) -> Foreig
 _READERS = {"langchain": _langchain, "llamaindex": _llamaindex, "chunks": _plain}
 
 
-def read_rows(rows: Sequence[Mapping[str, Any]], shape: str, keys: Keys, name: str) -> list[
-    ForeignChunk
-]:
+def read_rows(
+    rows: Sequence[Mapping[str, Any]], shape: str, keys: Keys, name: str
+) -> list[ForeignChunk]:
     """Every row as a ``ForeignChunk`` of ``shape`` (a row of another shape is refused)."""
     reader = _READERS[shape]
     chunks = []
@@ -267,9 +267,9 @@ def _key_args(keys: dict[str, Any] | None) -> dict[str, Any]:
     return {k: given.get(k) for k in ("source", "start", "page", "page_base")}
 
 
-def chroma_rows(documents: Sequence[Any], metadatas: Sequence[Any], ids: Sequence[str]) -> tuple[
-    str, list[dict[str, Any]]
-]:
+def chroma_rows(
+    documents: Sequence[Any], metadatas: Sequence[Any], ids: Sequence[str]
+) -> tuple[str, list[dict[str, Any]]]:
     """A Chroma collection's records as rows of one shape: LlamaIndex nodes when they carry
     ``_node_content``, else LangChain Documents."""
     rows: list[dict[str, Any]] = []
