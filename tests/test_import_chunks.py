@@ -21,7 +21,6 @@ from llama_index.core.node_parser import SentenceSplitter
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 from llama_index.core.vector_stores.utils import node_to_metadata_dict
 
-from conftest import CORPUS, PDF_DIR
 from core.chunk import chunk_document, policy_from_args, registry
 from core.cli import main
 from core.imported import (
@@ -36,6 +35,7 @@ from core.imported import (
 from core.imported.shapes import ForeignChunk
 from core.ingest import load_document
 from core.parse import parse_document
+from tests.conftest import CORPUS, PDF_DIR
 
 REPEATED = "The warranty covers parts and labour for two years from the date of purchase."
 PARAGRAPHS = [
@@ -231,7 +231,8 @@ def test_chroma_collections_of_both_libraries(tmp_path: Path, terms: Path) -> No
         chunk_set, _ = import_chunks(chunks, [doc], name=name, shape=found, origin=name)
         assert chunk_set.counts()["anchor"]["exact"] == len(rows)
         assert chunk_set.counts()["claim"]["ok"] == len(rows)
-    with pytest.raises(ImportChunksError, match="no collection 'nope'.*it has: langchain_docs, llama_nodes"):
+    listed = "no collection 'nope'.*it has: langchain_docs, llama_nodes"
+    with pytest.raises(ImportChunksError, match=listed):
         read_chroma(str(tmp_path / "db"), "nope")
 
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.align.words import normalise_word, words_of
 from core.errors import LabelError
 from core.evaluate.labels import Evidence, GoldSpan, LabelledQuery
 from core.evaluate.resolve import (
@@ -18,7 +19,6 @@ from core.evaluate.resolve import (
     Unresolved,
     resolve_queries,
 )
-from core.align.words import normalise_word, words_of
 from core.ingest import load_document
 from core.types import Document
 from tests.conftest import PDF_DIR

@@ -72,9 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
     add_policy_arguments(parser, default=DEFAULT_POLICY)
-    parser.add_argument(
-        "--methods", help=methods_help("default: all; a fusion indexes its parts")
-    )
+    parser.add_argument("--methods", help=methods_help("default: all; a fusion indexes its parts"))
     parser.add_argument("--parser", default="fast", help="block parser: fast or layout")
     add_model_arguments(parser)
     add_store_arguments(parser)
