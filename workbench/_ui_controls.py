@@ -40,6 +40,9 @@ def policy_controls(slot: str, *, horizontal: bool = False, first: str = "fixed"
         "Policy", registry.policy_names(), default=first, key=f"cs_policy_{slot}", **keep
     )
     spec = registry.get(name)
+    if spec.fixed_boundaries:  # an imported chunk set: its boundaries are the import's
+        cells[1].caption(f"Boundaries as imported: {_ui.md(spec.summary)}.")
+        return spec.default_policy()
     unit = cells[1].segmented_control(
         "Unit", spec.units, default=spec.unit, key=f"cs_unit_{slot}_{name}", **keep
     )

@@ -14,7 +14,7 @@ from core.config import ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError
 from core.render.markup import STYLESHEET
 from core.render.views import kind_label
-from workbench import _ui
+from workbench import _ui, _ui_imports
 from workbench._ui import Key
 
 LINKED_DOC = "cs_linked_doc"  # the last ?doc= of a deep link the sidebar followed
@@ -52,6 +52,7 @@ def entry(page_path: str) -> None:
 
 def _draw_frame() -> None:
     _ui.init_state()
+    _ui_imports.offer()  # imported chunk sets join the policies before any page asks
     st.html(f"<style>{STYLESHEET}{WIDGET_CSS}</style>")
     with st.sidebar:
         sidebar()

@@ -15,7 +15,7 @@ from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import CHUNK_COLOURS, OVERLAP_COLOUR
 from core.render.views import chunk_marks, chunk_shapes
 from core.types import Chunk, Document
-from workbench import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_parse
+from workbench import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_imports, _ui_parse
 
 _ui_frame.entry("workbench/chunks.py")
 
@@ -65,7 +65,10 @@ def text_view(doc: Document, chunks: Sequence[Chunk], slot: str) -> None:
 def cite_picker(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
     """Pick a chunk (first one of this page by default) and open it in the Source view."""
     if not chunks:
-        st.caption("No chunks: the document has no text (a scan needs OCR first).")
+        blank = not doc.text.strip()
+        st.caption(
+            "No chunks" + (": the document has no text (a scan needs OCR first)." if blank else ".")
+        )
         return
     here = [i for i, c in enumerate(chunks) if page in c.pages] if doc.is_paged else [0]
     pick, link = st.columns([1, 3], vertical_alignment="bottom")
@@ -104,6 +107,7 @@ def panel(slot: str, wide: bool) -> None:
     view, numbers = st.columns([3, 2], gap="medium") if beside else (st.container(), st.container())
     chunks = _ui_parse.chunked(doc, parser, policy)
     stats = _ui_parse.stats_of(doc, parser, policy, window)
+    _ui_imports.chunk_set_notes(doc, policy.name)  # an imported set: what it holds here
     with numbers:
         st.markdown(f"**{policy.key}**")
         if chunks:  # a document without text has no numbers to show (the picker says so)

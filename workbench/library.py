@@ -7,7 +7,7 @@ import streamlit as st
 from core.errors import ChunkscopeError
 from core.ingest.files import display_name
 from core.render.charts import document_lengths_figure, length_percentiles, overflow_share
-from workbench import _ui, _ui_frame, _ui_library, _ui_uploads
+from workbench import _ui, _ui_frame, _ui_imports, _ui_library, _ui_uploads
 
 _ui_frame.entry("workbench/library.py")
 GARBLED_HELP = (
@@ -114,6 +114,9 @@ if kept:
                 st.rerun()
             except ChunkscopeError as exc:
                 st.error(_ui.md(exc))
+
+with st.expander("Import chunks", icon=":material/input:"):
+    _ui_imports.import_form()
 
 lengths = [int(r["tokens"]) for r in rows]
 stats = length_percentiles(lengths)

@@ -1,0 +1,74 @@
+"""Imported chunks in the workbench: the Library's import form and audit, the set offered
+as a policy on Chunks with its wrong claims shown beside the true place, and a set kept by
+the command line offered the same way."""
+
+from __future__ import annotations
+
+import json
+
+from langchain_core.documents import Document as LCDocument
+from langchain_text_splitters import RecursiveCharacterTextSplitter
+from streamlit.testing.v1 import AppTest
+
+from core.cli import main
+from tests.conftest import SAMPLE_DOCS
+from tests.test_app_pages import TIMEOUT_S, app, html_of, open_page, plain, store_dir
+
+__all__ = ["app", "store_dir"]  # fixtures, imported for pytest
+
+SOTU = SAMPLE_DOCS / "state_of_the_union.md"
+
+
+def rows_with_a_wrong_claim() -> tuple[bytes, int, int]:
+    """LangChain rows of the sample speech; row 4 claims 7 characters too far on."""
+    text = SOTU.read_text(encoding="utf-8")
+    docs = RecursiveCharacterTextSplitter(
+        chunk_size=600, chunk_overlap=60, add_start_index=True
+    ).split_documents([LCDocument(page_content=text, metadata={"source": SOTU.name})])
+    rows = [d.model_dump() for d in docs]
+    truth = rows[3]["metadata"]["start_index"]
+    rows[3]["metadata"]["start_index"] = truth + 7
+    return "".join(json.dumps(r) + "\n" for r in rows).encode(), len(rows), truth
+
+
+def test_import_form_audits_and_the_chunks_page_draws_the_set(app: AppTest) -> None:
+    data, count, truth = rows_with_a_wrong_claim()
+    app.file_uploader(key="cs_import_upload").set_value(
+        [("speech.jsonl", data, "application/octet-stream")]
+    )
+    app.text_input[0].set_value("speech")  # the set name of the file form
+    next(b for b in app.button if b.label == "Import").click().run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    values = {m.label: m.value for m in app.metric}
+    assert values["Chunks"] == f"{count:,}" and values["Exact"] == f"{count:,}"
+    assert values["Wrong claims"] == "1"
+    table = app.dataframe[-1].value
+    assert list(table["#"]) == [4] and list(table["claim"]) == ["wrong"]
+    assert f"text is at {truth:,}" in table["why"][0]
+    assert table["open"][0].startswith("source?doc=state_of_the_union")
+
+    at = open_page(app, "chunks")
+    app.sidebar.selectbox[0].set_value("state_of_the_union").run()
+    at.segmented_control(key="cs_policy_a").set_value("speech").run()
+    assert not at.exception
+    captions = " ".join(plain(c.value) for c in at.caption)
+    assert "Boundaries as imported" in captions
+    assert f"{count:,} imported chunks of this document: exact {count:,}" in captions
+    assert "1 wrong claimed offsets" in captions
+    assert f"Where it is: chars {truth:,}-" in captions
+    assert "Where it claims to be" in captions
+    assert not [s for s in at.slider if s.label.startswith("Size")]  # fixed boundaries
+    assert 'class="cs-hl"' in html_of(at)
+
+
+def test_a_set_kept_by_the_command_line_is_offered(app: AppTest, store_dir, capsys) -> None:
+    data, _, _ = rows_with_a_wrong_claim()
+    file = store_dir.parent / "cli.jsonl"
+    file.write_bytes(data)
+    code = main(["import-chunks", str(file), "--docs", str(SOTU), "--name", "from_cli",
+                 "--store", str(store_dir)])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    at = open_page(app, "chunks")
+    assert "from_cli" in at.segmented_control(key="cs_policy_a").options
+    lib = open_page(app, "library")
+    assert "from_cli" in lib.selectbox(key="cs_import_pick").options
