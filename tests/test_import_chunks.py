@@ -310,3 +310,19 @@ def test_bad_input_is_one_line_and_keeps_nothing(
         assert code == 2 and message in err, (argv, err)
         assert err.count("\n") == 1 and not out
     assert not (store / "chunksets").exists()
+
+
+def test_bench_case_anchors_another_extractors_chunks_of_a_filing() -> None:
+    from core.bench.import_cases import MIN_PLACED, filing_paths, foreign_chunks
+    from core.imported.anchor import anchor_document
+
+    path = next(p for p in filing_paths(quick=False) if p.name.startswith("Pfizer"))
+    doc = load_document(path)
+    chunks = foreign_chunks(path)
+    anchors = anchor_document(doc, chunks)
+    placed = [a for a in anchors if a.anchor in ("exact", "aligned")]
+    assert len(placed) >= MIN_PLACED * len(chunks)
+    for chunk, anchor in zip(chunks, anchors, strict=True):
+        if anchor.char_start is not None:
+            assert chunk.page in anchor.pages
+            assert doc.text[anchor.char_start : anchor.char_end].strip()

@@ -86,8 +86,14 @@ def grid_controls() -> list:
     from core.chunk import registry
 
     cells = st.columns([1.8, 1, 1.8, 1.4])  # "structure" was clipped at 1.4
+    sweepable = [n for n in registry.policy_names() if not registry.get(n).fixed_boundaries]
+    if len(sweepable) < len(registry.policy_names()):
+        st.caption(
+            "Imported chunk sets have one size, their own: evaluate them beside these "
+            "policies on Evaluate & triage."
+        )
     name = cells[0].segmented_control(
-        "Policy", registry.policy_names(), default="fixed", key=UKey.POLICY, required=True
+        "Policy", sweepable, default="fixed", key=UKey.POLICY, required=True
     )
     spec = registry.get(name)
     units = spec.units

@@ -24,7 +24,7 @@ HEADLINE_PDF = "pypdfsf_GeoTopo-komprimiert.pdf"
 OTHER_PDFS = ("plumber_federal-register-2020-17221.pdf",)
 TEXT_CORPORA = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
 CASE_NAMES: tuple[str, ...] = (
-    "parse", "tables", "rechunk", BENCHED.alone, BENCHED.windowed, "sweep", "store",
+    "parse", "tables", "rechunk", "import", BENCHED.alone, BENCHED.windowed, "sweep", "store",
     "lexical", "depth", "signals", "attribution", "ui", "memory", "gpu", "scale",
 )  # fmt: skip
 OPT_IN_CASES: tuple[str, ...] = ("scale-corpus",)  # run only when named in --cases

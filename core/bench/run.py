@@ -36,6 +36,12 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         steps += _table_steps(inputs)
     if "rechunk" in s.cases:
         steps += _rechunk_steps(inputs)
+    if "import" in s.cases:
+        from core.bench import import_cases
+
+        for path in import_cases.filing_paths(s.quick):
+            thunk = _one(partial(import_cases.import_case, inputs, path))
+            steps.append(("import", f"import {path.name}", thunk))
     no_cuda = _missing_cuda(s.device)
     model_cases = {
         BENCHED.alone: (f"{BENCHED.alone} embed", lambda: embed_cases.naive_case(inputs)),
