@@ -5,18 +5,28 @@ the command line offered the same way."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
+import pytest
 from langchain_core.documents import Document as LCDocument
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 from streamlit.testing.v1 import AppTest
 
+from core.chunk import registry
 from core.cli import main
 from tests.conftest import SAMPLE_DOCS
-from tests.test_app_pages import TIMEOUT_S, app, html_of, open_page, plain, store_dir
+from tests.test_app_pages import app, html_of, open_page, plain, store_dir
 
 __all__ = ["app", "store_dir"]  # fixtures, imported for pytest
 
 SOTU = SAMPLE_DOCS / "state_of_the_union.md"
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_sets() -> Iterator[None]:
+    yield
+    for name in registry.fixed_names():  # later tests list the built-in policies only
+        registry.unregister_fixed(name)
 
 
 def rows_with_a_wrong_claim() -> tuple[bytes, int, int]:

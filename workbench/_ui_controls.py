@@ -34,14 +34,17 @@ def policy_controls(slot: str, *, horizontal: bool = False, first: str = "fixed"
     policy ``first`` with its default unit and sizes, and a checkbox per option the
     policy takes (all from the policy registry); each (slot, policy, unit) keeps its own
     values for the session. Overlap is capped below the size, so this never raises."""
-    cells = st.columns([1.6, 0.9, 1.25, 1.25]) if horizontal else [st.container()] * 4
+    names = registry.policy_names()
     keep = {"persist_state": "session", "required": True}
-    name = cells[0].segmented_control(
-        "Policy", registry.policy_names(), default=first, key=f"cs_policy_{slot}", **keep
+    imported = bool(registry.fixed_names())  # their names get a row of their own
+    picker = st.container() if imported or not horizontal else None
+    cells = st.columns([1.6, 0.9, 1.25, 1.25]) if horizontal else [st.container()] * 4
+    name = (picker or cells[0]).segmented_control(
+        "Policy", names, default=first, key=f"cs_policy_{slot}", **keep
     )
     spec = registry.get(name)
     if spec.fixed_boundaries:  # an imported chunk set: its boundaries are the import's
-        cells[1].caption(f"Boundaries as imported: {_ui.md(spec.summary)}.")
+        (picker or cells[0]).caption(f"Boundaries as imported: {_ui.md(spec.summary)}.")
         return spec.default_policy()
     unit = cells[1].segmented_control(
         "Unit", spec.units, default=spec.unit, key=f"cs_unit_{slot}_{name}", **keep

@@ -267,8 +267,8 @@ def policy_spec(chunk_set: ChunkSet) -> registry.PolicySpec:
     placed = counts["exact"] + counts["aligned"]
     return registry.PolicySpec(
         name=chunk_set.name,
-        summary=f"imported from {chunk_set.origin}: {placed:,} of {len(chunk_set.chunks):,} "
-        "chunks anchored, boundaries as imported",
+        summary=f"{placed:,} of {len(chunk_set.chunks):,} chunks from {chunk_set.origin} "
+        "anchored in the text",
         sizes={"chars": (chunk_set.longest(), 0)},
         unit="chars",
         pieces=pieces,
