@@ -237,7 +237,7 @@ class Library:
         return cls(_ChromaBackend(client, describe))
 
     def where(self) -> str:
-        """Where the bytes are kept, for messages and the README."""
+        """Where the bytes are kept, for messages."""
         return self._backend.where()
 
     def add(self, data: bytes, *, name: str, doc_id: str, sha256: str) -> LibraryEntry:

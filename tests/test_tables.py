@@ -28,7 +28,7 @@ from tests.conftest import CORPUS, PDF_DIR
 
 FILINGS = CORPUS / "financebench" / "pdfs"
 # Table recall and precision reached against the layout model (IoU >= 0.5), with a
-# small margin; README's table has the measured values.
+# small margin; docs/tables.md has the measured values.
 RECALL_AT_LEAST = {
     "JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf": 0.75,
     "MGMRESORTS_2022Q4_EARNINGS.pdf": 0.9,

@@ -67,7 +67,7 @@ class SafeTerminal:
 
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     """``--max-file-mb``, ``--max-pages``, … one per limit, default: the limit in force."""
-    group = parser.add_argument_group("input limits (see the README)")
+    group = parser.add_argument_group("input limits (see docs/limits.md)")
     for limit in limits.LIMITS.values():
         group.add_argument(
             limit.flag,

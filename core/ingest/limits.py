@@ -4,7 +4,7 @@ Every document is read under these limits; past one, loading stops with
 ``LimitExceededError``, whose one-line message names the limit, the value found, and how
 to raise it (the environment variable, and the CLI flag). The defaults keep parse + chunk
 of any accepted input under about 2 GB and 60 s on a 2-core machine (measured numbers are
-in the README).
+in docs/limits.md).
 
 A value comes from, in order: ``override(...)`` (the CLI flags, for one command), the
 environment variable, the default. ``0`` or a negative value is refused (a limit cannot

@@ -40,7 +40,7 @@ def mupdf_errors(name: str) -> Iterator[None]:
     except MemoryError:
         raise LimitExceededError(
             f"{name} needs more memory than this machine has; lower the limits "
-            "(see the README) or split the file"
+            "(see docs/limits.md) or split the file"
         ) from None
     except (RuntimeError, ValueError, TypeError, pymupdf.mupdf.FzErrorBase) as exc:
         if not _is_mupdf_error(exc):
