@@ -1,12 +1,14 @@
 """Imported chunks in the workbench: the Library's import form and audit, the set offered
 as a policy on Chunks with its wrong claims shown beside the true place, and a set kept by
-the command line offered the same way."""
+the command line offered the same way, and Compare ranking exactly the imported spans."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from urllib.parse import parse_qs
 
+import pymupdf
 import pytest
 from langchain_core.documents import Document as LCDocument
 from langchain_text_splitters import RecursiveCharacterTextSplitter
@@ -14,10 +16,15 @@ from streamlit.testing.v1 import AppTest
 
 from core.chunk import registry
 from core.cli import main
+from core.imported import import_chunks, save_chunk_set
+from core.imported.shapes import ForeignChunk
 from tests.conftest import SAMPLE_DOCS
+from tests.test_app_engine_pages import fake, wait_for_job
+from tests.test_app_engine_pages import open_page as engine_page
 from tests.test_app_pages import app, html_of, open_page, plain, store_dir
+from workbench import _ui_engine as eng
 
-__all__ = ["app", "store_dir"]  # fixtures, imported for pytest
+__all__ = ["app", "fake", "store_dir"]  # fixtures, imported for pytest
 
 SOTU = SAMPLE_DOCS / "state_of_the_union.md"
 
@@ -82,3 +89,32 @@ def test_a_set_kept_by_the_command_line_is_offered(app: AppTest, store_dir, caps
     assert "from_cli" in at.segmented_control(key="cs_policy_a").options
     lib = open_page(app, "library")
     assert "from_cli" in lib.selectbox(key="cs_import_pick").options
+
+
+def test_compare_ranks_exactly_the_imported_spans(fake, store_dir) -> None:
+    """Index the demo datasheets under an imported set (another extractor's page text cut
+    into windows) and find every card of every method on one of the set's spans."""
+
+    from core.imported.shapes import ForeignChunk
+
+    docs = list(eng.demo_documents().values())
+    chunks: list[ForeignChunk] = []
+    for doc in docs:
+        with pymupdf.open(doc.source) as pdf:
+            text = "".join(page.get_text() for page in pdf)
+        for start in range(0, len(text), 300):
+            chunks.append(ForeignChunk(index=len(chunks), text=text[start : start + 400],
+                                       source=doc.doc_id, claimed_start=None, claimed_end=None,
+                                       page=1, foreign_id=f"w{len(chunks)}"))  # fmt: skip
+    chunk_set, _ = import_chunks(chunks, docs, name="windows", shape="chunks", origin="test")
+    save_chunk_set(store_dir / "chunksets", chunk_set)
+    spans = {(c.anchor.doc_id, c.anchor.char_start, c.anchor.char_end) for c in chunk_set.chunks}
+    at = engine_page("compare")
+    at.button_group(key="cs_policy_index").set_value("windows").run()
+    at.multiselect(key=eng.EKey.INDEX_DOCS).set_value([d.doc_id for d in docs]).run()
+    next(b for b in at.button if b.label == "Index").click().run()
+    wait_for_job(at)
+    links = [parse_qs(link.proto.query_string) for link in at.get("page_link")]
+    cited = [(q["doc"][0], *map(int, q["span"][0].split("-"))) for q in links if "span" in q]
+    assert len(cited) >= 30
+    assert set(cited) <= spans
