@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.query_cmd",
     "core.cli.import_cmd",
     "core.cli.import_chunks_cmd",
+    "core.cli.import_run_cmd",
     "core.cli.eval_cmd",
     "core.cli.sweep_cmd",
     "core.cli.check_cmd",

@@ -37,11 +37,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--queries", metavar="Q.jsonl", help="query set (or --tagged)")
     parser.add_argument(
         "--docs",
-        required=True,
         nargs="+",
         metavar="PATH",
-        help="documents, or folders of documents (" + describe_formats() + ")",
+        help="documents, or folders of documents (" + describe_formats() + "); not with --run",
     )
+    parser.add_argument(
+        "--run", metavar="RUN.json",
+        help="check a saved run (eval --out, import-run --out) instead of evaluating again",
+    )  # fmt: skip
+    parser.add_argument(
+        "--method", dest="only", metavar="M",
+        help="with --run: check this method only (an imported retriever, say)",
+    )  # fmt: skip
     add_policy_arguments(parser, default="fixed")
     parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
     default = eval_cmd.DEFAULT_METHODS
@@ -100,11 +107,48 @@ def _tagged(args: argparse.Namespace) -> tuple[Any, dict[str, str], list[Any]]:
     return past, cases, labels
 
 
+def _saved(args: argparse.Namespace) -> int:
+    """``--run``: the thresholds and the baseline against a saved run, nothing evaluated."""
+    from core.evaluate import load_run
+    from core.tune import gate
+    from core.tune.gate import parse_limits
+
+    if args.docs or args.queries or args.tagged:
+        raise LabelError("--run checks a saved run: leave out --docs, --queries and --tagged")
+    minimums = parse_limits(args.min, "--min")
+    drops = parse_limits(args.max_drop, "--max-drop")
+    baseline = load_run(args.baseline) if args.baseline else None
+    if not minimums and baseline is None:
+        raise LabelError("nothing to check the run against: give --min and/or --baseline")
+    result = load_run(args.run)
+    if args.only is not None and args.only not in result.methods:
+        raise LabelError(f"--method {args.only!r} is not in the run ({', '.join(result.methods)})")
+    findings = gate.minimum_findings(result, minimums)
+    found: list[Any] = []
+    if baseline is not None:
+        findings += gate.drop_findings(result, baseline, drops)
+        found = gate.regressions(result, baseline)
+    if args.only is not None:
+        findings = [f for f in findings if f.method == args.only]
+        found = [r for r in found if r.method == args.only]
+    verdict = gate.Verdict(findings=tuple(findings), regressions=tuple(found))
+    if args.json:
+        json.dump(verdict.to_dict() | {"run_id": result.run_id}, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print_verdict(verdict, result, baseline, sys.stdout)
+    return 0 if verdict.passed else 1
+
+
 def run(args: argparse.Namespace) -> int:
     from core.cli.options import check_out, failed_files_line, load_each
     from core.embed import VectorCache
     from core.tune import gate
 
+    if args.run:
+        return _saved(args)
+    if not args.docs:
+        raise LabelError("give --docs PATH... to evaluate, or --run RUN.json to check a saved run")
     inputs = _inputs(args)
     config = eval_cmd._config(args)
     check_out(args.out)

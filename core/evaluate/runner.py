@@ -18,7 +18,7 @@ the top ``spec.depth`` chunks (the largest k, and at least 10 for nDCG@10): its 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from core.protocols import TextEncoder
 
 Progress = Callable[[int, int], None]
+# A method ranked from outside: every resolved query's ``Scored``, in order.
+GivenRanking = Callable[[Sequence[ResolvedQuery], Corpus, MetricSpec], list[Scored]]
 SCOPES: tuple[str, ...] = ("corpus", "doc")
 # Deltas are "more elaborate minus simpler" (the registry's order): positive means the
 # more elaborate method helped.
@@ -95,6 +97,8 @@ def run_eval(
     chunker: ChunkFn | None = None,
     cache: VectorCache | None = None,
     progress: Progress | None = None,
+    given: Mapping[str, GivenRanking] | None = None,
+    identity: Mapping[str, object] | None = None,
 ) -> EvalRun:
     """Evaluate ``queries`` over ``docs``; see the module docstring.
 
@@ -104,6 +108,9 @@ def run_eval(
     ``config.policy`` (both are seams for tests and for other pipelines). ``progress``
     gets ``(done, total)`` over all chunks times methods while embedding. Queries that do
     not resolve are listed in ``EvalRun.unresolved``; if none resolves, ``LabelError``.
+    ``given`` ranks the methods it names itself (an external retriever's logged hits,
+    ``core.evaluate.imported_run``) instead of scoring them; ``identity`` adds what else
+    decides their numbers (the log's digest) to the run id.
     """
     clock = {"start": time.perf_counter()}
     version = code_version()  # the code that runs, even if the tree changes meanwhile
@@ -136,12 +143,16 @@ def run_eval(
         scorer.scores(method)
     clock["embedded"] = time.perf_counter()
     scored = {
-        m: score_method(resolved, corpus, scorer.scores(m), allowed, spec) for m in config.methods
+        m: given[m](resolved, corpus, spec)
+        if given and m in given
+        else score_method(resolved, corpus, scorer.scores(m), allowed, spec)
+        for m in config.methods
     }
     clock["ranked"] = time.perf_counter()
     return _finish(
-        queries, resolved, unresolved, corpus, scored, spec, config, encoder, clock, version
-    )
+        queries, resolved, unresolved, corpus, scored, spec, config, encoder, clock, version,
+        dict(identity or {}),
+    )  # fmt: skip
 
 
 def _finish(
@@ -155,10 +166,11 @@ def _finish(
     encoder: Any,
     clock: dict[str, float],
     version: str,
+    extra: dict[str, object],
 ) -> EvalRun:
     """Means, deltas and records assembled into the run."""
     records = _records(resolved, scored, spec)
-    identity = _identity(config, spec, encoder, corpus, queries)
+    identity = _identity(config, spec, encoder, corpus, queries) | extra
     metrics: dict[str, dict[str, float | None]] = {}
     counts: dict[str, dict[str, int]] = {}
     for method in config.methods:

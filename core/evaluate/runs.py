@@ -175,6 +175,7 @@ class EvalRun:
     queries: tuple[QueryRecord, ...]
     chunks: Mapping[str, Citation] = field(default_factory=dict)
     timings: Mapping[str, float] = field(default_factory=dict)
+    imported: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def n_queries(self) -> int:
@@ -194,34 +195,42 @@ class EvalRun:
         return [(hit, self.chunks[hit.chunk_id]) for hit in record.top[method]]
 
     def to_dict(self, *, with_hits: bool = True) -> dict[str, object]:
-        return {
-            "format": RUN_FORMAT,
-            "run_id": self.run_id,
-            "created_at": self.created_at,
-            "model": self.model,
-            "policy": dict(self.policy),
-            "methods": list(self.methods),
-            "ks": list(self.ks),
-            "text_k": self.text_k,
-            "depth": self.depth,
-            "scope": self.scope,
-            "threshold": self.threshold,
-            "seed": self.seed,
-            "resamples": self.resamples,
-            "corpus": dict(self.corpus),
-            "queries_sha256": self.queries_sha256,
-            "code_version": self.code_version,
-            "n_queries": self.n_queries,
-            "metrics": {m: dict(v) for m, v in self.metrics.items()},
-            "n": {m: dict(v) for m, v in self.n.items()},
-            "deltas": {
-                pair: {name: d.to_dict() if d else None for name, d in rows.items()}
-                for pair, rows in self.deltas.items()
-            },
-            "unresolved": [u.to_dict() for u in self.unresolved],
-            "timings": dict(self.timings),
-            "queries": [q.to_dict(with_hits=with_hits) for q in self.queries],
-        } | ({"chunks": {cid: c.to_dict() for cid, c in self.chunks.items()}} if with_hits else {})
+        return (
+            {
+                "format": RUN_FORMAT,
+                "run_id": self.run_id,
+                "created_at": self.created_at,
+                "model": self.model,
+                "policy": dict(self.policy),
+                "methods": list(self.methods),
+                "ks": list(self.ks),
+                "text_k": self.text_k,
+                "depth": self.depth,
+                "scope": self.scope,
+                "threshold": self.threshold,
+                "seed": self.seed,
+                "resamples": self.resamples,
+                "corpus": dict(self.corpus),
+                "queries_sha256": self.queries_sha256,
+                "code_version": self.code_version,
+                "n_queries": self.n_queries,
+                "metrics": {m: dict(v) for m, v in self.metrics.items()},
+                "n": {m: dict(v) for m, v in self.n.items()},
+                "deltas": {
+                    pair: {name: d.to_dict() if d else None for name, d in rows.items()}
+                    for pair, rows in self.deltas.items()
+                },
+                "unresolved": [u.to_dict() for u in self.unresolved],
+                "timings": dict(self.timings),
+                "queries": [q.to_dict(with_hits=with_hits) for q in self.queries],
+            }
+            | (
+                {"chunks": {cid: c.to_dict() for cid, c in self.chunks.items()}}
+                if with_hits
+                else {}
+            )
+            | ({"imported": dict(self.imported)} if self.imported else {})
+        )
 
     @classmethod
     def from_dict(cls, data: object, where: str = "run") -> EvalRun:
@@ -258,7 +267,19 @@ class EvalRun:
             queries=tuple(fields.list_of("queries", QueryRecord.read)),
             chunks=fields.mapping_of("chunks", Citation.read, required=False),
             timings=fields.mapping_of("timings", as_float, required=False),
+            imported=_imported(fields.mapping_of("imported", as_stored, required=False)),
         )
+
+
+def _imported(info: Mapping[str, object]) -> Mapping[str, object]:
+    """An imported run's record, its retriever registered as an external method so that
+    every page and command that reads the run can name it (``core.methods``)."""
+    name = info.get("method")
+    if isinstance(name, str) and name:
+        from core import methods
+
+        methods.register_external(name, scored=bool(info.get("scored", False)))
+    return info
 
 
 def save_run(run: EvalRun, path: str | os.PathLike[str]) -> Path:

@@ -94,9 +94,41 @@ def unregister(name: str) -> None:
 
 
 def base_methods() -> tuple[str, ...]:
-    """Registered (stored) method names, simpler first: the default choices everywhere."""
+    """Registered (stored) method names, simpler first: the default choices everywhere
+    (an external retriever ranks only its own logged queries, so it is never offered)."""
     _load_builtins()
-    return tuple(sorted(_REGISTRY, key=lambda n: (_REGISTRY[n].order, n)))
+    own = [n for n, s in _REGISTRY.items() if s.family != "external"]
+    return tuple(sorted(own, key=lambda n: (_REGISTRY[n].order, n)))
+
+
+EXTERNAL_ORDER = -100  # deltas read "our method minus yours": positive where ours did better
+EXTERNAL_COLOUR = "#6b4c9a"
+
+
+def register_external(name: str, *, scored: bool) -> MethodSpec:
+    """Register (or replace) the external retriever ``name`` of an imported run; its
+    scores are the logged ones when ``scored``, else ``1 / rank``. A built-in method's
+    name is refused (``UnknownMethodError``, one line)."""
+    from core.methods.spec import THEIR_RANK, THEIRS
+
+    _load_builtins()
+    known = _REGISTRY.get(name)
+    if known is not None and known.family != "external":
+        raise UnknownMethodError(f"{name!r} is one of our methods: name your retriever otherwise")
+    if not name or name.startswith("hybrid") or not all(c.isalnum() or c in "_-." for c in name):
+        raise UnknownMethodError(
+            f"a retriever's name is letters, digits, '_', '-' or '.', got {name!r}"
+        )
+    spec = MethodSpec(
+        name=name,
+        family="external",
+        score=THEIRS if scored else THEIR_RANK,
+        summary="your retriever, as its log ranked each query (nothing beyond its depth)",
+        colour=EXTERNAL_COLOUR,
+        order=EXTERNAL_ORDER,
+    )
+    _REGISTRY[name] = spec
+    return spec
 
 
 def get(name: str) -> MethodSpec:

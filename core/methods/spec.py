@@ -9,7 +9,10 @@ of ranks). Families:
   built-in one says, in its ``embedding``, how ``core.embed`` computes and caches it);
 - ``lexical``: a term index over the chunk text (and what the method prefixes to it),
   scored by BM25;
-- ``fused``: no index of its own; fuses the rankings of its ``parts``.
+- ``fused``: no index of its own; fuses the rankings of its ``parts``;
+- ``external``: a retriever that ran elsewhere (``core.evaluate.traces``): its ranking of
+  each labelled query comes from the log of what it returned, so it has no index and
+  ranks nothing beyond the log's depth.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
     from core.protocols import TextEncoder
     from core.types import Chunk, Document
 
-Family = Literal["dense", "lexical", "fused"]
+Family = Literal["dense", "lexical", "fused", "external"]
 Progress = Callable[[int, int], None]
 
 
@@ -50,6 +53,9 @@ class ScoreScale:
 
 COSINE = ScoreScale(kind="cosine", label="cosine", short="cos", low=-1.0, high=1.0)
 BM25 = ScoreScale(kind="bm25", label="BM25 score", short="BM25", low=0.0)
+THEIRS = ScoreScale(kind="theirs", label="their score", short="score")
+THEIR_RANK = ScoreScale(kind="their-rank", label="1 / their rank (no scores logged)",
+                        short="1/rank", low=0.0, high=1.0)  # fmt: skip
 
 
 class IndexStep(Protocol):
@@ -138,8 +144,10 @@ class MethodSpec:
     def __post_init__(self) -> None:
         if not self.name or any(ch.isspace() for ch in self.name):
             raise ValueError(f"a method name needs characters and no spaces: {self.name!r}")
-        if (self.family == "fused") != (self.index is None):
-            raise ValueError(f"method {self.name}: fused methods, and only they, have no index")
+        if (self.family in ("fused", "external")) != (self.index is None):
+            raise ValueError(
+                f"method {self.name}: fused and external methods, and only they, have no index"
+            )
         if self.family == "fused" and len(self.parts) < 2:
             raise ValueError(f"method {self.name}: a fusion needs at least two parts")
         if self.embedding is not None and self.family != "dense":
@@ -152,5 +160,7 @@ class MethodSpec:
 
     @property
     def indexed_parts(self) -> tuple[str, ...]:
-        """The stored methods this method needs: itself, or its parts."""
+        """The stored methods this method needs: itself, its parts, or none (external)."""
+        if self.family == "external":
+            return ()
         return self.parts if self.family == "fused" else (self.name,)

@@ -1,0 +1,304 @@
+"""A run of your retriever, from its log, beside our methods over exactly its chunk spans.
+
+``import_run`` turns a retrieval log (``core.evaluate.traces``) into an ``EvalRun``:
+
+- the log's queries are matched to the labelled queries by id, else by their text
+  (whitespace and case aside); a logged query without a label is kept in the run's
+  ``imported["unlabelled"]`` for reading and left out of the metrics;
+- every hit is mapped to a chunk of the imported chunk set (``core.imported``): by its
+  id (the id the set's import knew), or by its text (the chunk of the set with that text,
+  else the text anchored in the set's documents like an imported chunk, then the set's
+  chunk it overlaps most). A hit that maps to no anchored chunk of the set keeps its rank
+  as a miss and is listed in ``imported["outside"]`` with why; it is never dropped;
+- the retriever is a method of the run (family ``external``, ``core.methods``): its
+  ranking of a query is the log's, ranks as logged (a hit outside the set holds its rank,
+  so the hits after it are not promoted). Rank metrics (hit@k, recall@k, MRR, nDCG@10)
+  read those ranks; character precision and IoU count the characters of the hits in the
+  set; span validity counts a hit outside the set as a citation that does not verify.
+  Its full-depth rank of the gold is its rank in the log, or none beyond the log's depth;
+- ``methods`` (naive, late, bm25, ...) are computed by ``run_eval`` over the same
+  documents chunked by the chunk set, so their deltas against the retriever compare
+  retrievers, not boundaries. The run's ``policy`` is the chunk set's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from core import methods as method_registry
+from core.evaluate.corpus import Corpus
+from core.evaluate.labels import LabelledQuery
+from core.evaluate.metrics import MetricSpec, query_metrics
+from core.evaluate.resolve import ResolvedQuery
+from core.evaluate.runner import EvalConfig, run_eval
+from core.evaluate.runs import EvalRun, RankedHit
+from core.evaluate.scoring import EmbedFn, Scored, gold_masks
+from core.evaluate.traces import TraceError, TraceHit, TraceQuery, trace_depth
+from core.imported.anchor import anchor_document
+from core.imported.chunkset import ChunkSet, policy_spec
+from core.imported.shapes import ForeignChunk
+from core.types import Document
+
+if TYPE_CHECKING:
+    from core.embed.cache import VectorCache
+    from core.protocols import TextEncoder
+
+DEFAULT_NAME = "yours"
+_MIN_OVERLAP = 0.5  # a hit anchored off the set's spans maps to one it half covers
+Span = tuple[str, int, int]  # (doc_id, char_start, char_end)
+
+
+@dataclass(frozen=True, slots=True)
+class _Outside:
+    """A logged hit that is no chunk of the set: a miss at its rank, never a citation."""
+
+    text: str
+    doc_id: str = ""
+    doc_sha256: str = ""
+    char_start: int = 0
+    char_end: int = 0
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+class _HitMapper:
+    """Logged hits to the set's anchored chunks (see the module docstring)."""
+
+    def __init__(self, chunk_set: ChunkSet, docs: dict[str, Document]) -> None:
+        self.docs = docs
+        self.by_id: dict[str, Any] = {}
+        self.by_text: dict[str, list[Span]] = {}
+        self.spans: dict[str, list[tuple[int, int]]] = {}
+        for chunk in chunk_set.chunks:
+            a = chunk.anchor
+            span = None
+            if a.doc_id is not None and a.char_start is not None and a.char_end is not None:
+                span = (a.doc_id, a.char_start, a.char_end)
+                self.by_text.setdefault(_norm(chunk.given.text), []).append(span)
+                self.spans.setdefault(a.doc_id, []).append((a.char_start, a.char_end))
+            if chunk.given.foreign_id is not None:
+                self.by_id[chunk.given.foreign_id] = (span, a)
+
+    def map(self, hit: TraceHit) -> Span | str:
+        """The hit's chunk span, or why it has none (one line)."""
+        if hit.chunk_id is not None:
+            if hit.chunk_id not in self.by_id:
+                if hit.text is None:
+                    return f"chunk id {hit.chunk_id!r} is not in the chunk set"
+            else:
+                span, anchor = self.by_id[hit.chunk_id]
+                if span is not None:
+                    return span
+                return f"chunk {hit.chunk_id!r} of the set is {anchor.anchor}: {anchor.detail}"
+        assert hit.text is not None
+        same = sorted(set(self.by_text.get(_norm(hit.text), [])))
+        if hit.source is not None:
+            same = [s for s in same if self._named(s[0], hit.source)] or same
+        if len(same) == 1:
+            return same[0]
+        return self._anchor(hit)
+
+    def _named(self, doc_id: str, source: str) -> bool:
+        doc = self.docs[doc_id]
+        name = source.replace("\\", "/").rsplit("/", 1)[-1]
+        return (
+            name in (doc.doc_id, doc.source.rsplit("/", 1)[-1]) or name.rsplit(".", 1)[0] == doc_id
+        )
+
+    def _anchor(self, hit: TraceHit) -> Span | str:
+        assert hit.text is not None
+        candidates = [d for d in self.docs if hit.source is None or self._named(d, hit.source)]
+        found: list[Span] = []
+        foreign = ForeignChunk(index=0, text=hit.text, source=None, claimed_start=None,
+                               claimed_end=None, page=None, foreign_id=None)  # fmt: skip
+        for doc_id in candidates or list(self.docs):
+            anchor = anchor_document(self.docs[doc_id], [foreign])[0]
+            if anchor.char_start is not None and anchor.char_end is not None:
+                found.append((doc_id, anchor.char_start, anchor.char_end))
+        if len(found) != 1:
+            return (
+                "its text is in none of the set's documents"
+                if not found
+                else ("its text is in several of the set's documents")
+            )
+        doc_id, start, end = found[0]
+        best, share = None, 0.0
+        for a, b in self.spans.get(doc_id, []):
+            common = min(b, end) - max(a, start)
+            if common > 0 and common / max(end - start, 1) > share:
+                best, share = (a, b), common / max(end - start, 1)
+        if best is None or share < _MIN_OVERLAP:
+            return f"its text is at {doc_id} chars {start:,}-{end:,}, inside no chunk of the set"
+        return (doc_id, *best)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Logged:
+    """One labelled query's logged hits: in the set (span) or outside (why), by rank."""
+
+    hits: tuple[tuple[TraceHit, Span | str], ...]
+
+
+def _match(
+    trace: Sequence[TraceQuery], labels: Sequence[LabelledQuery]
+) -> tuple[dict[str, TraceQuery], list[TraceQuery]]:
+    """Logged queries by the id of their label; those without one."""
+    by_id = {q.id: q for q in labels}
+    by_text: dict[str, list[LabelledQuery]] = {}
+    for label in labels:
+        by_text.setdefault(_norm(label.query), []).append(label)
+    matched: dict[str, TraceQuery] = {}
+    unlabelled: list[TraceQuery] = []
+    for logged in trace:
+        label = by_id.get(logged.query_id or "")
+        if label is None and logged.query is not None:
+            same = by_text.get(_norm(logged.query), [])
+            label = same[0] if len(same) == 1 else None
+        if label is None:
+            unlabelled.append(logged)
+            continue
+        if label.id in matched:
+            raise TraceError(f"the log holds query {label.id!r} twice: keep one retrieval a query")
+        matched[label.id] = logged
+    return matched, unlabelled
+
+
+def _scored_from_log(
+    logged: dict[str, _Logged], scored_scale: bool
+) -> Any:  # -> core.evaluate.runner.GivenRanking
+    def rank(resolved: Sequence[ResolvedQuery], corpus: Corpus, spec: MetricSpec) -> list[Scored]:
+        row_of = {(c.doc_id, c.char_start, c.char_end): i for i, c in enumerate(corpus.chunks)}
+        masks = gold_masks(resolved, corpus)
+        out = []
+        for query, mask in zip(resolved, masks, strict=True):
+            entries = logged[query.query.id].hits[: spec.depth]
+            ranked: list[Any] = []
+            valid: list[bool] = []
+            hits: list[RankedHit] = []
+            for hit, place in entries:
+                row = row_of.get(place) if isinstance(place, tuple) else None
+                if row is None:  # outside the set: a miss at its rank
+                    ranked.append(_Outside(text=hit.text or ""))
+                    valid.append(False)
+                    continue
+                chunk = corpus.chunks[row]
+                ranked.append(chunk)
+                valid.append(bool(corpus.valid[row]))
+                score = hit.score if scored_scale and hit.score is not None else 1.0 / hit.rank
+                hits.append(RankedHit(chunk_id=chunk.chunk_id, rank=hit.rank, score=score))
+            gold = [(g.char_start, g.char_end) for g in query.gold]
+            values = query_metrics(ranked, gold_doc=query.doc_id, gold=gold,
+                                   n_relevant=int(mask.sum()), spec=spec, valid=valid)  # fmt: skip
+            full = _first_gold(logged[query.query.id], row_of, corpus, query, gold)
+            first = full if full is not None and full <= spec.depth else None
+            out.append(Scored(tuple(hits), values, first, full, len(logged[query.query.id].hits)))
+        return out
+
+    return rank
+
+
+def _first_gold(
+    entry: _Logged, row_of: dict[Span, int], corpus: Corpus, query: ResolvedQuery,
+    gold: list[tuple[int, int]],
+) -> int | None:  # fmt: skip
+    """The logged rank of the first hit on a gold span, however deep the log goes."""
+    for hit, place in entry.hits:
+        row = row_of.get(place) if isinstance(place, tuple) else None
+        if row is not None and _relevant(corpus.chunks[row], query, gold):
+            return hit.rank
+    return None
+
+
+def _relevant(chunk: Any, query: ResolvedQuery, gold: list[tuple[int, int]]) -> bool:
+    return chunk.doc_id == query.doc_id and any(
+        chunk.char_start < e and s < chunk.char_end for s, e in gold
+    )
+
+
+def _digest(trace: Sequence[TraceQuery]) -> str:
+    raw = json.dumps(
+        [
+            [q.query_id, q.query, [[h.rank, h.chunk_id, h.text, h.source, h.score] for h in q.hits]]
+            for q in trace
+        ],  # fmt: skip
+        ensure_ascii=True,
+    )
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def import_run(
+    trace: Sequence[TraceQuery],
+    labels: Sequence[LabelledQuery],
+    chunk_set: ChunkSet,
+    docs: Sequence[Document],
+    *,
+    encoder: TextEncoder,
+    name: str = DEFAULT_NAME,
+    methods: Sequence[str] = (),
+    ks: Sequence[int] = (1, 5, 10),
+    shape: str = "hits",
+    trace_name: str = "trace",
+    embed: EmbedFn | None = None,
+    cache: VectorCache | None = None,
+    progress: Any = None,
+) -> EvalRun:
+    """The run of ``trace`` (see the module docstring); ``TraceError`` (one line) when the
+    log fits neither the labels nor the chunk set."""
+    from core.chunk import registry as policy_registry
+
+    held = {d.doc_id: d for d in docs if chunk_set.docs.get(d.doc_id) == d.sha256}
+    if missing := sorted(set(chunk_set.docs) - set(held)):
+        raise TraceError(
+            f"chunk set {chunk_set.name} was anchored in {', '.join(missing)}, which the "
+            "documents given do not hold at that version: pass them with --docs"
+        )
+    scored = any(h.score is not None for q in trace for h in q.hits)
+    method_registry.register_external(name, scored=scored)
+    policy_registry.register(policy_spec(chunk_set), replace=True)
+    policy = policy_registry.get(chunk_set.name).default_policy()
+    matched, unlabelled = _match(trace, labels)
+    if not matched:
+        raise TraceError(
+            f"none of the log's {len(trace)} queries is in the query set (by id or by text): "
+            "check that --queries labels the queries the log holds"
+        )
+    mapper = _HitMapper(chunk_set, held)
+    logged = {qid: _Logged(hits=tuple((h, mapper.map(h)) for h in q.hits))
+              for qid, q in matched.items()}  # fmt: skip
+    ours = tuple(m for m in method_registry.parse_methods(methods) if m != name) if methods else ()
+    config = EvalConfig(policy=policy, methods=(name, *ours), ks=tuple(ks))
+    labelled = [q for q in labels if q.id in matched]
+    run = run_eval(
+        labelled, list(held.values()), config, encoder=encoder, embed=embed, cache=cache,
+        progress=progress, given={name: _scored_from_log(logged, scored)},
+        identity={"trace_sha256": _digest(trace), "external": name},
+    )  # fmt: skip
+    outside = [
+        {"query_id": qid, "rank": hit.rank, "hit": hit.chunk_id or (hit.text or "")[:120],
+         "why": place}
+        for qid, entry in logged.items() for hit, place in entry.hits if isinstance(place, str)
+    ]  # fmt: skip
+    info: dict[str, object] = {
+        "method": name,
+        "scored": scored,
+        "shape": shape,
+        "trace": trace_name,
+        "chunk_set": chunk_set.name,
+        "depth": trace_depth(trace),
+        "queries_in_trace": len(trace),
+        "labelled": len(matched),
+        "labels_not_logged": [q.id for q in labels if q.id not in matched],
+        "unlabelled": [
+            {"query_id": q.query_id, "query": q.query, "hits": len(q.hits), "note": q.note}
+            for q in unlabelled
+        ],
+        "hits": sum(len(e.hits) for e in logged.values()),
+        "outside": outside,
+    }
+    return replace(run, imported=info)
