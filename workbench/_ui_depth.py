@@ -62,7 +62,7 @@ def rank_rows(ranks: dict, k: int) -> list[dict]:
         scale = get(method).score
         rows.append({
             "method": method,
-            "rank": None if found.rank is None else f"{found.rank:,} of {found.scope_size:,}",
+            "rank": found.label,
             "score": found.score,
             "rank 1": found.top_score,
             f"rank {k}": found.kth_score,
@@ -146,13 +146,7 @@ def depth_panel(query: str, wide, policy, doc_id: str | None, k: int, hit, opene
         query, target.chunk_id, methods=wide.methods, encoder=eng.encoder(), store=opened,
         policy=policy, doc_id=doc_id, k=k,
     )  # fmt: skip
-    st.caption(
-        "At full depth: "
-        + " · ".join(
-            f"{m} {'-' if r.rank is None else f'{r.rank:,} of {r.scope_size:,}'}"
-            for m, r in ranks.items()
-        )
-    )
+    st.caption("At full depth: " + " · ".join(f"{m} {r.label}" for m, r in ranks.items()))
     numbers = ("score", "rank 1", f"rank {k}", f"to enter the top {k}")
     st.dataframe(
         rank_rows(ranks, k), hide_index=True,

@@ -207,10 +207,7 @@ def rank_panel(run, record, docs: dict[str, Document]) -> None:
             f"{_ui.md(' '.join(target.text.split())[:100])}"
         )
         st.caption(
-            "At full depth: " + " · ".join(
-                f"{m} {'-' if r.rank is None else f'{r.rank:,} of {r.scope_size:,}'}"
-                for m, r in ranks.items()
-            )
+            "At full depth: " + " · ".join(f"{m} {r.label}" for m, r in ranks.items())
         )  # fmt: skip
         numbers = ("score", "rank 1", f"rank {run.text_k}", f"to enter the top {run.text_k}")
         st.dataframe(

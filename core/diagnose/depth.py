@@ -49,6 +49,16 @@ class FullRank:
     k: int
     top_score: float | None
     kth_score: float | None
+    beyond: int | None = None  # an external retriever's log depth, when the chunk is past it
+
+    @property
+    def label(self) -> str:
+        """``12 of 4,000``; ``beyond its log's depth of 10``; ``-`` when not ranked."""
+        if self.rank is not None:
+            return f"{self.rank:,} of {self.scope_size:,}"
+        if self.beyond is not None:
+            return f"beyond its log's depth of {self.beyond:,}"
+        return "-"
 
     @property
     def to_enter(self) -> float | None:

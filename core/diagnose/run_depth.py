@@ -57,7 +57,8 @@ class RunRanker:
 
     @property
     def prepared(self) -> bool:
-        """Whether every stored method's chunk side is computed (``prepare`` has run)."""
+        """Whether every stored method's chunk side is computed (``prepare`` has run; an
+        external retriever has none: its ranks are in the run)."""
         return all(m in self._sides for m in registry.needs_indexing(self.run.methods))
 
     def prepare(self, progress: Progress | None = None) -> None:
@@ -126,9 +127,27 @@ class RunRanker:
         row = self.row_of.get(chunk_id)
         out = {}
         for method in self.run.methods:
+            if registry.get(method).family == "external":
+                out[method] = self._logged(method, query, chunk_id, k)
+                continue
             scores = self._scores(method, query, allowed, qvec)
             out[method] = _full_rank(method, chunk_id, scores, allowed, row, k)
         return out
+
+    def _logged(self, method: str, query: str, chunk_id: str, k: int) -> FullRank:
+        """An external retriever's rank of the chunk: where its log put it for this query
+        (the run's own query of that text), or beyond the log's depth."""
+        record = next((q for q in self.run.queries if q.query == query), None)
+        hits = list(record.top.get(method, ())) if record is not None else []
+        depth = record.scope_size if record is not None else 0
+        mine = next((h for h in hits if h.chunk_id == chunk_id), None)
+        kth = next((h.score for h in hits if h.rank == k), None)
+        return FullRank(
+            method=method, chunk_id=chunk_id, rank=None if mine is None else mine.rank,
+            score=None if mine is None else mine.score, scope_size=depth, k=k,
+            top_score=hits[0].score if hits else None, kth_score=kth,
+            beyond=None if mine is not None else depth,
+        )  # fmt: skip
 
     def chunks_of(self, doc_id: str) -> Sequence[Any]:
         """The run's chunks of ``doc_id`` in text order."""

@@ -81,10 +81,13 @@ def default_triage_path() -> Path:
 
 
 def default_method(run: EvalRun) -> str:
-    """The method triaged when none is named: the elaborate one of ``PAIRED`` (late) if
-    the run has it, else the first."""
+    """The method triaged when none is named: an imported run's retriever; else the
+    elaborate one of ``PAIRED`` (late) if the run has it, else the first."""
     from core.methods import PAIRED
 
+    imported = run.imported.get("method") if run.imported else None
+    if isinstance(imported, str) and imported in run.methods:
+        return imported  # an imported run is read for its own retriever's failures
     return next((m for m in reversed(PAIRED) if m in run.methods), run.methods[0])
 
 
