@@ -16,8 +16,9 @@ from streamlit.testing.v1 import AppTest
 
 from core.chunk import registry
 from core.cli import main
-from core.imported import import_chunks, save_chunk_set
+from core.imported import import_chunks, read_file, save_chunk_set
 from core.imported.shapes import ForeignChunk
+from core.ingest import load_document
 from tests.conftest import SAMPLE_DOCS
 from tests.test_app_engine_pages import fake, wait_for_job
 from tests.test_app_engine_pages import open_page as engine_page
@@ -118,3 +119,50 @@ def test_compare_ranks_exactly_the_imported_spans(fake, store_dir) -> None:
     cited = [(q["doc"][0], *map(int, q["span"][0].split("-"))) for q in links if "span" in q]
     assert len(cited) >= 30
     assert set(cited) <= spans
+
+
+def test_evaluate_imports_a_run_and_reads_its_failures(fake, store_dir) -> None:
+    """A retriever's log over an imported set of the speech: scored as `yours` beside
+    bm25, its failures read first, what the import could not place said above."""
+    from core.library import Library
+
+    data, _, _ = rows_with_a_wrong_claim()
+    doc = load_document(SOTU)
+    Library.in_folder(store_dir / "library").add(
+        SOTU.read_bytes(), name=SOTU.name, doc_id=doc.doc_id, sha256=doc.sha256
+    )
+    shape, rows = read_file(data, "speech.jsonl")
+    chunk_set, _ = import_chunks(rows, [doc], name="speech", shape=shape, origin="speech.jsonl")
+    save_chunk_set(store_dir / "chunksets", chunk_set)
+    placed = [c for c in chunk_set.chunks if c.anchor.char_start is not None]
+    texts = [c.given.text for c in placed]
+    labels, log = [], []
+    for i in range(4):  # the gold is chunk 10 i; the log ranks it first for two queries
+        gold = placed[10 * i].anchor
+        labels.append(
+            {
+                "id": f"q{i}",
+                "query": f"question {i}",
+                "doc": doc.doc_id,
+                "gold": [{"char_start": gold.char_start, "char_end": gold.char_start + 40}],
+            }
+        )
+        order = [texts[10 * i], texts[3]] if i < 2 else [texts[3], texts[4], "Not in the speech."]
+        log.append({"query_id": f"q{i}", "hits": [{"text": t} for t in order]})
+    at = engine_page("evaluate")
+    at.file_uploader(key="cs_run_import_trace").set_value(
+        [("log.jsonl", "".join(json.dumps(x) + "\n" for x in log).encode(), "application/json")]
+    )
+    at.file_uploader(key="cs_run_import_labels").set_value(
+        [("q.jsonl", "".join(json.dumps(x) + "\n" for x in labels).encode(), "application/json")]
+    )
+    at.multiselect(key="cs_run_import_methods").set_value(["bm25"])
+    next(b for b in at.button if b.label == "Import the run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = next(d.value for d in at.dataframe if "metric" in d.value.columns)
+    mrr = table[table["metric"] == "mrr"]
+    assert float(mrr["yours"].iloc[0]) == 0.5 and int(mrr["yours n"].iloc[0]) == 4
+    captions = " ".join(plain(c.value) for c in at.caption)
+    assert "**yours** imported from log.jsonl (hits) over chunk set **speech**" in captions
+    assert "2 of 10 hits outside the set" in captions
+    assert at.selectbox(key="cs_triage_method").value == "yours"

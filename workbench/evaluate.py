@@ -9,11 +9,12 @@ from core.errors import ChunkscopeError
 from core.evaluate import CAUSES, EvalConfig, agreement, sample_failures
 from core.evaluate.triage import CAUSE_HELP, default_method
 from core.render.failure_charts import cause_bar_figure, rank_scatter_figure
-from workbench import _ui, _ui_controls, _ui_frame
+from workbench import _ui, _ui_controls, _ui_frame, _ui_runs_import
 from workbench import _ui_depth as dep
 from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
 from workbench import _ui_methods as meth
+from workbench import _ui_roles as roles
 from workbench import _ui_triage as tri
 from workbench import _ui_why as why
 
@@ -28,7 +29,9 @@ st.caption(
 )
 eng.require_encoder()
 runs = tri.saved_runs()
+editing = roles.editing_enabled()  # a viewer reads runs and failures; editors run and tag
 with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_circle:"):
+    roles.viewer_note("run evaluations")
     sources = {"demo": "Demo datasheets (35 questions)"}
     if tri.EVAL_DIR.is_dir():
         sources["shared"] = "Shared set (chunking_evaluation)"
@@ -57,15 +60,21 @@ with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_ci
         format_func={"corpus": "all documents", "doc": "its own document"}.get,
     )  # fmt: skip
     st.caption(f"Labelled queries: {len(queries)} · documents: {len(docs)}")
-    if st.button("Run", type="primary", disabled=not (queries and methods and ks)):
+    if editing and st.button("Run", type="primary", disabled=not (queries and methods and ks)):
         try:
             config = EvalConfig(policy=policy, methods=tuple(methods), ks=tuple(ks), scope=scope)
             tri.run_evaluation(queries, docs, config)
             runs = tri.saved_runs()
         except ChunkscopeError as exc:
             st.error(_ui.md(exc), icon=":material/error:")
+with st.expander("Import a run of your retriever", icon=":material/input:"):
+    _ui_runs_import.import_form()
+    runs = tri.saved_runs()
 if not runs:
-    st.info("No run yet: run the demo set above (about a minute on a laptop CPU).")
+    st.info(
+        "No run yet: run the demo set above (about a minute on a laptop CPU)."
+        if editing else "No run yet: an editor runs evaluations here."
+    )  # fmt: skip
     st.stop()
 if st.session_state[K.RUN] not in runs:
     st.session_state[K.RUN] = next(iter(runs))
@@ -73,6 +82,7 @@ run = runs[st.selectbox("Run", list(runs), key=K.RUN, format_func=lambda r: tri.
 docs = st.session_state[K.RUN_DOCS].get(run.run_id) or tri.documents_for(dict(run.corpus))
 if run.unresolved:
     st.warning(f"{len(run.unresolved)} queries did not resolve to a span and were left out.")
+_ui_runs_import.imported_note(run)
 
 st.subheader(f"{run.n_queries} queries · policy {run.policy.get('key', '')} · top {run.text_k}")
 left, right = st.columns([3, 2], gap="medium")
@@ -132,11 +142,12 @@ why.why_panel(diagnosis, docs.get(failure.doc_id))
 suggested = diagnosis.suggested if diagnosis and diagnosis.suggested in CAUSES else ""
 note_key = f"cs_note_{run.run_id}_{failure.query_id}"
 st.session_state.setdefault(note_key, own.note if (own := tri.own_tag(failure)) else "")
-st.text_input("Note (saved with the tag)", key=note_key)
+if editing:
+    st.text_input("Note (saved with the tag)", key=note_key)
 size = len(sample)
 buttons = st.columns(len(CAUSES) + 2)
 buttons[0].button("Prev", shortcut="Left", on_click=tri.step, args=(-1, size))
-for i, cause in enumerate(CAUSES, start=1):
+for i, cause in enumerate(CAUSES if editing else (), start=1):
     chosen = tri.chosen_cause(failure, suggested) == cause  # exactly one, or none
     hint = " (the suggested cause)" if cause == suggested else ""
     buttons[i].button(
@@ -148,7 +159,8 @@ buttons[-1].button("Next", shortcut="Right", on_click=tri.step, args=(1, size))
 tagged = f"Tagged **{own.cause}**. " if own else tri.elsewhere_line(failure) or "Not tagged yet. "
 offered, agreed = agreement(triage, run.run_id)
 agreed_line = f" The suggestion agreed with {agreed} of {offered} tags." if offered else ""
-st.caption(tagged + "Keys: 1-6 tag it (and move on), ← previous, → next." + agreed_line)
+keys = "Keys: " + ("1-6 tag it (and move on), " if editing else "") + "← previous, → next."
+st.caption(tagged + keys + agreed_line)
 why.rank_panel(run, run.query(failure.query_id), docs)
 
 chart, files = st.columns([3, 2], gap="medium")

@@ -1,0 +1,109 @@
+"""Glue of "Import a run" on the Evaluate page: a retriever's log and its labels scored
+over an imported chunk set (``core.evaluate.imported_run``), saved with the page's runs
+so every view of a run (metrics, deltas, the failure reader, tags, exports) reads it; and
+what an imported run could not place, shown above its numbers."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.errors import ChunkscopeError
+from core.evaluate import EvalRun, parse_queries, save_run
+from core.evaluate.imported_run import DEFAULT_NAME, import_run
+from core.evaluate.traces import TRACE_SHAPES, read_trace
+from workbench import _ui, _ui_imports
+from workbench import _ui_engine as eng
+from workbench import _ui_triage as tri
+
+FORM = "cs_run_import"
+
+
+def import_form() -> None:
+    """Upload the log and the labels, pick the chunk set and our methods; import."""
+    sets = _ui_imports.offer()
+    if not sets:
+        st.info(
+            "Import your chunks first (Library → Import chunks, or `chunkscope import-chunks`): "
+            "a run's hits are read as chunks of an imported set."
+        )
+        return
+    st.caption(
+        "What your retriever returned per query: hits JSONL (`query_id`, `hits` with "
+        "`chunk_id` or `text`), a Ragas dataset (`user_input`, `retrieved_contexts`) or "
+        "OpenInference retriever spans (`retrieval.documents`), with the labelled queries."
+    )
+    with st.form(FORM, border=False):
+        left, right = st.columns(2)
+        trace = left.file_uploader("Retrieval log (JSONL or JSON)", key=f"{FORM}_trace")
+        labels = right.file_uploader("Labelled queries (JSONL)", key=f"{FORM}_labels")
+        cells = st.columns([2, 1, 1, 3])
+        chunk_set = cells[0].selectbox("Chunk set", list(sets), key=f"{FORM}_set")
+        shape = cells[1].selectbox("Shape", [None, *TRACE_SHAPES], key=f"{FORM}_shape",
+                                   format_func=lambda s: s or "sniff it")  # fmt: skip
+        name = cells[2].text_input("Retriever", DEFAULT_NAME, key=f"{FORM}_name")
+        offered = [m for m in eng.usable_methods()]
+        ours = cells[3].multiselect(
+            "Our methods over the same spans", offered,
+            default=[m for m in ("naive", "late", "bm25") if m in offered], key=f"{FORM}_methods",
+        )  # fmt: skip
+        if st.form_submit_button("Import the run", icon=":material/upload:"):
+            if trace is None or labels is None:
+                st.error("Give both the retrieval log and the labelled queries.")
+                return
+            try:
+                run = _imported(trace, labels, sets[chunk_set], shape, name.strip(), ours)
+            except ChunkscopeError as exc:
+                st.error(_ui.md(exc), icon=":material/error:")
+                return
+            st.session_state[tri.TKey.RUN] = run.run_id
+            st.session_state[tri.TKey.TRIAGE_POS] = None
+            st.session_state[tri.TKey.TRIAGE_METHOD] = None
+
+
+def _imported(trace, labels, chunk_set, shape, name: str, ours: list[str]) -> EvalRun:
+    found, logged = read_trace(trace.getvalue(), trace.name, shape=shape)
+    try:
+        lines = labels.getvalue().decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ChunkscopeError(f"{labels.name} is not UTF-8 text: save it as UTF-8 JSONL") from exc
+    queries = parse_queries(lines, source=labels.name)
+    pool = _ui.library()
+    docs = [pool[d] for d in chunk_set.docs if d in pool]
+    bar = st.progress(0.0, text="Reading the log…")
+
+    def tick(done: int, total: int) -> None:
+        bar.progress(done / total if total else 1.0, text=f"Embedding: {done:,} of {total:,}")
+
+    run = import_run(
+        logged, queries, chunk_set, docs, encoder=eng.encoder(), name=name or DEFAULT_NAME,
+        methods=tuple(ours), shape=found, trace_name=trace.name, cache=eng.vector_cache(),
+        progress=tick,
+    )  # fmt: skip
+    bar.empty()
+    save_run(run, tri.runs_dir() / f"{run.run_id}.json")
+    st.session_state[tri.TKey.RUN_DOCS][run.run_id] = {d.doc_id: d for d in docs}
+    return run
+
+
+def imported_note(run: EvalRun) -> None:
+    """For an imported run: where it came from, and every hit or query it could not place."""
+    info = run.imported
+    if not info:
+        return
+    outside = list(info.get("outside", []))  # type: ignore[call-overload]
+    unlabelled = list(info.get("unlabelled", []))  # type: ignore[call-overload]
+    st.caption(
+        f"**{_ui.md(info['method'])}** imported from {_ui.md(info['trace'])} "
+        f"({info['shape']}) over chunk set **{_ui.md(info['chunk_set'])}**: "
+        f"{info['labelled']} of {info['queries_in_trace']} logged queries labelled and scored, "
+        f"{len(unlabelled)} without a label (kept, not scored); {len(outside)} of "
+        f"{info['hits']} hits outside the set (each a miss at its rank); the log is "
+        f"{info['depth']} deep, so a gold chunk ranked deeper reads as beyond its depth."
+    )
+    if outside or unlabelled:
+        with st.expander(f"{len(outside)} hits outside the set · {len(unlabelled)} unlabelled"):
+            if outside:
+                st.dataframe(outside, hide_index=True, height=_ui.table_height(len(outside)))
+            if unlabelled:
+                st.dataframe(unlabelled, hide_index=True,
+                             height=_ui.table_height(len(unlabelled)))  # fmt: skip
