@@ -27,7 +27,7 @@ CASE_NAMES: tuple[str, ...] = (
     "parse", "tables", "rechunk", "import", BENCHED.alone, BENCHED.windowed, "sweep", "store",
     "lexical", "depth", "signals", "attribution", "ui", "memory", "gpu", "scale",
 )  # fmt: skip
-OPT_IN_CASES: tuple[str, ...] = ("scale-corpus",)  # run only when named in --cases
+OPT_IN_CASES: tuple[str, ...] = ("scale-corpus", "import-run")  # only when named in --cases
 PARSE_REPEATS = 11  # the full run's rounds of the parse and tables cases
 
 

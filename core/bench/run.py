@@ -92,6 +92,13 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         steps.append(("gpu", "long context", lambda: gpu.gpu_cases(s)))
     if "scale" in s.cases:
         steps.append(("scale", "ray indexer", lambda: _scale_rows(inputs)))
+    if "import-run" in s.cases:
+        from core.bench import import_cases as ic
+
+        thunk = _one(lambda: ic.run_case(inputs))
+        steps.append(
+            ("import-run", "import a run", _skip("import-run", no_cuda) if no_cuda else thunk)
+        )
     if "scale-corpus" in s.cases:
         steps.append(("scale-corpus", "ray scale corpus", lambda: _scale_corpus_rows(inputs)))
     return steps

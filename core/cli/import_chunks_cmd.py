@@ -152,12 +152,13 @@ def run(args: argparse.Namespace) -> int:
     register_chunk_sets(folder)
     report = report_dict(chunk_set)
     report["anchor_s"] = round(timing.anchor_s, 4)
-    report["kept_in"] = str(folder / f"{name}.json")
+    kept_in = str(folder / f"{name}.json")
+    report["kept_in"] = kept_in
     if args.json:
         json.dump(report, sys.stdout)
         sys.stdout.write("\n")
     else:
-        _print(chunk_set, timing, report["kept_in"])
+        _print(chunk_set, timing, kept_in)
     return 0
 
 

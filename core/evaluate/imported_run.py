@@ -151,12 +151,12 @@ def _match(
     """Logged queries by the id of their label; those without one."""
     by_id = {q.id: q for q in labels}
     by_text: dict[str, list[LabelledQuery]] = {}
-    for label in labels:
-        by_text.setdefault(_norm(label.query), []).append(label)
+    for each in labels:
+        by_text.setdefault(_norm(each.query), []).append(each)
     matched: dict[str, TraceQuery] = {}
     unlabelled: list[TraceQuery] = []
     for logged in trace:
-        label = by_id.get(logged.query_id or "")
+        label: LabelledQuery | None = by_id.get(logged.query_id or "")
         if label is None and logged.query is not None:
             same = by_text.get(_norm(logged.query), [])
             label = same[0] if len(same) == 1 else None

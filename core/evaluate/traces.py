@@ -222,7 +222,8 @@ def _span(row: Mapping[str, Any], where: str) -> TraceQuery | None:
         raw = {"chunk_id": doc.get("document.id"), "text": doc.get("document.content"),
                "score": doc.get("document.score"), "source": source}  # fmt: skip
         hits.append(_hit(raw, position, where))
-    context = row.get("context") if isinstance(row.get("context"), dict) else {}
+    nested = row.get("context")
+    context: dict[str, Any] = nested if isinstance(nested, dict) else {}
     ident = row.get("context.span_id", context.get("span_id", row.get("span_id")))
     return TraceQuery(
         query_id=None if ident in (None, "") else str(ident),

@@ -279,6 +279,8 @@ def _verdict(text: _Text, chunk: ForeignChunk, item: _Found, threshold: float) -
     doc = text.doc
     kind: AnchorKind
     details: list[str] = []
+    start: int | None = None
+    end: int | None = None
     if item.chosen is not None:
         start, end = item.chosen
         exact = item.how != "words" and doc.text[start:end] == chunk.text.strip()
@@ -291,12 +293,10 @@ def _verdict(text: _Text, chunk: ForeignChunk, item: _Found, threshold: float) -
             )
     elif item.places:
         kind = "ambiguous"
-        start = end = None
         many = f"{len(item.places)}" if len(item.places) <= _MAX_PLACES else f"over {_MAX_PLACES}"
         details.append(f"its text occurs {many} times and nothing decides which")
     else:
         kind = "missing"
-        start = end = None
         best = item.coverage or 0.0
         where = f" on its page {chunk.page} or the next" if item.how == "page" else ""
         details.append(

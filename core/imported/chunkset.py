@@ -113,8 +113,8 @@ class ChunkSet:
 
     def counts(self) -> dict[str, dict[str, int]]:
         """How many chunks have each anchor and each claim verdict (every kind listed)."""
-        anchors = {k: 0 for k in ANCHORS}
-        claims = {k: 0 for k in CLAIMS}
+        anchors: dict[str, int] = {k: 0 for k in ANCHORS}
+        claims: dict[str, int] = {k: 0 for k in CLAIMS}
         for chunk in self.chunks:
             anchors[chunk.anchor.anchor] += 1
             claims[chunk.anchor.claim] += 1
