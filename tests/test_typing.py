@@ -4,7 +4,7 @@
 store, a method's index step, the records function), real and fake, to its Protocol,
 so this test fails when one drifts from its interface, and on any other type error in
 ``core``. The settings are ``[tool.mypy]`` in pyproject.toml. About 30 s without mypy's
-cache, 10 s with it.
+cache, 10 s with it, on a quiet machine; no timeout, since load only slows it.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ CHECKED = ("core", "tests/fakes.py", "tests/protocol_checks.py")
 
 
 @pytest.mark.typing
-@pytest.mark.timeout(180)
 def test_mypy_finds_no_error_in_core_or_the_fakes() -> None:
+    # No wall-clock limit: on a loaded 2-core machine mypy took longer than any fixed one,
+    # and a type check that passes slowly has still passed.
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--explicit-package-bases", *CHECKED],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=170,
         check=False,
     )
     if "No module named mypy" in done.stderr:
