@@ -5,6 +5,7 @@ signature or attribute that drifts from the Protocol fails ``tests/test_typing.p
 from __future__ import annotations
 
 from core.embed.encoder import Encoder
+from core.embed.http import HttpEncoder
 from core.index import method_records
 from core.methods.dense import embed_step
 from core.methods.lexical import lexical_step
@@ -14,13 +15,13 @@ from core.store import ChunkStore
 from tests.fakes import FakeEncoder, fake_embed_chunks
 
 
-def encoders(real: Encoder) -> list[TextEncoder]:
-    """The model encoder and the test fake are both encoders."""
-    return [real, FakeEncoder()]
+def encoders(real: Encoder, remote: HttpEncoder) -> list[TextEncoder]:
+    """The model encoder, an embeddings server's and the test fake are all encoders."""
+    return [real, remote, FakeEncoder()]
 
 
-def query_encoders(real: Encoder) -> list[QueryEncoder]:
-    return [real, FakeEncoder()]
+def query_encoders(real: Encoder, remote: HttpEncoder) -> list[QueryEncoder]:
+    return [real, remote, FakeEncoder()]
 
 
 def stores(real: ChunkStore) -> tuple[ChunkIndex, IndexListing]:

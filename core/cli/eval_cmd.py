@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from core.cli.index_cmd import methods_help
+from core.cli.index_cmd import add_embed_arguments, http_encoder_of, methods_help
 from core.cli.options import add_policy_arguments, policy_of
 from core.errors import LabelError
 from core.ingest.formats import describe_formats
@@ -47,10 +47,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_policy_arguments(parser, default="fixed")
     parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
     parser.add_argument(
-        "--methods", default=DEFAULT_METHODS, help=methods_help(f"default {DEFAULT_METHODS}")
+        "--methods",
+        help=methods_help(f"default {DEFAULT_METHODS}; with --embed-url, those it can run"),
     )
     parser.add_argument("--k", default="1,5,10", help="cut-offs for hit@k and recall@k (1,5,10)")
     parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM)")
+    add_embed_arguments(parser)
     parser.add_argument(
         "--scope",
         choices=("corpus", "doc"),
@@ -107,12 +109,18 @@ def expand_docs(paths: Sequence[str]) -> list[Path]:
 
 
 def load_model(args: argparse.Namespace) -> tuple[Any, Callable[..., Any], Any]:
-    """``(encoder, method_records, tokenizer)`` for ``--model``: the seam tests replace."""
+    """``(encoder, method_records, tokenizer)`` for ``--model``, or for ``--embed-url``
+    (the server encodes; the default model's tokenizer counts chunk tokens, torch is not
+    loaded): the seam tests replace."""
+    from core.index import method_records
+    from core.tokens import load_tokenizer
+
+    remote = http_encoder_of(args)
+    if remote is not None:
+        return remote, method_records, load_tokenizer(remote.model_dir)
     import torch
 
     from core.embed import load_encoder
-    from core.index import method_records
-    from core.tokens import load_tokenizer
 
     torch.use_deterministic_algorithms(True)
     return load_encoder(args.model), method_records, load_tokenizer(args.model)
@@ -122,7 +130,13 @@ def _config(args: argparse.Namespace) -> Any:
     from core.cli.index_cmd import parse_methods
     from core.evaluate import EvalConfig
 
-    methods = parse_methods(args.methods) or parse_methods(DEFAULT_METHODS) or ()
+    if http_encoder_of(args) is not None:  # checks the --embed-* flags before any work
+        from core.embed.http import http_default_methods, require_usable
+
+        methods = parse_methods(args.methods) or http_default_methods()
+        require_usable(methods)
+    else:
+        methods = parse_methods(args.methods) or parse_methods(DEFAULT_METHODS) or ()
     policy = policy_of(args)
     try:
         return EvalConfig(

@@ -9,7 +9,9 @@ indexed or skipped, 2 when any failed (each on its own line, the others indexed)
 a usage error, 130 when stopped by Ctrl-C.
 
 The helpers ``add_store_arguments``, ``add_policy_arguments`` (from ``options``),
-``add_model_arguments`` and ``parse_methods`` are shared with ``query`` and ``eval``.
+``add_model_arguments`` and ``parse_methods`` are shared with ``query`` and ``eval``;
+``add_embed_arguments`` and ``http_encoder_of`` (an embeddings server in place of a local
+model, ``core.embed.http``) with ``eval``.
 Without ``--methods``, every registered method is indexed (``core.methods``); a fusion
 named in ``--methods`` is indexed as its parts.
 """
@@ -21,11 +23,14 @@ import json
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.cli.options import add_policy_arguments, policy_of
-from core.errors import ChunkscopeError
+from core.errors import ChunkscopeError, ModelError
 from core.ingest.formats import describe_formats
+
+if TYPE_CHECKING:
+    from core.embed.http import HttpEncoder
 
 DEFAULT_POLICY = "structure"
 
@@ -43,6 +48,51 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM-L6)")
     parser.add_argument("--pooling", help="mean or cls, for a model folder without a config")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
+
+
+def add_embed_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--embed-url``, ``--embed-model``, ``--embed-key-env``: vectors from an
+    OpenAI-compatible embeddings server (``core.embed.http``); read by
+    :func:`http_encoder_of`. The default key variable is spelled here, not imported, so
+    ``--help`` loads no HTTP client (a test holds it equal to ``DEFAULT_KEY_ENV`` of
+    ``core.embed.http``)."""
+    group = parser.add_argument_group("your embedder over HTTP")
+    group.add_argument(
+        "--embed-url",
+        metavar="URL",
+        help="an OpenAI-compatible embeddings server (http://HOST:PORT[/v1/embeddings]) "
+        "that encodes the chunks instead of a local model; late chunking is refused",
+    )
+    group.add_argument("--embed-model", metavar="NAME", help="the model the server is asked for")
+    group.add_argument(
+        "--embed-key-env",
+        metavar="VAR",
+        help="environment variable holding the API key, sent as a bearer token "
+        "(default $CHUNKSCOPE_EMBED_KEY, when set)",
+    )
+
+
+def http_encoder_of(args: argparse.Namespace) -> HttpEncoder | None:
+    """The ``core.embed.http.HttpEncoder`` that ``--embed-url``/``--embed-model``/
+    ``--embed-key-env`` ask for, or None without ``--embed-url`` (a namespace without
+    these flags gives None too). Nothing is sent until the first text is encoded.
+    ``ModelError`` (one line) for a flag without its partner or next to ``--model``."""
+    url = getattr(args, "embed_url", None)
+    model = getattr(args, "embed_model", None)
+    key_env = getattr(args, "embed_key_env", None)
+    if not url:
+        if model or key_env:
+            raise ModelError("--embed-model and --embed-key-env go with --embed-url: give it")
+        return None
+    if not model:
+        raise ModelError("--embed-url needs --embed-model NAME: the model the server is asked for")
+    if getattr(args, "model", None):
+        raise ModelError("--model and --embed-url both name the encoder: give one of them")
+    from core.embed.http import DEFAULT_KEY_ENV, HttpEncoder
+
+    return HttpEncoder(
+        url, model, key_env=key_env or DEFAULT_KEY_ENV, require_key=key_env is not None
+    )
 
 
 def parse_methods(text: str | None) -> tuple[str, ...] | None:

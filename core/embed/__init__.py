@@ -10,6 +10,10 @@ that computes its vectors and the rule of its cache variant. The built-in ones:
   (``contextual.py``).
 
 Chunk text, spans and citations never differ between methods; only the vectors do.
+
+The naive and contextual vectors are texts encoded alone (``encodes_texts_alone``), so
+they run on any ``TextEncoder``, an embeddings server's (``core.embed.http``) included;
+late chunking pools token states, which only the local ``Encoder`` gives.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 from core import methods
 from core.embed.cache import CacheKey, VectorCache
-from core.embed.contextual import contextual_text
+from core.embed.contextual import contextual_text, contextual_vectors
 from core.embed.encoder import DEFAULT_MODEL_NAME, POOLINGS, Encoder, load_encoder
 from core.embed.late import (
     WindowPolicy,
@@ -27,6 +31,7 @@ from core.embed.late import (
     late_windows,
     window_policy,
 )
+from core.embed.naive import naive_vectors
 from core.embed.records import ChunkVector, LateWindow
 from core.errors import ModelError
 from core.methods import DenseEmbedding, MethodSpec
@@ -44,12 +49,29 @@ __all__ = [
     "contextual_text",
     "embed_chunks",
     "embedding_of",
+    "encodes_texts_alone",
     "late_windows",
     "load_encoder",
     "window_policy",
 ]
 
 Progress = Callable[[int, int], None]
+# Computes one method's vectors of some chunks: (doc, chunks, policy, progress, cache).
+ChunkVectors = Callable[
+    [Document, Sequence[Chunk], WindowPolicy | None, Progress | None, VectorCache | None],
+    list[ChunkVector],
+]
+# The vector functions that read whole texts through ``encode_texts`` and nothing else of
+# the encoder (no token ids, no token states): they take any ``TextEncoder``.
+_TEXTS_ALONE: tuple[Callable[..., list[ChunkVector]], ...] = (naive_vectors, contextual_vectors)
+
+
+def encodes_texts_alone(method: str | MethodSpec) -> bool:
+    """True when a dense method's vectors are texts encoded alone, so an encoder that
+    returns one vector per text (an embeddings server) can make them; False for late
+    chunking (token states) and for any embedding not known to need texts only."""
+    spec = method if isinstance(method, MethodSpec) else methods.get(method)
+    return spec.embedding is not None and any(spec.embedding.vectors is f for f in _TEXTS_ALONE)
 
 
 def embedding_of(method: str | MethodSpec) -> tuple[MethodSpec, DenseEmbedding]:
@@ -82,7 +104,7 @@ def _cache_keys(
     doc: Document,
     chunks: Sequence[Chunk],
     spec: MethodSpec,
-    encoder: Encoder,
+    encoder: TextEncoder,
     policy: WindowPolicy | None,
 ) -> list[CacheKey]:
     """Keys by what decides a vector: the model, the method, the span and the method's
@@ -117,8 +139,9 @@ def embed_chunks(
 
     ``method`` is a registered method with an embedding
     (``core.methods.embedding_methods()``), by name or spec.
-    The encoder must be a ``core.embed.Encoder``: every method reads its tokenizer, late
-    chunking its token states too (another ``TextEncoder`` is a ``ModelError``).
+    A method whose vectors are texts encoded alone (``encodes_texts_alone``) takes any
+    ``TextEncoder``; any other needs a ``core.embed.Encoder`` (late chunking reads its
+    token states), and another encoder is a ``ModelError`` that says why.
 
     ``window_tokens``/``stride_tokens`` size a windowed method's macro-windows in content
     tokens (defaults: ``late.default_window``/``late.default_stride``); other methods
@@ -126,44 +149,78 @@ def embed_chunks(
     (late). With a ``cache``, only spans it has not seen are encoded.
     """
     spec, embedding = embedding_of(method)
-    if not isinstance(encoder, Encoder):
-        raise ModelError(
-            f"the {spec.name} method encodes with a transformers model, and "
-            f"{type(encoder).__name__} is not one: load one with load_encoder"
-        )
+    compute = _vector_function(spec, embedding, encoder)
     _check_chunks(doc, chunks)
-    if spec.needs_mean_pooling:
-        check_late_pooling(encoder)
     policy = None
-    if embedding.windowed:
-        policy = window_policy(
-            encoder,
-            window_tokens=window_tokens,
-            stride_tokens=stride_tokens,
-            doc_tokens=len(document_tokens(encoder, doc)),
-        )
+    if isinstance(encoder, Encoder):
+        if spec.needs_mean_pooling:
+            check_late_pooling(encoder)
+        if embedding.windowed:
+            policy = window_policy(
+                encoder,
+                window_tokens=window_tokens,
+                stride_tokens=stride_tokens,
+                doc_tokens=len(document_tokens(encoder, doc)),
+            )
     if not chunks:
         return []
     if cache is None:
-        return embedding.vectors(
-            spec, doc, chunks, encoder, policy=policy, progress=progress, cache=None
-        )
+        return compute(doc, chunks, policy, progress, None)
     keys = _cache_keys(doc, chunks, spec, encoder, policy)
     found = [cache.get(k, c.chunk_id) for k, c in zip(keys, chunks, strict=True)]
     missing = [i for i, record in enumerate(found) if record is None]
     if missing:
-        fresh = embedding.vectors(
-            spec,
-            doc,
-            [chunks[i] for i in missing],
-            encoder,
-            policy=policy,
-            progress=progress,
-            cache=cache,
-        )
+        fresh = compute(doc, [chunks[i] for i in missing], policy, progress, cache)
         for i, record in zip(missing, fresh, strict=True):
             cache.put(keys[i], record)
             found[i] = record
     elif progress is not None:
         progress(len(chunks), len(chunks))
     return [record for record in found if record is not None]
+
+
+def _vector_function(
+    spec: MethodSpec, embedding: DenseEmbedding, encoder: TextEncoder
+) -> ChunkVectors:
+    """``embedding.vectors`` bound to ``spec`` and ``encoder``; ``ModelError`` when the
+    encoder is not a local ``Encoder`` and the method needs more than texts encoded alone."""
+    if isinstance(encoder, Encoder):
+        local = encoder
+
+        def on_local(
+            doc: Document,
+            chunks: Sequence[Chunk],
+            policy: WindowPolicy | None,
+            progress: Progress | None,
+            cache: VectorCache | None,
+        ) -> list[ChunkVector]:
+            return embedding.vectors(
+                spec, doc, chunks, local, policy=policy, progress=progress, cache=cache
+            )
+
+        return on_local
+    found = next((f for f in _TEXTS_ALONE if embedding.vectors is f), None)
+    if found is None:
+        needs = (
+            "pools the token states of a whole document"
+            if embedding.windowed or spec.needs_mean_pooling
+            else "encodes token ids"
+        )
+        raise ModelError(
+            f"the {spec.name} method {needs}, and {encoder.name} gives only one vector per "
+            "text: use a local model (load_encoder, --model) for it"
+        )
+    texts_alone = found
+
+    def on_texts(
+        doc: Document,
+        chunks: Sequence[Chunk],
+        policy: WindowPolicy | None,
+        progress: Progress | None,
+        cache: VectorCache | None,
+    ) -> list[ChunkVector]:
+        return texts_alone(
+            spec, doc, chunks, encoder, policy=policy, progress=progress, cache=cache
+        )
+
+    return on_texts

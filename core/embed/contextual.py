@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from core.embed.encoder import Encoder
 from core.embed.naive import encode_alone, header_variant, text_digest
 from core.embed.records import ChunkVector
+from core.protocols import TextEncoder
 from core.types import Chunk, Document
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def contextual_vectors(
     spec: MethodSpec,
     doc: Document,
     chunks: Sequence[Chunk],
-    encoder: Encoder,
+    encoder: TextEncoder,
     *,
     policy: WindowPolicy | None = None,
     progress: Progress | None = None,

@@ -3,6 +3,11 @@
 A text longer than the model's sequence limit is truncated the way sentence-transformers
 truncates it (content cut to ``max_tokens`` minus the special tokens, from the
 tokenizer's truncation side), and the cut is recorded in ``truncated_tokens``.
+
+An encoder that takes texts, not token ids (an embeddings server,
+``core.embed.http.HttpEncoder``), encodes the texts itself: tokens are then counted with
+the tokenizer of its ``model_dir``, and ``truncated_tokens`` is 0 since its cut is not
+visible (:func:`encode_texts_alone`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from core.embed.encoder import Encoder
 from core.embed.records import ChunkVector
+from core.protocols import TextEncoder
 from core.types import Chunk, Document
 
 if TYPE_CHECKING:
@@ -27,7 +33,7 @@ def encode_alone(
     chunk_ids: Sequence[str],
     texts: Sequence[str],
     counted_texts: Sequence[str],
-    encoder: Encoder,
+    encoder: TextEncoder,
     *,
     method: str,
     progress: Progress | None = None,
@@ -35,8 +41,13 @@ def encode_alone(
     """Encode ``texts`` one per vector; ``token_count`` counts ``counted_texts``.
 
     ``counted_texts`` is the chunk text itself (for contextual encoding, ``texts`` carry a
-    prefix that is not the chunk's own).
+    prefix that is not the chunk's own). An encoder other than the local ``Encoder`` goes
+    through :func:`encode_texts_alone`.
     """
+    if not isinstance(encoder, Encoder):
+        return encode_texts_alone(
+            chunk_ids, texts, counted_texts, encoder, method=method, progress=progress
+        )
     contents = encoder.content_ids(texts)
     counts = (
         [len(ids) for ids in contents]
@@ -57,6 +68,36 @@ def encode_alone(
     ]
 
 
+def encode_texts_alone(
+    chunk_ids: Sequence[str],
+    texts: Sequence[str],
+    counted_texts: Sequence[str],
+    encoder: TextEncoder,
+    *,
+    method: str,
+    progress: Progress | None = None,
+) -> list[ChunkVector]:
+    """Like :func:`encode_alone` for an encoder that takes texts (``encode_texts``), not
+    token ids: ``token_count`` counts ``counted_texts`` with the tokenizer of
+    ``encoder.model_dir`` (the one chunking counts with, which need not be the one the
+    encoder uses), and ``truncated_tokens`` is 0 because such an encoder does not say
+    what it cut."""
+    from core.tokens import load_tokenizer
+
+    tokenizer = load_tokenizer(encoder.model_dir)
+    vectors = encoder.encode_texts(texts, progress=progress)
+    return [
+        ChunkVector(
+            chunk_id=cid,
+            method=method,
+            vector=vectors[i],
+            token_count=tokenizer.count(counted_texts[i]),
+            truncated_tokens=0,
+        )
+        for i, cid in enumerate(chunk_ids)
+    ]
+
+
 def text_digest(text: str) -> str:
     """16 hex digits of ``text``'s blake2b: the part of a cache variant that names a text."""
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
@@ -72,7 +113,7 @@ def naive_vectors(
     spec: MethodSpec,
     doc: Document,
     chunks: Sequence[Chunk],
-    encoder: Encoder,
+    encoder: TextEncoder,
     *,
     policy: WindowPolicy | None = None,
     progress: Progress | None = None,
