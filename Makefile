@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: run test bench lint install
+.PHONY: run test test-fast bench lint install
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ run: $(STAMP) $(NATIVE)
 test: $(STAMP) $(NATIVE)
 	$(PY) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: no tests were collected"; exit 1; fi; exit $$rc
+
+# The inner loop: no model, browser, server, Ray, hostile-file, AppTest page or mypy test.
+FAST := not slow and not browser and not server and not typing and not ray and not hostile and not app
+test-fast: $(STAMP) $(NATIVE)
+	$(PY) -m pytest -q -m "$(FAST)"
 
 bench: $(STAMP) $(NATIVE)
 	$(VENV)/bin/chunkscope bench

@@ -75,3 +75,23 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
     monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+
+
+# Tiers by module, so `make test-fast` can leave out what is slow by nature: Ray clusters,
+# hostile files built to take the limits' full time and memory, and whole workbench pages
+# run under AppTest. `make test` runs every tier.
+TIER_MODULES = {
+    "ray": ("test_scale.py", "test_scale_cluster.py", "test_scale_workbench.py"),
+    "hostile": ("test_hostile_app.py", "test_hostile_cli.py", "test_hostile_files.py",
+                "test_hostile_ingest.py"),  # fmt: skip
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        name = Path(str(item.fspath)).name
+        for tier, modules in TIER_MODULES.items():
+            if name in modules:
+                item.add_marker(getattr(pytest.mark, tier))
+        if name.startswith("test_app_"):
+            item.add_marker(pytest.mark.app)

@@ -19,9 +19,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli.index_cmd import add_store_arguments, methods_help
+from core.cli.index_cmd import add_embed_arguments, add_store_arguments, methods_help
 
 DEFAULT_METHODS = "naive,late,bm25"
+HTTP_METHODS = "naive,contextual,bm25"  # an embeddings server returns no token states
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,8 +42,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--name", default="yours", help="the retriever's name in the run (yours)")
     parser.add_argument("--shape", choices=("hits", "ragas", "openinference"))
     parser.add_argument(
-        "--methods", default=DEFAULT_METHODS,
-        help=methods_help(f"default {DEFAULT_METHODS}; none: the log alone"),
+        "--methods",
+        default=None,
+        help=methods_help(
+            f"default {DEFAULT_METHODS}, or {HTTP_METHODS} with --embed-url; none: the log alone"
+        ),
     )  # fmt: skip
     parser.add_argument("--k", default="1,5,10", help="cut-offs for hit@k and recall@k (1,5,10)")
     parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM)")
@@ -50,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", metavar="RUN.json", help="save the full run here")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_store_arguments(parser)
+    add_embed_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -104,7 +109,15 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.trace)
     shape, trace = read_trace(read_source(path, str(path)), path.name, shape=args.shape)
     labels = read_queries(args.queries)
-    methods = () if args.methods.strip().lower() == "none" else _methods(args.methods)
+    from core.cli.index_cmd import http_encoder_of
+
+    remote = http_encoder_of(args) is not None  # checks the --embed-* flags before any work
+    asked = args.methods or (HTTP_METHODS if remote else DEFAULT_METHODS)
+    methods = () if asked.strip().lower() == "none" else _methods(asked)
+    if remote and methods:
+        from core.embed.http import require_usable
+
+        require_usable(methods)
     docs = _documents(args, chunk_set, location)
     encoder, embed, _ = load_model(args)
     cache = None
