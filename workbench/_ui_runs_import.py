@@ -11,6 +11,7 @@ from core.errors import ChunkscopeError
 from core.evaluate import EvalRun, parse_queries, save_run
 from core.evaluate.imported_run import DEFAULT_NAME, import_run
 from core.evaluate.traces import TRACE_SHAPES, read_trace
+from core.methods import BESIDE_A_RUN
 from workbench import _ui, _ui_imports
 from workbench import _ui_engine as eng
 from workbench import _ui_triage as tri
@@ -41,10 +42,10 @@ def import_form() -> None:
         shape = cells[1].selectbox("Shape", [None, *TRACE_SHAPES], key=f"{FORM}_shape",
                                    format_func=lambda s: s or "sniff it")  # fmt: skip
         name = cells[2].text_input("Retriever", DEFAULT_NAME, key=f"{FORM}_name")
-        offered = [m for m in eng.usable_methods()]
+        offered = eng.usable_methods()
         ours = cells[3].multiselect(
             "Our methods over the same spans", offered,
-            default=[m for m in ("naive", "late", "bm25") if m in offered], key=f"{FORM}_methods",
+            default=[m for m in BESIDE_A_RUN if m in offered], key=f"{FORM}_methods",
         )  # fmt: skip
         if st.form_submit_button("Import the run", icon=":material/upload:"):
             if trace is None or labels is None:

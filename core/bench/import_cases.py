@@ -20,6 +20,7 @@ from typing import Any
 from core.bench.inputs import BenchInputs, shared_dir
 from core.bench.report import CaseResult
 from core.bench.timing import interleaved
+from core.methods import BESIDE_A_RUN
 
 WINDOW = 800
 OVERLAP = 100
@@ -124,7 +125,7 @@ def import_case(inputs: BenchInputs, path: Path) -> CaseResult:
 
 # -- import-run: a simple retriever of your own, beside our methods ------------------------
 
-RUN_METHODS = ("naive", "late", "bm25")
+RUN_METHODS = BESIDE_A_RUN
 RUN_TOP = 10
 
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from core.cli.index_cmd import add_embed_arguments, add_store_arguments, methods_help
+from core.methods import BESIDE_A_RUN
 
-DEFAULT_METHODS = "naive,late,bm25"
-HTTP_METHODS = "naive,contextual,bm25"  # an embeddings server returns no token states
+DEFAULT_METHODS = ",".join(BESIDE_A_RUN)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--methods",
         default=None,
         help=methods_help(
-            f"default {DEFAULT_METHODS}, or {HTTP_METHODS} with --embed-url; none: the log alone"
+            f"default {DEFAULT_METHODS}, or what an --embed-url server can run; none: the log alone"
         ),
     )  # fmt: skip
     parser.add_argument("--k", default="1,5,10", help="cut-offs for hit@k and recall@k (1,5,10)")
@@ -112,8 +112,13 @@ def run(args: argparse.Namespace) -> int:
     from core.cli.index_cmd import http_encoder_of
 
     remote = http_encoder_of(args) is not None  # checks the --embed-* flags before any work
-    asked = args.methods or (HTTP_METHODS if remote else DEFAULT_METHODS)
-    methods = () if asked.strip().lower() == "none" else _methods(asked)
+    if args.methods is None and remote:
+        from core.embed.http import http_default_methods
+
+        methods: tuple[str, ...] = tuple(http_default_methods())
+    else:
+        asked = args.methods or DEFAULT_METHODS
+        methods = () if asked.strip().lower() == "none" else _methods(asked)
     if remote and methods:
         from core.embed.http import require_usable
 

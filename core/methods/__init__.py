@@ -46,6 +46,7 @@ SUGGESTED_FUSIONS = (
     "hybrid(naive,bm25;rrf60)",
     "hybrid(contextual,contextual-bm25;rrf60)",
 )
+BESIDE_A_RUN = ("naive", "late", "bm25")  # our methods beside an imported retriever's run
 PAIRED = ("naive", "late")  # the pair read first: the scatter, the deltas, the triage
 EMBEDDED = "naive"  # embed without --method
 

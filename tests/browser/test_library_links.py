@@ -67,7 +67,7 @@ def test_a_citation_link_opens_anywhere_until_removed_or_replaced(browser, tmp_p
         go_to(tab, "Library")  # upload a changed version (same name, other bytes)
         changed = tmp_path / PDF.name
         changed.write_bytes(PDF.read_bytes() + b"\n% a changed version\n")
-        tab.locator("[data-testid=stFileUploader] input[type=file]").set_input_files(str(changed))
+        tab.locator(".st-key-cs_uploader input[type=file]").set_input_files(str(changed))
         tab.get_by_test_id("stAlertContentWarning").filter(has_text="changed").wait_for()
         wait_idle(tab)
         context.close()

@@ -52,7 +52,7 @@ def shot(page, artifacts: Path, name: str) -> None:
 
 
 def upload(page, payload) -> None:
-    page.locator("[data-testid=stFileUploader] input[type=file]").set_input_files(payload)
+    page.locator(".st-key-cs_uploader input[type=file]").set_input_files(payload)  # the library's
     page.get_by_test_id("stAlertContentSuccess").first.wait_for()
     wait_idle(page)
 
