@@ -232,8 +232,10 @@ class Block:
 class ChunkPolicy:
     """A chunking policy as data: hashable, printable, stored with every chunk.
 
-    ``name`` is a policy of the registry (``core.chunk.registry``), which checks that it
-    counts in ``unit`` and accepts every option that is on. ``size``/``overlap`` are
+    Plain data: ``name`` names a policy of the registry (``core.chunk.registry``), which
+    checks, where policies are made from input (``policy_from_args``,
+    ``registry.policy_from_dict``) and where one is used (``chunk_document``), that it
+    exists, counts in ``unit`` and accepts every option that is on. ``size``/``overlap`` are
     counted in ``unit``: characters, tokens of the configured tokenizer, or sentences.
     Options (each ends the key with its suffix, and appears in ``to_dict``, only when on):
     ``table_header_prefix`` (``-thp``): a piece of a split table leaves room for its
@@ -249,13 +251,10 @@ class ChunkPolicy:
     skip_garbled: bool = False
 
     def __post_init__(self) -> None:
-        from core.chunk.registry import check_policy
-
         if self.size < 1:
             raise ValueError("size must be at least 1")
         if not 0 <= self.overlap < self.size:
             raise ValueError("overlap must be at least 0 and smaller than size")
-        check_policy(self)
 
     @property
     def key(self) -> str:
@@ -279,6 +278,7 @@ class ChunkPolicy:
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> ChunkPolicy:
+        """The policy ``to_dict`` wrote (unchecked: ``registry.policy_from_dict`` checks)."""
         return cls(
             name=str(data["name"]),
             size=int(data["size"]),  # type: ignore[call-overload]

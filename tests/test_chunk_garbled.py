@@ -82,7 +82,7 @@ def test_the_option_is_refused_where_a_policy_does_not_take_it() -> None:
         with pytest.raises(registry.PolicyError, match="--skip-garbled works with the fixed"):
             policy_from_args("bare", skip_garbled=True)
         with pytest.raises(ValueError, match="does not take --skip-garbled"):
-            ChunkPolicy(name="bare", size=9, skip_garbled=True)
+            registry.check_policy(ChunkPolicy(name="bare", size=9, skip_garbled=True))
     assert set(SKIPPING) >= {"fixed", "sentence", "structure"}
 
 

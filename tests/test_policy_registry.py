@@ -84,7 +84,7 @@ def test_builtin_policies_are_registered_once_and_specs_are_checked() -> None:
     with pytest.raises(PolicyError, match="unknown policy 'paragraphs'"):
         policy_from_args("paragraphs")
     with pytest.raises(ValueError, match="unknown policy"):
-        ChunkPolicy(name="paragraphs", size=10)
+        registry.check_policy(ChunkPolicy(name="paragraphs", size=10))
 
 
 def test_a_toy_policy_is_offered_chunked_and_evaluated(toy, tmp_path, capsys) -> None:

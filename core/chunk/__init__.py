@@ -62,7 +62,7 @@ __all__ = [
 def default_policy(name: str) -> ChunkPolicy:
     """The registered policy ``name`` at its default unit and sizes (``PolicyError`` for
     an unknown name)."""
-    return registry.get(name).default_policy()
+    return registry.check_policy(registry.get(name).default_policy())
 
 
 def policy_from_args(
@@ -105,7 +105,9 @@ def policy_from_args(
             policies = " or ".join(registry.accepting(option))
             flag = registry.option(option).flag
             raise PolicyError(f"{flag} works with the {policies} policy only")
-    return ChunkPolicy(name=name, size=size, overlap=overlap, unit=unit, **options)
+    return registry.check_policy(
+        ChunkPolicy(name=name, size=size, overlap=overlap, unit=unit, **options)
+    )
 
 
 def _fixed_policy(
@@ -136,6 +138,7 @@ def chunk_document(
     ``structure`` treats the text as paragraphs). ``tokenizer`` defaults to
     ``load_tokenizer()``; per-document work is cached, so re-chunking is cheap.
     """
+    registry.check_policy(policy)  # plain data until here: a name, a unit, options
     tokenizer = tokenizer if tokenizer is not None else load_tokenizer()
     analysis = analysis_for(doc, tokenizer)
     index = analysis.block_index(blocks)

@@ -14,107 +14,17 @@ without options keeps the key and the records it always had.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.errors import ChunkscopeError
+from core.chunk import builtin
+from core.chunk.spec import OPTIONS, PieceFn, PolicyError, PolicyOption, PolicySpec
 
 if TYPE_CHECKING:
-    from core.chunk.analysis import DocAnalysis
-    from core.chunk.annotate import BlockIndex
-    from core.chunk.spans import Piece
-    from core.types import ChunkPolicy, PolicyUnit
+    from core.types import ChunkPolicy
 
-PieceFn = Callable[["DocAnalysis", "BlockIndex", "ChunkPolicy"], "list[Piece]"]
-
-
-class PolicyError(ChunkscopeError):
-    """A policy that cannot be built from what the user asked for."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PolicyOption:
-    """A boolean ``ChunkPolicy`` field some policies accept: ``suffix`` ends the policy
-    key when it is on, ``flag`` is its CLI flag, ``label``/``help`` its checkbox."""
-
-    name: str
-    suffix: str
-    flag: str
-    label: str
-    help: str
-
-
-OPTIONS: tuple[PolicyOption, ...] = (
-    PolicyOption(
-        name="table_header_prefix",
-        suffix="thp",
-        flag="--table-header-prefix",
-        label="Table header prefix",
-        help="Pieces of a split table leave room for its header rows, which the encoder "
-        "reads first.",
-    ),
-    PolicyOption(
-        name="skip_garbled",
-        suffix="ng",
-        flag="--skip-garbled",
-        label="Leave garbled blocks out",
-        help="Blocks flagged garbled (glyph soup, unmapped glyphs) are in no chunk, and no "
-        "chunk spans across one.",
-    ),
-)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PolicySpec:
-    """One registered policy (see the module docstring).
-
-    ``sizes`` maps each unit the policy counts in (``chars``, ``tokens``, ``sentences``)
-    to its default ``(size, overlap)`` in that unit; ``unit`` is the default unit.
-    ``pieces`` returns the stripped, exact spans of the chunks of one document (any
-    order; ``chunk_document`` sorts them and builds the records). ``options`` names the
-    ``OPTIONS`` it accepts; ``leaves_out`` the block kinds no chunk of it holds (its
-    coverage excludes them). ``order`` sorts policies in lists (simpler first).
-    ``fixed_boundaries``: the pieces do not depend on size or overlap (an imported chunk
-    set, ``core.imported``): its one size is its longest chunk, and no control offers
-    another.
-    """
-
-    name: str
-    summary: str
-    sizes: dict[PolicyUnit, tuple[int, int]]
-    unit: PolicyUnit
-    pieces: PieceFn
-    options: frozenset[str] = frozenset()
-    leaves_out: frozenset[str] = frozenset()
-    overlap_help: str = ""
-    order: int = 100
-    fixed_boundaries: bool = False
-
-    def __post_init__(self) -> None:
-        if not self.name or not all(ch.isalnum() or ch == "_" for ch in self.name):
-            raise ValueError(f"a policy name is letters, digits and '_': {self.name!r}")
-        if self.unit not in self.sizes:
-            raise ValueError(f"policy {self.name}: default unit {self.unit!r} has no sizes")
-        for unit, (size, overlap) in self.sizes.items():
-            if size < 1 or not 0 <= overlap < size:
-                raise ValueError(f"policy {self.name}: bad default sizes for {unit}")
-        if unknown := self.options - {o.name for o in OPTIONS}:
-            raise ValueError(f"policy {self.name}: unknown options {sorted(unknown)}")
-
-    @property
-    def units(self) -> tuple[PolicyUnit, ...]:
-        """The units it counts in, in the order of ``sizes`` (the order of the choices)."""
-        return tuple(self.sizes)
-
-    def default_policy(self) -> ChunkPolicy:
-        """The policy at its default unit and sizes, no option on."""
-        from core.types import ChunkPolicy
-
-        size, overlap = self.sizes[self.unit]
-        return ChunkPolicy(name=self.name, size=size, overlap=overlap, unit=self.unit)
-
+__all__ = ["OPTIONS", "PieceFn", "PolicyError", "PolicyOption", "PolicySpec"]
 
 _REGISTRY: dict[str, PolicySpec] = {}
 _LOADED = False
@@ -124,8 +34,6 @@ def _load_builtins() -> None:
     global _LOADED
     if not _LOADED:
         _LOADED = True
-        from core.chunk import builtin
-
         for spec in builtin.SPECS:
             _REGISTRY.setdefault(spec.name, spec)
 
@@ -208,9 +116,18 @@ def all_units() -> tuple[str, ...]:
     return tuple(dict.fromkeys(u for s in all_policies() for u in s.sizes))
 
 
-def check_policy(policy: ChunkPolicy) -> None:
-    """``ValueError`` unless the registry knows the policy's name, it counts in the
-    policy's unit, and it accepts every option that is on (``ChunkPolicy`` calls this)."""
+def policy_from_dict(data: dict[str, object]) -> ChunkPolicy:
+    """A stored policy (``ChunkPolicy.to_dict``), checked against the registry."""
+    from core.types import ChunkPolicy
+
+    policy = ChunkPolicy.from_dict(data)
+    check_policy(policy)
+    return policy
+
+
+def check_policy(policy: ChunkPolicy) -> ChunkPolicy:
+    """``policy`` if the registry knows its name, it counts in the policy's unit and
+    accepts every option that is on; else ``ValueError`` saying which."""
     spec = _REGISTRY.get(policy.name) if _LOADED else None
     if spec is None:
         _load_builtins()
@@ -222,3 +139,4 @@ def check_policy(policy: ChunkPolicy) -> None:
     for opt in OPTIONS:
         if getattr(policy, opt.name) and opt.name not in spec.options:
             raise ValueError(f"the {spec.name} policy does not take {opt.flag}")
+    return policy

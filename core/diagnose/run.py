@@ -39,9 +39,9 @@ def diagnose_run(
 ) -> dict[str, Diagnosis]:
     """Diagnoses of the run's failed queries under ``method`` (every query with
     ``only_failed=False``), by query id; queries whose document is not given are skipped."""
-    from core.chunk import ChunkPolicy
+    from core.chunk.registry import policy_from_dict
 
-    parts = chunker or default_chunker(ChunkPolicy.from_dict(run.policy))
+    parts = chunker or default_chunker(policy_from_dict(run.policy))
     built: dict[str, tuple[Sequence[Block], Sequence[Chunk], dict[str, float]]] = {}
     terms = {d: first_terms(doc.text) for d, doc in docs.items()}
     corpus = set().union(*terms.values()) if terms else set()

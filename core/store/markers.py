@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.chunk.registry import policy_from_dict
 from core.ingest.revision import PARSE_REVISION
 from core.serial import Fields
 from core.store.scan import ids_where, iter_pages, where_doc
@@ -102,7 +103,7 @@ def indexed_doc(meta: Mapping[str, object]) -> IndexedDoc:
         model=fields.string("model"),
         method=fields.string("method"),
         policy_key=fields.string("policy"),
-        policy=ChunkPolicy.from_dict(json.loads(fields.string("policy_json"))),
+        policy=policy_from_dict(json.loads(fields.string("policy_json"))),
         collection=fields.string("collection"),
         complete=fields.boolean("complete"),
         updated_at=fields.number("updated_at", 0.0),

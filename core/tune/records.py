@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core import methods as registry
+from core.chunk.registry import policy_from_dict
 from core.errors import LabelError
 from core.evaluate.runs import EvalRun
 from core.serial import Fields, as_float, as_stored
@@ -107,7 +108,7 @@ class SweepPoint:
         policy = fields.mapping_of("policy", as_stored)
         policy.pop("key", None)
         return cls(
-            policy=ChunkPolicy.from_dict(policy),
+            policy=policy_from_dict(policy),
             overlap_asked=fields.string("overlap_asked"),
             run=EvalRun.from_dict(fields.raw("run"), fields.path("run")),
             costs=fields.mapping_of("costs", MethodCost.from_dict),
