@@ -218,3 +218,44 @@ def mapping_reader(read: Callable[[object, str], T]) -> Callable[[object, str], 
         return mapping_of(value, where, read)
 
     return read_mapping
+
+
+def json_objects(
+    data: bytes, name: str, *, what: str, error: type[Exception], limit: int = 2_000_000
+) -> list[dict[str, object]]:
+    """The JSON objects of a JSONL file or a JSON list, in order (a file a user hands in:
+    an import of chunks, a retrieval log). ``error`` (one line, naming the file and the
+    line or record) for text that is not UTF-8, not JSON, empty, longer than ``limit``
+    records, or holds anything but objects; ``what`` says what the file should hold."""
+    import json
+
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{name} is not UTF-8 text (bad byte at {exc.start})") from None
+    body = text.strip()
+    if not body:
+        raise error(f"{name} is empty: give a JSONL or JSON file of {what}")
+    rows: object
+    if body.startswith("["):
+        try:
+            rows = json.loads(body)
+        except json.JSONDecodeError as exc:
+            raise error(f"{name} is not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    else:
+        found: list[object] = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    found.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise error(f"{name} line {number} is not JSON ({exc.msg})") from None
+                if len(found) > limit:
+                    raise error(f"{name} has more than {limit:,} records")
+        rows = found
+    if not isinstance(rows, list) or not rows:
+        raise error(f"{name} holds no records: give a JSONL or JSON file of {what}")
+    for number, row in enumerate(rows, 1):
+        if not isinstance(row, dict):
+            raise error(f"{name} record {number} is not a JSON object")
+    return rows

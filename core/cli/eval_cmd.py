@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     from core.chunk import chunk_document
     from core.cli.options import check_out, failed_files_line, load_each
     from core.cli.progress import ProgressBar
-    from core.evaluate import read_queries, run_eval, save_run
+    from core.evaluate import read_queries, run_eval
     from core.parse import parse_document
 
     config = _config(args)
@@ -193,18 +193,27 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         bar.close()
+    emit_run(result, args)
+    if failures:
+        print(f"error: {failed_files_line(failures, len(paths))}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def emit_run(result: Any, args: argparse.Namespace) -> bool:
+    """Save the run to ``--out`` when asked, then print it: one JSON object (without the
+    per-query hits) with ``--json``, else the tables. Returns whether tables were printed."""
+    from core.evaluate import save_run
+
     if args.out:
         save_run(result, args.out)
         print(f"saved {result.run_id} to {args.out}", file=sys.stderr)
     if args.json:
         json.dump(result.to_dict(with_hits=False), sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
-    else:
-        print_run(result, sys.stdout)
-    if failures:
-        print(f"error: {failed_files_line(failures, len(paths))}", file=sys.stderr)
-        return 2
-    return 0
+        return False
+    print_run(result, sys.stdout)
+    return True
 
 
 def _cell(value: float | None) -> str:

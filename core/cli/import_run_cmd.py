@@ -14,7 +14,6 @@ anchored in. The run prints as ``eval`` prints it, plus what the import could no
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -86,11 +85,11 @@ def _documents(args: argparse.Namespace, chunk_set: Any, location: Any) -> list[
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.cli.eval_cmd import load_model, parse_ks, print_run
+    from core.cli.eval_cmd import emit_run, load_model, parse_ks
     from core.cli.options import check_out
     from core.cli.progress import ProgressBar
     from core.config import resolve_store
-    from core.evaluate import read_queries, save_run
+    from core.evaluate import read_queries
     from core.evaluate.imported_run import import_run
     from core.evaluate.traces import TraceError, read_trace
     from core.imported import chunk_sets, sets_folder
@@ -139,14 +138,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    if args.out:
-        save_run(result, args.out)
-        print(f"saved {result.run_id} to {args.out}", file=sys.stderr)
-    if args.json:
-        json.dump(result.to_dict(with_hits=False), sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
-    else:
-        print_run(result, sys.stdout)
+    if emit_run(result, args):
         print_import(result.imported, sys.stdout)
     return 0
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import ChunkscopeError
+from core.serial import json_objects
 
 TRACE_SHAPES: tuple[str, ...] = ("hits", "ragas", "openinference")
 _DOCS = "retrieval.documents"
@@ -63,33 +64,7 @@ class TraceQuery:
 
 
 def _records(data: bytes, name: str) -> list[dict[str, Any]]:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise TraceError(f"{name} is not UTF-8 text (bad byte at {exc.start})") from None
-    body = text.strip()
-    if not body:
-        raise TraceError(f"{name} is empty: give a JSONL or JSON log of what was retrieved")
-    rows: Any
-    if body.startswith("["):
-        try:
-            rows = json.loads(body)
-        except json.JSONDecodeError as exc:
-            raise TraceError(f"{name} is not valid JSON ({exc.msg}, line {exc.lineno})") from None
-    else:
-        rows = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise TraceError(f"{name} line {number} is not JSON ({exc.msg})") from None
-    if not isinstance(rows, list) or not rows:
-        raise TraceError(f"{name} holds no records")
-    for number, row in enumerate(rows, 1):
-        if not isinstance(row, dict):
-            raise TraceError(f"{name} record {number} is not a JSON object")
-    return rows
+    return json_objects(data, name, what="what was retrieved per query", error=TraceError)
 
 
 def _attributes(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from core.errors import ChunkscopeError
+from core.serial import json_objects
 
 SHAPES: tuple[str, ...] = ("langchain", "llamaindex", "chunks")
 MAX_ROWS = 2_000_000
@@ -94,38 +95,7 @@ def keys_for(shape: str, *, source: str | None, start: str | None, page: str | N
 
 def parse_rows(data: bytes, name: str) -> list[dict[str, Any]]:
     """The JSON objects of a JSONL file or a JSON list (``ImportChunksError`` otherwise)."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportChunksError(f"{name} is not UTF-8 text (bad byte at {exc.start})") from None
-    stripped = text.lstrip()
-    if not stripped:
-        raise ImportChunksError(f"{name} is empty: give a JSONL or JSON file of chunks")
-    rows: list[Any]
-    if stripped.startswith("["):
-        try:
-            rows = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise ImportChunksError(
-                f"{name} is not valid JSON ({exc.msg}, line {exc.lineno})"
-            ) from None
-    else:
-        rows = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ImportChunksError(f"{name} line {number} is not JSON ({exc.msg})") from None
-            if len(rows) > MAX_ROWS:
-                raise ImportChunksError(f"{name} has more than {MAX_ROWS:,} rows")
-    for number, row in enumerate(rows, 1):
-        if not isinstance(row, dict):
-            raise ImportChunksError(f"{name} row {number} is not a JSON object")
-    if not rows:
-        raise ImportChunksError(f"{name} holds no rows: give a JSONL or JSON file of chunks")
-    return rows
+    return json_objects(data, name, what="chunks", error=ImportChunksError, limit=MAX_ROWS)
 
 
 def sniff_shape(row: Mapping[str, Any], name: str) -> str:
