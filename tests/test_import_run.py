@@ -25,6 +25,9 @@ from core.evaluate.traces import TraceError, read_trace
 from core.imported import import_chunks, save_chunk_set
 from core.imported.shapes import ForeignChunk
 from core.ingest import load_document
+from tests.test_embed_http import server
+
+__all__ = ["server"]  # a fixture: the fake embeddings server on loopback
 
 PARAGRAPHS = [
     "Harbour ships dock at the eastern quay after dark and the master logs each arrival.",
@@ -224,36 +227,21 @@ def test_bad_logs_are_one_line(port, capsys: pytest.CaptureFixture[str]) -> None
     assert code == 2 and "no chunk set 'nope'" in err and err.count("\n") == 1
 
 
-def test_import_run_embeds_over_http_and_refuses_late(port, capsys) -> None:
+def test_import_run_embeds_over_http_and_refuses_late(port, server, capsys) -> None:
     """naive over the team's own model through an OpenAI-compatible server on loopback,
     beside the log; late, which needs token states, refused in one line."""
-    import http.server
-    import threading
-
-    from tests.test_embed_http import FakeEmbeddings, _handler
-
     doc, chunk_set, labels, tmp = port
     store = tmp / "store"
     save_chunk_set(store / "chunksets", chunk_set)
     (tmp / "q.jsonl").write_text("".join(json.dumps(q.to_dict()) + "\n" for q in labels))
     (tmp / "log.jsonl").write_bytes(jsonl(HITS))
-    fake = FakeEmbeddings()
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    fake.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        base = ["import-run", str(tmp / "log.jsonl"), "--chunks", "harbour", "--queries",
-                str(tmp / "q.jsonl"), "--docs", str(tmp / "harbour.md"), "--store", str(store),
-                "--embed-url", fake.url, "--embed-model", "team-model"]  # fmt: skip
-        assert main([*base, "--methods", "naive", "--json"]) == 0
-        out = json.loads(capsys.readouterr().out)
-        assert out["model"].startswith("http:team-model@") and out["methods"] == ["yours", "naive"]
-        assert any(PARAGRAPHS[0] in text for text in fake.inputs)  # the set's spans, embedded
-        assert main([*base, "--methods", "late"]) == 2
-        err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "late" in err
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+    base = ["import-run", str(tmp / "log.jsonl"), "--chunks", "harbour", "--queries",
+            str(tmp / "q.jsonl"), "--docs", str(tmp / "harbour.md"), "--store", str(store),
+            "--embed-url", server.url, "--embed-model", "team-model"]  # fmt: skip
+    assert main([*base, "--methods", "naive", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"].startswith("http:team-model@") and out["methods"] == ["yours", "naive"]
+    assert any(PARAGRAPHS[0] in text for text in server.inputs)  # the set's spans, embedded
+    assert main([*base, "--methods", "late"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "late" in err
