@@ -1,0 +1,63 @@
+"""One ranking contract: Compare ranks through the store, Evaluate in memory; below the
+store's exact limit the two give one query the same chunks in the same order with the
+same scores, under every method (dense, lexical, fused), over the whole index and over
+one document. Beyond the exact limit Compare's dense ranks come from the approximate
+index (``core.ranking``), and only there may they differ."""
+
+from __future__ import annotations
+
+import pytest
+from fakes import FakeEncoder, fake_embed_chunks
+
+from core import methods as registry
+from core.chunk import default_policy
+from core.evaluate import EvalConfig, LabelledQuery, run_eval
+from core.evaluate.labels import GoldSpan
+from core.index import default_steps, index_documents
+from core.ingest import load_document
+from core.ranking import EXACT_LIMIT
+from core.retrieve import compare
+from core.store import ChunkStore
+from tests.conftest import SAMPLE_DOCS
+
+QUERIES = ("operating temperature of the pump", "battery life and charging", "warranty")
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    docs = [load_document(p) for p in sorted((SAMPLE_DOCS / "datasheets").glob("*.pdf"))]
+    policy = default_policy("structure")
+    store = ChunkStore.open(tmp_path_factory.mktemp("store"))
+    encoder = FakeEncoder()
+    methods = registry.base_methods()
+    report = index_documents(docs, policy=policy, methods=methods, encoder=encoder,
+                             store=store, steps=default_steps(fake_embed_chunks))  # fmt: skip
+    assert not any(d.error for d in report.documents)
+    return docs, policy, store, encoder
+
+
+@pytest.mark.parametrize("scope", ["corpus", "doc"])
+def test_compare_and_evaluate_rank_a_query_alike(indexed, scope: str) -> None:
+    docs, policy, store, encoder = indexed
+    methods = (*registry.base_methods(), "hybrid(late,bm25;rrf60)")
+    target = docs[1]
+    labels = [
+        LabelledQuery(id=f"q{i}", query=q, doc=target.doc_id,
+                      gold=(GoldSpan(char_start=0, char_end=20),))
+        for i, q in enumerate(QUERIES)
+    ]  # fmt: skip
+    run = run_eval(
+        labels, docs, EvalConfig(policy=policy, methods=methods, ks=(1, 5, 10), scope=scope),
+        encoder=encoder, embed=fake_embed_chunks,
+    )  # fmt: skip
+    for label in labels:
+        shown = compare(
+            label.query, methods=methods, encoder=encoder, store=store, policy=policy, k=10,
+            doc_id=target.doc_id if scope == "doc" else None,
+        )  # fmt: skip
+        assert shown.exact and max(shown.scope_sizes.values()) < EXACT_LIMIT
+        record = run.query(label.id)
+        for method in methods:
+            ours = [(h.chunk_id, round(h.score, 4)) for h in record.top[method]]
+            theirs = [(h.chunk_id, round(h.score, 4)) for h in shown.results[method]]
+            assert theirs == ours, (label.query, method)
