@@ -32,7 +32,7 @@ from core.index_job import IndexJob
 from core.retrieve import Comparison, compare
 from core.store.contexts import chunk_contexts
 from core.types import ChunkPolicy, Document
-from workbench import _ui, _ui_controls, _ui_jobs
+from workbench import _ui, _ui_controls, _ui_jobs, _ui_roles
 from workbench._ui_reads import read_document
 
 DEMO_DIR = _ui.DATASHEET_DIR
@@ -241,6 +241,8 @@ def load_indexed_sources(entries) -> None:
 
 def start_index(docs: list[Document], policy: ChunkPolicy, methods: list[str]) -> None:
     """Index ``docs`` in the background (an embedded store folder is made when missing)."""
+    if not _ui_roles.require_editor("index documents"):
+        return
     opened = _ui.store(create=True)
     job = IndexJob(docs=docs, methods=tuple(methods), policy=policy, index=index_documents)
     job.start(opened, encoder(), vector_cache())

@@ -14,7 +14,7 @@ from core.config import ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError
 from core.render.markup import STYLESHEET
 from core.render.views import kind_label
-from workbench import _ui, _ui_imports
+from workbench import _ui, _ui_imports, _ui_roles
 from workbench._ui import Key
 
 LINKED_DOC = "cs_linked_doc"  # the last ?doc= of a deep link the sidebar followed
@@ -66,7 +66,7 @@ def follow_redirect() -> None:
 
 
 def sidebar() -> None:
-    """Document picker, store location and model facts, on every page."""
+    """Document picker, store location and model facts, who may edit, on every page."""
     docs, state = _ui.library(), st.session_state
     ids = list(docs)
     linked = st.query_params.get("doc")  # a deep link's document is the current one, once:
@@ -84,21 +84,8 @@ def sidebar() -> None:
         **_ui.synced(f"cs_w_doc_{state[Key.DOC_VERSION]}", Key.DOC, reset_page=True),
     )
     with st.expander("Store and model", icon=":material/storage:"):
-        kinds = ("folder", "server")
-        st.radio(
-            "Store",
-            kinds,
-            index=kinds.index(state[Key.STORE_KIND]),
-            horizontal=True,
-            format_func={"folder": "Embedded folder", "server": "Chroma server"}.get,
-            **_ui.synced("cs_w_store_kind", Key.STORE_KIND),
-        )
-        st.text_input(
-            "HOST:PORT" if state[Key.STORE_KIND] == "server" else "Folder",
-            value=state[Key.STORE_ADDR],
-            help=f"Defaults come from ${ENV_CHROMA} (server) or ${ENV_STORE} (folder).",
-            **_ui.synced("cs_w_store_addr", Key.STORE_ADDR),
-        )
+        if _ui_roles.editing_enabled():  # a viewer reads where the store is, below
+            _store_controls()
         try:
             opened = _ui.store()
             st.caption(opened.location.describe() if opened else "No index in this folder yet.")
@@ -109,3 +96,24 @@ def sidebar() -> None:
             )
         except ChunkscopeError as exc:
             st.error(_ui.md(exc), icon=":material/error:")
+    _ui_roles.sign_in_panel()
+
+
+def _store_controls() -> None:
+    """Where the store is: an editor's choice (the store holds everyone's library)."""
+    state = st.session_state
+    kinds = ("folder", "server")
+    st.radio(
+        "Store",
+        kinds,
+        index=kinds.index(state[Key.STORE_KIND]),
+        horizontal=True,
+        format_func={"folder": "Embedded folder", "server": "Chroma server"}.get,
+        **_ui_roles.editor_synced("cs_w_store_kind", Key.STORE_KIND, "change the store"),
+    )
+    st.text_input(
+        "HOST:PORT" if state[Key.STORE_KIND] == "server" else "Folder",
+        value=state[Key.STORE_ADDR],
+        help=f"Defaults come from ${ENV_CHROMA} (server) or ${ENV_STORE} (folder).",
+        **_ui_roles.editor_synced("cs_w_store_addr", Key.STORE_ADDR, "change the store"),
+    )

@@ -29,7 +29,7 @@ from core.render.links import link_url, source_params
 from core.render.markup import marked_text_html
 from core.render.views import highlight_mark
 from core.types import Document
-from workbench import _ui
+from workbench import _ui, _ui_roles
 from workbench import _ui_triage as tri
 
 SHOWN = "cs_import_shown"  # name of the set whose audit the Library shows
@@ -116,6 +116,9 @@ def audit(chunk_set: ChunkSet) -> None:
 
 
 def _keep(shape: str, chunks: list, origin: str, name: str, threshold: float) -> None:
+    """Anchor ``chunks`` and save them as a set beside the index (an editor's write)."""
+    if not _ui_roles.require_editor("import chunk sets"):
+        return
     docs = list(_ui.library().values())
     chunk_set, _ = import_chunks(
         chunks, docs, name=check_name(name or name_from(origin)), shape=shape, origin=origin,
@@ -160,6 +163,11 @@ def import_form() -> None:
                       name.strip() or collection.strip(), 0.9)  # fmt: skip
             except ChunkscopeError as exc:
                 st.error(_ui.md(exc), icon=":material/error:")
+    sets_audit()
+
+
+def sets_audit() -> None:
+    """The audit of one imported set, picked among those kept (nothing when none is)."""
     sets = offer()
     if not sets:
         return

@@ -18,7 +18,7 @@ from core.library import Library, LibraryEntry, Removal, remove_document
 from core.parse import parse_document
 from core.parse.garbled import garbled_totals
 from core.types import Document
-from workbench import _ui
+from workbench import _ui, _ui_roles
 from workbench._ui_reads import read_document
 
 _log = logging.getLogger(__name__)
@@ -120,7 +120,10 @@ def locked_entries() -> list[LibraryEntry]:
 
 
 def keep(name: str, data: bytes, doc: Document) -> str | None:
-    """Keep an upload's bytes in the library; a one-line reason when that failed."""
+    """Keep an upload's bytes in the library; a one-line reason when that failed (or the
+    session is a viewer's: only editors add to the library)."""
+    if not _ui_roles.is_editor():
+        return "not kept in the library: only an editor can add documents"
     try:
         library = kept_library(create=True)
         assert library is not None
@@ -143,8 +146,11 @@ def old_version(doc_id: str, sha256: str) -> LibraryEntry | None:
         return None
 
 
-def remove(doc_id: str) -> Removal:
-    """Remove ``doc_id`` from the library and the index, and from this session."""
+def remove(doc_id: str) -> Removal | None:
+    """Remove ``doc_id`` from the library and the index, and from this session; None,
+    with the one-line refusal, for a viewer."""
+    if not _ui_roles.require_editor("remove documents"):
+        return None
     opened = _ui.store()
     if opened is None:
         raise ChunkscopeError("there is no store yet, so nothing to remove")

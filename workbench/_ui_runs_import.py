@@ -12,7 +12,7 @@ from core.evaluate import EvalRun, parse_queries, save_run
 from core.evaluate.imported_run import DEFAULT_NAME, import_run
 from core.evaluate.traces import TRACE_SHAPES, read_trace
 from core.methods import BESIDE_A_RUN
-from workbench import _ui, _ui_imports
+from workbench import _ui, _ui_imports, _ui_roles
 from workbench import _ui_engine as eng
 from workbench import _ui_triage as tri
 
@@ -56,12 +56,16 @@ def import_form() -> None:
             except ChunkscopeError as exc:
                 st.error(_ui.md(exc), icon=":material/error:")
                 return
+            if run is None:  # a viewer's: refused
+                return
             st.session_state[tri.TKey.RUN] = run.run_id
             st.session_state[tri.TKey.TRIAGE_POS] = None
             st.session_state[tri.TKey.TRIAGE_METHOD] = None
 
 
-def _imported(trace, labels, chunk_set, shape, name: str, ours: list[str]) -> EvalRun:
+def _imported(trace, labels, chunk_set, shape, name: str, ours: list[str]) -> EvalRun | None:
+    if not _ui_roles.require_editor("import runs"):  # it is saved beside the index
+        return None
     found, logged = read_trace(trace.getvalue(), trace.name, shape=shape)
     try:
         lines = labels.getvalue().decode("utf-8").splitlines()

@@ -41,7 +41,7 @@ from core.render.markup import escape, marked_text_html
 from core.render.titles import stored_title
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
 from core.types import Document
-from workbench import _ui, _ui_cite, _ui_parse
+from workbench import _ui, _ui_cite, _ui_parse, _ui_roles
 from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
 from workbench._ui_reads import read_document
@@ -162,8 +162,11 @@ def query_source(kind: str) -> tuple[list[LabelledQuery], list[Document]]:
     return queries, list(found.values())
 
 
-def run_evaluation(queries, docs, config: EvalConfig) -> EvalRun:
-    """Run with a progress bar over every (method, chunk) vector; save it beside the index."""
+def run_evaluation(queries, docs, config: EvalConfig) -> EvalRun | None:
+    """Run with a progress bar over every (method, chunk) vector; save it beside the index
+    (an editor's write: None, with the one-line refusal, for a viewer)."""
+    if not _ui_roles.require_editor("run evaluations"):
+        return None
     bar = st.progress(0.0, text="Chunking…")
 
     def tick(done: int, total: int) -> None:
@@ -191,7 +194,10 @@ def runs_dir() -> Path:
 
 
 def triage_store() -> TriageStore:
-    """Cause tags in ``triage.sqlite`` beside the index (restarts keep them)."""
+    """Cause tags in ``triage.sqlite`` beside the index (restarts keep them); a viewer's
+    reads the file without ever writing it."""
+    if not _ui_roles.is_editor():
+        return _ui_roles.ReadOnlyTriage(runs_dir().parent / "triage.sqlite")
     return TriageStore(runs_dir().parent / "triage.sqlite")
 
 
@@ -245,6 +251,8 @@ def tag_failure(
     run: EvalRun, failure, cause: str, note_key: str, size: int, suggested: str = ""
 ) -> None:
     """Button callback: tag (with the note and the suggestion shown), then move on."""
+    if not _ui_roles.require_editor("tag failures"):
+        return
     note = st.session_state.get(note_key, "")
     tag_query(
         triage_store(), run, failure.query_id, cause, note=note, method=failure.method,

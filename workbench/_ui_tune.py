@@ -18,7 +18,7 @@ from core.embed import VectorCache
 from core.evaluate import EvalConfig, save_run
 from core.tune import Cell, Sweep, load_sweep, parse_grid, save_sweep
 from core.tune.job import SweepJob
-from workbench import _ui, _ui_controls, _ui_jobs
+from workbench import _ui, _ui_controls, _ui_jobs, _ui_roles
 from workbench import _ui_engine as eng
 from workbench import _ui_triage as tri
 
@@ -119,6 +119,8 @@ def embed_step():  # -> core.evaluate.runner.EmbedFn | None
 
 def start_sweep(queries: list, docs: list, grid: list, methods: list[str]) -> None:
     """Start the sweep in the background; a saved sweep of the same inputs is resumed."""
+    if not _ui_roles.require_editor("run sweeps"):
+        return
     template = EvalConfig(policy=grid[0].policy, methods=tuple(methods), ks=(1, 5, 10))
     folder = sweeps_dir()
     folder.mkdir(parents=True, exist_ok=True)
@@ -182,12 +184,20 @@ def take_click(event: object) -> None:
             return
 
 
+def run_saved(sweep: Sweep, cell: Cell) -> bool:
+    """Whether the cell's run is already among the Evaluate page's runs."""
+    return (tri.runs_dir() / f"{sweep.point(cell.policy.key).run.run_id}.json").is_file()
+
+
 def open_failures(sweep: Sweep, cell: Cell) -> None:
-    """Save the cell's run with the Evaluate page's runs and open it on that method."""
+    """Save the cell's run with the Evaluate page's runs and open it on that method (a
+    viewer opens only a run an editor saved: saving writes beside the index)."""
     run = sweep.point(cell.policy.key).run
     folder = tri.runs_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    if not (folder / f"{run.run_id}.json").is_file():
+    if not run_saved(sweep, cell):
+        if not _ui_roles.require_editor("save a cell's run for the Evaluate page"):
+            return
+        folder.mkdir(parents=True, exist_ok=True)
         save_run(run, folder / f"{run.run_id}.json")
     st.session_state[tri.TKey.RUN] = run.run_id
     st.session_state[tri.TKey.TRIAGE_METHOD] = cell.method

@@ -17,7 +17,7 @@ from core.ingest.files import display_name
 from core.ingest.formats import upload_format
 from core.render.views import stale_note
 from core.types import Document
-from workbench import _ui
+from workbench import _ui, _ui_roles
 from workbench._ui import Key, Note, md
 from workbench._ui_reads import read_document
 
@@ -62,6 +62,8 @@ def read_upload(name: str, data: bytes, password: str | None = None) -> Note:
     A failure that is not a user error (a bug) still costs only this file's note, so the
     rest of a batch loads; its traceback goes to the server log."""
     shown = display_name(name)  # a newline or ESC in a name must not split its note
+    if not _ui_roles.is_editor():
+        return Note(name=shown, level="error", text="not read: only an editor can add documents")
     try:
         upload_format(data, name)  # an unread suffix: one line naming what is read
         doc = read_document(data, name=name, password=password)
@@ -108,7 +110,7 @@ def replace_note(note: Note) -> None:
 def read_uploads(files: list) -> None:
     """Read uploader files not seen before, with a progress bar counting files."""
     new = [f for f in files if f.file_id not in st.session_state[Key.SEEN_UPLOADS]]
-    if not new:
+    if not new or not _ui_roles.require_editor("add documents to the library"):
         return
     notes: list[Note] = []
     with st.status(f"Reading {len(new)} file(s)…", expanded=True) as status:

@@ -9,7 +9,7 @@ from core.errors import ChunkscopeError
 from core.render import rank_charts as charts
 from core.render.context_charts import context_coverage_figure
 from core.rerank import FEATURE_HELP, RerankWeights, contribution_rows, rerank
-from workbench import _ui, _ui_frame
+from workbench import _ui, _ui_frame, _ui_roles
 from workbench import _ui_attribution as att
 from workbench import _ui_compare_model as model
 from workbench import _ui_depth as dep
@@ -36,9 +36,12 @@ try:
 except ChunkscopeError as exc:
     st.error(_ui.md(exc), icon=":material/error:")
     st.stop()
-eng.index_panel(entries)
+if _ui_roles.editing_enabled():
+    eng.index_panel(entries)
 if not entries:
-    if not eng.indexing():  # while a job runs, its progress bar says what is happening
+    if not _ui_roles.editing_enabled():
+        st.info("Nothing is indexed for this model yet: an editor indexes documents here.")
+    elif not eng.indexing():  # while a job runs, its progress bar says what is happening
         st.info("Nothing is indexed for this model yet: index the demo datasheets above.")
     st.stop()
 eng.load_indexed_sources(entries)
@@ -57,7 +60,9 @@ whole = doc_id is None and len(docs_here) > 1  # cards name their document only 
 offered = meth.offered_methods()
 model.reconcile_methods(state, K.METHODS, offered)
 chosen = row[2].multiselect("Methods", offered, key=K.METHODS)
-k = int(row[3].number_input("k", 1, None, key=K.K, help=ins.K_HELP))  # any k: see ins.MAX_CARDS
+k_max = _ui_roles.k_limit(K.K)  # any k for an editor (see ins.MAX_CARDS); 50 for a viewer
+k = int(row[3].number_input("k", 1, k_max, key=K.K, help=ins.K_HELP))
+k = min(k, k_max or k)  # a k sent by hand past the widget's limit
 meth.fusion_builder(K.METHODS)
 if model.demo_query_misfits(state[K.QUERY], eng.DEMO_QUERY, docs_here, eng.demo_documents()):
     state[K.QUERY] = ""
@@ -70,7 +75,8 @@ query = st.text_input(
 refusal = eng.late_refusal()
 methods, missing = model.runnable(chosen, model.stored_methods(entries, policy.key, doc_id))
 if missing:
-    st.warning(f"Not indexed with {policy.key} here: {', '.join(missing)}. Index them above.")
+    then = " Index them above." if _ui_roles.editing_enabled() else ""
+    st.warning(f"Not indexed with {policy.key} here: {', '.join(missing)}.{then}")
 if not query or not methods:
     st.info("Type a query and pick at least one indexed method.")
     st.stop()

@@ -67,9 +67,10 @@ with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_ci
             runs = tri.saved_runs()
         except ChunkscopeError as exc:
             st.error(_ui.md(exc), icon=":material/error:")
-with st.expander("Import a run of your retriever", icon=":material/input:"):
-    _ui_runs_import.import_form()
-    runs = tri.saved_runs()
+if editing:
+    with st.expander("Import a run of your retriever", icon=":material/input:"):
+        _ui_runs_import.import_form()
+        runs = tri.saved_runs()
 if not runs:
     st.info(
         "No run yet: run the demo set above (about a minute on a laptop CPU)."

@@ -7,7 +7,7 @@ import streamlit as st
 from core.errors import ChunkscopeError
 from core.ingest.files import display_name
 from core.render.charts import document_lengths_figure, length_percentiles, overflow_share
-from workbench import _ui, _ui_frame, _ui_imports, _ui_library, _ui_uploads
+from workbench import _ui, _ui_frame, _ui_imports, _ui_library, _ui_roles, _ui_uploads
 
 _ui_frame.entry("workbench/library.py")
 GARBLED_HELP = (
@@ -23,14 +23,18 @@ st.caption(
     "character offsets, plus cue times for transcripts and raw byte ranges for HTML."
 )
 
-limit_mb = st.get_option("server.maxUploadSize")
-files = st.file_uploader(
-    f"Add documents: {_ui.format_labels()} (several at once, up to {limit_mb} MB each)",
-    help=_ui.upload_help(),  # no type= list: the browser would refuse with a MIME type alone
-    accept_multiple_files=True,
-    key="cs_uploader",
-)
-_ui_uploads.read_uploads(files or [])
+files = None
+if _ui_roles.editing_enabled():
+    limit_mb = st.get_option("server.maxUploadSize")
+    files = st.file_uploader(
+        f"Add documents: {_ui.format_labels()} (several at once, up to {limit_mb} MB each)",
+        help=_ui.upload_help(),  # no type= list: the browser would refuse with a MIME type alone
+        accept_multiple_files=True,
+        key="cs_uploader",
+    )
+    _ui_uploads.read_uploads(files or [])
+else:
+    _ui_roles.viewer_note("add, remove or import documents")
 
 held = {n for f in files or [] for n in (f.name, display_name(f.name))}
 for note in st.session_state[_ui.Key.NOTES]:  # notes of files still in the uploader only
@@ -91,7 +95,7 @@ if garbled := [r for r in rows if r["garbled blocks"]]:
     )
 
 kept = [e.doc_id for e in _ui_library.kept_entries()]
-if kept:
+if kept and _ui_roles.editing_enabled():
     with st.expander("Remove a document", icon=":material/delete:"):
         st.caption(
             "Removes every kept version of it, its chunks in every collection of the index "
@@ -106,17 +110,21 @@ if kept:
         )
         if st.button("Remove", disabled=gone is None, key="cs_remove_go"):
             try:
-                removal = _ui_library.remove(str(gone))
-                st.session_state[_ui.Key.REMOVED] = (
-                    f"{removal.doc_id} removed: {len(removal.versions)} kept version(s), "
-                    f"{removal.records:,} chunk record(s)"
-                )
-                st.rerun()
+                if (removal := _ui_library.remove(str(gone))) is not None:
+                    st.session_state[_ui.Key.REMOVED] = (
+                        f"{removal.doc_id} removed: {len(removal.versions)} kept version(s), "
+                        f"{removal.records:,} chunk record(s)"
+                    )
+                    st.rerun()
             except ChunkscopeError as exc:
                 st.error(_ui.md(exc))
 
-with st.expander("Import chunks", icon=":material/input:"):
-    _ui_imports.import_form()
+if _ui_roles.editing_enabled():
+    with st.expander("Import chunks", icon=":material/input:"):
+        _ui_imports.import_form()
+elif _ui_imports.offer():  # a viewer reads the audit of the sets already imported
+    with st.expander("Imported chunk sets", icon=":material/input:"):
+        _ui_imports.sets_audit()
 
 lengths = [int(r["tokens"]) for r in rows]
 stats = length_percentiles(lengths)

@@ -8,7 +8,7 @@ from core import methods as registry
 from core.errors import ChunkscopeError
 from core.render.tune_charts import COSTS, curve_figure
 from core.tune.curves import all_crossovers, best_cells, curves
-from workbench import _ui, _ui_frame
+from workbench import _ui, _ui_frame, _ui_roles
 from workbench import _ui_engine as eng
 from workbench import _ui_methods as meth
 from workbench import _ui_triage as tri
@@ -26,29 +26,31 @@ st.caption(
 eng.require_encoder()
 sweeps = ut.saved_sweeps()
 busy = st.session_state[K.JOB] is not None and st.session_state[K.JOB].running
-with st.expander("Run a sweep", expanded=not sweeps, icon=":material/play_circle:"):
-    sources = {"demo": "Demo datasheets (35 questions)"}
-    if tri.EVAL_DIR.is_dir():
-        sources["shared"] = "Shared set (chunking_evaluation)"
-    source = st.segmented_control(
-        "Labelled queries", list(sources), format_func=sources.get, default="demo",
-        key=tri.TKey.SOURCE, required=True,
-    )  # fmt: skip
-    try:
-        queries, docs = tri.query_source(source)
-        grid = ut.grid_controls()
-    except ChunkscopeError as exc:
-        st.error(_ui.md(exc), icon=":material/error:")
-        queries, docs, grid = [], [], []
-    offered = meth.offered_methods()
-    default = [m for m in registry.SWEPT if m in offered]
-    methods = st.multiselect("Methods", offered, default=default, key=K.METHODS)
-    st.caption(f"{len(grid)} points × {len(methods)} methods · {len(queries)} queries")
-    if st.button("Sweep", type="primary", disabled=busy or not (queries and grid and methods)):
-        ut.start_sweep(queries, docs, grid, methods)
-ut.job_panel()
+if _ui_roles.editing_enabled():
+    with st.expander("Run a sweep", expanded=not sweeps, icon=":material/play_circle:"):
+        sources = {"demo": "Demo datasheets (35 questions)"}
+        if tri.EVAL_DIR.is_dir():
+            sources["shared"] = "Shared set (chunking_evaluation)"
+        source = st.segmented_control(
+            "Labelled queries", list(sources), format_func=sources.get, default="demo",
+            key=tri.TKey.SOURCE, required=True,
+        )  # fmt: skip
+        try:
+            queries, docs = tri.query_source(source)
+            grid = ut.grid_controls()
+        except ChunkscopeError as exc:
+            st.error(_ui.md(exc), icon=":material/error:")
+            queries, docs, grid = [], [], []
+        offered = meth.offered_methods()
+        default = [m for m in registry.SWEPT if m in offered]
+        methods = st.multiselect("Methods", offered, default=default, key=K.METHODS)
+        st.caption(f"{len(grid)} points × {len(methods)} methods · {len(queries)} queries")
+        if st.button("Sweep", type="primary", disabled=busy or not (queries and grid and methods)):
+            ut.start_sweep(queries, docs, grid, methods)
+    ut.job_panel()
 if not sweeps:
-    st.info("No sweep yet: run one above.", icon=":material/info:")
+    then = "run one above" if _ui_roles.editing_enabled() else "an editor runs them here"
+    st.info(f"No sweep yet: {then}.", icon=":material/info:")
     st.stop()
 
 if st.session_state[K.SWEEP] not in sweeps:
@@ -100,7 +102,11 @@ st.caption(
     " · ".join(f"{m} {cell.metrics[m]:.3f}" for m in metrics if cell.metrics.get(m) is not None)
 )
 left, right = st.columns(2)
-if left.button("Its failures on the Evaluate page", icon=":material/fact_check:"):
+closed = not (_ui_roles.editing_enabled() or ut.run_saved(sweep, cell))
+if left.button(
+    "Its failures on the Evaluate page", icon=":material/fact_check:", disabled=closed,
+    help="An editor opens a cell's failures first (that saves its run)" if closed else None,
+):  # fmt: skip
     ut.open_failures(sweep, cell)
 doc_ids = sorted(sweep.identity["corpus"])
 shown_doc = right.selectbox("Document", doc_ids, key="cs_tune_doc", label_visibility="collapsed")

@@ -76,8 +76,9 @@ def chromium_path() -> Path:
 
 
 @contextlib.contextmanager
-def running_app(work: Path) -> Iterator[str]:
-    """``streamlit run app.py`` on a free 127.0.0.1 port with its store under ``work``.
+def running_app(work: Path, extra_env: dict[str, str] | None = None) -> Iterator[str]:
+    """``streamlit run app.py`` on a free 127.0.0.1 port with its store under ``work``
+    (and ``extra_env`` set for it, such as ``CHUNKSCOPE_EDITOR_KEY``).
 
     Yields the base URL once the server answers its health check; stops the whole
     process group afterwards. The server log is ``work/streamlit.log``.
@@ -92,6 +93,8 @@ def running_app(work: Path) -> Iterator[str]:
         "ANONYMIZED_TELEMETRY": "False",
     }
     env.pop("CHUNKSCOPE_CHROMA", None)
+    env.pop("CHUNKSCOPE_EDITOR_KEY", None)  # open to edits unless a test sets a key
+    env.update(extra_env or {})
     command = [
         sys.executable, "-m", "streamlit", "run", "app.py",
         "--server.port", str(port), "--server.address", "127.0.0.1",
