@@ -34,8 +34,10 @@ test: $(STAMP) $(NATIVE)
 	$(PY) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: no tests were collected"; exit 1; fi; exit $$rc
 
-# The inner loop: no model, browser, server, Ray, hostile-file, AppTest page or mypy test.
-FAST := not slow and not browser and not server and not typing and not ray and not hostile and not app
+# The inner loop: no model, browser, server, Ray, hostile-file, AppTest page, whole-corpus
+# or mypy test.
+FAST := not slow and not browser and not server and not typing and not ray and not hostile \
+	and not app and not corpus
 test-fast: $(STAMP) $(NATIVE)
 	$(PY) -m pytest -q -m "$(FAST)"
 

@@ -78,10 +78,14 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # Tiers by module, so `make test-fast` can leave out what is slow by nature: Ray clusters,
-# hostile files built to take the limits' full time and memory, and whole workbench pages
-# run under AppTest. `make test` runs every tier.
+# hostile files built to take the limits' full time and memory, whole workbench pages run
+# under AppTest, and sweeps of every page of every corpus file (the compiled reader and
+# the table finder against their references, every policy on every file, the benchmark's
+# own cases). `make test` runs every tier.
 TIER_MODULES = {
     "ray": ("test_scale.py", "test_scale_cluster.py", "test_scale_workbench.py"),
+    "corpus": ("test_bench.py", "test_stext_native.py", "test_tables_ruled.py",
+               "test_chunk_corpus.py", "test_parse_revision.py"),  # fmt: skip
     "hostile": ("test_hostile_app.py", "test_hostile_cli.py", "test_hostile_files.py",
                 "test_hostile_ingest.py"),  # fmt: skip
 }
