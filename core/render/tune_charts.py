@@ -4,12 +4,15 @@ Each method is a line of its mean (markers at the measured sizes) inside a band 
 bootstrap interval; its index cost at each size (seconds, tokens encoded or vectors, as
 asked) is a dotted line of the same colour on the right-hand axis; each crossover between
 two methods is a dotted vertical line labelled with the methods. The x axis is
-logarithmic (base 2), ticked at the measured sizes. A marker carries
-``[policy key, method]`` as ``customdata``, so a click names its cell.
+logarithmic, ticked at the measured sizes, its range set from the data (the smallest and
+largest size, a little beyond), so a crossover's label never stretches it: Plotly places
+an annotation on a log axis at the log10 of its ``x``, a shape at the value itself. A
+marker carries ``[policy key, method]`` as ``customdata``, so a click names its cell.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -57,6 +60,14 @@ def _traces(s: Series, cost: str) -> list[dict]:
     ]  # fmt: skip
 
 
+def log_range(sizes: Sequence[float]) -> list[float]:
+    """The x range (in log10 units, as Plotly takes a log axis's range) that holds every
+    size with a margin of a sixth of the span, or of a quarter of a decade for one size."""
+    low, high = math.log10(min(sizes)), math.log10(max(sizes))
+    pad = (high - low) / 6 if high > low else 0.25
+    return [low - pad, high + pad]
+
+
 def curve_figure(
     series: Sequence[Series],
     crossings: Sequence[Crossover],
@@ -75,7 +86,8 @@ def curve_figure(
             "y0": 0, "y1": 1, "line": {"color": "#33475b", "dash": "dot", "width": 1},
         })  # fmt: skip
         notes.append({
-            "x": c.size, "xref": "x", "y": 1 - 0.07 * i, "yref": "paper", "showarrow": False,
+            "x": math.log10(c.size), "xref": "x", "y": 1 - 0.07 * i, "yref": "paper",
+            "showarrow": False,
             "text": escape(f"{c.better_below} > {c.other} below {c.size:,.0f}"),
             "font": {"size": 11}, "bgcolor": "rgba(255,255,255,0.8)",
         })  # fmt: skip
@@ -84,7 +96,8 @@ def curve_figure(
     layout(fig, title=title or f"{metric} against chunk size", height=460,
            x=f"chunk size ({unit}, log scale)", y=metric)  # fmt: skip
     fig.update_layout(
-        xaxis={"type": "log", "tickvals": sizes, "ticktext": [str(s) for s in sizes]},
+        xaxis={"type": "log", "tickvals": sizes, "ticktext": [str(s) for s in sizes],
+               **({"range": log_range(sizes)} if sizes else {})},
         yaxis2={"overlaying": "y", "side": "right", "title": COSTS[cost], "showgrid": False,
                 "rangemode": "tozero"},
         hovermode="closest", clickmode="event+select",
