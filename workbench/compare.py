@@ -61,7 +61,8 @@ offered = meth.offered_methods()
 model.reconcile_methods(state, K.METHODS, offered)
 chosen = row[2].multiselect("Methods", offered, key=K.METHODS)
 k_max = _ui_roles.k_limit(K.K)  # any k for an editor (see ins.MAX_CARDS); 50 for a viewer
-k = int(row[3].number_input("k", 1, k_max, key=K.K, help=ins.K_HELP))
+k_help = ins.K_HELP if k_max is None else f"Chunks kept per method: up to {k_max} for a viewer."
+k = int(row[3].number_input("k", 1, k_max, key=K.K, help=k_help))
 k = min(k, k_max or k)  # a k sent by hand past the widget's limit
 meth.fusion_builder(K.METHODS)
 if model.demo_query_misfits(state[K.QUERY], eng.DEMO_QUERY, docs_here, eng.demo_documents()):
