@@ -13,8 +13,8 @@ Two layers, so a hidden button is never the only thing in the way:
 
 - pages draw the controls that write only where ``editing_enabled()``;
 - every function that writes (stores an upload, removes a document, saves an imported
-  chunk set, starts an index job, an evaluation or a sweep, saves a triage tag or a
-  cell's run, changes the store) first calls ``require_editor``, which refuses a viewer
+  chunk set or run, starts an index job, an evaluation or a sweep, saves a triage tag or
+  a cell's run, changes the store) first calls ``require_editor``, which refuses a viewer
   in one line, so a widget value sent by hand changes nothing.
 
 The key is compared in constant time (``hmac.compare_digest``), never put in a URL, the
