@@ -59,6 +59,13 @@ def _is_loopback(address: object) -> bool:
 
 
 @pytest.fixture(autouse=True)
+def _editors_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key exported in the shell would make every workbench session a viewer; the
+    tests of roles set one themselves."""
+    monkeypatch.delenv("CHUNKSCOPE_EDITOR_KEY", raising=False)
+
+
+@pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     real_connect = socket.socket.connect
     real_connect_ex = socket.socket.connect_ex
