@@ -18,19 +18,11 @@ import streamlit as st
 from workbench import _ui_frame
 
 SECTIONS: dict[str, list[st.Page]] = {
-    "Inspect": [
-        st.Page(
-            "workbench/library.py", title="Library", icon=":material/folder_open:", default=True
-        ),
-        st.Page("workbench/parse.py", title="Parse", icon=":material/view_quilt:"),
-        st.Page("workbench/chunks.py", title="Chunks", icon=":material/segment:"),
-        st.Page("workbench/source.py", title="Source", icon=":material/format_quote:"),
-    ],
-    "Retrieve": [
-        st.Page("workbench/compare.py", title="Compare", icon=":material/compare_arrows:"),
-        st.Page("workbench/evaluate.py", title="Evaluate & triage", icon=":material/fact_check:"),
-        st.Page("workbench/tune.py", title="Tune", icon=":material/tune:"),
-    ],
+    section: [
+        st.Page(path, title=title, icon=icon, default=path == _ui_frame.HOME)
+        for path, title, icon in pages
+    ]
+    for section, pages in _ui_frame.MENU.items()
 }
 
 
@@ -38,7 +30,7 @@ SECTIONS: dict[str, list[st.Page]] = {
 # Google's font server, which an offline machine cannot reach.
 ICON = Path(__file__).resolve().parent / "workbench" / "assets" / "icon.png"
 st.set_page_config(page_title="Chunkscope", page_icon=str(ICON), layout="wide")
-page = st.navigation(SECTIONS)
+page = st.navigation(SECTIONS, position="hidden")  # the sidebar's menu is _ui_frame's
 _ui_frame.follow_redirect()
 with _ui_frame.framed():
     page.run()

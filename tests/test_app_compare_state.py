@@ -21,8 +21,8 @@ def test_the_typed_query_survives_other_pages(fake, store_dir):
     assert at.text_input(key=eng.EKey.QUERY_WIDGET).value == eng.DEMO_QUERY  # the demo's
     at.text_input(key=eng.EKey.QUERY_WIDGET).set_value("warranty period").run()
     for page in ("source", "library", "chunks"):
-        at.switch_page(f"workbench/{page}.py").run()
-        at.switch_page("workbench/compare.py").run()
+        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page("pages/compare.py").run()
         assert not at.exception, [e.value for e in at.exception]
         assert at.text_input(key=eng.EKey.QUERY_WIDGET).value == "warranty period", page
 
@@ -34,7 +34,7 @@ def test_own_documents_get_no_pump_query_and_are_the_index_default(fake, store_d
     at.file_uploader(key="cs_uploader").set_value(
         [("ledger.md", LEDGER, "application/octet-stream")]
     ).run()
-    at.switch_page("workbench/compare.py").run()
+    at.switch_page("pages/compare.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.text_input(key=eng.EKey.QUERY_WIDGET).value == ""  # no pump query on a ledger
     assert at.multiselect(key=eng.EKey.INDEX_DOCS).value == ["ledger"]

@@ -88,7 +88,7 @@ def index_demo(store_dir, enc, methods=None, docs=None, embed=None, policy=None)
 
 def open_page(name: str) -> AppTest:
     at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
-    at.switch_page(f"workbench/{name}.py").run()
+    at.switch_page(f"pages/{name}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -411,7 +411,7 @@ def test_compare_and_evaluate_work_against_a_chroma_server(
     at = open_page("compare")
     assert at.session_state["cs_store_kind"] == "server"
     assert len(ranked(at, "naive")) == 10 and len(ranked(at, "late")) == 10
-    at.switch_page("workbench/evaluate.py").run()
+    at.switch_page("pages/evaluate.py").run()
     [b for b in at.button if b.label == "Run"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     run_id = at.session_state[tri.TKey.RUN]
@@ -425,7 +425,7 @@ def test_markdown_from_labels_and_file_names_is_shown_as_written():
     assert _ui.md("report_v2 **final** $x$") == "report\\_v2 \\*\\*final\\*\\* \\$x\\$"
 
 
-@pytest.mark.parametrize("page", ["workbench/compare.py", "workbench/evaluate.py"])
+@pytest.mark.parametrize("page", ["pages/compare.py", "pages/evaluate.py"])
 def test_a_model_folder_without_pooling_stops_the_page_with_one_line(
     page, store_dir, tmp_path, monkeypatch
 ):
@@ -486,7 +486,7 @@ def test_any_chunk_ranks_at_full_depth_and_marked_answers_run_on_evaluate(fake, 
     [b for b in at.button if b.label == "Mark as the answer"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert [d.label for d in at.get("download_button")] == ["Download 1 marked"]
-    at.switch_page("workbench/evaluate.py").run()
+    at.switch_page("pages/evaluate.py").run()
     source = at.segmented_control(key=tri.TKey.SOURCE)
     assert "Marked in Compare (1)" in source.options
     source.set_value("marked").run()

@@ -34,7 +34,7 @@ def app(tmp_path, monkeypatch) -> AppTest:
 def open_source(at: AppTest, citation: Citation) -> str:
     at.query_params.clear()
     at.query_params.update(source_params(citation))
-    at.switch_page("workbench/source.py").run()
+    at.switch_page("pages/source.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return "\n".join(h.proto.body for h in at.html)
 
@@ -69,7 +69,7 @@ def test_source_shows_the_raw_html_range(app) -> None:
 
 
 def test_chunks_page_offers_the_exports(app) -> None:
-    app.switch_page("workbench/chunks.py").run()
+    app.switch_page("pages/chunks.py").run()
     app.sidebar.selectbox[0].set_value("lecture-3").run()
     assert not app.exception, [e.value for e in app.exception]
     assert any(c.value.startswith("**lecture\\-3** cut by") for c in app.caption)
@@ -80,7 +80,7 @@ def test_chunks_page_offers_the_exports(app) -> None:
 
 @pytest.mark.parametrize("doc_id", ["lecture-3", "pumps"])
 def test_parse_page_types_the_blocks(app, doc_id: str) -> None:
-    app.switch_page("workbench/parse.py").run()
+    app.switch_page("pages/parse.py").run()
     app.sidebar.selectbox[0].set_value(doc_id).run()
     assert not app.exception, [e.value for e in app.exception]
     page = "\n".join(h.proto.body for h in app.html)

@@ -26,7 +26,7 @@ def fresh_session(**query: str) -> AppTest:
     """A new browser session: nothing uploaded, only the store folder in common."""
     at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S)
     at.query_params.update(query)
-    at.switch_page("workbench/source.py" if query else "workbench/library.py").run()
+    at.switch_page("pages/source.py" if query else "pages/library.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -63,7 +63,7 @@ def test_an_unknown_document_is_named_before_the_span(app):
     assert plain(error.value).startswith("No document 'nonexistent' is in the library")
     assert "span" not in error.value
     assert any("The library holds" in c.value for c in app.caption)
-    assert "<mark" not in html_of(app) and not app.markdown  # no other document shown
+    assert "<mark" not in html_of(app) and not app.main.markdown  # no other document shown
 
 
 def test_a_removed_document_reports_its_link_gone(app, store_dir):

@@ -44,7 +44,7 @@ def app(store_dir) -> AppTest:
 def open_page(at: AppTest, name: str, **query: str) -> AppTest:
     at.query_params.clear()
     at.query_params.update(query)
-    at.switch_page(f"workbench/{name}.py").run()
+    at.switch_page(f"pages/{name}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -282,7 +282,7 @@ def test_a_datasheet_citation_opens_in_a_fresh_session(store_dir):
     citation = Citation.of_span(doc, start, start + 80)
     at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S)
     at.query_params.update(source_params(citation))  # a deep link, before the first run
-    at.switch_page("workbench/source.py").run()
+    at.switch_page("pages/source.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     assert at.title[0].value == "Source"

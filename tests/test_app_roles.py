@@ -146,7 +146,7 @@ def session() -> AppTest:
 def go(at: AppTest, name: str, **query: str) -> AppTest:
     at.query_params.clear()
     at.query_params.update(query)
-    at.switch_page(f"workbench/{name}.py").run()
+    at.switch_page(f"pages/{name}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

@@ -180,7 +180,7 @@ def test_a_deep_link_makes_its_document_the_sidebars_once(tmp_path, monkeypatch)
     doc = load_document(ROOT / "sample_docs" / "state_of_the_union.md")
     at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S)
     at.query_params.update(source_params(Citation.of_span(doc, 100, 160)))
-    at.switch_page("workbench/source.py").run()
+    at.switch_page("pages/source.py").run()
     assert not at.exception, [e.value for e in at.exception]
     picker = at.sidebar.selectbox[0]
     assert picker.value == doc.doc_id != picker.options[0].split(" (")[0]  # not the first

@@ -34,7 +34,7 @@ def fake(tmp_path, monkeypatch):
 
 def _open() -> AppTest:
     at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
-    at.switch_page("workbench/tune.py").run()
+    at.switch_page("pages/tune.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

@@ -117,7 +117,7 @@ def test_a_toy_policy_is_offered_chunked_and_evaluated(toy, tmp_path, capsys) ->
 
 def test_a_toy_policy_is_offered_on_the_chunks_and_compare_pages(toy, fake, store_dir):
     at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
-    at.switch_page("workbench/chunks.py").run()
+    at.switch_page("pages/chunks.py").run()
     assert not at.exception, [e.value for e in at.exception]
     control = at.segmented_control(key="cs_policy_a")
     assert "paragraphs" in control.options
@@ -128,7 +128,7 @@ def test_a_toy_policy_is_offered_on_the_chunks_and_compare_pages(toy, fake, stor
     assert any(m.value == "**paragraphs-chars-4000-0-ng**" for m in at.markdown)
 
     index_demo(store_dir, fake, methods=("naive", "bm25"), policy=default_policy("paragraphs"))
-    at.switch_page("workbench/compare.py").run()
+    at.switch_page("pages/compare.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert "paragraphs" in at.segmented_control(key="cs_policy_index").options
     picker = at.selectbox(key=eng.EKey.POLICY)

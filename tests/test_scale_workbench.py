@@ -94,7 +94,7 @@ def on_server(ray_index, monkeypatch):
 def session(page: str, **query: str) -> AppTest:
     at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S)
     at.query_params.update(query)
-    at.switch_page(f"workbench/{page}.py").run()
+    at.switch_page(f"pages/{page}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

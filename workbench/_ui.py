@@ -36,7 +36,7 @@ from workbench._ui_reads import read_document
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_docs"
 DATASHEET_DIR = SAMPLE_DIR / "datasheets"  # the retrieval demo set, bundled as samples too
-LIBRARY_PAGE = "workbench/library.py"
+LIBRARY_PAGE = "pages/library.py"
 
 
 def upload_help() -> str:

@@ -21,7 +21,7 @@ from core.render.pages import DEFAULT_ZOOM, render_page_png
 from core.types import Document
 from workbench import _ui
 
-SOURCE_PAGE = "workbench/source.py"
+SOURCE_PAGE = "pages/source.py"
 
 
 def page_figure(doc: Document, page: int, shapes: list[Shape], *, view_pt=None) -> str:

@@ -17,10 +17,26 @@ from core.render.views import kind_label
 from workbench import _ui, _ui_imports, _ui_roles
 from workbench._ui import Key
 
+# The menu: sections of (page script, title, icon), in order; the first page is home.
+MENU: dict[str, list[tuple[str, str, str]]] = {
+    "Inspect": [
+        ("pages/library.py", "Library", ":material/folder_open:"),
+        ("pages/parse.py", "Parse", ":material/view_quilt:"),
+        ("pages/chunks.py", "Chunks", ":material/segment:"),
+        ("pages/source.py", "Source", ":material/format_quote:"),
+    ],
+    "Retrieve": [
+        ("pages/compare.py", "Compare", ":material/compare_arrows:"),
+        ("pages/evaluate.py", "Evaluate & triage", ":material/fact_check:"),
+        ("pages/tune.py", "Tune", ":material/tune:"),
+    ],
+}
+HOME = MENU["Inspect"][0][0]
 LINKED_DOC = "cs_linked_doc"  # the last ?doc= of a deep link the sidebar followed
 # Citation links wrap in a narrow column instead of ending in an ellipsis mid-number
 # (Streamlit draws a page link on one line, cut off where the column ends).
 WIDGET_CSS = """
+p.cs-menu-section { font-size: .82rem; color: #5b6b79; margin: .6rem 0 .1rem .2rem; }
 [data-testid="stPageLink-NavLink"] * { white-space: normal !important;
   text-overflow: clip !important; overflow-wrap: anywhere; }
 """
@@ -65,8 +81,19 @@ def follow_redirect() -> None:
         st.switch_page(target[0], query_params=target[1])
 
 
+def menu() -> None:
+    """The pages, by section: the navigation's own menu is hidden (see ``app.py``)."""
+    for section, pages in MENU.items():
+        st.markdown(f'<p class="cs-menu-section">{section}</p>', unsafe_allow_html=True)
+        for path, title, icon in pages:
+            st.page_link(path, label=title, icon=icon)
+
+
 def sidebar() -> None:
-    """Document picker, store location and model facts, who may edit, on every page."""
+    """The menu, document picker, store location and model facts, who may edit, on every
+    page."""
+    menu()
+    st.divider()
     docs, state = _ui.library(), st.session_state
     ids = list(docs)
     linked = st.query_params.get("doc")  # a deep link's document is the current one, once:

@@ -202,7 +202,7 @@ def open_failures(sweep: Sweep, cell: Cell) -> None:
     st.session_state[tri.TKey.RUN] = run.run_id
     st.session_state[tri.TKey.TRIAGE_METHOD] = cell.method
     st.session_state[tri.TKey.TRIAGE_POS] = None
-    st.switch_page("workbench/evaluate.py")
+    st.switch_page("pages/evaluate.py")
 
 
 def open_boundaries(sweep: Sweep, cell: Cell, doc_id: str) -> None:
@@ -217,4 +217,4 @@ def open_boundaries(sweep: Sweep, cell: Cell, doc_id: str) -> None:
     st.session_state[f"cs_size_{suffix}"] = min(max(p.size, low), high)
     st.session_state[f"cs_overlap_{suffix}"] = min(p.overlap, high // 2)
     st.session_state[_ui.Key.DOC] = doc_id
-    st.switch_page("workbench/chunks.py")
+    st.switch_page("pages/chunks.py")

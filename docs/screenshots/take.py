@@ -45,7 +45,8 @@ def wait_idle(page, quiet_polls: int = 6) -> None:
 
 
 def go_to(page, title: str) -> None:
-    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    menu = page.locator("[data-testid=stSidebar] [data-testid=stPageLink-NavLink]")
+    menu.filter(has_text=title).first.click()
     page.wait_for_function(
         "t => document.querySelector('[data-testid=stMain] h1')?.textContent.includes(t)", arg=title
     )

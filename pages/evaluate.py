@@ -18,7 +18,7 @@ from workbench import _ui_roles as roles
 from workbench import _ui_triage as tri
 from workbench import _ui_why as why
 
-_ui_frame.entry("workbench/evaluate.py")
+_ui_frame.entry("pages/evaluate.py")
 tri.init_state()
 K = tri.TKey
 NO_BAR = {"displayModeBar": False}

@@ -17,7 +17,7 @@ from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
 from workbench import _ui_methods as meth
 
-_ui_frame.entry("workbench/compare.py")
+_ui_frame.entry("pages/compare.py")
 eng.init_state()
 K = eng.EKey
 NO_BAR = {"displayModeBar": False}

@@ -9,7 +9,7 @@ from core.ingest.files import display_name
 from core.render.charts import document_lengths_figure, length_percentiles, overflow_share
 from workbench import _ui, _ui_frame, _ui_imports, _ui_library, _ui_roles, _ui_uploads
 
-_ui_frame.entry("workbench/library.py")
+_ui_frame.entry("pages/library.py")
 GARBLED_HELP = (
     "Blocks (and their characters) whose text is not language: glyphs of a custom-encoded "
     "font, unmapped code points (fast parser)"

@@ -14,7 +14,7 @@ from workbench import _ui_methods as meth
 from workbench import _ui_triage as tri
 from workbench import _ui_tune as ut
 
-_ui_frame.entry("workbench/tune.py")
+_ui_frame.entry("pages/tune.py")
 ut.init_state()
 K = ut.UKey
 st.title("Tune")

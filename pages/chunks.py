@@ -17,7 +17,7 @@ from core.render.views import chunk_marks, chunk_shapes
 from core.types import Chunk, Document
 from workbench import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_imports, _ui_parse
 
-_ui_frame.entry("workbench/chunks.py")
+_ui_frame.entry("pages/chunks.py")
 
 doc = _ui.require_doc()
 parser = st.session_state[_ui.Key.PARSER]

@@ -14,7 +14,7 @@ from core.render.views import HEADING_SEPARATOR, block_marks, block_shapes, firs
 from core.types import BLOCK_KINDS
 from workbench import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_parse
 
-_ui_frame.entry("workbench/parse.py")
+_ui_frame.entry("pages/parse.py")
 
 doc = _ui.require_doc()
 st.title("Parse")

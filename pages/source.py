@@ -16,7 +16,7 @@ from core.render.links import check_link, link_url, parse_span
 from core.render.markup import badge_html
 from workbench import _ui, _ui_cite, _ui_frame, _ui_source
 
-_ui_frame.entry("workbench/source.py")
+_ui_frame.entry("pages/source.py")
 
 st.title("Source")
 params = st.query_params
