@@ -45,5 +45,5 @@ bench: $(STAMP) $(NATIVE)
 	$(VENV)/bin/chunkscope bench
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check core workbench app.py tests
+	$(VENV)/bin/ruff check core workbench pages app.py tests
 	$(VENV)/bin/mypy core
