@@ -1,0 +1,176 @@
+"""The layers of ``core``: imports point down the pipeline, imports inside functions
+counted too (they hide a cycle as well as a top-level one does).
+
+Read from the source with ``ast``, without importing anything. Three rules:
+
+- ``core`` never imports Streamlit, nor the workbench or the pages;
+- a module of a stage imports no module of a later stage (``LATER`` below: the order of
+  DESIGN.md's pipeline, the provenance types and text alignment at the bottom);
+- the import graph has no cycle between our modules beyond the ``KNOWN_KNOTS`` listed
+  here as debts: a new cycle fails, and so does a listed one that has grown or gone (the
+  list is then brought up to date).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+UI = ("streamlit", "workbench", "pages")
+
+# What each stage must not import (packages or modules of core, by dotted prefix).
+LATER: dict[str, tuple[str, ...]] = {
+    "core.types": ("core.chunk", "core.ingest", "core.parse", "core.embed", "core.methods",
+                   "core.store", "core.evaluate", "core.retrieve", "core.diagnose",
+                   "core.tune", "core.render", "core.cli", "core.imported"),
+    "core.align": ("core.chunk", "core.ingest", "core.parse", "core.embed", "core.methods",
+                   "core.store", "core.evaluate", "core.retrieve", "core.diagnose",
+                   "core.tune", "core.render", "core.cli", "core.imported"),
+    "core.chunk": ("core.embed", "core.methods", "core.store", "core.evaluate",
+                   "core.retrieve", "core.diagnose", "core.tune", "core.render", "core.cli",
+                   "core.imported"),
+    # (reading a Chroma collection opens it with the store's client: core.store.client)
+    "core.imported": ("core.embed", "core.methods", "core.store.chroma", "core.evaluate",
+                      "core.retrieve", "core.diagnose", "core.tune", "core.render",
+                      "core.cli"),
+    "core.evaluate": ("core.diagnose", "core.tune", "core.render", "core.cli"),
+    "core.diagnose": ("core.tune", "core.render", "core.cli"),
+}  # fmt: skip
+# Cycles still to untie, each as its set of modules.
+KNOWN_KNOTS: tuple[frozenset[str], ...] = (
+    frozenset({"core.embed", "core.embed.late", "core.methods", "core.methods.dense",
+               "core.methods.fusion", "core.methods.lexical"}),
+    frozenset({"core.ingest", "core.ingest.catalogue", "core.ingest.pdf", "core.ingest.pdf_lines",
+               "core.ingest.pdf_text", "core.ingest.ruled", "core.ingest.stext_native",
+               "core.ingest.tables", "core.parse.heuristic", "core.parse.layout"}),
+)  # fmt: skip
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted((ROOT / "core").rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _type_only(tree: ast.Module) -> set[int]:
+    """Ids of the nodes under ``if TYPE_CHECKING:``: names for annotations, never run."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in node.body:
+                skipped.update(id(n) for n in ast.walk(inner))
+    return skipped
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """What ``name`` imports anywhere in its file, function bodies included (``from pkg
+    import mod`` counts as ``pkg.mod`` when that is a module, else as ``pkg``)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = _type_only(tree)
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                out.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
+    ours = {m for m in out if m in known and m != name}
+    return ours | {m for m in out if m.split(".")[0] in UI}
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    known = set(modules)
+    return {name: _imports(name, path, known) for name, path in modules.items()}
+
+
+def _knots(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[frozenset[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            node, edges = work[-1]
+            advanced = False
+            for nxt in edges:
+                if nxt not in graph:
+                    continue
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    advanced = True
+                    break
+                if nxt in on:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                members = set()
+                while True:
+                    member = stack.pop()
+                    on.discard(member)
+                    members.add(member)
+                    if member == node:
+                        break
+                if len(members) > 1:
+                    found.append(frozenset(members))
+    return found
+
+
+def test_core_never_imports_the_ui() -> None:
+    ui = {
+        (name, m) for name, deps in _graph().items() for m in deps
+        if m.split(".")[0] in UI
+    }  # fmt: skip
+    assert not ui, ui
+
+
+def test_no_stage_imports_a_later_one() -> None:
+    wrong = []
+    for name, deps in _graph().items():
+        for stage, later in LATER.items():
+            if name == stage or name.startswith(stage + "."):
+                wrong += [(name, d) for d in deps if d.startswith(later)]
+    assert not wrong, wrong
+
+
+def test_the_only_cycles_are_the_known_debts() -> None:
+    knots = set(_knots(_graph()))
+    assert knots == set(KNOWN_KNOTS), (
+        f"new or changed import cycles: {[sorted(k) for k in knots - set(KNOWN_KNOTS)]}; "
+        f"gone or changed: {[sorted(k) for k in set(KNOWN_KNOTS) - knots]}"
+    )
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _knots(graph) == [frozenset({"a", "b", "c"})]
