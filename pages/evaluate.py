@@ -5,15 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from core import methods as registry
-from core.errors import ChunkscopeError
-from core.evaluate import CAUSES, EvalConfig, agreement, sample_failures
+from core.evaluate import CAUSES, agreement, sample_failures
 from core.evaluate.triage import CAUSE_HELP, default_method
 from core.render.failure_charts import cause_bar_figure, rank_scatter_figure
-from workbench import _ui, _ui_controls, _ui_frame, _ui_runs_import
-from workbench import _ui_depth as dep
+from workbench import _ui, _ui_eval_form, _ui_frame, _ui_runs_import
 from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
-from workbench import _ui_methods as meth
 from workbench import _ui_roles as roles
 from workbench import _ui_triage as tri
 from workbench import _ui_why as why
@@ -30,43 +27,9 @@ st.caption(
 eng.require_encoder()
 runs = tri.saved_runs()
 editing = roles.editing_enabled()  # a viewer reads runs and failures; editors run and tag
-with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_circle:"):
-    roles.viewer_note("run evaluations")
-    sources = {"demo": "Demo datasheets (35 questions)"}
-    if tri.EVAL_DIR.is_dir():
-        sources["shared"] = "Shared set (chunking_evaluation)"
-    if dep.marked():
-        sources["marked"] = f"Marked in Compare ({len(dep.marked())})"
-    sources["upload"] = "Upload JSONL"
-    source = st.segmented_control(
-        "Labelled queries", list(sources), format_func=sources.get, default="demo",
-        key=K.SOURCE, required=True,
-    )  # fmt: skip
-    try:
-        queries, docs = tri.query_source(source)
-    except ChunkscopeError as exc:
-        st.error(_ui.md(exc), icon=":material/error:")
-        queries, docs = [], []
-    policy = _ui_controls.policy_controls("eval", horizontal=True, first=eng.DEMO_POLICY.name)
-    cells = st.columns([3, 2, 2])
-    offered = meth.offered_methods()
-    st.session_state.setdefault(K.METHODS, eng.usable_methods())
-    st.session_state[K.METHODS] = [m for m in st.session_state[K.METHODS] if m in offered]
-    methods = cells[0].multiselect("Methods", offered, key=K.METHODS)
-    meth.fusion_builder(K.METHODS)
-    ks = cells[1].multiselect("k", [1, 3, 5, 10, 20], [1, 5, 10], key=K.KS)
-    scope = cells[2].radio(
-        "Rank over", ("corpus", "doc"), key=K.SCOPE, horizontal=True,
-        format_func={"corpus": "all documents", "doc": "its own document"}.get,
-    )  # fmt: skip
-    st.caption(f"Labelled queries: {len(queries)} · documents: {len(docs)}")
-    if editing and st.button("Run", type="primary", disabled=not (queries and methods and ks)):
-        try:
-            config = EvalConfig(policy=policy, methods=tuple(methods), ks=tuple(ks), scope=scope)
-            tri.run_evaluation(queries, docs, config)
-            runs = tri.saved_runs()
-        except ChunkscopeError as exc:
-            st.error(_ui.md(exc), icon=":material/error:")
+if editing:  # a viewer reads runs; the forms that make them are an editor's
+    with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_circle:"):
+        runs = _ui_eval_form.evaluation_form() or runs
 if editing:
     with st.expander("Import a run of your retriever", icon=":material/input:"):
         _ui_runs_import.import_form()
