@@ -9,7 +9,7 @@ import pytest
 from fakes import make_document, paragraph_chunks
 from test_demo_datasheets import DATASHEETS, load_generator
 
-from core.diagnose.run import diagnose_run
+from core.diagnose.run_failures import diagnose_run
 from core.diagnose.signals import Case, diagnose
 from core.diagnose.terms import chunk_shares, first_terms
 from core.evaluate import EvalConfig, Evidence, LabelledQuery, run_eval

@@ -247,7 +247,7 @@ def test_real_model_run_is_deterministic() -> None:
 
 
 def test_code_version_works_outside_git(monkeypatch: pytest.MonkeyPatch) -> None:
-    from core.evaluate import runs
+    from core.evaluate import run_file as runs
 
     def no_git(*args: object, **kwargs: object) -> None:
         raise FileNotFoundError("git")

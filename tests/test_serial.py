@@ -11,7 +11,7 @@ import pytest
 from core.cite import Citation
 from core.errors import LabelError, RecordError
 from core.evaluate.bootstrap import DeltaInterval
-from core.evaluate.runs import EvalRun, RankedHit, load_run
+from core.evaluate.run_file import EvalRun, RankedHit, load_run
 from core.serial import Fields, as_bool, as_float, as_int, as_str, optional
 
 GOLDEN_EVAL = Path(__file__).parent / "data" / "golden" / "eval.json"
@@ -112,7 +112,7 @@ def test_a_triage_row_with_a_null_column_is_refused_by_name():
 
 
 def test_a_sweep_point_reads_its_costs_through_the_typed_reader():
-    from core.tune.records import MethodCost
+    from core.tune.sweep_records import MethodCost
 
     cost = MethodCost(vectors=3, tokens_encoded=None, seconds=0.5)
     assert MethodCost.from_dict(cost.to_dict()) == cost

@@ -24,7 +24,7 @@ from core.evaluate import (
     sample_failures,
     tag_query,
 )
-from core.evaluate.runs import EvalRun
+from core.evaluate.run_file import EvalRun
 from core.types import ChunkPolicy, Document
 from tests.fakes import FakeEncoder, fake_embed_chunks, make_document, paragraph_chunks
 

@@ -10,7 +10,7 @@ import pytest
 
 from core.render.tune_charts import curve_figure
 from core.tune.curves import Crossover, Series
-from core.tune.records import MethodCost
+from core.tune.sweep_records import MethodCost
 
 COST = MethodCost(vectors=10, tokens_encoded=100, seconds=1.0)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.diagnose.run import diagnose_run
 from core.diagnose.run_depth import RunRanker
+from core.diagnose.run_failures import diagnose_run
 from core.diagnose.signals import Diagnosis, Signal
 from core.render.chart_style import CAUSE_COLOURS
 from core.render.markup import Mark, Shape, escape, marked_text_html

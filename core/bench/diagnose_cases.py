@@ -141,7 +141,7 @@ def signals_case(inputs: BenchInputs) -> CaseResult:
     800/100 characters), against the evaluation that found them."""
     from core.bench.inputs import shared_dir
     from core.chunk import default_policy
-    from core.diagnose.run import diagnose_run
+    from core.diagnose.run_failures import diagnose_run
     from core.evaluate import EvalConfig, import_chunking_eval, run_eval
     from core.ingest import load_document
 

@@ -38,7 +38,7 @@ from core.chunk import registry
 from core.chunk.analysis import DocAnalysis, analysis_for
 from core.chunk.annotate import BlockIndex
 from core.chunk.registry import PolicyError, PolicySpec
-from core.chunk.sentences import sentence_spans
+from core.chunk.sentence_bounds import sentence_spans
 from core.chunk.spans import Piece
 from core.chunk.stats import ChunkStats, chunk_stats
 from core.chunk.structure import EXCLUDED_KINDS

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from core.chunk.annotate import BlockIndex
-from core.chunk.sentences import sentence_spans
+from core.chunk.sentence_bounds import sentence_spans
 from core.tokens import Tokenizer, count_many
 from core.types import Block, Document
 

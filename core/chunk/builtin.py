@@ -11,8 +11,8 @@ thesis are about 420 tokens, far over the window).
 from __future__ import annotations
 
 from core.chunk.fixed import fixed_pieces
+from core.chunk.policy_spec import PolicySpec
 from core.chunk.sentence import sentence_pieces
-from core.chunk.spec import PolicySpec
 from core.chunk.structure import EXCLUDED_KINDS, structure_pieces
 
 SPECS: tuple[PolicySpec, ...] = (

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from core.chunk import builtin
-from core.chunk.spec import OPTIONS, PieceFn, PolicyError, PolicyOption, PolicySpec
+from core.chunk.policy_spec import OPTIONS, PieceFn, PolicyError, PolicyOption, PolicySpec
 
 if TYPE_CHECKING:
     from core.types import ChunkPolicy

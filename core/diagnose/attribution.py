@@ -12,7 +12,7 @@
 Each is labelled with the registry's method whose vectors it takes apart: the windowed
 one (late), the prefixed one (contextual).
 
-Sentences come from ``core.chunk.sentences.sentence_spans`` over the window's text; every
+Sentences come from ``core.chunk.sentence_bounds.sentence_spans`` over the window's text; every
 span is a span of ``doc.text``. Masked variants run in batches of ``BATCH`` rows.
 """
 
@@ -80,7 +80,7 @@ def late_attribution(
     doc: Document, chunk: Chunk, query: str, encoder: Any, *, progress: Progress | None = None
 ) -> Attribution:
     """How much each sentence of the chunk's window outside it moved its late cosine."""
-    from core.chunk.sentences import sentence_spans
+    from core.chunk.sentence_bounds import sentence_spans
     from core.embed.late import check_late_pooling, document_tokens, late_windows
 
     check_late_pooling(encoder)

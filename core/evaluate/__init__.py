@@ -32,8 +32,8 @@ from core.evaluate.resolve import (
     pin_labels,
     resolve_queries,
 )
+from core.evaluate.run_file import EvalRun, QueryRecord, RankedHit, load_run, save_run
 from core.evaluate.runner import EvalConfig, delta_pairs, run_eval
-from core.evaluate.runs import EvalRun, QueryRecord, RankedHit, load_run, save_run
 from core.evaluate.triage import (
     CAUSES,
     Failure,

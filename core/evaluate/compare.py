@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from core.evaluate.bootstrap import DeltaInterval, metric_deltas
 from core.evaluate.metrics import aggregate
-from core.evaluate.runs import EvalRun
+from core.evaluate.run_file import EvalRun
 
 _SETUP_FIELDS = (
     "model",

@@ -34,8 +34,8 @@ from core.evaluate.corpus import Corpus
 from core.evaluate.labels import LabelledQuery
 from core.evaluate.metrics import MetricSpec, query_metrics
 from core.evaluate.resolve import ResolvedQuery
+from core.evaluate.run_file import EvalRun, RankedHit
 from core.evaluate.runner import EvalConfig, run_eval
-from core.evaluate.runs import EvalRun, RankedHit
 from core.evaluate.scoring import EmbedFn, Scored, gold_masks
 from core.evaluate.traces import TraceError, TraceHit, TraceQuery, trace_depth
 from core.imported.anchor import anchor_document

@@ -31,7 +31,7 @@ from core.evaluate.corpus import ChunkFn, Corpus, build_corpus
 from core.evaluate.labels import LabelledQuery
 from core.evaluate.metrics import MetricSpec, aggregate
 from core.evaluate.resolve import DEFAULT_THRESHOLD, ResolvedQuery, Unresolved, resolve_queries
-from core.evaluate.runs import (
+from core.evaluate.run_file import (
     EvalRun,
     QueryRecord,
     code_version,

@@ -13,7 +13,7 @@ from core import methods as registry
 from core.evaluate.corpus import Corpus
 from core.evaluate.metrics import MetricSpec, first_relevant_rank, query_metrics
 from core.evaluate.resolve import ResolvedQuery
-from core.evaluate.runs import RankedHit
+from core.evaluate.run_file import RankedHit
 from core.protocols import RecordsFn, TextEncoder
 
 if TYPE_CHECKING:

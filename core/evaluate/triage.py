@@ -31,7 +31,7 @@ from core.cite import Citation
 from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE
 from core.errors import LabelError
 from core.evaluate.labels import GoldSpan, write_queries
-from core.evaluate.runs import EvalRun, QueryRecord, RankedHit
+from core.evaluate.run_file import EvalRun, QueryRecord, RankedHit
 from core.serial import Fields
 
 CAUSES: tuple[str, ...] = ("parse", "boundary", "context", "vocabulary", "label", "other")

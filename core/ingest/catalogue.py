@@ -152,7 +152,7 @@ def _load_html(req: LoadRequest) -> Document:
 
 
 def _parse_markup(doc: Document) -> list[Block | None]:
-    from core.parse.markup import parse_markup
+    from core.parse.markup_blocks import parse_markup
 
     return parse_markup(doc)
 

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.ingest import limits
-from core.parse.markup import parse_markup
+from core.parse.markup_blocks import parse_markup
 from core.types import Block, BlockKind, Document, MarkupBlock, TextLine
 
 _KINDS: dict[str, BlockKind] = {

@@ -9,8 +9,8 @@
 """
 
 from core.tune.grid import GridPoint, parse_grid, parse_overlaps, parse_sizes
-from core.tune.records import Cell, MethodCost, Sweep, SweepPoint, load_sweep, save_sweep
 from core.tune.sweep import SweepCancelled, run_sweep
+from core.tune.sweep_records import Cell, MethodCost, Sweep, SweepPoint, load_sweep, save_sweep
 
 __all__ = [
     "Cell",

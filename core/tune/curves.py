@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core import methods as registry
-from core.tune.records import Cell, MethodCost, Sweep, SweepPoint
+from core.tune.sweep_records import Cell, MethodCost, Sweep, SweepPoint
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from core.errors import LabelError
-from core.evaluate.runs import EvalRun
+from core.evaluate.run_file import EvalRun
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

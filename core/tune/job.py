@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import ChunkscopeError
-from core.tune.records import Sweep
 from core.tune.sweep import SweepCancelled, run_sweep
+from core.tune.sweep_records import Sweep
 
 
 def _duration(seconds: float) -> str:

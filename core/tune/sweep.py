@@ -26,10 +26,10 @@ from typing import Any
 from core import methods as registry
 from core.errors import ChunkscopeError
 from core.evaluate.labels import LabelledQuery
+from core.evaluate.run_file import model_fingerprint, queries_digest
 from core.evaluate.runner import ChunkFn, EmbedFn, EvalConfig, run_eval
-from core.evaluate.runs import model_fingerprint, queries_digest
 from core.tune.grid import GridPoint
-from core.tune.records import ZERO_COST, MethodCost, Sweep, SweepPoint, sweep_id_of
+from core.tune.sweep_records import ZERO_COST, MethodCost, Sweep, SweepPoint, sweep_id_of
 from core.types import Block, ChunkPolicy, Document
 
 SweepProgress = Callable[[int, int, int, int], None]

@@ -13,7 +13,7 @@ from core.ingest import load_document
 from core.tune import parse_grid, run_sweep
 from core.tune.curves import Series, best_cells, bootstrap_interval, crossovers, curves
 from core.tune.job import SweepJob
-from core.tune.records import ZERO_COST
+from core.tune.sweep_records import ZERO_COST
 from tests.fakes import FakeEncoder, fake_embed_chunks
 from tests.tune.conftest import small_docs
 

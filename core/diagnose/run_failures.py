@@ -1,4 +1,4 @@
-"""Diagnose every failure of a saved evaluation run (``core.evaluate.runs.EvalRun``).
+"""Diagnose every failure of a saved evaluation run (``core.evaluate.run_file.EvalRun``).
 
 The run stores ranks and top chunks per method; the chunks and blocks of each gold
 document are rebuilt under the run's policy (the same spans the run ranked, since chunk

@@ -21,7 +21,7 @@ from typing import Any
 from core import methods as registry
 from core.chunk.registry import policy_from_dict
 from core.errors import LabelError
-from core.evaluate.runs import EvalRun
+from core.evaluate.run_file import EvalRun
 from core.serial import Fields, as_float, as_stored
 from core.types import ChunkPolicy
 
