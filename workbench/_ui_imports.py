@@ -86,6 +86,15 @@ def audit(chunk_set: ChunkSet) -> None:
     review = needs_review(chunk_set)
     if not review:
         st.success("Every chunk is anchored in one place, and no claimed offset is wrong.")
+    wider = st.toggle(
+        "Also the aligned chunks and the unchecked claims", key=f"cs_import_all_{chunk_set.name}",
+        help="Every chunk that is not exact with an ok claim, not only those to look at",
+    )  # fmt: skip
+    if wider:
+        review = [
+            c for c in chunk_set.chunks if (c.anchor.anchor, c.anchor.claim) != ("exact", "ok")
+        ]
+    if not review:
         return
     docs = _ui.library()
     rows = [
@@ -102,7 +111,7 @@ def audit(chunk_set: ChunkSet) -> None:
         }
         for c in review
     ]
-    st.markdown(f"**{len(review):,} chunk(s) to look at**")
+    st.markdown(f"**{len(review):,} chunk(s)" + ("" if wider else " to look at") + "**")
     st.dataframe(
         rows,
         hide_index=True,
