@@ -98,8 +98,18 @@ TIER_MODULES = {
 }
 
 
+# Single tests of the same nature in modules that are otherwise quick.
+TIER_TESTS = {
+    "test_a_zip_bomb_is_refused_before_it_is_read": "hostile",
+    "test_killed_run_then_rerun_ends_with_exact_records": "hostile",
+    "test_block_invariants_of_the_other_parsers": "corpus",
+}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
+        if tier := TIER_TESTS.get(getattr(item, "originalname", item.name)):
+            item.add_marker(getattr(pytest.mark, tier))
         name = Path(str(item.fspath)).name
         for tier, modules in TIER_MODULES.items():
             if name in modules:
