@@ -34,6 +34,7 @@ from core.tune import parse_grid, save_sweep
 from core.tune.sweep import run_sweep
 from tests.test_app_engine_pages import index_demo, one_window
 from tests.test_app_pages import html_of, plain
+from tests.test_app_pages import open_page as go
 from workbench import _ui
 from workbench import _ui_engine as eng
 from workbench import _ui_roles as roles
@@ -139,14 +140,6 @@ def keyed(fake, monkeypatch) -> Path:
 
 def session() -> AppTest:
     at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def go(at: AppTest, name: str, **query: str) -> AppTest:
-    at.query_params.clear()
-    at.query_params.update(query)
-    at.switch_page(f"pages/{name}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

@@ -39,6 +39,7 @@ from core.embed.http import (
 )
 from core.errors import ModelError
 from tests.fakes import FAKE_DIM, trigram_vector
+from tests.test_cli_eval import _span
 from tests.test_embed_encoder import make_chunks, make_text_document
 
 SECRET = "sk-test-0123456789abcdef"
@@ -370,11 +371,6 @@ Apple trees in the orchard are pruned in late winter before the buds open.
 Bees from the hives on the hill pollinate the blossom in spring.
 """
 QUERIES = {"harbour": "who logs ships at night", "bees": "what pollinates the blossom"}
-
-
-def _span(text: str, part: str) -> dict[str, int]:
-    start = text.index(part)
-    return {"char_start": start, "char_end": start + len(part)}
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.errors import ChunkscopeError
-from core.evaluate import EvalRun, parse_queries, save_run
+from core.evaluate import EvalRun, save_run
 from core.evaluate.imported_run import DEFAULT_NAME, import_run
 from core.evaluate.traces import TRACE_SHAPES, read_trace
 from core.methods import BESIDE_A_RUN
@@ -67,11 +67,7 @@ def _imported(trace, labels, chunk_set, shape, name: str, ours: list[str]) -> Ev
     if not _ui_roles.require_editor("import runs"):  # it is saved beside the index
         return None
     found, logged = read_trace(trace.getvalue(), trace.name, shape=shape)
-    try:
-        lines = labels.getvalue().decode("utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise ChunkscopeError(f"{labels.name} is not UTF-8 text: save it as UTF-8 JSONL") from exc
-    queries = parse_queries(lines, source=labels.name)
+    queries = tri.uploaded_queries(labels)
     pool = _ui.library()
     docs = [pool[d] for d in chunk_set.docs if d in pool]
     bar = st.progress(0.0, text="Reading the log…")

@@ -152,14 +152,19 @@ def query_source(kind: str) -> tuple[list[LabelledQuery], list[Document]]:
         return [], []
     if not upload.name.lower().endswith(".jsonl"):
         raise LabelError(f"{upload.name} is not read here: {QUERY_SET_HELP}")
+    queries = uploaded_queries(upload)
+    index = DocumentIndex(list({**eng.demo_documents(), **_ui.library()}.values()))
+    found = {d.doc_id: d for q in queries if (d := index.find(q.doc)) is not None}
+    return queries, list(found.values())
+
+
+def uploaded_queries(upload) -> list[LabelledQuery]:
+    """The labelled queries of an uploaded JSONL query set (``LabelError``: one line)."""
     try:
         lines = upload.getvalue().decode("utf-8").splitlines()
     except UnicodeDecodeError as exc:
         raise LabelError(f"{upload.name} is not UTF-8 text: save it as UTF-8 JSONL") from exc
-    queries = parse_queries(lines, source=upload.name)
-    index = DocumentIndex(list({**eng.demo_documents(), **_ui.library()}.values()))
-    found = {d.doc_id: d for q in queries if (d := index.find(q.doc)) is not None}
-    return queries, list(found.values())
+    return parse_queries(lines, source=upload.name)
 
 
 def run_evaluation(queries, docs, config: EvalConfig) -> EvalRun | None:
