@@ -38,7 +38,7 @@ from core.evaluate.run_file import EvalRun, RankedHit
 from core.evaluate.runner import EvalConfig, run_eval
 from core.evaluate.scoring import EmbedFn, Scored, gold_masks
 from core.evaluate.traces import TraceError, TraceHit, TraceQuery, trace_depth
-from core.imported.anchor import anchor_document
+from core.imported.anchor import DocumentText, anchor_document
 from core.imported.chunkset import ChunkSet, policy_spec
 from core.imported.shapes import ForeignChunk
 from core.types import Document
@@ -72,6 +72,7 @@ class _HitMapper:
 
     def __init__(self, chunk_set: ChunkSet, docs: dict[str, Document]) -> None:
         self.docs = docs
+        self.texts: dict[str, DocumentText] = {}  # each document's view, built once
         self.by_id: dict[str, Any] = {}
         self.by_text: dict[str, list[Span]] = {}
         self.spans: dict[str, list[tuple[int, int]]] = {}
@@ -118,7 +119,9 @@ class _HitMapper:
         foreign = ForeignChunk(index=0, text=hit.text, source=None, claimed_start=None,
                                claimed_end=None, page=None, foreign_id=None)  # fmt: skip
         for doc_id in candidates or list(self.docs):
-            anchor = anchor_document(self.docs[doc_id], [foreign])[0]
+            if doc_id not in self.texts:
+                self.texts[doc_id] = DocumentText(self.docs[doc_id])
+            anchor = anchor_document(self.docs[doc_id], [foreign], text=self.texts[doc_id])[0]
             if anchor.char_start is not None and anchor.char_end is not None:
                 found.append((doc_id, anchor.char_start, anchor.char_end))
         if len(found) != 1:

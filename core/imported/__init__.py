@@ -30,7 +30,6 @@ from core.imported.chunkset import (
     chunk_sets,
     now,
     register_chunk_sets,
-    remove_chunk_set,
     save_chunk_set,
     sets_folder,
 )
@@ -53,7 +52,6 @@ __all__ = [
     "read_chroma",
     "read_file",
     "register_chunk_sets",
-    "remove_chunk_set",
     "report_dict",
     "save_chunk_set",
     "sets_folder",

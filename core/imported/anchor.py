@@ -89,8 +89,9 @@ class _Found:
     how: str = ""
 
 
-class _Text:
-    """One document's canonical text with its whitespace-free view and word lists."""
+class DocumentText:
+    """One document's canonical text with its whitespace-free view and word lists, built
+    once and reused by every anchoring in that document (``anchor_document``'s ``text``)."""
 
     def __init__(self, doc: Document) -> None:
         self.doc = doc
@@ -169,20 +170,6 @@ def _claim_checkable(doc: Document) -> bool:
     return doc.kind in CHECKABLE_KINDS
 
 
-def _holds(doc: Document, chunk: ForeignChunk, start: int) -> bool:
-    """Whether the claimed offset points at the chunk's text (outer whitespace aside)."""
-    if start < 0:
-        return False
-    text = chunk.text
-    if doc.text[start : start + len(text)] == text:
-        return True
-    lead = len(text) - len(text.lstrip())
-    inner = text.strip()
-    return doc.text[start + lead : start + lead + len(inner)] == inner or (
-        doc.text[start : start + len(inner)] == inner
-    )
-
-
 def _claimed_place(doc: Document, chunk: ForeignChunk, start: int) -> tuple[int, int] | None:
     """The stripped span the claim points at, when it holds the text."""
     inner = chunk.text.strip()
@@ -194,7 +181,7 @@ def _claimed_place(doc: Document, chunk: ForeignChunk, start: int) -> tuple[int,
 
 
 def _choose(
-    text: _Text, chunk: ForeignChunk, found: _Found, after: int, before: int | None
+    text: DocumentText, chunk: ForeignChunk, found: _Found, after: int, before: int | None
 ) -> None:
     """Decide among several places (page, neighbours' order, claim) or leave it open."""
     places = found.places
@@ -214,7 +201,7 @@ def _choose(
 
 
 def _align(
-    text: _Text, chunk: ForeignChunk, found: _Found, after: int, before: int | None,
+    text: DocumentText, chunk: ForeignChunk, found: _Found, after: int, before: int | None,
     threshold: float,
 ) -> None:  # fmt: skip
     """Word alignment, nearest evidence first: just after the chunk before it (imports
@@ -241,10 +228,15 @@ def _align(
 
 
 def anchor_document(
-    doc: Document, chunks: Sequence[ForeignChunk], *, threshold: float = DEFAULT_THRESHOLD
+    doc: Document,
+    chunks: Sequence[ForeignChunk],
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    text: DocumentText | None = None,
 ) -> list[Anchor]:
-    """Anchor ``chunks`` (this document's, in import order) in ``doc``; see the module doc."""
-    text = _Text(doc)
+    """Anchor ``chunks`` (this document's, in import order) in ``doc``; see the module doc.
+    ``text``: the document's prepared text, when the caller anchors in it more than once."""
+    text = text if text is not None and text.doc is doc else DocumentText(doc)
     found = [_Found(places=text.places(c.text, c.page)) for c in chunks]
     use_order = _ordered(found)
     fixed_after: list[int | None] = [None] * len(found)  # start of the next one-place chunk
@@ -275,7 +267,7 @@ def _place_name(places: list[tuple[int, int]], span: tuple[int, int]) -> str:
     return f", its {ordinal(places.index(span) + 1)} occurrence"
 
 
-def _verdict(text: _Text, chunk: ForeignChunk, item: _Found, threshold: float) -> Anchor:
+def _verdict(text: DocumentText, chunk: ForeignChunk, item: _Found, threshold: float) -> Anchor:
     doc = text.doc
     kind: AnchorKind
     details: list[str] = []

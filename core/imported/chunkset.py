@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -224,17 +224,6 @@ def load_chunk_set(path: Path) -> ChunkSet:
         raise ImportChunksError(f"{path} is not a readable chunk set ({exc})") from None
 
 
-def remove_chunk_set(folder: Path, name: str) -> bool:
-    """Delete the set's file and its policy; whether there was one."""
-    path = folder / f"{name}.json"
-    registry.unregister_fixed(name)
-    _LOADED.pop(str(path), None)
-    if path.is_file():
-        path.unlink()
-        return True
-    return False
-
-
 _LOADED: dict[str, tuple[tuple[int, int], ChunkSet]] = {}
 
 
@@ -292,10 +281,3 @@ def register_chunk_sets(folder: Path) -> dict[str, ChunkSet]:
             continue  # a file named like a built-in policy never shadows it
         registry.register(policy_spec(chunk_set), replace=True)
     return sets
-
-
-def chunks_by_doc(chunks: Sequence[ImportedChunk]) -> dict[str | None, list[ImportedChunk]]:
-    out: dict[str | None, list[ImportedChunk]] = {}
-    for chunk in chunks:
-        out.setdefault(chunk.anchor.doc_id, []).append(chunk)
-    return out
