@@ -7,6 +7,7 @@ Heavy imports (torch, chromadb) stay inside the command functions so ``--help`` 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 
@@ -70,11 +71,10 @@ def _offer_chunk_sets(args: argparse.Namespace | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
+    # A malformed $CHUNKSCOPE_CHROMA: a command that opens the store says so in its one
+    # line; one that does not (parse, --help) still runs.
+    with contextlib.suppress(ChunkscopeError):
         _offer_chunk_sets(None)
-    except ChunkscopeError as exc:  # a malformed $CHUNKSCOPE_CHROMA: said once, below
-        print(error_line(exc), file=sys.stderr)
-        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     stdout = sys.stdout

@@ -125,7 +125,6 @@ def run(args: argparse.Namespace) -> int:
         ImportChunksError,
         check_name,
         import_chunks,
-        register_chunk_sets,
         report_dict,
         save_chunk_set,
         sets_folder,
@@ -149,7 +148,6 @@ def run(args: argparse.Namespace) -> int:
     _keep_sources(args, used, paths)
     folder = sets_folder(location)
     save_chunk_set(folder, chunk_set)
-    register_chunk_sets(folder)
     report = report_dict(chunk_set)
     report["anchor_s"] = round(timing.anchor_s, 4)
     kept_in = str(folder / f"{name}.json")
