@@ -326,3 +326,14 @@ def test_bench_case_anchors_another_extractors_chunks_of_a_filing() -> None:
         if anchor.char_start is not None:
             assert chunk.page in anchor.pages
             assert doc.text[anchor.char_start : anchor.char_end].strip()
+
+
+def test_a_malformed_server_setting_stops_only_commands_that_open_the_store(
+    terms: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CHUNKSCOPE_CHROMA", "not-a-host")  # the chunk sets are not read then
+    assert main(["parse", str(terms)]) == 0
+    rows = terms.with_suffix(".jsonl")
+    rows.write_bytes(jsonl(langchain_rows(terms)))
+    code, _, err = _cli(capsys, "import-chunks", str(rows), "--docs", str(terms))
+    assert code == 2 and "expected HOST:PORT" in err
