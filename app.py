@@ -1,12 +1,13 @@
 """Chunkscope workbench: ``streamlit run app.py`` (or ``make run``).
 
-Navigation is built from ``SECTIONS``: each section is a list of pages under
-``workbench/``. (Not ``pages/``: Streamlit lists a folder of that name in the sidebar by
-itself, module names and all, before the navigation is built.) Further pages join by
-adding an ``st.Page`` to a section (or a new section) and starting with
-``_ui_frame.entry("workbench/<name>.py")``. Shared glue: state keys, cached loaders and
-the library in ``workbench/_ui.py``; the frame and sidebar in ``workbench/_ui_frame.py``;
-the citation link and document views in ``workbench/_ui_cite.py``.
+Navigation is built from ``workbench/_ui_frame.MENU``: sections of page scripts under
+``pages/``. Streamlit's own sidebar listing of that folder is switched off
+(``client.showSidebarNavigation = false`` in ``.streamlit/config.toml``); the frame draws
+the menu with ``st.page_link``. A further page joins by adding a row to ``MENU`` and
+starting with ``_ui_frame.entry("pages/<name>.py")``. Shared glue: state keys, cached
+loaders and the library in ``workbench/_ui.py``; the frame and sidebar in
+``workbench/_ui_frame.py``; the citation link and document views in
+``workbench/_ui_cite.py``.
 """
 
 from __future__ import annotations

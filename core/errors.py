@@ -64,6 +64,11 @@ class DamagedPdfError(NotAPdfError):
     count, a broken object): the PDF is damaged."""
 
 
+class OcrUnavailableError(ChunkscopeError):
+    """OCR was asked for (``--ocr always``) but its engine is not installed, or it failed
+    on a page."""
+
+
 class LibraryError(ChunkscopeError):
     """A document or version the library does not hold, or bytes it lost."""
 

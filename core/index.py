@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from core.embed.cache import shared_cache
 from core.errors import ChunkscopeError, StoreLostError
 from core.index_identity import StoredNames, item_name
 from core.index_inputs import DocumentFile, collect_files, input_id, refuse_shared_ids
@@ -307,7 +308,9 @@ def index_documents(
     needed). A ``ChunkscopeError`` raised for one document (unreadable file, wrong
     password, parser failure) is recorded in its result and the run goes on; a lost store
     is recorded on the document it hit and ends the run (``halted``). ``force``
-    re-embeds versions that are already complete.
+    re-embeds versions that are already complete. ``cache`` defaults to the one on-disk
+    cache (``core.embed.cache.shared_cache``): a span any page or command has embedded
+    before is read back, not encoded again.
     """
     from core import methods as registry
 
@@ -329,7 +332,7 @@ def index_documents(
         steps=steps or default_steps(),
         progress=progress,
         should_cancel=should_cancel,
-        cache=cache,
+        cache=cache if cache is not None else shared_cache(),
         force=force,
         n_docs=len(docs),
     )

@@ -17,7 +17,7 @@ with ``(rank, score)``; its top ``k`` are hydrated into checked ``StoredHit``s.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -60,12 +60,15 @@ class Ranking:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Scope:
-    """What is ranked: one policy's chunks of one model, in one document or everywhere."""
+    """What is ranked: one policy's chunks of one model, in one document or everywhere.
+
+    A method's size is counted once per ``Scope`` (a scope lives for one question)."""
 
     store: ChunkStore
     model: str
     policy: ChunkPolicy
     doc_id: str | None
+    counted: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def where(self, method: str) -> dict[str, Any]:
         return {"model": self.model, "method": method, "policy": self.policy}
@@ -74,10 +77,15 @@ class Scope:
         spec = registry.get(method)
         if spec.family == "fused":
             return max(self.size(p) for p in spec.parts)
-        where = self.where(method)
-        if self.doc_id:
-            return self.store.doc_count(self.doc_id, **where)
-        return self.store.count(**where)
+        if method not in self.counted:
+            where = self.where(method)
+            found = (
+                self.store.doc_count(self.doc_id, **where)
+                if self.doc_id
+                else self.store.count(**where)
+            )
+            self.counted[method] = found
+        return self.counted[method]
 
 
 def rank_in_memory(
@@ -238,21 +246,37 @@ def _fused(spec: MethodSpec, parts: Sequence[Ranking], k: int) -> Ranking:
 
 
 def rank_scope(
-    scope: Scope, method: str, *, query: str, qvec: np.ndarray | None, depth: int
+    scope: Scope,
+    method: str,
+    *,
+    query: str,
+    qvec: np.ndarray | None,
+    depth: int,
+    ranked: dict[tuple[str, int], Ranking] | None = None,
 ) -> Ranking:
     """``method``'s ranking of ``scope`` for ``query`` (``qvec``: its vector, for dense
-    methods), at least ``depth`` deep where the method is not exact at full depth."""
+    methods), at least ``depth`` deep where the method is not exact at full depth.
+
+    ``ranked`` holds the rankings already made for this query and scope, by (method,
+    depth): a fusion's part ranked as deep as a method asked on its own is that ranking,
+    not a second search."""
+    memo = {} if ranked is None else ranked
+    key = (method, depth)
+    if key in memo:
+        return memo[key]
     spec = registry.get(method)
     if spec.family == "fused":  # parts in full where exact ranking is cheap, else deep
         parts = []
         for part in spec.parts:
             size = scope.size(part)
             deep = size if size <= EXACT_LIMIT else max(depth, ANN_DEPTH)
-            parts.append(rank_scope(scope, part, query=query, qvec=qvec, depth=deep))
-        return _fused(spec, parts, depth)
-    if spec.family == "lexical":
-        return _lexical(scope, method, query, depth)
-    size = scope.size(method)
-    if qvec is None:
+            parts.append(rank_scope(scope, part, query=query, qvec=qvec, depth=deep, ranked=memo))
+        found = _fused(spec, parts, depth)
+    elif spec.family == "lexical":
+        found = _lexical(scope, method, query, depth)
+    elif qvec is None:
         raise ValueError(f"{method} is dense: it needs the query vector")
-    return _dense(scope, method, qvec, depth, size)
+    else:
+        found = _dense(scope, method, qvec, depth, scope.size(method))
+    memo[key] = found
+    return found

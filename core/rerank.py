@@ -24,11 +24,17 @@ A feature's *contribution* is ``weight * value``; the new score is the sum of th
 contributions, and the new rank orders candidates by it (ties keep the first-stage order).
 ``rank_change = rank - first_rank``: negative means the chunk moved up, as in
 ``core.retrieve.RankChange``. No model is involved, so reranking is deterministic.
+
+Every feature but ``score`` lies in [0, 1], so a candidate's new score lies within a
+fixed band around its weighted first-stage score. ``rerank_top`` uses that band to read
+only the candidates that can still reach the new top ``k`` (from the first-stage scores
+alone), and keeps every candidate whose new place is then certain: the same places, in
+the same order, with the same features as a rerank of all candidates gives them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -92,15 +98,17 @@ class RerankedChunk:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RerankResult:
-    """All reranked candidates of one method, best first."""
+    """Reranked candidates of one method, best first: all of them, or (``rerank_top``)
+    the top places of ``considered`` candidates, each at its place among all of them."""
 
     method: str
     weights: RerankWeights
     chunks: tuple[RerankedChunk, ...]
+    considered: int = 0
 
     @property
     def n_candidates(self) -> int:
-        return len(self.chunks)
+        return max(self.considered, len(self.chunks))
 
     def top(self, k: int) -> list[RerankedChunk]:
         return list(self.chunks[:k])
@@ -159,14 +167,17 @@ def near_duplicates(hits: Sequence[StoredHit]) -> list[str | None]:
     return out
 
 
-def first_stage_scores(hits: Sequence[StoredHit]) -> list[float]:
-    """The ``score`` feature of each hit (see the module docstring)."""
+def first_stage_scores(
+    hits: Sequence[StoredHit], score_range: tuple[float, float] | None = None
+) -> list[float]:
+    """The ``score`` feature of each hit (see the module docstring); ``score_range`` is
+    the (lowest, highest) score of all candidates when ``hits`` are only some of them."""
     from core import methods
 
     raw = [h.score for h in hits]
     if not hits or methods.get(hits[0].method).score.kind == "cosine":
         return raw
-    low, high = min(raw), max(raw)
+    low, high = score_range or (min(raw), max(raw))
     return [(r - low) / (high - low) if high > low else 0.0 for r in raw]
 
 
@@ -176,16 +187,18 @@ def rerank(
     docs: Mapping[str, Document] | None = None,
     weights: RerankWeights | None = None,
     method: str = "",
+    score_range: tuple[float, float] | None = None,
 ) -> RerankResult:
     """Rerank first-stage ``candidates`` (best first) by the weighted features.
 
-    ``docs`` maps doc_id to the loaded documents citations are verified against.
+    ``docs`` maps doc_id to the loaded documents citations are verified against;
+    ``score_range`` scales an unbounded score (see ``first_stage_scores``).
     """
     chosen = weights or RerankWeights()
     w = chosen.as_dict()
     loaded = docs or {}
     ordered = sorted(candidates, key=lambda h: h.rank)
-    scores = first_stage_scores(ordered)
+    scores = first_stage_scores(ordered, score_range)
     base: list[dict[str, float]] = []
     statuses: list[str] = []
     for hit, score in zip(ordered, scores, strict=True):
@@ -218,6 +231,59 @@ def rerank(
         for new_rank, (total, i, feats, contrib) in enumerate(scored, start=1)
     )
     return RerankResult(method=method, weights=chosen, chunks=chunks)
+
+
+_SLACK = 1e-9  # below float rounding of a sum of four terms, far above none
+
+
+def rerank_top(
+    scores: Sequence[float],
+    fetch: Callable[[list[int]], Sequence[StoredHit]],
+    *,
+    k: int,
+    method: str,
+    docs: Mapping[str, Document] | None = None,
+    weights: RerankWeights | None = None,
+) -> RerankResult:
+    """The rerank of ``len(scores)`` first-stage candidates of ``method`` (``scores[i]``
+    is rank ``i + 1``'s), reading only those that can reach the new top ``k``.
+
+    ``fetch(ranks)`` returns the candidates at those 1-based first-stage ranks. With
+    ``low``/``high`` a candidate's least and greatest possible new score (its weighted
+    ``score`` feature plus every other weight's negative or positive part) and ``T`` the
+    ``k``-th largest ``low``, only candidates with ``high >= T`` can end in the top ``k``;
+    those are read and reranked. A candidate ranks below another only when that one's
+    new score is higher, and a higher one has ``high >= T`` too, so each read candidate
+    whose new score reaches ``T`` has its duplicate flag, score and place exactly as in a
+    rerank of all candidates; the result keeps those (at least ``k``) and counts all.
+    """
+    from core import methods
+
+    chosen = weights or RerankWeights()
+    w = chosen.as_dict()
+    raw = np.asarray(scores, dtype=np.float64)
+    n = len(raw)
+    if not n:
+        return RerankResult(method=method, weights=chosen, chunks=())
+    low_raw, high_raw = float(raw.min()), float(raw.max())
+    if methods.get(method).score.kind == "cosine":
+        feature = raw
+    elif high_raw > low_raw:
+        feature = (raw - low_raw) / (high_raw - low_raw)
+    else:
+        feature = np.zeros(n)
+    others = [w[name] for name in FEATURES if name != "score"]
+    weighted = w["score"] * feature
+    least = weighted + sum(min(0.0, v) for v in others)
+    most = weighted + sum(max(0.0, v) for v in others)
+    kept = min(max(k, 1), n)
+    floor = float(np.partition(least, n - kept)[n - kept]) - _SLACK
+    ranks = [int(i) + 1 for i in np.flatnonzero(most >= floor)]
+    full = rerank(
+        fetch(ranks), docs=docs, weights=chosen, method=method, score_range=(low_raw, high_raw)
+    )
+    certain = tuple(c for c in full.chunks if c.score >= floor)
+    return RerankResult(method=method, weights=chosen, chunks=certain, considered=n)
 
 
 def contribution_rows(result: RerankResult, k: int) -> list[dict[str, object]]:

@@ -7,13 +7,21 @@ and when a rank is exact, is ``core.ranking``'s: dense ranks are exact within
 exact, fused ranks are exact when their parts' are. A chunk beyond the depth searched
 under a method gets its score but no rank (``None``). Each method's scores are on its
 own scale (``core.methods.get(m).score``).
+
+What is read is what is shown: each method is ranked ``depth`` deep (ids and scores
+only), its top ``k`` are hydrated into checked records, and its score curve is the
+ranked scores to ``depth``. A chunk's record beyond the top ``k`` is read only when asked
+(``hits_at``), and rank changes are worked out only for the chunks shown
+(``with_changes`` adds more), so a page ranking 5,000 deep decodes a few dozen records,
+not 25,000. Ranks and scores do not depend on ``k``: with the same ``depth`` the top
+``k`` equal the first ``k`` of a comparison asked with ``k = depth``.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,7 +36,10 @@ if TYPE_CHECKING:
     from core.protocols import QueryEncoder
     from core.store import ChunkStore
 
-__all__ = ["ANN_DEPTH", "EXACT_LIMIT", "Comparison", "RankChange", "compare", "rank_in_memory"]
+__all__ = [
+    "ANN_DEPTH", "EXACT_LIMIT", "Comparison", "RankChange", "compare", "hit_of", "hits_at",
+    "rank_in_memory", "with_changes",
+]  # fmt: skip
 RankedChunk = StoredHit
 
 
@@ -54,7 +65,11 @@ class RankChange:
 class Comparison:
     """``results[m]`` is the top ``k`` under method ``m``; ``rank_changes`` covers every
     chunk in any method's top ``k``, best rank first. ``exact`` is True when every rank
-    is a full exact rank within the scope; ``scope_sizes[m]`` counts the chunks searched."""
+    is a full exact rank within the scope; ``scope_sizes[m]`` counts the chunks searched.
+
+    ``curves[m]`` holds method ``m``'s scores in rank order, ``depth`` deep (at least
+    ``k``); ``rankings[m]`` is its ranking (ids and scores to ``depth``), kept to read
+    more records or rank changes later without ranking again."""
 
     query: str
     methods: tuple[str, ...]
@@ -67,12 +82,35 @@ class Comparison:
     scope_sizes: dict[str, int]
     exact: bool
     elapsed_s: float
+    depth: int = 0
+    curves: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    rankings: dict[str, Ranking] = field(default_factory=dict, compare=False, repr=False)
+
+
+def _seen_order(
+    methods: Sequence[str], per: dict[str, Ranking], ids: list[str], depth: int
+) -> list[str]:
+    """``ids`` in the order a walk of every method's top ``depth`` (``methods`` in order,
+    each best first) first meets them; ids beyond every top ``depth`` keep their order,
+    last."""
+    far = (len(methods), 1 << 62)
+
+    def first_met(cid: str) -> tuple[int, int]:
+        for i, m in enumerate(methods):
+            found = per[m].lookup(cid)
+            if found is not None and found[0] <= depth:
+                return i, found[0]
+        return far
+
+    return sorted(dict.fromkeys(ids), key=first_met)
 
 
 def _rank_changes(
-    methods: Sequence[str], per: dict[str, Ranking], tops: dict[str, list[RankedChunk]]
+    methods: Sequence[str], per: dict[str, Ranking], chunk_ids: list[str], depth: int
 ) -> list[RankChange]:
-    seen = list(dict.fromkeys(h.chunk_id for m in methods for h in tops[m]))
+    """The rank changes of ``chunk_ids``, best rank first; equal best ranks in the order a
+    walk of the rankings meets them (as a comparison with ``k = depth`` lists them)."""
+    seen = _seen_order(methods, per, chunk_ids, depth)
     missing = {m: per[m].scores_of([c for c in seen if per[m].lookup(c) is None]) for m in methods}
     base = methods[0]
     changes = []
@@ -130,13 +168,16 @@ def compare(
     policy: ChunkPolicy,
     k: int = 10,
     doc_id: str | None = None,
+    depth: int | None = None,
 ) -> Comparison:
-    """Rank the chunks of one document (``doc_id``) or the whole index for ``query``."""
+    """Rank the chunks of one document (``doc_id``) or the whole index for ``query``:
+    each method ``depth`` deep (default ``k``), its top ``k`` read as records."""
     check_query(query)
     if not methods or len(set(methods)) != len(methods):
         raise ValueError("methods must be a non-empty list without repeats")
     if k < 1:
         raise ValueError("k must be at least 1")
+    depth = max(k, depth or k)
     names = registry.parse_methods(methods)
     started = time.perf_counter()
     model = encoder.name
@@ -147,8 +188,10 @@ def compare(
         _check_scope(sizes[m], doc_id, m, model, policy)
     dense = any(registry.get(p).family == "dense" for p in registry.needs_indexing(names))
     qvec = np.asarray(encoder.encode_query(query), dtype=np.float32) if dense else None
-    per = {m: rank_scope(scope, m, query=query, qvec=qvec, depth=k) for m in names}
+    made: dict[tuple[str, int], Ranking] = {}  # a fusion's parts reuse the methods' own
+    per = {m: rank_scope(scope, m, query=query, qvec=qvec, depth=depth, ranked=made) for m in names}
     tops = {m: per[m].top(k) for m in names}
+    shown = [h.chunk_id for m in names for h in tops[m]]
     return Comparison(
         query=query,
         methods=names,
@@ -157,11 +200,50 @@ def compare(
         model=model,
         policy=policy,
         results=tops,
-        rank_changes=_rank_changes(names, per, tops),
+        rank_changes=_rank_changes(names, per, shown, depth),
         scope_sizes=sizes,
         exact=all(per[m].exact for m in names),
         elapsed_s=time.perf_counter() - started,
+        depth=depth,
+        curves={m: tuple(score for _, _, score in per[m].ranked[:depth]) for m in names},
+        rankings=per,
     )
+
+
+def hits_at(cmp: Comparison, method: str, ranks: Sequence[int]) -> list[StoredHit]:
+    """The records of ``method``'s chunks at the 1-based ``ranks`` (within the depth
+    ranked; others are skipped), in the order asked, read only now."""
+    ranked = cmp.rankings[method].ranked
+    part = [ranked[r - 1] for r in ranks if 1 <= r <= len(ranked)]
+    return cmp.rankings[method].hydrate(part) if part else []
+
+
+def hit_of(cmp: Comparison, method: str, chunk_id: str) -> StoredHit | None:
+    """``chunk_id``'s record under ``method`` (its rank and score there; rank 0 when it
+    lies beyond the depth ranked), read now; None when the method does not hold it."""
+    ranking = cmp.rankings.get(method)
+    if ranking is None:
+        return next((h for h in cmp.results.get(method, ()) if h.chunk_id == chunk_id), None)
+    found = ranking.lookup(chunk_id)
+    if found is None:
+        score = ranking.scores_of([chunk_id]).get(chunk_id)
+        found = None if score is None else (0, score)
+    if found is None:
+        return None
+    hits = ranking.hydrate([(chunk_id, found[0], found[1])])
+    return hits[0] if hits else None
+
+
+def with_changes(cmp: Comparison, chunk_ids: Sequence[str]) -> Comparison:
+    """``cmp`` with the rank changes of ``chunk_ids`` too (chunks shown beyond the top
+    ``k``, such as a rerank's), in the order a comparison lists them."""
+    held = {c.chunk_id for c in cmp.rank_changes}
+    more = [c for c in chunk_ids if c not in held]
+    if not more:
+        return cmp
+    ids = [*(c.chunk_id for c in cmp.rank_changes), *more]
+    changes = _rank_changes(cmp.methods, cmp.rankings, ids, cmp.depth or cmp.k)
+    return replace(cmp, rank_changes=changes)
 
 
 def hit_to_dict(hit: RankedChunk) -> dict[str, object]:

@@ -64,6 +64,8 @@ class Page:
     height_pt: float
     has_text: bool
     rotation_deg: int = 0
+    # The page's characters were read from its image by OCR (``core.ingest.ocr``).
+    read_by_ocr: bool = False
 
     def __post_init__(self) -> None:
         if self.number < 1:
@@ -91,6 +93,24 @@ class TextLine:
     bold: bool = False
     italic: bool = False
     monospace: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OcrLine:
+    """A line of the canonical text read from a page image by OCR: its span (the line's
+    characters, the spaces between its words included), its 1-based page and the
+    engine's confidence for the line, 0-1 (``core.ingest.ocr``)."""
+
+    char_start: int
+    char_end: int
+    page: int
+    confidence: float
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.char_start < self.char_end:
+            raise ValueError(f"OcrLine: bad span [{self.char_start}, {self.char_end})")
+        if not 0.0 <= self.confidence <= 1.0:
+            raise ValueError(f"OcrLine: confidence {self.confidence} is not in [0, 1]")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,7 +145,9 @@ class Document:
     Transcripts have ``cues``, sorted by ``char_start`` and not overlapping. Formats
     with markup (HTML, Word) list the blocks it declares in ``markup_blocks``. For HTML,
     ``char_raw_span[i]`` is the half-open byte range of ``source_bytes`` (the raw file)
-    that ``text[i]`` came from, ``(-1, -1)`` for inserted characters.
+    that ``text[i]`` came from, ``(-1, -1)`` for inserted characters. A PDF's lines read
+    by OCR are listed in ``ocr_lines`` (sorted, disjoint): their characters' provenance is
+    the engine's, with its confidence.
     """
 
     doc_id: str
@@ -141,6 +163,7 @@ class Document:
     char_bbox_pt: np.ndarray | None = None
     cues: tuple[Cue, ...] = ()
     markup_blocks: tuple[MarkupBlock, ...] = ()
+    ocr_lines: tuple[OcrLine, ...] = ()
     char_raw_span: np.ndarray | None = None
     source_bytes: bytes | None = field(default=None, repr=False)
     pdf_bytes: bytes | None = field(default=None, repr=False)

@@ -29,7 +29,11 @@ st.caption(
 top = st.columns([1, 1, 2], vertical_alignment="bottom")
 with top[0]:
     page = _ui_controls.page_number_input(doc) if doc.is_paged else 0
-compare = top[1].toggle("Compare two policies", key="cs_compare", persist_state="session")
+compare = top[1].toggle(
+    "Compare two policies", key="cs_compare", persist_state="session",
+    help="Two policies side by side on a text; on a PDF one above the other, each page at a "
+    "readable size",
+)  # fmt: skip
 # the page across the width, numbers below (two policies side by side stack anyway)
 full = not compare and _ui_cite.full_width(doc, page, "chunks", top[2])
 window = _ui.model_info_or_stop().text_tokens
@@ -140,10 +144,14 @@ def panel(slot: str, wide: bool) -> None:
 @st.fragment
 def tuner() -> None:
     started = time.perf_counter()
-    if compare:
+    if compare and not doc.is_paged:  # text reflows: two policies read side by side
         for slot, column in zip("ab", st.columns(2, gap="large"), strict=True):
             with column:
                 panel(slot, wide=False)
+    elif compare:  # a page drawn in half the width shrinks its body text to ~7 px
+        for slot in "ab":
+            with st.container(border=True):
+                panel(slot, wide=True)
     else:
         panel("a", wide=True)
     st.caption(f"Redrawn in {(time.perf_counter() - started) * 1000:.0f} ms.")

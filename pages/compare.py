@@ -8,7 +8,7 @@ from core import methods as registry
 from core.errors import ChunkscopeError
 from core.render import rank_charts as charts
 from core.render.context_charts import context_coverage_figure
-from core.rerank import FEATURE_HELP, RerankWeights, contribution_rows, rerank
+from core.rerank import FEATURE_HELP, RerankWeights, contribution_rows
 from workbench import _ui, _ui_frame, _ui_roles
 from workbench import _ui_attribution as att
 from workbench import _ui_compare_model as model
@@ -24,18 +24,10 @@ NO_BAR = {"displayModeBar": False}
 st.title("Compare")
 st.caption(
     "The same chunk spans ranked by each method and by fusions of them: "
-    + "; ".join(
-        f"{_ui.md(m)}, {_ui.md(registry.get(m).summary)}" for m in registry.base_methods()
-    )
+    + "; ".join(f"{_ui.md(m)}, {_ui.md(registry.get(m).summary)}" for m in registry.base_methods())
     + ". See where each ranks."
 )
-eng.require_encoder()
-try:
-    opened = _ui.store()
-    entries = eng.indexed(opened) if opened else []
-except ChunkscopeError as exc:
-    st.error(_ui.md(exc), icon=":material/error:")
-    st.stop()
+opened, entries = eng.indexed_here()
 if _ui_roles.editing_enabled():
     eng.index_panel(entries)
 if not entries:
@@ -53,7 +45,7 @@ policy = policies[row[0].selectbox("Policy", list(policies), key=K.POLICY)]
 docs_here = model.documents_under(entries, policy.key)
 scope = row[1].selectbox(
     "Scope", model.reconcile_scope(state, K.SCOPE, docs_here, eng.ALL), key=K.SCOPE,
-    format_func=lambda d: f"Whole index ({len(docs_here)} documents)" if d == eng.ALL else d,
+    format_func=lambda d: eng.scope_label(d, len(docs_here)),
 )  # fmt: skip
 doc_id = None if scope == eng.ALL else scope
 whole = doc_id is None and len(docs_here) > 1  # cards name their document only among several
@@ -93,17 +85,18 @@ with st.expander("Second stage: rerank a wider candidate set", icon=":material/t
         )
         for i, (name, value) in enumerate(RerankWeights().as_dict().items())
     })  # fmt: skip
+cards_k = min(k, ins.MAX_CARDS)
 try:
-    wide = eng.comparison(query, methods, policy, doc_id, entries)
+    wide = eng.comparison(query, methods, policy, doc_id, entries, cards_k)
 except ChunkscopeError as exc:
     st.error(_ui.md(exc), icon=":material/error:")
     st.stop()
 reranked = None
 if on and stage in wide.results:
-    reranked = rerank(wide.results[stage], docs=_ui.library(), weights=weights, method=stage)
-cards_k = min(k, ins.MAX_CARDS)
-extra = {c.chunk_id for c in reranked.top(cards_k)} if reranked else set()
-view = eng.narrow(wide, cards_k, extra)
+    reranked = model.reranked(wide, stage, k, docs=_ui.library(), weights=weights)
+more = {c.chunk_id: c.hit for c in reranked.top(cards_k)} if reranked else {}
+extra = set(more)
+view = model.shown(wide, more)
 changes = {c.chunk_id: c for c in view.rank_changes}
 st.caption(
     f"{'Exact' if wide.exact else 'Approximate'} ranks over {max(wide.scope_sizes.values()):,} "
@@ -113,7 +106,7 @@ st.caption(
 
 if k > cards_k:
     st.info(ins.cards_capped_line(k), icon=":material/info:")
-hits = {h.chunk_id: h for m in wide.methods for h in wide.results[m]}
+hits = {**more, **{h.chunk_id: h for m in wide.methods for h in wide.results[m]}}
 titles = ins.titles_of([hits[c] for c in {*changes, *extra}], policy, entries)  # card titles
 if refusal:
     st.info(f"Late chunking is disabled: {_ui.md(refusal)}", icon=":material/block:")
@@ -129,14 +122,18 @@ if reranked:
         st.dataframe(contribution_rows(reranked, k), hide_index=True)
 
 offered_picks = model.picks(
-    wide, changes, extra, lambda hit: ins.chunk_label(hit, whole, titles.get(hit.chunk_id))
+    wide,
+    changes,
+    extra,
+    lambda hit: ins.chunk_label(hit, whole, titles.get(hit.chunk_id)),
+    more,
 )
 labels = offered_picks.labels
 picked = model.reconcile_selected(state, K.SELECTED, offered_picks)
 left, right = st.columns([3, 2])
 stages = [*wide.methods, *([f"{stage}+rerank"] if reranked else [])]
 if len(stages) > 1:
-    ranks = model.slope_ranks(wide, labels)
+    ranks = model.slope_ranks(view, labels)
     lines = charts.slope_lines(
         wide.methods, ranks, labels, extra=reranked.ranks() if reranked else None
     )

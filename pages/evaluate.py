@@ -35,10 +35,7 @@ if editing:
         _ui_runs_import.import_form()
         runs = tri.saved_runs()
 if not runs:
-    st.info(
-        "No run yet: run the demo set above (about a minute on a laptop CPU)."
-        if editing else "No run yet: an editor runs evaluations here."
-    )  # fmt: skip
+    st.info(_ui_eval_form.no_run_line(editing))
     st.stop()
 if st.session_state[K.RUN] not in runs:
     st.session_state[K.RUN] = next(iter(runs))
@@ -50,7 +47,7 @@ _ui_runs_import.imported_note(run)
 
 st.subheader(f"{run.n_queries} queries · policy {run.policy.get('key', '')} · top {run.text_k}")
 left, right = st.columns([3, 2], gap="medium")
-metric_rows = tri.metric_rows(run)  # whole tables: no row of them hides below a fold
+metric_rows = _ui_eval_form.metric_table(run)  # whole tables: no row hides below a fold
 left.dataframe(metric_rows, hide_index=True, height=_ui.table_height(len(metric_rows)))
 pair = [m for m in registry.PAIRED if m in run.methods] or list(run.methods[:2])
 if len(pair) == 2:
@@ -64,12 +61,17 @@ if len(pair) == 2:
         on_select=lambda: ins.on_select("cs_eval_scatter", K.QUERY_ID),
     )  # fmt: skip
 st.markdown("**Deltas between methods** (paired bootstrap, 95%)")
-pairs = list(dict.fromkeys(str(r["delta"]) for r in tri.delta_rows(run)))
+pairs = [p for p, by_name in run.deltas.items() if any(d is not None for d in by_name.values())]
 if pairs:  # one pair at a time, late against naive first, each table whole
     first = next((i for i, p in enumerate(pairs) if p == "-".join(reversed(registry.PAIRED))), 0)
     pair = st.selectbox("Methods compared", pairs, index=first, key="cs_eval_delta_pair")
-    delta_rows = [r for r in tri.delta_rows(run) if r["delta"] == pair]
+    delta_rows = _ui_eval_form.delta_table(run, pair)
     st.dataframe(delta_rows, hide_index=True, height=_ui.table_height(len(delta_rows)))
+    st.caption(
+        "“clear” needs the interval off zero and 30 or more queries; with fewer, a "
+        "bootstrap interval is too narrow, and the table says how many more queries would "
+        "show a difference of the size seen (80% power)."
+    )
 if st.session_state[K.QUERY_ID] in {q.id for q in run.queries}:
     st.subheader("Query opened from the chart")
     tri.query_card(run, run.query(st.session_state[K.QUERY_ID]), docs)
@@ -123,7 +125,11 @@ buttons[-1].button("Next", shortcut="Right", on_click=tri.step, args=(1, size))
 tagged = f"Tagged **{own.cause}**. " if own else tri.elsewhere_line(failure) or "Not tagged yet. "
 offered, agreed = agreement(triage, run.run_id)
 agreed_line = f" The suggestion agreed with {agreed} of {offered} tags." if offered else ""
-keys = "Keys: " + ("1-6 tag it (and move on), " if editing else "") + "← previous, → next."
+keys = (
+    "Keys: "
+    + (f"1-{len(CAUSES)} tag it (and move on), " if editing else "")
+    + "← previous, → next."
+)
 st.caption(tagged + keys + agreed_line)
 why.rank_panel(run, run.query(failure.query_id), docs)
 

@@ -7,7 +7,7 @@ import streamlit as st
 from core import methods as registry
 from core.errors import ChunkscopeError
 from core.render.tune_charts import COSTS, curve_figure
-from core.tune.curves import all_crossovers, best_cells, curves
+from core.tune.curves import all_crossovers, best_cells, curves, power_note, query_count
 from workbench import _ui, _ui_frame, _ui_roles
 from workbench import _ui_engine as eng
 from workbench import _ui_methods as meth
@@ -31,6 +31,7 @@ if _ui_roles.editing_enabled():
         sources = {"demo": "Demo datasheets (35 questions)"}
         if tri.EVAL_DIR.is_dir():
             sources["shared"] = "Shared set (chunking_evaluation)"
+        sources["upload"] = "Upload a query set"  # ranked over the library's documents
         source = st.segmented_control(
             "Labelled queries", list(sources), format_func=sources.get, default="demo",
             key=tri.TKey.SOURCE, required=True,
@@ -44,8 +45,15 @@ if _ui_roles.editing_enabled():
         offered = meth.offered_methods()
         default = [m for m in registry.SWEPT if m in offered]
         methods = st.multiselect("Methods", offered, default=default, key=K.METHODS)
-        st.caption(f"{len(grid)} points × {len(methods)} methods · {len(queries)} queries")
-        if st.button("Sweep", type="primary", disabled=busy or not (queries and grid and methods)):
+        ready = bool(queries and docs and grid and methods)
+        cost = ut.sweep_cost(docs, grid, methods) if ready and not busy else None
+        st.caption(
+            f"{len(grid)} points × {len(methods)} methods · {len(queries)} queries · "
+            f"{len(docs)} documents"
+        )
+        if cost is not None:
+            st.caption(f"Expected cost: {cost.sentence()}")
+        if st.button("Sweep", type="primary", disabled=busy or not ready):
             ut.start_sweep(queries, docs, grid, methods)
     ut.job_panel()
 if not sweeps:
@@ -72,10 +80,11 @@ overlaps = sorted({p.overlap_asked for p in sweep.points if p.policy.name == pol
 overlap = cells[2].selectbox("Overlap", overlaps, key=K.SHOWN_OVERLAP)
 cost = cells[3].selectbox("Cost axis", list(COSTS), format_func=COSTS.get, key=K.COST)
 series = curves(sweep, metric, policy_name, overlap)
-crossings = all_crossovers(series)
+crossings = all_crossovers(series, query_count(sweep))
+clear = [c for c in crossings if c.clear]  # drawn and stated; the others only named
 unit = next(p.policy.unit for p in sweep.points if p.policy.name == policy_name)
 event = st.plotly_chart(
-    curve_figure(series, crossings, unit=unit, cost=cost), key=K.CHART, on_select="rerun",
+    curve_figure(series, clear, unit=unit, cost=cost), key=K.CHART, on_select="rerun",
     selection_mode="points", config={"displayModeBar": False},
 )  # fmt: skip
 ut.take_click(event)
@@ -88,9 +97,11 @@ for crossing in crossings:
     st.markdown(f"- {_ui.md(crossing.sentence(unit))}")
 if not crossings and len(series) > 1:
     st.caption("No crossover: the methods keep their order at every size.")
+if note := power_note(series, sweep, unit):
+    st.info(_ui.md(note[0].upper() + note[1:] + "."), icon=":material/info:")
 
 st.subheader("Best cell per metric")
-st.dataframe(ut.best_rows(best_cells(sweep, metrics)), hide_index=True)
+st.dataframe(ut.best_rows(best_cells(sweep, metrics), sweep), hide_index=True)
 
 st.subheader("Open a cell")
 keys = [ut.cell_key(c) for c in sweep.cells()]

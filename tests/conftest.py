@@ -66,6 +66,13 @@ def _editors_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _no_shared_vector_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake encoders share names across tests: no test reads another's vectors from the
+    on-disk default cache (``core.embed.cache.shared_cache``); its own tests set a folder."""
+    monkeypatch.setenv("CHUNKSCOPE_VECTOR_CACHE", "off")
+
+
+@pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     real_connect = socket.socket.connect
     real_connect_ex = socket.socket.connect_ex
@@ -91,10 +98,21 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 # own cases). `make test` runs every tier.
 TIER_MODULES = {
     "ray": ("test_scale.py", "test_scale_cluster.py", "test_scale_workbench.py"),
-    "corpus": ("test_bench.py", "test_stext_native.py", "test_tables_ruled.py",
-               "test_chunk_corpus.py", "test_parse_revision.py"),  # fmt: skip
-    "hostile": ("test_hostile_app.py", "test_hostile_cli.py", "test_hostile_files.py",
-                "test_hostile_ingest.py"),  # fmt: skip
+    "corpus": (
+        "test_bench.py",
+        "test_stext_native.py",
+        "test_tables_ruled.py",
+        "test_chunk_corpus.py",
+        "test_parse_revision.py",
+        "test_ocr_corpus.py",
+        "test_margin_labels_crowded.py",
+    ),  # fmt: skip
+    "hostile": (
+        "test_hostile_app.py",
+        "test_hostile_cli.py",
+        "test_hostile_files.py",
+        "test_hostile_ingest.py",
+    ),  # fmt: skip
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -169,3 +170,23 @@ def paragraph_chunks(doc: Document, policy: ChunkPolicy) -> list[Chunk]:
             )
         start = end + 2
     return chunks
+
+
+def index_by_paragraphs(
+    docs: Sequence[Document], *, policy: ChunkPolicy, encoder: TextEncoder, store: Any,
+    methods: Sequence[str] = ("naive", "late", "bm25"),
+) -> None:  # fmt: skip
+    """Index ``docs`` into ``store`` with one chunk per paragraph and the fake vectors (no
+    parse, no model): the small stores the ranking tests read."""
+    import core.index as index_module
+    from core.index import default_steps, index_documents
+
+    original = index_module._chunk
+    index_module._chunk = lambda doc, blocks, policy, encoder: paragraph_chunks(doc, policy)
+    try:
+        index_documents(
+            list(docs), policy=policy, methods=list(methods), encoder=encoder, store=store,
+            steps=default_steps(fake_embed_chunks),
+        )  # fmt: skip
+    finally:
+        index_module._chunk = original

@@ -369,3 +369,56 @@ def wide_table_markdown(columns: int, rows: int) -> bytes:
     """A GFM pipe table ``columns`` cells wide and ``rows`` rows deep under its header."""
     header = b"|" + b"a|" * columns + b"\n|" + b"-|" * columns + b"\n"
     return header + (b"|" + b"x|" * columns + b"\n") * rows
+
+
+def _base_pdfs() -> dict[str, bytes]:
+    """Small well-formed PDFs the damaged ones are cut from: one page of plain operators,
+    three pages with compressed streams, and one written by PyMuPDF (object and xref
+    streams)."""
+    import pymupdf
+
+    plain = one_page_pdf(
+        text_ops([f"Line {i} of a simple page, set in Helvetica." for i in range(30)])
+    )
+    pages = many_pages_pdf(3)
+    written = pymupdf.open()
+    for number in range(3):
+        page = written.new_page()
+        page.insert_text((72, 100), f"Page {number + 1} written by PyMuPDF.", fontsize=12)
+        page.draw_rect((72, 200, 300, 260))
+    compact = written.tobytes(garbage=3, deflate=True, use_objstms=1)
+    written.close()
+    return {"plain": plain, "pages": pages, "compact": compact}
+
+
+def damaged_pdfs() -> list[tuple[str, bytes]]:
+    """``(label, bytes)`` of damaged PDFs cut from ``_base_pdfs``: each truncated at every
+    tenth of its length, its xref table (or xref stream) cut in the middle and garbled,
+    and each of its streams cut in the middle (the file ending there, and the stream's
+    second half dropped with the rest of the file kept)."""
+    out: list[tuple[str, bytes]] = []
+    for name, data in _base_pdfs().items():
+        n = len(data)
+        out += [(f"{name}-cut-{k}0%", data[: n * k // 10]) for k in range(1, 10)]
+        xref = data.rfind(b"xref")
+        if xref > 0:
+            out.append((f"{name}-xref-cut", data[: xref + (n - xref) // 2]))
+            garbled = bytearray(data)
+            for i in range(xref, min(n, xref + 120)):
+                if garbled[i : i + 1].isdigit():
+                    garbled[i] = ord("7") if garbled[i] != ord("7") else ord("x")
+            out.append((f"{name}-xref-garbled", bytes(garbled)))
+        start = 0
+        for k in range(6):
+            found = data.find(b"stream\n", start)
+            if found < 0:
+                break
+            begin = found + len(b"stream\n")
+            end = data.find(b"endstream", begin)
+            if end < 0:
+                break
+            middle = begin + (end - begin) // 2
+            out.append((f"{name}-stream-{k}-ends-file", data[:middle]))
+            out.append((f"{name}-stream-{k}-half", data[:middle] + data[end:]))
+            start = end
+    return out

@@ -161,7 +161,7 @@ def test_evaluate_imports_a_run_and_reads_its_failures(fake, store_dir) -> None:
     assert not at.exception and not at.error, [e.value for e in at.error]
     table = next(d.value for d in at.dataframe if "metric" in d.value.columns)
     mrr = table[table["metric"] == "mrr"]
-    assert float(mrr["yours"].iloc[0]) == 0.5 and int(mrr["yours n"].iloc[0]) == 4
+    assert float(mrr["yours"].iloc[0]) == 0.5 and "4" in str(mrr["n"].iloc[0]).split("/")
     captions = " ".join(plain(c.value) for c in at.caption)
     assert "**yours** imported from log.jsonl (hits) over chunk set **speech**" in captions
     assert "2 of 10 hits outside the set" in captions

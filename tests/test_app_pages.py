@@ -107,13 +107,14 @@ def test_bad_files_show_one_line_errors_and_good_files_still_load(app):
     assert any("notes.txt" in plain(s.value) for s in app.success)
 
 
-def test_a_scan_without_a_text_layer_is_read_with_a_warning(app):
+def test_a_scan_without_a_text_layer_is_read_with_a_warning(app, monkeypatch):
+    monkeypatch.setenv("CHUNKSCOPE_OCR", "never")  # OCR'd scans: tests/test_ocr_app.py
     name = "ocrmypdf_c03-29.pdf"
     upload(app, (name, (PDF_DIR / name).read_bytes()))
     (warning,) = [plain(w.value) for w in app.warning]
     assert warning == (
-        f"**{name}** read: 1 page, 0 chars; no text layer on page 1 (a scan?): run OCR on "
-        "the file first, or those pages can be neither chunked nor cited"
+        f"**{name}** read: 1 page, 0 chars; no text on page 1: OCR is off (sidebar), so "
+        "those pages can be neither chunked nor cited"
     )
     assert any(c.value.startswith("1 document(s) without text") for c in app.caption)
     open_page(app, "chunks")  # the scan is the current document: no numbers, one line why

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fakes import FakeEncoder, fake_embed_chunks, make_document, paragraph_chunks
+from fakes import (
+    FakeEncoder,
+    index_by_paragraphs,
+    make_document,
+)
 
 from core import ranking
 from core.diagnose.depth import full_depth_ranks
-from core.index import default_steps, index_documents
 from core.ranking import Scope, rank_in_memory, rank_scope
 from core.store import ChunkStore
 from core.types import ChunkPolicy
@@ -27,8 +30,6 @@ METHODS = ("naive", "late", "bm25", "hybrid(late,bm25;rrf60)", "hybrid(naive,bm2
 
 @pytest.fixture(scope="module")
 def filled(tmp_path_factory):
-    import core.index as index_module
-
     store = ChunkStore.open(tmp_path_factory.mktemp("depth") / "store")
     enc = FakeEncoder()
     docs = [
@@ -37,15 +38,7 @@ def filled(tmp_path_factory):
         )
         for i in range(8)
     ]
-    original = index_module._chunk
-    index_module._chunk = lambda doc, blocks, policy, e: paragraph_chunks(doc, policy)
-    try:
-        index_documents(
-            docs, policy=POLICY, methods=["naive", "late", "bm25"], encoder=enc, store=store,
-            steps=default_steps(fake_embed_chunks),
-        )  # fmt: skip
-    finally:
-        index_module._chunk = original
+    index_by_paragraphs(docs, policy=POLICY, encoder=enc, store=store)
     return store, enc
 
 

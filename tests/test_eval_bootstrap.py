@@ -84,3 +84,15 @@ def test_interval_always_brackets_the_delta(pairs: list[tuple[float, float]], se
     assert out is not None
     diffs = np.subtract(b, a)
     assert diffs.min() - 1e-12 <= out.low <= out.high <= diffs.max() + 1e-12
+
+
+def test_the_command_line_marks_a_delta_clear_only_on_enough_queries():
+    """``*`` needs the interval off zero on 30+ queries; fewer queries get ``?``."""
+    from core.cli.eval_cmd import _delta_cell
+    from core.evaluate.bootstrap import DeltaInterval
+
+    few = DeltaInterval(delta=0.2, low=0.05, high=0.35, n=6)
+    many = DeltaInterval(delta=0.2, low=0.05, high=0.35, n=40)
+    noise = DeltaInterval(delta=0.2, low=-0.05, high=0.35, n=40)
+    assert _delta_cell(few).endswith("?") and _delta_cell(many).endswith("*")
+    assert _delta_cell(noise).endswith(" ")

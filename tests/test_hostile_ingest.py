@@ -79,6 +79,8 @@ def test_every_limit_has_a_flag_an_environment_variable_and_a_positive_default()
         "lines",
         "markdown_tokens",
         "layout_s",
+        "ocr_page_s",
+        "ocr_s",
     }
     for limit in limits.LIMITS.values():
         assert limit.default > 0 and limit.env.startswith("CHUNKSCOPE_")
@@ -312,6 +314,47 @@ def test_an_image_bomb_and_a_zero_page_are_drawn() -> None:
 def test_a_deep_link_span_with_too_many_digits_is_no_span(span: str) -> None:
     assert parse_span(span) is None
     assert parse_span("120-180") == (120, 180)
+
+
+DAMAGED = h.damaged_pdfs()
+
+
+def test_the_damaged_pdfs_cover_truncations_xref_tables_and_streams() -> None:
+    labels = [label for label, _ in DAMAGED]
+    for base in ("plain", "pages", "compact"):
+        assert sum(label.startswith(f"{base}-cut-") for label in labels) == 9
+        assert f"{base}-stream-0-ends-file" in labels
+    assert "plain-xref-cut" in labels and "pages-xref-garbled" in labels
+
+
+@pytest.mark.parametrize(("label", "data"), DAMAGED, ids=[label for label, _ in DAMAGED])
+def test_a_damaged_pdf_is_read_exactly_or_refused_in_one_line(label: str, data: bytes) -> None:
+    """Load, parse (the layout model too on the files whose streams lost their second
+    half), chunking and drawing every page: each either works with exact spans or ends
+    in one typed line (a PyMuPDF error on any page object included)."""
+    try:
+        doc = load_document(data, name=f"{label}.pdf")
+        for parser in ("fast", "layout") if label.endswith("-half") else ("fast",):
+            blocks = parse_document(doc, parser=parser).blocks
+            assert all(doc.text[b.char_start : b.char_end] == b.text for b in blocks)
+        for chunk in chunk_document(doc, blocks, STRUCTURE, load_tokenizer(None)):
+            assert doc.text[chunk.char_start : chunk.char_end] == chunk.text
+        for number in range(1, len(doc.pages) + 1):
+            render_page_png(doc, number, 0.5)
+    except ChunkscopeError as exc:
+        assert "\n" not in str(exc) and f"{label}.pdf" in str(exc)
+
+
+def test_a_pdf_cut_in_a_content_stream_is_one_line_from_the_command_line(
+    tmp_path: Path, capsys
+) -> None:
+    from core.cli import main
+
+    path = tmp_path / "cut.pdf"
+    path.write_bytes(dict(DAMAGED)["pages-stream-0-ends-file"])
+    assert main(["parse", str(path)]) == 2
+    _, err = capsys.readouterr()
+    assert err.count("\n") == 1 and err.startswith("error: cut.pdf is damaged")
 
 
 def test_a_load_error_is_a_chunkscope_error_for_every_crafted_pdf() -> None:

@@ -210,7 +210,7 @@ def test_pdf_text_rules(path: Path) -> None:
 
 def test_text_less_pages_are_flagged() -> None:
     for name in ("ocrmypdf_c03-29.pdf", "pypdfsf_imagemagick-CCITTFaxDecode.pdf"):
-        doc = pdf(name)
+        doc = load_document(PDF_DIR / name, ocr="never")  # scans read by OCR: test_ocr.py
         assert doc.pages_without_text == (1,) and doc.text == ""
     ocr = pdf("Seige_of_Vicksburg_Sample_OCR.pdf")
     assert ocr.pages_without_text == () and len(ocr.text) > 5000

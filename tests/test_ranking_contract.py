@@ -36,8 +36,9 @@ def indexed(tmp_path_factory):
     return docs, policy, store, encoder
 
 
+@pytest.mark.parametrize("depth", [None, 5000])  # the top k alone, and as the page asks it
 @pytest.mark.parametrize("scope", ["corpus", "doc"])
-def test_compare_and_evaluate_rank_a_query_alike(indexed, scope: str) -> None:
+def test_compare_and_evaluate_rank_a_query_alike(indexed, scope: str, depth: int | None) -> None:
     docs, policy, store, encoder = indexed
     methods = (*registry.base_methods(), "hybrid(late,bm25;rrf60)")
     target = docs[1]
@@ -53,7 +54,7 @@ def test_compare_and_evaluate_rank_a_query_alike(indexed, scope: str) -> None:
     for label in labels:
         shown = compare(
             label.query, methods=methods, encoder=encoder, store=store, policy=policy, k=10,
-            doc_id=target.doc_id if scope == "doc" else None,
+            depth=depth, doc_id=target.doc_id if scope == "doc" else None,
         )  # fmt: skip
         assert shown.exact and max(shown.scope_sizes.values()) < EXACT_LIMIT
         record = run.query(label.id)

@@ -13,7 +13,13 @@ from conftest import CORPUS
 from core.chunk import chunk_document
 from core.ingest import load_document
 from core.parse import parse_document
-from core.render.titles import ChunkTitle, HeadingIndex, chunk_titles, is_real_heading
+from core.render.titles import (
+    ChunkTitle,
+    HeadingIndex,
+    chunk_titles,
+    is_real_heading,
+    title_lines,
+)
 from core.types import Block, ChunkPolicy
 
 FILINGS = CORPUS / "financebench" / "pdfs"
@@ -87,6 +93,7 @@ def test_a_chunk_opening_a_statement_is_titled_by_its_own_rows():
     doc, blocks = filing(TEN_Q)
     chunks = chunk_document(doc, blocks, POLICIES[0])
     titles = chunk_titles(chunks, HeadingIndex.of(doc.text, blocks))
+
     def first_row(block):
         return " ".join(doc.text[slice(*block.header_rows[0])].split())
 
@@ -135,3 +142,71 @@ def test_the_label_reads_heading_words_and_place():
     alone = chunk_titles(pieces[:1], HeadingIndex.of(text, blocks), n_words=4)
     assert alone["a"].label == "Liquidity — “Cash and cash equivalents”"
     assert chunk_titles(pieces[:1], HeadingIndex.of(text, []))["a"].heading == ""
+
+
+JNJ = FILINGS / "JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf"
+MGM = FILINGS / "MGMRESORTS_2022Q4_EARNINGS.pdf"
+FIXED = POLICIES[1]
+
+
+def _titles_on(path, page):
+    """The headings of the fixed-800 chunks that start on ``page`` of a filing."""
+    doc, blocks = filing(path)
+    chunks = chunk_document(doc, blocks, FIXED)
+    titles = chunk_titles(chunks, HeadingIndex.of(doc.text, blocks))
+    return {titles[c.chunk_id].heading for c in chunks if c.pages and c.pages[0] == page}
+
+
+@pytest.mark.parametrize(
+    ("path", "page", "heading"),
+    [
+        # a statement's title the parser left a paragraph governs its page, not the last
+        # section heading pages before it ("ITEM 1. FINANCIAL STATEMENTS", "MedTech", ...)
+        (TEN_Q, 10, "CONDENSED CONSOLIDATED BALANCE SHEETS"),
+        (TEN_Q, 11, "CONDENSED CONSOLIDATED STATEMENTS OF EQUITY"),
+        (TEN_Q, 12, "CONDENSED CONSOLIDATED STATEMENTS OF CASH FLOWS"),
+        (JNJ, 10, "Condensed Consolidated Statement of Earnings"),
+        (JNJ, 12, "Reconciliation of Non-GAAP Financial Measures"),
+        (MGM, 12, "CONSOLIDATED BALANCE SHEETS"),
+        # a typed heading keeps governing: Note 7 runs on over its pages
+        (TEN_Q, 23, "Note 7. Financial Instruments"),
+    ],
+)
+def test_the_title_names_the_heading_a_reader_sees_above_the_chunk(path, page, heading):
+    assert _titles_on(path, page) == {heading}
+
+
+def test_title_lines_leave_out_unit_lines_periods_rows_and_the_company_line():
+    lines = [
+        "ACME INC. AND SUBSIDIARIES\nCONDENSED CONSOLIDATED BALANCE SHEETS",
+        "Dollars in Millions",
+        "TWELVE MONTHS",
+        "(MILLIONS) Revenue % Change",
+        "2022\nEPS Numerator––Basic",
+        "The company recorded charges in the quarter.",
+        "Quarter to Date",
+        "PHARMACEUTICAL SEGMENT (2,3) 2022 2021 Reported",
+    ]
+    text = "\n\n".join(lines)
+    blocks, at = [], 0
+    for page, line in enumerate(lines, start=1):
+        blocks.append(_block(text, "paragraph", at, at + len(line)))
+        blocks[-1] = Block(**{**_fields(blocks[-1]), "page": page})
+        at += len(line) + 2
+    found = title_lines(blocks)
+    assert [b.heading_path for b in found] == [("CONDENSED CONSOLIDATED BALANCE SHEETS",)]
+    (title,) = found
+    assert title.char_start == 0 and text[: title.char_end] == title.text == lines[0]
+    assert title.kind == "heading" and title.level == 1
+    index = HeadingIndex.of(text, blocks)
+    assert index.titles == ("CONDENSED CONSOLIDATED BALANCE SHEETS",)
+
+
+def _fields(block):
+    return {f: getattr(block, f) for f in block.__dataclass_fields__}
+
+
+def test_labels_set_apart_in_columns_are_a_heading_row_not_a_title():
+    assert not is_real_heading("Name of Guarantor\tJurisdiction of Incorporation")
+    assert not is_real_heading("Standard    Effective Date    Effect")
+    assert is_real_heading("Name of Guarantor")

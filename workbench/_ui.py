@@ -72,6 +72,7 @@ class Key:
     STORE_ADDR = "cs_store_addr"
     REDIRECT = "cs_redirect"  # (page path, query params) to open once app.py has run
     FRAMED = "cs_framed"  # True while app.py runs a page inside its frame
+    OCR_READ = "cs_ocr_read"  # the OCR policy this session's uploads were last read under
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -207,6 +208,7 @@ def indexed_versions() -> dict[str, set[str]]:
 
 
 # -- library ------------------------------------------------------------------------------
+
 
 @st.cache_resource(show_spinner="Reading the bundled samples…")
 def samples() -> dict[str, Document]:

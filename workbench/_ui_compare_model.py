@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import methods as registry
+from core.rerank import RerankResult, RerankWeights, rerank_top
+from core.retrieve import Comparison, hits_at, with_changes
 from core.types import ChunkPolicy
 
 State = MutableMapping[str, Any]
@@ -89,12 +91,32 @@ class Picks:
     moved: str
 
 
+def reranked(
+    wide: Comparison, stage: str, k: int, *, docs: Any, weights: RerankWeights
+) -> RerankResult:
+    """The second stage over every candidate ``stage`` ranked (its score curve), reading
+    only the records that can reach the new top ``k`` (``core.rerank.rerank_top``)."""
+    return rerank_top(
+        wide.curves.get(stage) or [h.score for h in wide.results[stage]],
+        lambda ranks: hits_at(wide, stage, ranks),
+        k=k, method=stage, docs=docs, weights=weights,
+    )  # fmt: skip
+
+
+def shown(wide: Comparison, extra: dict[str, Any]) -> Comparison:
+    """The comparison as shown: its top ``k`` per method, and the rank changes of those
+    and of ``extra`` (the reranked chunks shown beyond them, by chunk id)."""
+    return with_changes(wide, list(extra))
+
+
 def picks(
-    wide: Any, changes: dict[str, Any], extra: set[str], label: Callable[[Any], str]
-) -> Picks:
+    wide: Any, changes: dict[str, Any], extra: set[str], label: Callable[[Any], str],
+    more: dict[str, Any] | None = None,
+) -> Picks:  # fmt: skip
     """``Picks`` of a comparison: ``changes`` are the shown chunks' rank changes by id,
-    ``extra`` the reranked chunks shown beyond them, ``label`` names a hit."""
-    hits = {h.chunk_id: h for m in wide.methods for h in wide.results[m]}
+    ``extra`` the reranked chunks shown beyond them (their hits in ``more`` when the
+    methods' results do not hold them), ``label`` names a hit."""
+    hits = {**(more or {}), **{h.chunk_id: h for m in wide.methods for h in wide.results[m]}}
     order = [*changes, *sorted(extra - set(changes))]
     labels = {c: label(hits[c]) for c in order}
     moved = sorted(labels, key=lambda c: -abs(changes[c].delta or 0) if c in changes else 0)
@@ -121,8 +143,10 @@ def score_marks(wide: Any, change: Any, label: str) -> list[tuple[str, int, floa
 
 
 def score_curves(wide: Any) -> tuple[dict[str, list[float]], dict[str, registry.ScoreScale]]:
-    """Each method's scores in rank order and the scale they are on (its spec's)."""
-    curves = {m: [h.score for h in wide.results[m]] for m in wide.methods}
+    """Each method's scores in rank order, as deep as it was ranked (its top ``k``
+    without a curve), and the scale they are on (its spec's)."""
+    held = getattr(wide, "curves", None) or {}
+    curves = {m: list(held.get(m) or [h.score for h in wide.results[m]]) for m in wide.methods}
     return curves, {m: registry.get(m).score for m in wide.methods}
 
 

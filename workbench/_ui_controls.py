@@ -56,14 +56,31 @@ def policy_controls(slot: str, *, horizontal: bool = False, first: str = "fixed"
         f"Size ({unit})", low, high, size_default, step, key=f"cs_size_{suffix}",
         persist_state="session",
     )  # fmt: skip
-    overlap = cells[3].slider(
-        f"Overlap ({unit})", 0, high // 2, overlap_default, step if unit != "sentences" else 1,
-        key=f"cs_overlap_{suffix}", persist_state="session", help=spec.overlap_help or None,
-    )  # fmt: skip
-    if overlap >= size:
-        cells[3].caption(f"Overlap capped at {size - 1} (it must stay below the size).")
-        overlap = size - 1
+    overlap = _overlap_slider(cells[3], spec, unit, size, overlap_default, f"cs_overlap_{suffix}")
     return policy_from_args(name, size, overlap, unit, **option_checkboxes(spec, slot))
+
+
+def overlap_limit(unit: str, size: int) -> tuple[int, int]:
+    """(largest overlap the slider offers, its step) for a chunk of ``size``: below the
+    size on the slider's own grid, and at most half the unit's largest size."""
+    _, high, step = UNIT_RANGES[unit]
+    step = 1 if unit == "sentences" else step
+    return max(0, min(high // 2, size - step)), step
+
+
+def _overlap_slider(cell, spec, unit: str, size: int, default: int, key: str) -> int:
+    """The overlap slider, its range following the size: it never offers an overlap the
+    chunk cannot have (a kept value above the new range is brought within it)."""
+    top, step = overlap_limit(unit, size)
+    if top < step:
+        cell.caption(f"Overlap: none at a size of {size} {unit}.")
+        return 0
+    if key in st.session_state and st.session_state[key] > top:
+        st.session_state[key] = top
+    return int(cell.slider(
+        f"Overlap ({unit})", 0, top, min(default, top), step, key=key,
+        persist_state="session", help=spec.overlap_help or None,
+    ))  # fmt: skip
 
 
 def option_checkboxes(spec: registry.PolicySpec, slot: str) -> dict[str, bool]:

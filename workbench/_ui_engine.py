@@ -2,8 +2,9 @@
 
 - ``EKey``: the session-state keys of these pages, initialised once by ``init_state``;
 - ``encoder``/``vector_cache`` (``st.cache_resource``); the store is ``_ui.store()``;
-- ``comparison``: one wide comparison (top ``WIDE`` per method) per query, scope, policy,
-  methods and index state, cached, so a repeated query answers from memory;
+- ``comparison``: one comparison per query, scope, policy, methods, shown ``k`` and index
+  state (each method ranked ``WIDE`` deep, its top ``k`` read), cached, so a repeated
+  query answers from memory;
 - indexing: a ``core.index_job.IndexJob`` in a background thread, polled by a fragment
   with a progress bar and a cancel button (``core.index`` stops between batches when asked);
 - documents: the demo datasheets (bundled samples) and the documents an index names
@@ -16,7 +17,6 @@ page's own glue (query sets, runs, triage) is in ``_ui_triage``.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
@@ -24,6 +24,7 @@ import streamlit as st
 from core import methods as registry
 from core.chunk import default_policy
 from core.embed import VectorCache, load_encoder
+from core.embed.cache import shared_cache
 from core.embed.late import check_late_pooling, late_windows, window_policy
 from core.embed.records import LateWindow
 from core.errors import ChunkscopeError, PoolingError
@@ -39,7 +40,7 @@ DEMO_DIR = _ui.DATASHEET_DIR
 DEMO_QUERY = "Corvane HX40 operating temperature range"
 DEMO_POLICY = default_policy("structure")  # one chunk per datasheet section
 COMPARE_METHODS = registry.COMPARED
-WIDE = 5000  # candidates kept per method: the cosine curve and the rerank stage use them
+WIDE = 5000  # depth ranked per method: the score curve and the rerank stage use its scores
 ALL = "__all__"
 STYLE = """<style>
 div.cs-hit { border-left: 3px solid #d5dde3; padding: .1rem 0 .1rem .55rem; margin: .2rem 0 0;
@@ -96,8 +97,11 @@ def encoder():  # -> core.embed.Encoder
 
 @st.cache_resource(show_spinner=False)
 def vector_cache() -> VectorCache:
-    """Vectors by (model, method, document hash, span): indexing and evaluation share them."""
-    return VectorCache()
+    """Vectors by (model, method, document hash, span): indexing, evaluation, sweeps and
+    the CLI share them through the one on-disk cache (``core.embed.cache.shared_cache``),
+    across restarts; in memory only when that is switched off."""
+    shared = shared_cache()
+    return VectorCache() if shared is None else shared  # not ``or``: an empty cache is falsy
 
 
 def require_encoder() -> None:
@@ -107,6 +111,25 @@ def require_encoder() -> None:
     except ChunkscopeError as exc:
         st.error(_ui.md(exc), icon=":material/error:")
         st.stop()
+
+
+def indexed_here() -> tuple:
+    """The sidebar's opened store (or None) and its indexed entries for the model, once the
+    model loads (stops the page with the one-line reason when either cannot open)."""
+    require_encoder()
+    try:
+        opened = _ui.store()
+        return opened, (indexed(opened) if opened else [])
+    except ChunkscopeError as exc:
+        st.error(_ui.md(exc), icon=":material/error:")
+        st.stop()
+
+
+def scope_label(scope_id: str, n_docs: int) -> str:
+    """``Whole index (3 documents)``, or the document's id."""
+    if scope_id != ALL:
+        return scope_id
+    return f"Whole index ({n_docs:,} document{'s' if n_docs != 1 else ''})"
 
 
 def late_refusal() -> str | None:
@@ -148,29 +171,23 @@ def index_state(entries) -> str:
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _compare_cached(
     query: str, methods: tuple, doc_id: str | None, policy_key: str, where: str, state: str,
-    _policy: ChunkPolicy, _store,
+    k: int, _policy: ChunkPolicy, _store,
 ) -> Comparison:  # fmt: skip
     stored = registry.needs_indexing(methods)
     scope = max(_store.count(model=encoder().name, method=m, policy=_policy) for m in stored)
+    depth = max(1, min(WIDE, scope))
     return compare(
         query, methods=methods, encoder=encoder(), store=_store, policy=_policy,
-        k=max(1, min(WIDE, scope)), doc_id=doc_id,
+        k=min(k, depth), doc_id=doc_id, depth=depth,
     )  # fmt: skip
 
 
-def comparison(query: str, methods, policy: ChunkPolicy, doc_id: str | None, entries):
-    """The wide comparison (top ``WIDE`` per method), from memory when asked before."""
+def comparison(query: str, methods, policy: ChunkPolicy, doc_id: str | None, entries, k: int):
+    """Each method ranked ``WIDE`` deep with its top ``k`` read (``core.retrieve``), from
+    memory when asked before."""
     opened = _ui.store()
     key = (policy.key, opened.location.describe(), index_state(entries))
-    return _compare_cached(query, tuple(methods), doc_id, *key, policy, opened)
-
-
-def narrow(cmp: Comparison, k: int, extra: set[str] = frozenset()) -> Comparison:
-    """The top ``k`` per method; rank changes of chunks in any top ``k`` (or in ``extra``)."""
-    results = {m: hits[:k] for m, hits in cmp.results.items()}
-    shown = {h.chunk_id for hits in results.values() for h in hits} | set(extra)
-    changes = [c for c in cmp.rank_changes if c.chunk_id in shown]
-    return replace(cmp, k=k, results=results, rank_changes=changes)
+    return _compare_cached(query, tuple(methods), doc_id, *key, k, policy, opened)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -14,7 +14,7 @@ from core.config import ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError
 from core.render.markup import STYLESHEET
 from core.render.views import kind_label
-from workbench import _ui, _ui_imports, _ui_roles
+from workbench import _ui, _ui_imports, _ui_ocr, _ui_reads, _ui_roles
 from workbench._ui import Key
 
 # The menu: sections of (page script, title, icon), in order; the first page is home.
@@ -27,6 +27,7 @@ MENU: dict[str, list[tuple[str, str, str]]] = {
     ],
     "Retrieve": [
         ("pages/compare.py", "Compare", ":material/compare_arrows:"),
+        ("pages/map.py", "Map", ":material/scatter_plot:"),
         ("pages/evaluate.py", "Evaluate & triage", ":material/fact_check:"),
         ("pages/tune.py", "Tune", ":material/tune:"),
     ],
@@ -70,7 +71,7 @@ def _draw_frame() -> None:
     _ui.init_state()
     _ui_imports.offer()  # imported chunk sets join the policies before any page asks
     st.html(f"<style>{STYLESHEET}{WIDGET_CSS}</style>")
-    with st.sidebar:
+    with _ui_reads.cold_start_notice(), st.sidebar:
         sidebar()
 
 
@@ -110,6 +111,7 @@ def sidebar() -> None:
         placeholder="No documents yet",
         **_ui.synced(f"cs_w_doc_{state[Key.DOC_VERSION]}", Key.DOC, reset_page=True),
     )
+    _ui_ocr.sidebar_choice()
     with st.expander("Store and model", icon=":material/storage:"):
         if _ui_roles.editing_enabled():  # a viewer reads where the store is, below
             _store_controls()

@@ -18,7 +18,7 @@ from core.render.markup import Mark, Shape, badge_html, escape, marked_text_html
 from core.render.overlay import span_line_boxes
 from core.render.titles import ChunkTitle, HeadingIndex, chunk_titles, stored_title
 from core.render.views import first_words, highlight_mark, highlight_shapes
-from core.retrieve import Comparison
+from core.retrieve import Comparison, hit_of
 from core.types import ChunkPolicy, Document
 from workbench import _ui, _ui_cite, _ui_parse
 from workbench import _ui_engine as eng
@@ -28,6 +28,7 @@ K_HELP = (
     f"Chunks kept per method. The columns show at most {MAX_CARDS} cards each; any k is "
     'accepted, and "Where does a chunk rank?" measures the gap to enter the top k.'
 )
+
 
 def score_text(method: str, score: float | None) -> str:
     """``cos 0.812`` / ``BM25 7.21`` / ``RRF 0.0325``: a score named by its scale."""
@@ -247,7 +248,7 @@ def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
     citation verifies against the loaded document); otherwise a red badge says why and the
     stored text is shown instead."""
     pooled = [m for m in wide.methods if registry.get(m).needs_mean_pooling]
-    late = next((h for m in pooled for h in wide.results[m] if h.chunk_id == hit.chunk_id), None)
+    late = next((h for m in pooled if (h := hit_of(wide, m, hit.chunk_id))), None)
     doc = _ui.library().get(hit.doc_id)
     status = hit.citation.verify(doc)
     left, right = st.columns([3, 2], gap="medium")
@@ -262,10 +263,11 @@ def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
             for m in (wide.methods if change else ())
         ]
         if reranked:
-            found = next(c for c in reranked.chunks if c.chunk_id == hit.chunk_id)
-            rows.append(
-                {"method": f"{reranked.method}+rerank", "rank": found.rank, "score": found.score}
-            )
+            found = next((c for c in reranked.chunks if c.chunk_id == hit.chunk_id), None)
+            rows.append(  # a chunk that cannot reach the reranked top was not reranked
+                {"method": f"{reranked.method}+rerank", "rank": found and found.rank,
+                 "score": found and found.score}
+            )  # fmt: skip
         st.dataframe(
             rows,
             hide_index=True,

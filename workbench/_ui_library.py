@@ -66,6 +66,11 @@ def _kept_document(sha256: str, name: str, where: str, _library: Library) -> Doc
         return None
 
 
+def forget_documents() -> None:
+    """Drop every kept document read so far (the OCR policy changed: read them again)."""
+    _kept_document.clear()
+
+
 def open_entry(entry: LibraryEntry, password: str | None = None) -> Document | None:
     """``entry``'s document: shared when it needs no password, else opened with
     ``password`` for this session only (None without one). Raises ``WrongPasswordError``."""

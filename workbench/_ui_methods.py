@@ -76,9 +76,7 @@ def fusion_builder(select_key: str) -> None:
             for i, part in enumerate(parts):
                 cells[i].number_input(part, 0.0, 10.0, 1.0, 0.1, key=f"{builder}_w{i}")
             st.caption("Each part's scores are min-max scaled to [0, 1] before weighting.")
-        st.button(
-            "Add", disabled=len(parts) < 2, on_click=_add_fusion, args=(select_key, builder)
-        )
+        st.button("Add", disabled=len(parts) < 2, on_click=_add_fusion, args=(select_key, builder))
         if error := st.session_state.get(f"{builder}_error"):
             st.error(_ui.md(error), icon=":material/error:")
 

@@ -20,7 +20,7 @@ from core.render.overlay import span_line_boxes
 from core.render.source_views import raw_source_html, transcript_html
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
 from core.types import BBox, Document
-from workbench import _ui, _ui_cite, _ui_library
+from workbench import _ui, _ui_cite, _ui_library, _ui_ocr
 
 
 def reflowable_view(doc: Document, start: int, end: int) -> None:
@@ -184,6 +184,8 @@ def page_view(doc: Document, start: int, end: int, pages: tuple[int, ...]) -> No
         f"Page {shown}: {len(shapes)} line(s) highlighted, one box per line of the "
         "cited characters."
     )
+    if read := _ui_ocr.citation_line(doc, start, end):
+        st.caption(f":material/document_scanner: The cited characters were {read}.")
 
 
 _LINE_BREAK = re.compile(r"(?<=[^\n])\n(?=[^\n])")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import streamlit as st
@@ -37,11 +38,12 @@ from core.evaluate import (
     save_run,
     tag_query,
 )
+from core.evaluate.cost import progress_line
 from core.render.markup import escape, marked_text_html
 from core.render.titles import stored_title
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
 from core.types import Document
-from workbench import _ui, _ui_cite, _ui_parse, _ui_roles
+from workbench import _ui, _ui_cite, _ui_parse, _ui_qa_upload, _ui_roles
 from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
 from workbench._ui_reads import read_document
@@ -53,7 +55,8 @@ N_SAMPLE = 20  # failures drawn for the reader
 QUERY_SET_HELP = (
     'a query set is a .jsonl file, one JSON object a line: {"id", "query", "doc", and '
     '"gold" spans or "evidence" text} (what "Mark as the answer" and `chunkscope import-qa` '
-    "write)"
+    'write); a QA table (.csv, or .jsonl without a "query" field) is read after you map '
+    "its question, evidence, document and page columns"
 )
 
 
@@ -146,15 +149,29 @@ def query_source(kind: str) -> tuple[list[LabelledQuery], list[Document]]:
             kept += [q for q in shared_queries() if q.doc == name][:limit]
         return kept, [shared_document(n) for n in picked]
     upload = st.file_uploader(  # no type= list: the browser would refuse by MIME type alone
-        "Query set (JSONL, one query a line)", key=TKey.UPLOAD, help=QUERY_SET_HELP
-    )
+        "Query set (JSONL, one query a line) or a QA table (CSV or JSONL)",
+        key=TKey.UPLOAD, help=QUERY_SET_HELP,
+    )  # fmt: skip
     if upload is None:
         return [], []
-    if not upload.name.lower().endswith(".jsonl"):
+    if not upload.name.lower().endswith((".jsonl", ".csv")):
         raise LabelError(f"{upload.name} is not read here: {QUERY_SET_HELP}")
-    queries = uploaded_queries(upload)
+    if _ui_qa_upload.is_qa_table(upload.name, upload.getvalue()):
+        queries = _ui_qa_upload.qa_queries(upload)
+    else:
+        queries = uploaded_queries(upload)
     index = DocumentIndex(list({**eng.demo_documents(), **_ui.library()}.values()))
     found = {d.doc_id: d for q in queries if (d := index.find(q.doc)) is not None}
+    missing = sorted({q.doc for q in queries if index.find(q.doc) is None})
+    if missing:
+        shown = ", ".join(missing[:5]) + (
+            f" and {len(missing) - 5:,} more" if len(missing) > 5 else ""
+        )
+        st.caption(
+            f"Not in the library, so their queries have no document: {_ui.md(shown)}. "
+            "Upload those documents on the Library page (a name matches a document id "
+            "or a file name, with or without its extension)."
+        )
     return queries, list(found.values())
 
 
@@ -168,14 +185,17 @@ def uploaded_queries(upload) -> list[LabelledQuery]:
 
 
 def run_evaluation(queries, docs, config: EvalConfig) -> EvalRun | None:
-    """Run with a progress bar over every (method, chunk) vector; save it beside the index
-    (an editor's write: None, with the one-line refusal, for a viewer)."""
+    """Run with a progress bar of real counts and the time left over every (method, chunk)
+    vector; save it beside the index (an editor's write: None, with the one-line refusal,
+    for a viewer)."""
     if not _ui_roles.require_editor("run evaluations"):
         return None
     bar = st.progress(0.0, text="Chunking…")
+    started = time.perf_counter()
 
     def tick(done: int, total: int) -> None:
-        bar.progress(done / total if total else 1.0, text=f"Embedding: {done:,} of {total:,}")
+        line = progress_line(done, total, time.perf_counter() - started, "Embedding")
+        bar.progress(done / total if total else 1.0, text=line)
 
     run = run_eval(
         queries, docs, config, encoder=eng.encoder(), cache=eng.vector_cache(), progress=tick,
@@ -222,34 +242,6 @@ def run_label(run: EvalRun) -> str:
     return (
         f"{when} · {run.policy.get('key', '')} · {', '.join(run.methods)} · {run.n_queries} queries"
     )
-
-
-def metric_rows(run: EvalRun) -> list[dict[str, object]]:
-    """One row per metric: each method's mean and its query count."""
-    rows = []
-    for name in run.metrics[run.methods[0]]:
-        row: dict[str, object] = {"metric": name}
-        for m in run.methods:
-            value = run.metrics[m].get(name)
-            row[m] = None if value is None else round(float(value), 3)
-            row[f"{m} n"] = int(run.n[m].get(name, 0))
-        rows.append(row)
-    return rows
-
-
-def delta_rows(run: EvalRun) -> list[dict[str, object]]:
-    """Paired deltas with their bootstrap interval; "clear" when it excludes zero."""
-    return [
-        {
-            "delta": pair, "metric": name, "Δ": round(d.delta, 3),
-            "95% interval": f"[{d.low:+.3f}, {d.high:+.3f}]", "n": d.n,
-            "clear": "yes" if d.excludes_zero else "no change" if d.low == d.high == 0
-            else "no: could be noise",
-        }
-        for pair, by_name in run.deltas.items()
-        for name, d in by_name.items()
-        if d is not None
-    ]  # fmt: skip
 
 
 def tag_failure(

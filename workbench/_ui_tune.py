@@ -2,8 +2,9 @@
 
 - ``UKey``: the page's session-state keys, initialised once by ``init_state``;
 - sweeps are saved in ``sweeps/`` beside the index (``core.tune.save_sweep``) after every
-  point, so a stopped or interrupted sweep resumes from its file; late token states are
-  kept on disk in ``sweeps/states/`` (``core.embed.states.StateStore``, float16, bounded);
+  point, so a stopped or interrupted sweep resumes from its file; vectors and late token
+  states come from the one on-disk cache every page and command shares
+  (``core.embed.cache.shared_cache``);
 - ``open_failures``: a cell's run saved with the Evaluate page's runs and opened there on
   that method's failures; ``open_boundaries``: the Chunks page set to the cell's policy.
 """
@@ -14,11 +15,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.embed import VectorCache
+from core.chunk import chunk_document
+from core.errors import ChunkscopeError
 from core.evaluate import EvalConfig, save_run
-from core.tune import Cell, Sweep, load_sweep, parse_grid, save_sweep
+from core.evaluate.cost import EvalCost, add_costs, estimate_cost
+from core.tune import Cell, Sweep, load_sweep, parse_grid, save_sweep, store_sweeps_dir
+from core.tune.curves import edge_note
 from core.tune.job import SweepJob
-from workbench import _ui, _ui_controls, _ui_jobs, _ui_roles
+from workbench import _ui, _ui_controls, _ui_jobs, _ui_parse, _ui_roles
 from workbench import _ui_engine as eng
 from workbench import _ui_triage as tri
 
@@ -56,20 +60,30 @@ def sweeps_dir() -> Path:
     return tri.runs_dir().parent / "sweeps"
 
 
-@st.cache_resource(show_spinner=False)
-def _state_cache(folder: str) -> VectorCache:
-    return VectorCache(state_folder=folder)
-
-
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _load(path: str, mtime: float) -> Sweep:
     return load_sweep(path)
 
 
+def sweep_folders() -> list[Path]:
+    """Where sweeps are listed from: ``sweeps/`` beside this session's index, and the
+    store folder's ``sweeps/`` where ``chunkscope sweep`` keeps every sweep it runs
+    (``core.tune.store_sweeps_dir``; the same folder unless the sidebar names another)."""
+    return list(dict.fromkeys(p.resolve() for p in (sweeps_dir(), store_sweeps_dir())))
+
+
 def saved_sweeps() -> dict[str, Sweep]:
-    """Sweeps saved beside the index, newest first."""
-    files = sorted(sweeps_dir().glob("sweep-*.json"), key=lambda p: -p.stat().st_mtime)
-    return {p.stem: _load(str(p), p.stat().st_mtime) for p in files}
+    """Every sweep of the store, newest first (one entry per sweep id); a file that is not
+    a sweep is left out."""
+    files = [p for folder in sweep_folders() for p in folder.glob("sweep-*.json")]
+    found: dict[str, Sweep] = {}
+    for path in sorted(files, key=lambda p: -p.stat().st_mtime):
+        try:
+            sweep = _load(str(path), path.stat().st_mtime)
+        except (ChunkscopeError, OSError):
+            continue
+        found.setdefault(sweep.sweep_id, sweep)
+    return found
 
 
 def sweep_label(sweep: Sweep) -> str:
@@ -117,6 +131,49 @@ def embed_step():  # -> core.evaluate.runner.EmbedFn | None
     return None
 
 
+@st.cache_resource(max_entries=8, ttl=600, show_spinner="Counting what is left to embed…")
+def _cost(shas: tuple[str, ...], keys: tuple[str, ...], cached: int, _docs, _configs) -> EvalCost:
+    counted: set[tuple[str, str]] = set()  # a sweep passes a document through late once
+    costs = []
+    for config in _configs:
+
+        def chunker(doc, policy=config.policy):  # the sweep's own chunking: no tokenizer
+            return chunk_document(doc, _ui_parse.parsed(doc, "fast").blocks, policy)
+
+        costs.append(
+            estimate_cost(
+                _docs,
+                config,
+                encoder=eng.encoder(),
+                cache=eng.vector_cache(),
+                chunker=chunker,
+                states_counted=counted,
+            )  # fmt: skip
+        )
+    return add_costs(costs)
+
+
+def sweep_cost(docs: list, grid: list, methods: list[str]) -> EvalCost | None:
+    """What the sweep will embed over all its points, and about how long it takes."""
+    try:
+        configs = [EvalConfig(policy=g.policy, methods=tuple(methods)) for g in grid]
+        keys = tuple(f"{c.policy.key}|{','.join(c.methods)}" for c in configs)
+        cached = len(eng.vector_cache())
+        return _cost(tuple(d.sha256 for d in docs), keys, cached, docs, configs)
+    except (ChunkscopeError, ValueError):
+        return None
+
+
+def best_rows(best: dict[str, Cell], sweep: Sweep) -> list[dict[str, object]]:
+    """Per metric, the best cell, with a note when it sits at an end of the sizes tried."""
+    return [
+        {"metric": metric, "best": round(float(c.metrics[metric] or 0.0), 3), "policy":
+         c.policy.key, "method": c.method, "note": edge_note(sweep, c) or "",
+         "vectors": c.cost.vectors, "index s": round(c.cost.seconds, 2)}
+        for metric, c in best.items()
+    ]  # fmt: skip
+
+
 def start_sweep(queries: list, docs: list, grid: list, methods: list[str]) -> None:
     """Start the sweep in the background; a saved sweep of the same inputs is resumed."""
     if not _ui_roles.require_editor("run sweeps"):
@@ -126,7 +183,7 @@ def start_sweep(queries: list, docs: list, grid: list, methods: list[str]) -> No
     folder.mkdir(parents=True, exist_ok=True)
     arguments = {
         "queries": queries, "docs": docs, "grid": grid, "template": template,
-        "encoder": eng.encoder(), "cache": _state_cache(str(folder / "states")),
+        "encoder": eng.encoder(), "cache": eng.vector_cache(),
         "resume": _resumable(folder), "embed": embed_step(),
     }  # fmt: skip
 
@@ -159,15 +216,6 @@ def _show_finished(job: SweepJob) -> None:
 
 
 # -- reading a sweep ---------------------------------------------------------------------
-
-
-def best_rows(best: dict[str, Cell]) -> list[dict[str, object]]:
-    return [
-        {"metric": metric, "best": round(float(c.metrics[metric] or 0.0), 3), "policy":
-         c.policy.key, "method": c.method, "vectors": c.cost.vectors,
-         "index s": round(c.cost.seconds, 2)}
-        for metric, c in best.items()
-    ]  # fmt: skip
 
 
 def cell_key(cell: Cell) -> str:
@@ -215,6 +263,9 @@ def open_boundaries(sweep: Sweep, cell: Cell, doc_id: str) -> None:
     st.session_state["cs_policy_a"] = p.name
     st.session_state[f"cs_unit_a_{p.name}"] = p.unit
     st.session_state[f"cs_size_{suffix}"] = min(max(p.size, low), high)
-    st.session_state[f"cs_overlap_{suffix}"] = min(p.overlap, high // 2)
+    size = min(max(p.size, low), high)
+    st.session_state[f"cs_overlap_{suffix}"] = min(
+        p.overlap, _ui_controls.overlap_limit(p.unit, size)[0]
+    )
     st.session_state[_ui.Key.DOC] = doc_id
     st.switch_page("pages/chunks.py")

@@ -17,7 +17,7 @@ from core.ingest.files import display_name
 from core.ingest.formats import upload_format
 from core.render.views import stale_note
 from core.types import Document
-from workbench import _ui, _ui_roles
+from workbench import _ui, _ui_ocr, _ui_roles
 from workbench._ui import Key, Note, md
 from workbench._ui_reads import read_document
 
@@ -32,15 +32,11 @@ def add_document(doc: Document) -> Note:
         return Note(name=doc.source, level="warning", text=stale_message(doc, known.sha256))
     n = len(doc.pages)
     pages = f"{n} page{'s' * (n != 1)}, " if doc.is_paged else ""
-    line = f"read: {pages}{len(doc.text):,} chars"
+    line = f"read: {pages}{len(doc.text):,} chars{_ui_ocr.read_note(doc)}"
     if missing := doc.pages_without_text:
         listed = ", ".join(map(str, missing[:8])) + (", …" if len(missing) > 8 else "")
-        return Note(
-            name=doc.source,
-            level="warning",
-            text=f"{line}; no text layer on page {listed} (a scan?): run OCR on the file "
-            "first, or those pages can be neither chunked nor cited",
-        )
+        why = _ui_ocr.missing_note() or " (a blank page, or OCR found no text on it)"
+        return Note(name=doc.source, level="warning", text=f"{line}; no text on page {listed}{why}")
     return Note(name=doc.source, level="success", text=line)
 
 

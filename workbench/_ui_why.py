@@ -10,24 +10,28 @@ Document text reaches HTML only through ``core.render.markup``'s escaping builde
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import streamlit as st
 
 from core.diagnose.run_depth import RunRanker
 from core.diagnose.run_failures import diagnose_run
 from core.diagnose.signals import Diagnosis, Signal
+from core.evaluate import triage as tri_core
 from core.render.chart_style import CAUSE_COLOURS
 from core.render.markup import Mark, Shape, escape, marked_text_html
 from core.render.overlay import span_line_boxes
 from core.render.page_pick import PickTarget
 from core.render.views import focus_view
 from core.types import ChunkPolicy, Document
-from workbench import _ui, _ui_cite, _ui_parse, _ui_pick
+from workbench import _ui, _ui_cite, _ui_map, _ui_parse, _ui_pick, _ui_roles
 from workbench import _ui_depth as dep
 from workbench import _ui_engine as eng
 from workbench import _ui_triage as tri
 
 CONTEXT_CHARS = 160  # shown around the first span a signal points at
-CAUSE_ORDER = ("parse", "label", "boundary", "vocabulary", "context")
+CAUSE_ORDER = ("parse", "label", "method", "boundary", "vocabulary", "context")
 CLICKED = "cs_why_clicked"  # (run id:query id, chunk_id clicked on the page)
 FIND = "cs_why_find"  # words to find a chunk of the failure's document by
 RANK_ON = "cs_why_rank"  # toggle: rank any chunk (re-embeds a run made in another process)
@@ -43,12 +47,6 @@ def _diagnoses(run_id: str, method: str, shas: tuple[str, ...], _run, _docs) -> 
         return blocks, _ui_parse.chunked(doc, "fast", policy)
 
     return diagnose_run(_run, _docs, method=method, chunker=parts)
-
-
-def diagnosis_of(run, query_id: str, method: str, docs: dict[str, Document]) -> Diagnosis | None:
-    """The diagnosis of one failure (every failure of the run is diagnosed once, cached)."""
-    shas = tuple(sorted(d.sha256 for d in docs.values()))
-    return _diagnoses(run.run_id, method, shas, run, docs).get(query_id)
 
 
 def _on_page(doc: Document, signal: Signal) -> str | None:
@@ -90,30 +88,166 @@ def _snippet(doc: Document, signal: Signal) -> str:
     return marked_text_html(doc.text[lo:hi], lo, clean)
 
 
+CONFIDENCE_NOTE = {
+    "strong": "the evidence points one way",
+    "weak": "the evidence leans this way",
+    "unclear": "the evidence is split: read it before tagging",
+}
+AMENDED = "cs_why_amended"  # dict[run_id, dict[query_id, LabelledQuery]]: second gold spans
+SEEN = "cs_why_seen"  # (run, docs) of the failure on screen, for the panel's actions
+
+
+def diagnosis_of(run, query_id: str, method: str, docs: dict[str, Document]) -> Diagnosis | None:
+    """The diagnosis of one failure (every failure of the run is diagnosed once, cached)."""
+    shas = tuple(sorted(d.sha256 for d in docs.values()))
+    st.session_state[SEEN] = (run, docs)
+    return _diagnoses(run.run_id, method, shas, run, docs).get(query_id)
+
+
 def why_panel(diagnosis: Diagnosis | None, doc: Document | None) -> None:
-    """The evidence, cause by cause, and the suggestion (confirmed by the tag buttons)."""
+    """The suggestion with its confidence and runner-up, the named findings (a method
+    that alone misses, the answer in two places), then the evidence cause by cause, each
+    signal with its strength."""
     if diagnosis is None or doc is None:
         st.caption("No diagnosis: the run's document is not loaded in this session.")
         return
     colour = CAUSE_COLOURS.get(diagnosis.suggested, "#6c757d")
+    runner = (
+        f" · runner-up: <b>{escape(diagnosis.runner_up)}</b> "
+        f"({diagnosis.scores.get(diagnosis.runner_up, 0):.2f})"
+        if diagnosis.runner_up else ""
+    )  # fmt: skip
+    score = diagnosis.scores.get(diagnosis.suggested, 0.0)
     st.html(
         f'<div class="cs-hit" style="border-left-color:{colour}"><b>Why it failed</b> · '
         f'suggested: <b style="color:{colour}">{escape(diagnosis.suggested)}</b> '
-        f'<span class="cs-doc">decided by: {escape(diagnosis.decided_by)}</span></div>'
+        f"({escape(diagnosis.confidence)}, {score:.2f}){runner} "
+        f'<span class="cs-doc">{escape(CONFIDENCE_NOTE.get(diagnosis.confidence, ""))}; '
+        f"decided by: {escape(diagnosis.decided_by)}</span></div>"
     )
+    _method_finding(diagnosis, doc)
+    _second_gold(diagnosis, doc)
     for cause in CAUSE_ORDER:
         signals = diagnosis.by_cause(cause)
+        if not signals:
+            continue
         holds = sum(s.holds for s in signals)
-        title = f"{cause}: {holds} of {len(signals)} signal(s) hold"
+        score = diagnosis.scores.get(cause, 0.0)
+        title = f"{cause}: {holds} of {len(signals)} signal(s) hold · score {score:.2f}"
         with st.expander(title, expanded=cause == diagnosis.suggested):
             for signal in signals:
                 mark = "✔" if signal.holds else "–"
-                st.markdown(f"{mark} **{_ui.md(signal.name)}**: {_ui.md(signal.detail)}")
+                st.markdown(
+                    f"{mark} **{_ui.md(signal.name)}** ({signal.strength:.2f}): "
+                    f"{_ui.md(signal.detail)}"
+                )
                 if signal.spans and signal.holds:
                     figure = _on_page(doc, signal)
                     if figure is not None:
                         _ui_cite.show_html(figure)
                     st.html(_snippet(doc, signal))
+
+
+def _method_finding(diagnosis: Diagnosis, doc: Document) -> None:
+    """Only this method misses: the gold chunk's late window and what pulled the chunk
+    that displaced it (context attribution, computed on request)."""
+    (signal,) = diagnosis.by_cause("method") or (None,)
+    if signal is None or not signal.holds:
+        return
+    st.info(f"**Method-specific miss**: {signal.detail}", icon=":material/call_split:")
+    from core import methods
+
+    run, docs = st.session_state.get(SEEN, (None, {}))
+    top = diagnosis.displacer
+    attributed = (methods.embedding_method(windowed=True).name,
+                  methods.embedding_method(prefixed=True).name)  # fmt: skip
+    if diagnosis.method not in attributed:
+        return  # only a window or a prefix moves a vector: nothing to attribute
+    if run is None or top is None or docs.get(top.doc_id) is None:
+        return
+    key = f"cs_why_attr_{run.run_id}_{diagnosis.query_id}_{diagnosis.method}"
+    if not st.button(
+        "What pulled the displacing chunk there?",
+        key=key,
+        help="Hides each sentence of its late window in turn (a few seconds)",
+    ):
+        return  # fmt: skip
+    _attribution(run, diagnosis, docs, top)
+
+
+def _attribution(run, diagnosis: Diagnosis, docs: dict[str, Document], top) -> None:
+    from core import methods
+    from core.diagnose.attribution import contextual_attribution, late_attribution
+
+    policy = ChunkPolicy.from_dict(dict(run.policy))
+    record = run.query(diagnosis.query_id)
+    windowed = methods.embedding_method(windowed=True).name
+    explain = late_attribution if diagnosis.method == windowed else contextual_attribution
+    shown = [("the chunk that displaced the gold", docs[top.doc_id], top.chunk_id)]
+    if diagnosis.gold_chunk and docs.get(record.doc_id) is not None:
+        shown.append(("the gold chunk", docs[record.doc_id], diagnosis.gold_chunk))
+    for what, owner, chunk_id in shown:
+        chunks = _ui_parse.chunked(owner, "fast", policy)
+        chunk = next((c for c in chunks if c.chunk_id == chunk_id), None)
+        if chunk is None:
+            continue
+        with st.spinner(f"Attributing {what}…"):
+            found = explain(owner, chunk, record.query, eng.encoder())
+        a, b = found.window
+        st.markdown(
+            f"**{_ui.md(what)}** ({_ui.md(owner.doc_id)}, chars {chunk.char_start:,}-"
+            f"{chunk.char_end:,}): cosine {found.cosine:.3f}; its window chars {a:,}-{b:,}"
+        )
+        parts = sorted(found.parts, key=lambda p: -abs(p.delta))[:5]
+        st.dataframe(
+            [{"delta": round(p.delta, 4), "text": " ".join(p.text.split())[:160]} for p in parts],
+            hide_index=True,
+        )
+
+
+def _second_gold(diagnosis: Diagnosis, doc: Document) -> None:
+    """The answer in two places: the hit beside the gold, and a button that adds it to
+    the query as a second gold span (the amended query set downloads below)."""
+    hit = diagnosis.second_gold
+    if hit is None:
+        return
+    run, _ = st.session_state.get(SEEN, (None, {}))
+    st.warning(
+        "**Answer in two places**: a top hit holds the gold's figures and the query's "
+        f"terms ({_ui.md(hit.doc_id)}, chars {hit.char_start:,}-{hit.char_end:,}).",
+        icon=":material/content_copy:",
+    )
+    left, right = st.columns(2)
+    record = run.query(diagnosis.query_id) if run is not None else None
+    if record is not None:
+        gold = record.gold[0]
+        left.caption("The gold")
+        left.html(f'<div class="cs-text">{escape(doc.text[gold.char_start : gold.char_end])}</div>')
+    right.caption("The hit that answers too")
+    right.html(f'<div class="cs-text">{escape(hit.text)}</div>')
+    if run is None or record is None:
+        return
+    if hit.doc_id != record.doc_id:
+        st.caption("It stands in another document: a query's gold lies in one document.")
+        return
+    amended = st.session_state.setdefault(AMENDED, {}).setdefault(run.run_id, {})
+    clicked = st.button(
+        "Mark it as a second gold span", key=f"cs_why_second_{run.run_id}_{record.id}"
+    )
+    if clicked and _ui_roles.require_editor("amend the query set"):
+        base = amended.get(record.id)
+        line = tri_core.with_second_gold(run, record.id, hit.char_start, hit.char_end, hit.text)
+        if base is not None:
+            kept = tuple(dict.fromkeys((*base.gold, *line.gold)))
+            line = dataclasses.replace(line, gold=kept)
+        amended[record.id] = line
+    if amended:
+        lines = tri_core.amended_query_set(run, amended)
+        body = "".join(json.dumps(q.to_dict(), ensure_ascii=False) + "\n" for q in lines)
+        st.download_button(
+            f"Download the query set with {len(amended)} query(ies) amended", body.encode(),
+            f"{run.run_id}-amended.jsonl", "application/jsonl", key=f"cs_why_dl_{run.run_id}",
+        )  # fmt: skip
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
@@ -185,6 +319,15 @@ def rank_panel(run, record, docs: dict[str, Document]) -> None:
     run, over the run's own scope (all documents, or the query's own)."""
     with st.expander("Where does a chunk rank?", expanded=True, icon=":material/leaderboard:"):
         doc = docs.get(record.doc_id)
+        if doc is not None and record.gold:
+            st.page_link(
+                "pages/map.py", label="Show on the map", icon=":material/scatter_plot:",
+                query_params=_ui_map.map_params(
+                    record.query, record.doc_id,
+                    [(g.char_start, g.char_end) for g in record.gold], doc_sha256=doc.sha256,
+                ),
+                help="The query, its top hits and this gold among the indexed chunks.",
+            )  # fmt: skip
         if doc is None or any(docs.get(d) is None for d in run.corpus):
             st.caption("Not every document of the run is loaded here: no full-depth ranks.")
             return

@@ -178,3 +178,57 @@ def signals_case(inputs: BenchInputs) -> CaseResult:
         ours_samples=t["ours"].samples_s,
         baseline_samples=t["raw"].samples_s,
     )
+
+
+AGREEMENT_TARGET = 0.8  # of every failure of the casebook
+CAUSE_TARGET = 0.6  # of each cause's failures
+PER_CAUSE = 3  # cases per (family, cause); --quick: 1
+
+
+def agreement_cases(inputs: BenchInputs) -> list[CaseResult]:
+    """The diagnosis against causes known by construction (``core.diagnose.casebook``):
+    one row for the overall disagreement (target <= 20 %), one per cause (<= 40 %), the
+    confusion matrix in the notes and the ``extra`` record. Ours is the share of failures
+    whose suggestion differs from the constructed cause; the baseline, the share a
+    suggestion drawn by the failures' own cause frequencies would miss (a guess that
+    knows the mix)."""
+    from core.diagnose.casebook import CAUSES, build_casebook, run_casebook
+
+    per_cause = 1 if inputs.settings.quick else PER_CAUSE
+    book = build_casebook(per_cause=per_cause)
+    took, (run, found, agreement) = timed(lambda: run_casebook(book, inputs.encoder()))
+    total = agreement.total or 1
+    sizes = {c: sum(agreement.matrix[c].values()) for c in CAUSES}
+    guess = 1.0 - sum((n / total) ** 2 for n in sizes.values())
+    matrix = {c: dict(row) for c, row in agreement.matrix.items()}
+    notes = (
+        f"{len(book.queries)} queries on {len(book.sources)} invented documents "
+        f"(4 families x 6 causes x {per_cause}); {agreement.total} failures judged, "
+        f"{agreement.not_failed} queries did not fail, {agreement.set_apart} set apart; "
+        f"confidence {dict(agreement.confidence)}; {took:.0f} s",
+        *agreement.table().splitlines(),
+    )
+    rows = [
+        CaseResult(
+            key="diagnose:agreement", case="diagnose", unit="share",
+            label="suggestion differs from the constructed cause (all failures)",
+            ours=1.0 - agreement.overall, baseline=guess,
+            baseline_label="a guess by the causes' frequencies", max_ours=1 - AGREEMENT_TARGET,
+            target=f"<= {1 - AGREEMENT_TARGET:.0%} (agreement >= {AGREEMENT_TARGET:.0%})",
+            notes=notes, extra={"matrix": matrix, "agreed": agreement.agreed,
+                                "total": agreement.total, "seconds": took},
+        )
+    ]  # fmt: skip
+    for cause, share in agreement.per_cause().items():
+        rows.append(
+            CaseResult(
+                key=f"diagnose:agreement:{cause}", case="diagnose", unit="share",
+                label=f"suggestion differs, {cause} failures ({sizes[cause]})",
+                ours=None if share is None else 1.0 - share,
+                baseline=1.0 - sizes[cause] / total if sizes[cause] else None,
+                baseline_label="a guess by the causes' frequencies",
+                max_ours=1 - CAUSE_TARGET, target=f"<= {1 - CAUSE_TARGET:.0%}",
+                skipped=None if share is not None else "no failure of this cause",
+            )
+        )  # fmt: skip
+    return rows

@@ -25,9 +25,10 @@ OTHER_PDFS = ("plumber_federal-register-2020-17221.pdf",)
 TEXT_CORPORA = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
 CASE_NAMES: tuple[str, ...] = (
     "parse", "tables", "rechunk", "import", BENCHED.alone, BENCHED.windowed, "sweep", "store",
-    "lexical", "depth", "signals", "attribution", "ui", "memory", "gpu", "scale",
+    "lexical", "depth", "signals", "attribution", "ui", "memory", "gpu", "scale", "ocr",
+    "diagnose", "compare", "map",
 )  # fmt: skip
-OPT_IN_CASES: tuple[str, ...] = ("scale-corpus", "import-run")  # only when named in --cases
+OPT_IN_CASES: tuple[str, ...] = ("scale-corpus", "import-run", "eval")  # only when named
 PARSE_REPEATS = 11  # the full run's rounds of the parse and tables cases
 
 

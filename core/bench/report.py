@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Unit = Literal["s", "MiB"]
+Unit = Literal["s", "MiB", "share"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,6 +106,8 @@ def format_value(value: float | None, unit: Unit) -> str:
         return "-"
     if unit == "MiB":
         return f"{value:,.0f} MiB"
+    if unit == "share":  # a proportion of judgements, not a time
+        return f"{value:.0%}"
     if value < 1e-3:
         return f"{value * 1e6:.0f} us"
     if value < 1.0:

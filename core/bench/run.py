@@ -83,6 +83,12 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
                 _skip("attribution", no_cuda) if no_cuda else thunk,
             )
         )
+    if "diagnose" in s.cases:
+        from core.bench import diagnose_cases as agree
+
+        steps.append(("diagnose", "diagnosis agreement", lambda: agree.agreement_cases(inputs)))
+    if "compare" in s.cases or "map" in s.cases:
+        steps += _map_steps(inputs)
     if "ui" in s.cases:
         steps.append(("ui", "slider move", _one(lambda: cases.ui_case(inputs))))
     if "memory" in s.cases:
@@ -98,6 +104,20 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         thunk = _one(lambda: ic.run_case(inputs))
         steps.append(
             ("import-run", "import a run", _skip("import-run", no_cuda) if no_cuda else thunk)
+        )
+    if "ocr" in s.cases:
+        from core.bench import ocr_cases
+
+        for dpi in ocr_cases.RESOLUTIONS:
+            thunk = _one(partial(ocr_cases.ocr_case, inputs, dpi))
+            steps.append(("ocr", f"ocr {dpi} dpi", thunk))
+        steps.append(("ocr", "ocr vicksburg", _one(partial(ocr_cases.vicksburg_case, inputs))))
+    if "eval" in s.cases:
+        from core.bench import eval_cases
+
+        thunk = lambda: eval_cases.eval_cases(inputs)  # noqa: E731
+        steps.append(
+            ("eval", "evaluation, cold and warm", _skip("eval", no_cuda) if no_cuda else thunk)
         )
     if "scale-corpus" in s.cases:
         steps.append(("scale-corpus", "ray scale corpus", lambda: _scale_corpus_rows(inputs)))
@@ -152,6 +172,23 @@ def _store_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     for n in inputs.settings.scale_sizes:
         thunk = _one(partial(store_cases.scale_case, inputs, n))
         steps.append(("store", f"store query at {n:,}", thunk))
+    return steps
+
+
+def _map_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
+    """Compare's call at each scale size; the map of ``map_cases.MAP_POINTS`` points."""
+    from core.bench import map_cases
+
+    s = inputs.settings
+    steps: list[tuple[str, str, Thunk]] = []
+    if "compare" in s.cases:
+        for n in s.scale_sizes:
+            thunk = _one(partial(map_cases.compare_case, inputs, n))
+            steps.append(("compare", f"compare page call at {n:,}", thunk))
+    if "map" in s.cases:
+        n = max(s.scale_sizes)
+        thunk = partial(map_cases.map_cases, inputs, n)
+        steps.append(("map", f"map of {map_cases.MAP_POINTS:,} points", thunk))
     return steps
 
 

@@ -18,6 +18,7 @@ from core.cli.one_line import (
     error_line,
     limit_arguments,
 )
+from core.cli.options import add_ocr_argument, ocr_argument
 from core.errors import ChunkscopeError
 
 # Order here is the order in `chunkscope --help`.
@@ -36,12 +37,15 @@ COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.sweep_cmd",
     "core.cli.check_cmd",
     "core.cli.triage_cmd",
+    "core.cli.diagnose_cmd",
     "core.cli.bench_cmd",
 )
 # Commands that read documents take the --max-* flags of core.ingest.limits.
 LIMITED_COMMANDS: tuple[str, ...] = (
     "parse", "chunk", "export", "embed", "index", "eval", "sweep", "check",
 )  # fmt: skip
+# Commands that read PDFs take --ocr (core.ingest.ocr).
+OCR_COMMANDS: tuple[str, ...] = (*LIMITED_COMMANDS, "import-qa", "import-chunks", "import-run")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
         importlib.import_module(name).register(subparsers)
     for name in LIMITED_COMMANDS:
         add_limit_arguments(subparsers.choices[name])
+    for name in OCR_COMMANDS:
+        add_ocr_argument(subparsers.choices[name])
     return parser
 
 
@@ -82,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout = SafeTerminal(stdout)
     try:
         _offer_chunk_sets(args)
-        with limit_arguments(args):
+        with limit_arguments(args), ocr_argument(args):
             return int(args.func(args) or 0)
     except ChunkscopeError as exc:
         print(error_line(exc), file=sys.stderr)

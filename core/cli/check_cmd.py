@@ -62,6 +62,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--min", metavar="M=V,...", help="thresholds: hit@5=0.8,mrr=0.6")
     parser.add_argument("--baseline", metavar="RUN.json", help="a saved run to compare with")
     parser.add_argument("--max-drop", metavar="M=V,...", help="allowed drops: mrr=0.02")
+    parser.add_argument(
+        "--max-new", metavar="CAUSE=N,...",
+        help="at most N failures newly suggested as CAUSE against --baseline (without it: "
+        "in all), e.g. parse=0 for no new parse failures (the run's stored suggestions)",
+    )  # fmt: skip
     parser.add_argument("--tagged", metavar="RUN.json", help="its tagged failures must pass")
     parser.add_argument("--triage-db", metavar="FILE", help="tags file (default: the store's)")
     parser.add_argument("--out", metavar="RUN.json", help="save this run (a next baseline)")
@@ -80,9 +85,10 @@ def _inputs(args: argparse.Namespace) -> dict[str, Any]:
         raise LabelError("--max-drop needs --baseline RUN.json to compare with")
     if not args.queries and not args.tagged:
         raise LabelError("give --queries Q.jsonl, --tagged RUN.json, or both")
-    if args.queries and not (minimums or args.baseline):
+    if args.queries and not (minimums or args.baseline or args.max_new):
         raise LabelError("nothing to check --queries against: give --min and/or --baseline")
     return {
+        "new_causes": parse_causes(args.max_new),
         "minimums": minimums,
         "drops": drops,
         "queries": read_queries(args.queries) if args.queries else None,
@@ -118,12 +124,16 @@ def _saved(args: argparse.Namespace) -> int:
     minimums = parse_limits(args.min, "--min")
     drops = parse_limits(args.max_drop, "--max-drop")
     baseline = load_run(args.baseline) if args.baseline else None
-    if not minimums and baseline is None:
-        raise LabelError("nothing to check the run against: give --min and/or --baseline")
+    new_causes = parse_causes(args.max_new)
+    if not minimums and baseline is None and not new_causes:
+        raise LabelError(
+            "nothing to check the run against: give --min, --baseline and/or --max-new"
+        )
     result = load_run(args.run)
     if args.only is not None and args.only not in result.methods:
         raise LabelError(f"--method {args.only!r} is not in the run ({', '.join(result.methods)})")
     findings = gate.minimum_findings(result, minimums)
+    findings += cause_findings(result, baseline, new_causes)
     found: list[Any] = []
     if baseline is not None:
         findings += gate.drop_findings(result, baseline, drops)
@@ -157,11 +167,14 @@ def run(args: argparse.Namespace) -> int:
     if not docs or failures:
         raise LabelError(failed_files_line(failures, len(paths)))
     model = eval_cmd.load_model(args)
-    evaluate = _evaluator(args, config, docs, model, VectorCache())
+    evaluate, parts = _evaluator(args, config, docs, model, VectorCache())
     findings, found, result = [], [], None
     if inputs["queries"] is not None:
         result = evaluate(inputs["queries"])
+        if inputs["new_causes"] or args.out:
+            result = eval_cmd.with_suggestions(result, docs, parts)
         findings += gate.minimum_findings(result, inputs["minimums"])
+        findings += cause_findings(result, inputs["baseline"], inputs["new_causes"])
         if inputs["baseline"] is not None:
             findings += gate.drop_findings(result, inputs["baseline"], inputs["drops"])
             found = gate.regressions(result, inputs["baseline"])
@@ -182,24 +195,95 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _evaluator(args: argparse.Namespace, config: Any, docs: list, model: tuple, cache: Any) -> Any:
-    from core.chunk import chunk_document
     from core.evaluate import run_eval
-    from core.parse import parse_document
 
     encoder, embed, tokenizer = model
-    parsed: dict[str, Any] = {}
+    parts = eval_cmd.doc_parts(args.parser, config.policy, tokenizer)
 
     def chunks_of(doc: Any) -> Any:
-        if doc.sha256 not in parsed:
-            parsed[doc.sha256] = parse_document(doc, parser=args.parser).blocks
-        return chunk_document(doc, parsed[doc.sha256], config.policy, tokenizer)
+        return parts(doc)[1]
 
     def evaluate(queries: list) -> Any:
         return run_eval(
             queries, docs, config, encoder=encoder, embed=embed, chunker=chunks_of, cache=cache
         )
 
-    return evaluate
+    return evaluate, parts
+
+
+def parse_causes(text: str | None) -> dict[str, int]:
+    """``"parse=0,label=2"`` -> ``{"parse": 0, "label": 2}``; ``LabelError`` if malformed."""
+    from core.evaluate.triage import CAUSES
+
+    out: dict[str, int] = {}
+    for item in (part.strip() for part in (text or "").split(",")):
+        if not item:
+            continue
+        cause, _, value = item.partition("=")
+        cause = cause.strip()
+        if cause not in CAUSES:
+            raise LabelError(f"--max-new: unknown cause {cause!r}: use one of {', '.join(CAUSES)}")
+        try:
+            out[cause] = int(value)
+        except ValueError:
+            raise LabelError(
+                f"--max-new takes CAUSE=N with N a whole number, got {item!r}"
+            ) from None
+        if out[cause] < 0:
+            raise LabelError(f"--max-new: {item!r} must not be negative")
+    return out
+
+
+def new_failures(run: Any, baseline: Any, method: str, cause: str) -> list[str]:
+    """Query ids failing under ``method`` with ``cause`` suggested, that the baseline did
+    not already fail with that cause (or, with no suggestion stored there, did not fail)."""
+    before = {q.id: q for q in baseline.queries} if baseline is not None else {}
+    out = []
+    for record in run.queries:
+        now = record.suggested.get(method)
+        if not record.failed.get(method) or now is None or now.cause != cause:
+            continue
+        old = before.get(record.id)
+        if old is not None and old.failed.get(method):
+            was = old.suggested.get(method)
+            if was is None or was.cause == cause:
+                continue
+        out.append(record.id)
+    return out
+
+
+def cause_findings(run: Any, baseline: Any, limits: dict[str, int]) -> list:
+    """One finding per method and ``--max-new`` cause: the failures newly suggested as it."""
+    from core.tune import gate
+
+    if not limits:
+        return []
+    if not any(q.suggested for q in run.queries) and any(
+        any(q.failed.values()) for q in run.queries
+    ):
+        raise LabelError(
+            f"{run.run_id} stores no suggested causes: write it with `chunkscope eval --out` "
+            "(or check with --docs) to gate on --max-new"
+        )
+    out = []
+    for method in run.methods:
+        for cause, limit in limits.items():
+            new = new_failures(run, baseline, method, cause)
+            had = None
+            if baseline is not None and method in baseline.methods:
+                had = float(sum(
+                    bool(q.failed.get(method)) and getattr(q.suggested.get(method), "cause", "")
+                    == cause for q in baseline.queries
+                ))  # fmt: skip
+            out.append(
+                gate.Finding(
+                    kind="new-cause", method=method, metric=cause, value=float(len(new)),
+                    baseline=had,
+                    limit=float(limit), passed=len(new) <= limit, detail=", ".join(new[:10])
+                    + (f" and {len(new) - 10} more" if len(new) > 10 else ""),
+                )
+            )  # fmt: skip
+    return out
 
 
 def _must_pass(evaluate: Any, docs: list, cases: dict[str, str], labels: list) -> list:
@@ -227,6 +311,13 @@ def _finding_line(f: Any) -> str:
         drop = "-" if f.value is None or f.baseline is None else f"{f.baseline - f.value:+.3f}"
         return (
             f"{mark}  {f.method}  {f.metric} {was} -> {value} (drop {drop}, {f.limit:.3f} allowed)"
+        )
+    if f.kind == "new-cause":
+        had = "" if f.baseline is None else f" (the baseline failed {int(f.baseline)} so)"
+        listed = f": {f.detail}" if f.detail else ""
+        return (
+            f"{mark}  {f.method}  {int(f.value or 0)} new {f.metric} failure(s){had}, "
+            f"{int(f.limit or 0)} allowed{listed}"
         )
     what = f"{f.metric} {f.detail}" if f.metric else f.detail
     return f"{mark}  must-pass {f.query_id} ({f.method or 'any method'}): {what}"

@@ -152,12 +152,27 @@ def _config(args: argparse.Namespace) -> Any:
         raise LabelError(str(exc)) from None
 
 
-def run(args: argparse.Namespace) -> int:
+def doc_parts(parser: Any, policy: Any, tokenizer: Any) -> Callable[[Any], Any]:
+    """``doc -> (blocks, chunks)``: the document's blocks, parsed once per document, and
+    its chunks under ``policy`` (the run's chunker, and what its diagnosis reads)."""
     from core.chunk import chunk_document
+    from core.parse import parse_document
+
+    parsed: dict[str, Any] = {}
+
+    def parts(doc: Any) -> Any:
+        if doc.sha256 not in parsed:
+            parsed[doc.sha256] = parse_document(doc, parser=parser).blocks
+        blocks = parsed[doc.sha256]
+        return blocks, chunk_document(doc, blocks, policy, tokenizer)
+
+    return parts
+
+
+def run(args: argparse.Namespace) -> int:
     from core.cli.options import check_out, failed_files_line, load_each
     from core.cli.progress import ProgressBar
     from core.evaluate import read_queries, run_eval
-    from core.parse import parse_document
 
     config = _config(args)
     check_out(args.out)
@@ -168,9 +183,10 @@ def run(args: argparse.Namespace) -> int:
         raise LabelError(failed_files_line(failures, len(paths)))
     encoder, embed, tokenizer = load_model(args)
 
+    parts = doc_parts(args.parser, config.policy, tokenizer)
+
     def chunks_of(doc: Any) -> Any:
-        blocks = parse_document(doc, parser=args.parser).blocks
-        return chunk_document(doc, blocks, config.policy, tokenizer)
+        return parts(doc)[1]
 
     cache = None
     if args.cache:
@@ -193,11 +209,21 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         bar.close()
+    if args.out:
+        result = with_suggestions(result, docs, parts)
     emit_run(result, args)
     if failures:
         print(f"error: {failed_files_line(failures, len(paths))}", file=sys.stderr)
         return 2
     return 0
+
+
+def with_suggestions(result: Any, docs: Sequence[Any], parts: Callable[..., Any]) -> Any:
+    """The run with the diagnosis's suggested cause stored per failed query and method
+    (``core.diagnose``), so ``diagnose``, ``check --max-new`` and triage exports read it."""
+    from core.diagnose.run_failures import suggest_run
+
+    return suggest_run(result, {d.doc_id: d for d in docs}, chunker=parts)[0]
 
 
 def emit_run(result: Any, args: argparse.Namespace) -> bool:
@@ -223,7 +249,9 @@ def _cell(value: float | None) -> str:
 def _delta_cell(delta: Any) -> str:
     if delta is None:
         return "-"
-    mark = "*" if delta.excludes_zero else " "
+    from core.evaluate.bootstrap import verdict
+
+    mark = "*" if verdict(delta) == "clear" else "?" if delta.excludes_zero else " "
     return f"{delta.delta:+.3f} [{delta.low:+.3f}, {delta.high:+.3f}]{mark}"
 
 
@@ -250,7 +278,8 @@ def print_run(run: Any, out: TextIO) -> None:
         pairs = list(run.deltas)
         print(
             f"\ndeltas with paired bootstrap 95% intervals ({run.resamples} resamples, "
-            f"seed {run.seed}); * = interval excludes 0",
+            f"seed {run.seed}); * = interval excludes 0 on 30+ queries, "
+            "? = excludes 0 on fewer (likely, not yet sure)",
             file=out,
         )
         wide = {p: max(28, len(p) + 2) for p in pairs}

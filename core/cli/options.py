@@ -8,6 +8,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,24 @@ def add_policy_option_flags(parser: argparse.ArgumentParser) -> None:
             option.flag, dest=option.name, action="store_true",
             help=f"{takers} (key suffix -{option.suffix}): {option.help}",
         )  # fmt: skip
+
+
+def add_ocr_argument(parser: argparse.ArgumentParser) -> None:
+    """``--ocr auto|always|never``: which PDF pages are read by OCR (``core.ingest.ocr``)."""
+    from core.ingest.ocr import ENV_OCR, OCR_POLICIES
+
+    parser.add_argument(
+        "--ocr", choices=OCR_POLICIES, default=None,
+        help="read PDF pages by OCR (Tesseract): auto, the pages without a text layer "
+        f"(default, or ${ENV_OCR}); always, every page from its image; never",
+    )  # fmt: skip
+
+
+def ocr_argument(args: argparse.Namespace) -> AbstractContextManager[None]:
+    """The ``--ocr`` given on the command line, in force inside a ``with``."""
+    from core.ingest.ocr import policy_override
+
+    return policy_override(getattr(args, "ocr", None))
 
 
 def policy_of(args: argparse.Namespace) -> Any:

@@ -4,8 +4,10 @@ Each point of the grid is the evaluation ``chunkscope eval`` runs for that polic
 flags, same numbers); the points share one vector cache, so late chunking computes a
 document's token states once and pools them for every later point. Without ``--json`` a
 table: one row per cell with hit@k, MRR, nDCG@10 and the method's index cost at that point
-(vectors, tokens through the encoder, seconds). ``--out SWEEP.json`` saves the sweep as it
-grows (every point's full run), and a second call with the same inputs resumes it.
+(vectors, tokens through the encoder, seconds). Every sweep is kept as it grows (every
+point's full run) in the store folder's ``sweeps/`` (``core.tune.store_sweeps_dir``), where
+the Tune page lists it; ``--out SWEEP.json`` saves a copy there too, and a second call
+with the same inputs and ``--out`` resumes it.
 """
 
 from __future__ import annotations
@@ -100,13 +102,19 @@ def _previous(path: str | None) -> Any:
 
 @contextmanager
 def _cache(folder: str | None) -> Iterator[Any]:
-    """``--cache DIR`` keeps vectors and states there; without it, late token states live
-    in a temporary folder for the sweep's length (so every document's states survive
-    between points, however many documents there are)."""
+    """``--cache DIR`` keeps vectors and states there; without it, the one on-disk cache
+    every command and page shares (``core.embed.cache.shared_cache``); with that switched
+    off, late token states live in a temporary folder for the sweep's length (so every
+    document's states survive between points, however many documents there are)."""
     from core.embed import VectorCache
+    from core.embed.cache import shared_cache
 
     if folder:
         yield VectorCache(folder)
+        return
+    shared = shared_cache()
+    if shared is not None:
+        yield shared
         return
     with tempfile.TemporaryDirectory(prefix="chunkscope-states-") as states:
         yield VectorCache(state_folder=states)
@@ -117,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     from core.cli.progress import ProgressBar
     from core.evaluate import read_queries
     from core.parse import parse_document
-    from core.tune import run_sweep, save_sweep
+    from core.tune import run_sweep
 
     grid = _grid(args)
     template = _template(args, grid[0].policy)
@@ -152,14 +160,13 @@ def run(args: argparse.Namespace) -> int:
                 cache=cache,
                 progress=progress,
                 resume=previous,
-                on_point=(lambda s: save_sweep(s, args.out)) if args.out else None,
+                on_point=lambda s: _keep(s, args.out),
             )
     finally:
         for bar in bars.values():
             bar.close()
-    if args.out:
-        save_sweep(sweep, args.out)
-        print(f"saved {sweep.sweep_id} to {args.out}", file=sys.stderr)
+    kept = _keep(sweep, args.out)
+    print(f"saved {sweep.sweep_id} to {args.out or kept} (the Tune page lists it)", file=sys.stderr)
     if args.json:
         json.dump(sweep_json(sweep), sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -169,6 +176,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {failed_files_line(failures, len(paths))}", file=sys.stderr)
         return 2
     return 0
+
+
+def _keep(sweep: Any, out: str | None) -> Any:
+    """Save the sweep in the store's ``sweeps/`` (the Tune page's list) and to ``out``."""
+    from core.tune import save_sweep, store_sweeps_dir
+
+    if out:
+        save_sweep(sweep, out)
+    return save_sweep(sweep, store_sweeps_dir() / f"{sweep.sweep_id}.json")
 
 
 def sweep_json(sweep: Any) -> dict[str, object]:

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from core.methods import PAIRED
 
-CAUSE_CHOICES = ("parse", "boundary", "context", "vocabulary", "label", "other")
+CAUSE_CHOICES = ("parse", "boundary", "context", "vocabulary", "label", "method", "other")
 
 
 # ``core.evaluate.triage.default_method``'s rule, named from the registry's pair.
@@ -89,6 +89,10 @@ def print_failure(number: int, failure: Any, out: TextIO) -> None:
             f"  #{hit.rank:<2} {hit.score:.3f} {citation.render()}: {_short(citation.quote)}",
             file=out,
         )
+    if failure.suggestion:
+        s = failure.suggestion
+        runner = f"; runner-up: {s.runner_up}" if s.runner_up else ""
+        print(f"  suggested: {s.cause} ({s.confidence}{runner}; {s.decided_by})", file=out)
     if failure.tag:
         note = f" ({failure.tag.note})" if failure.tag.note else ""
         print(f"  tagged: {failure.tag.cause}{note}", file=out)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from core.diagnose.signals import Case, Diagnosis, diagnose
-from core.diagnose.terms import chunk_shares, first_terms
+from core.diagnose.signals import Case, Diagnosis, Hit, diagnose
+from core.diagnose.terms import all_term_spans, chunk_shares
 from core.types import Block, Chunk, Document
 
 Chunker = Callable[[Document], tuple[Sequence[Block], Sequence[Chunk]]]
@@ -39,28 +39,44 @@ def diagnose_run(
 ) -> dict[str, Diagnosis]:
     """Diagnoses of the run's failed queries under ``method`` (every query with
     ``only_failed=False``), by query id; queries whose document is not given are skipped."""
+    return diagnose_methods(run, docs, [method], chunker=chunker, only_failed=only_failed)[method]
+
+
+def diagnose_methods(
+    run: Any,
+    docs: Mapping[str, Document],
+    methods: Sequence[str] | None = None,
+    *,
+    chunker: Chunker | None = None,
+    only_failed: bool = True,
+) -> dict[str, dict[str, Diagnosis]]:
+    """``diagnose_run`` for each of ``methods`` (default: every method of the run), each
+    document chunked and read once: ``{method: {query id: diagnosis}}``."""
     from core.chunk.registry import policy_from_dict
 
     parts = chunker or default_chunker(policy_from_dict(run.policy))
-    built: dict[str, tuple[Sequence[Block], Sequence[Chunk], dict[str, float]]] = {}
-    terms = {d: first_terms(doc.text) for d, doc in docs.items()}
+    built: dict[str, tuple[Sequence[Block], Sequence[Chunk], dict[str, float], Any]] = {}
+    every = {d: all_term_spans(doc.text) for d, doc in docs.items()}  # read once each
+    terms = {d: {t: spans[0] for t, spans in found.items()} for d, found in every.items()}
     corpus = set().union(*terms.values()) if terms else set()
     holding: dict[str, int] = {}
     for found in terms.values():
         for term in found:
             holding[term] = holding.get(term, 0) + 1
     doc_share = {t: n / len(terms) for t, n in holding.items()} if len(terms) > 1 else {}
-    out = {}
+    chosen = list(methods or run.methods)
+    out: dict[str, dict[str, Diagnosis]] = {m: {} for m in chosen}
     for record in run.queries:
         doc = docs.get(record.doc_id)
         if doc is None or doc.sha256 != record.doc_sha256:
             continue
-        if only_failed and not record.failed.get(method):
+        failing = [m for m in chosen if record.failed.get(m) or not only_failed]
+        if not failing:
             continue
         if doc.doc_id not in built:
             blocks, chunks = parts(doc)
-            built[doc.doc_id] = (blocks, chunks, chunk_shares(chunks))
-        blocks, chunks, shares = built[doc.doc_id]
+            built[doc.doc_id] = (blocks, chunks, chunk_shares(chunks), every[doc.doc_id])
+        blocks, chunks, shares, spans = built[doc.doc_id]
         case = Case(
             query_id=record.id,
             query=record.query,
@@ -74,6 +90,45 @@ def diagnose_run(
             doc_terms=terms[doc.doc_id],
             chunk_share=shares,
             doc_share=doc_share,
+            hits={m: _hits(run, hits) for m, hits in record.top.items()},
+            term_spans=spans,
+            n_docs=len(terms),
         )
-        out[record.id] = diagnose(case, method=method, corpus_terms=corpus)
+        for method in failing:
+            out[method][record.id] = diagnose(case, method=method, corpus_terms=corpus)
     return out
+
+
+def _hits(run: Any, hits: Sequence[Any]) -> tuple[Hit, ...]:
+    """The run's top ``text_k`` hits of one method with their cited spans and text."""
+    out = []
+    for hit in list(hits)[: run.text_k]:
+        cite = run.chunks.get(hit.chunk_id)
+        if cite is not None:
+            out.append(
+                Hit(chunk_id=hit.chunk_id, doc_id=cite.doc_id, char_start=cite.char_start,
+                    char_end=cite.char_end, text=cite.quote)
+            )  # fmt: skip
+    return tuple(out)
+
+
+def suggest_run(
+    run: Any, docs: Mapping[str, Document], *, chunker: Chunker | None = None
+) -> tuple[Any, dict[str, dict[str, Diagnosis]]]:
+    """The run with each failed query's suggestion per failed method stored
+    (``QueryRecord.suggested``), and the diagnoses themselves."""
+    import dataclasses
+
+    from core.evaluate.run_file import Suggestion
+
+    found = diagnose_methods(run, docs, chunker=chunker)
+    records = []
+    for record in run.queries:
+        kept = {
+            m: Suggestion(cause=d.suggested, confidence=d.confidence, runner_up=d.runner_up,
+                          decided_by=d.decided_by)
+            for m in run.methods
+            if (d := found.get(m, {}).get(record.id)) is not None
+        }  # fmt: skip
+        records.append(dataclasses.replace(record, suggested=kept) if kept else record)
+    return dataclasses.replace(run, queries=tuple(records)), found

@@ -1,25 +1,36 @@
-"""The evidence for each possible cause of a failed query, and the cause it suggests.
+"""Why one query failed under one method: each possible cause's evidence, weighed.
 
-Every signal is computed from what the run and the document hold, with the characters it
-points at (document spans) so the reader can light them up:
+Every signal states its **strength** (0 to 1: the share of the gold it affects, a rank
+gap, a coverage) and the characters it points at. A cause's score is its strongest
+signal's; the suggestion is the cause with the highest score, with a **confidence**:
 
-- **boundary**: the share of the gold span the best single chunk covers; whether the gold
-  straddles a boundary; whether the sentence after the gold (a qualifier: "unless",
-  "except", "however", "note", a footnote mark) sits in another chunk;
-- **context**: the query's terms that the document holds but the gold chunk does not, where
-  they first stand, and whether the title or heading path holds them; the gold's rank
-  under each method side by side;
-- **vocabulary**: the gold's rank under lexical methods against dense ones; query terms
-  absent from the whole corpus;
-- **parse**: the gold lies in a running header or footer (left out by the structure
-  policy), on a page without a text layer, or in a block flagged as garbled;
-- **label**: the gold was resolved only by word alignment (and with what coverage); the
-  top chunk of every method is one and the same non-gold chunk holding the query's terms.
+- ``strong``: a score of at least ``STRONG`` and at least ``CLEAR_MARGIN`` above the
+  runner-up;
+- ``weak``: a score of at least ``WEAK`` and at least ``WEAK_MARGIN`` above the runner-up;
+- ``unclear``: anything less (and ``other`` when no cause scores ``WEAK``).
 
-``diagnose`` applies a fixed rule, in this order: parse, label, boundary, a name or
-figure of the query absent from the corpus (vocabulary), discriminating terms outside
-the gold chunk (context), any other vocabulary signal, else other; the first signal that
-holds decides, and the diagnosis names it. A human confirms or overrides it in the failure reader.
+The runner-up is named whenever it scores at least ``RUNNER_UP`` and the margin is under
+``CLEAR_MARGIN``. The causes and what each signal measures:
+
+- **parse**: the gold's *content* damaged or left out: the share of its characters in
+  words that are not language (garbled text, glyphs found nowhere else in the corpus),
+  in running headers or footers, on pages without a text layer, or in no chunk at all.
+  A header that merely touches a long gold statement affects a few percent of it.
+- **label**: the gold resolved by alignment with low coverage; the answer in two places
+  (a top hit that holds the gold's figures and the query's terms: a second gold span);
+  the gold a near-duplicate of a top hit that holds query terms the gold lacks; every
+  method agreeing on one other chunk that holds every query term.
+- **method**: only the diagnosed method misses; every other method of the run (at least
+  two) ranks the gold in the top k. The chunk that displaced the gold is named.
+- **boundary**: the best single chunk holds a small part of the gold (relative to what a
+  chunk of its size could hold); the query's terms and the gold's figures in different
+  chunks; a qualifier cut off into the next chunk.
+- **vocabulary**: the query's content words that the gold's document never uses (names
+  and figures count double); a lexical method finds what dense ones miss, or back.
+- **context**: the query's discriminating terms that the document holds but the gold
+  chunk does not; the evidence shown is the nearest heading (else sentence) naming them,
+  skipping running headers and footers and cover-page boilerplate. Terms a near-duplicate
+  top hit holds count for label instead.
 """
 
 from __future__ import annotations
@@ -27,11 +38,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from core import methods as registry
-from core.diagnose.terms import Span, name_like, query_terms, terms_of
+from core.diagnose.terms import Span, chunk_terms, name_like, query_terms, terms_of
 from core.types import Block, Chunk, Document
 
+CAUSE_NAMES = ("parse", "label", "method", "boundary", "vocabulary", "context")  # tie order
 QUALIFIERS = re.compile(
     r"^\s*(unless|except|however|but|note|provided|only if|excluding|[*†‡§¹²³])", re.I
 )
@@ -45,42 +58,119 @@ FUNCTION_WORDS = frozenset(
     then there these they this those through to too under until up very was we were what
     when where which while who whom why will with would you your yours""".split()  # noqa: SIM905
 )
+# Cover pages and indexes name every subject of a filing without saying anything of it.
+BOILERPLATE = re.compile(
+    r"transition report|annual report pursuant|quarterly report pursuant|commission file"
+    r"|indicate by check mark|securities registered pursuant|accelerated filer"
+    r"|exact name of registrant|employer identification|table of contents"
+    r"|incorporation or organization|trading symbol",
+    re.I,
+)
+FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?%?")
 DISCRIMINATING_SHARE = 0.15  # a query term in at most this share of the chunks tells them apart
 NAMING_DOC_SHARE = 0.5  # a term in at most half the corpus's documents names a subject
-BOUNDARY_COVERAGE = 0.6  # the best chunk holds less than this share of the gold: a split
 LABEL_COVERAGE = 0.98  # aligned evidence below this: the label may point at the wrong text
+HOLDS = 0.5  # a signal at least this strong is shown as holding
+STRONG, WEAK, RUNNER_UP = 0.6, 0.3, 0.2
+CLEAR_MARGIN, WEAK_MARGIN = 0.25, 0.1
+NEAR_DUPLICATE = 0.5  # Jaccard similarity of a passage's terms and the gold's: its twin
+METHOD_STRENGTH = 0.85  # every other method finds the gold
+CONFIDENCES = ("strong", "weak", "unclear")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Signal:
-    """One piece of evidence: ``holds`` says whether it points at ``cause``."""
+    """One piece of evidence for ``cause``, ``strength`` 0 to 1 (see the module docstring)."""
 
     cause: str
     name: str
-    holds: bool
+    strength: float
     detail: str
     spans: tuple[Span, ...] = ()
+
+    @property
+    def holds(self) -> bool:
+        return self.strength >= HOLDS
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hit:
+    """A chunk a method ranked, with its document span and text."""
+
+    chunk_id: str
+    doc_id: str
+    char_start: int
+    char_end: int
+    text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Diagnosis:
-    """The signals of one failed query under one method and the suggested cause."""
+    """The signals of one failed query under one method and the suggested cause.
+
+    ``scores`` holds every cause's score; ``runner_up`` is '' unless it is close;
+    ``displacer`` is the failing method's first hit (the chunk that took the gold's place)
+    and ``second_gold`` a top hit that holds the answer too (label: answer in two places).
+    """
 
     query_id: str
     method: str
     signals: tuple[Signal, ...]
     suggested: str
     decided_by: str
+    confidence: str = "unclear"
+    runner_up: str = ""
+    scores: Mapping[str, float] = field(default_factory=dict)
+    gold_chunk: str = ""
+    displacer: Hit | None = None
+    second_gold: Hit | None = None
 
     def by_cause(self, cause: str) -> list[Signal]:
         return [s for s in self.signals if s.cause == cause]
+
+    @property
+    def summary(self) -> str:
+        """``context (strong)``, ``label (weak; runner-up: context)``."""
+        extra = f"; runner-up: {self.runner_up}" if self.runner_up else ""
+        return f"{self.suggested} ({self.confidence}{extra})"
+
+    def to_dict(self) -> dict[str, object]:
+        def hit(h: Hit | None) -> object:
+            if h is None:
+                return None
+            return {"chunk_id": h.chunk_id, "doc": h.doc_id, "char_start": h.char_start,
+                    "char_end": h.char_end}  # fmt: skip
+
+        return {
+            "query_id": self.query_id,
+            "method": self.method,
+            "suggested": self.suggested,
+            "confidence": self.confidence,
+            "runner_up": self.runner_up,
+            "decided_by": self.decided_by,
+            "scores": {c: round(s, 3) for c, s in self.scores.items()},
+            "displacer": hit(self.displacer),
+            "second_gold": hit(self.second_gold),
+            "signals": [
+                {
+                    "cause": s.cause,
+                    "name": s.name,
+                    "strength": round(s.strength, 3),
+                    "holds": s.holds,
+                    "detail": s.detail,
+                    "spans": [list(p) for p in s.spans],
+                }
+                for s in self.signals
+            ],  # fmt: skip
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Case:
     """What one failure's diagnosis reads: the query, its gold spans (with how they were
     resolved), the document, its chunks and blocks under the run's policy, each method's
-    rank of the gold (None beyond the depth) and top chunk id."""
+    rank of the gold (None beyond the depth) and top chunk id, and each method's top hits
+    (``hits``; empty: only ``tops`` known)."""
 
     query_id: str
     query: str
@@ -94,55 +184,453 @@ class Case:
     doc_terms: Mapping[str, Span]  # each term of the document: where it first stands
     chunk_share: Mapping[str, float]  # each term: the share of the document's chunks holding it
     doc_share: Mapping[str, float] = field(default_factory=dict)  # ... of the corpus's documents
+    hits: Mapping[str, Sequence[Hit]] = field(default_factory=dict)
+    term_spans: Mapping[str, Sequence[Span]] = field(default_factory=dict)  # every occurrence
+    n_docs: int = 1  # documents in the corpus
 
 
 def _overlap(a: Span, b: Span) -> int:
     return max(0, min(a[1], b[1]) - max(a[0], b[0]))
 
 
-def _boundary(case: Case) -> list[Signal]:
-    start, end = min(g[0] for g in case.gold), max(g[1] for g in case.gold)
-    size = max(1, end - start)
-    touching = [c for c in case.chunks if _overlap((c.char_start, c.char_end), (start, end))]
-    best = max(
-        touching, key=lambda c: _overlap((c.char_start, c.char_end), (start, end)), default=None
+def _clip(x: float) -> float:
+    return max(0.0, min(1.0, x))
+
+
+def _gold_range(case: Case) -> Span:
+    return min(g[0] for g in case.gold), max(g[1] for g in case.gold)
+
+
+def _gold_chars(case: Case) -> list[Span]:
+    """The gold spans, merged."""
+    merged: list[list[int]] = []
+    for a, b, *_ in sorted(case.gold):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged]
+
+
+def _share_in(case: Case, spans: Sequence[Span]) -> float:
+    """The share of the gold's characters inside ``spans``."""
+    gold = _gold_chars(case)
+    total = sum(b - a for a, b in gold) or 1
+    covered = 0
+    for ga, gb in gold:
+        marks = sorted((max(ga, a), min(gb, b)) for a, b in spans if a < gb and b > ga)
+        last = ga
+        for a, b in marks:
+            a = max(a, last)
+            if b > a:
+                covered += b - a
+                last = b
+    return covered / total
+
+
+def _gold_chunks(case: Case) -> list[Chunk]:
+    return [
+        c for c in case.chunks
+        if any(_overlap((c.char_start, c.char_end), (g[0], g[1])) for g in case.gold)
+    ]  # fmt: skip
+
+
+def _best_chunk(case: Case) -> Chunk | None:
+    span = _gold_range(case)
+    return max(
+        _gold_chunks(case), key=lambda c: _overlap((c.char_start, c.char_end), span), default=None
     )
-    share = _overlap((best.char_start, best.char_end), (start, end)) / size if best else 0.0
+
+
+def _spans_of(case: Case) -> Mapping[str, Sequence[Span]]:
+    if case.term_spans:
+        return case.term_spans
+    from core.diagnose.terms import all_term_spans
+
+    return all_term_spans(case.doc.text)
+
+
+def _hits(case: Case, method: str) -> list[Hit]:
+    """The method's top-k hits that do not overlap the gold."""
+    gold = _gold_chars(case)
+    return [
+        h for h in list(case.hits.get(method, ()))[: case.k]
+        if not (h.doc_id == case.doc.doc_id
+                and any(_overlap((h.char_start, h.char_end), g) for g in gold))
+    ]  # fmt: skip
+
+
+def content_terms(terms: Mapping[str, str]) -> dict[str, str]:
+    return {t: w for t, w in terms.items() if w.lower() not in FUNCTION_WORDS}
+
+
+# -- parse ------------------------------------------------------------------------------
+
+
+def _not_language(case: Case) -> tuple[float, list[Span]]:
+    """The share of the gold's non-space characters that are not language: symbols other
+    than prose punctuation, unmapped glyphs, and words found nowhere else in the corpus
+    (a name or figure excepted), with the spans of the damaged runs."""
+    from core.parse.garbled import COMMON
+
+    spans = _spans_of(case)
+    several = bool(case.doc_share)
+    gold = _gold_chars(case)
+    damaged: list[Span] = []
+    counted = bad = 0
+    for ga, gb in gold:
+        text = case.doc.text[ga:gb]
+        for m in re.finditer(r"\S+", text):
+            counted += len(m.group())
+        for m in re.finditer(r"[^\w\s]", text):
+            if m.group() not in COMMON:
+                bad += 1
+                damaged.append((ga + m.start(), ga + m.end()))
+        for a, b, term in _word_terms(text):
+            word = text[a:b]
+            if len(word) < 3 or any(ch.isdigit() for ch in word) or name_like(word):
+                continue
+            if _is_word(word.lower()):
+                continue
+            elsewhere = any(not (ga <= s < gb) for s, _ in spans.get(term, ()))
+            if not elsewhere and several:
+                elsewhere = case.doc_share.get(term, 0.0) * case.n_docs > 1.5
+            if not elsewhere:
+                bad += b - a
+                damaged.append((ga + a, ga + b))
+        for m in re.finditer(r"[\ue000-\uf8ff\ufffd]", text):  # unmapped glyphs
+            bad += 1
+            damaged.append((ga + m.start(), ga + m.end()))
+    return (bad / counted if counted else 0.0), damaged
+
+
+_SUFFIXES = ("s", "es", "ed", "d", "ing", "ly", "er", "ers", "al", "ation", "ment")
+
+
+@lru_cache(maxsize=1)
+def _dictionary() -> frozenset[str]:
+    """Whole words of the default model's WordPiece vocabulary (about 20,000 English
+    words; empty when the model package is missing)."""
+    try:
+        from core.modelpath import default_model_dir
+
+        lines = (default_model_dir() / "vocab.txt").read_text("utf-8").split()
+    except (OSError, ImportError, ValueError, RuntimeError):
+        return frozenset()
+    return frozenset(w for w in lines if w.isalpha() and len(w) > 1)
+
+
+def _is_word(word: str) -> bool:
+    """Whether ``word`` (lower case) is an English word of the dictionary, or one with a
+    common suffix taken off."""
+    known = _dictionary()
+    if word in known:
+        return True
+    return any(word.endswith(x) and word[: -len(x)] in known for x in _SUFFIXES)
+
+
+def _word_terms(text: str) -> list[tuple[int, int, str]]:
+    from core.methods.lexical import word_spans
+
+    return list(word_spans(text))
+
+
+def _parse(case: Case) -> list[Signal]:
+    furniture = [(b.char_start, b.char_end) for b in case.blocks if b.kind in ("header", "footer")]
+    garbled = [(b.char_start, b.char_end) for b in case.blocks if getattr(b, "garbled", False)]
+    pages = {p.number: p for p in case.doc.pages}
+    blank = [
+        (b.char_start, b.char_end)
+        for b in case.blocks
+        if b.page in pages and not pages[b.page].has_text
+    ]
+    chunked = [(c.char_start, c.char_end) for c in case.chunks]
+    in_furniture = _share_in(case, furniture)
+    in_garbled = _share_in(case, garbled)
+    damaged, runs = _not_language(case)
+    on_blank = _share_in(case, blank)
+    left_out = 1.0 - _share_in(case, chunked) if case.chunks else 0.0
+    touching = [s for s in furniture if any(_overlap(s, g) for g in _gold_chars(case))]
+    language = max(in_garbled, _clip((damaged - 0.25) / 0.4))
+    return [
+        Signal(
+            cause="parse", name="gold text is not language", strength=language,
+            detail=f"{damaged:.0%} of the gold's characters are symbols, unmapped glyphs or "
+            f"words found nowhere else; {in_garbled:.0%} lie in blocks flagged as garbled",
+            spans=tuple(runs[:40]),
+        ),
+        Signal(
+            cause="parse", name="gold in running headers or footers", strength=in_furniture,
+            detail=f"{in_furniture:.0%} of the gold lies in {len(touching)} header/footer "
+            "block(s)" if touching else "no header or footer block holds the gold",
+            spans=tuple(touching),
+        ),
+        Signal(
+            cause="parse", name="page without a text layer", strength=on_blank,
+            detail=f"{on_blank:.0%} of the gold lies on a page without a text layer"
+            if on_blank else "every page of the gold has text",
+        ),
+        Signal(
+            cause="parse", name="gold left out of every chunk", strength=left_out,
+            detail=f"{left_out:.0%} of the gold is in no chunk of the policy"
+            if left_out else "every character of the gold is in a chunk",
+        ),
+    ] + _ocr_signals(case)  # fmt: skip
+
+
+# OCR line confidence at or above this reads as clean; the signal grows to full strength
+# as the gold's mean confidence falls to LOW_OCR - 0.3.
+LOW_OCR = 0.85
+
+
+def _ocr_signals(case: Case) -> list[Signal]:
+    """Gold read by OCR at low confidence (only for documents with OCR'd pages): the share
+    of the gold read by OCR, weighted by how far its lines' confidence falls short."""
+    from core.ingest.ocr import ocr_reading
+
+    readings = [
+        (r, b - a) for a, b in _gold_chars(case)
+        if (r := ocr_reading(case.doc, a, b)) is not None
+    ]  # fmt: skip
+    if not readings:
+        return []
+    size = sum(b - a for a, b in _gold_chars(case)) or 1
+    read = sum(r.share * n for r, n in readings)
+    confidence = sum(r.confidence * r.share * n for r, n in readings) / max(read, 1e-9)
+    lowest = min(r.lowest for r, _ in readings)
+    share = read / size
+    strength = share * _clip((LOW_OCR - confidence) / 0.3)
+    return [
+        Signal(
+            cause="parse", name="gold read by OCR at low confidence", strength=strength,
+            detail=f"{share:.0%} of the gold was read by OCR, mean line confidence "
+            f"{confidence:.2f} (lowest {lowest:.2f})",
+            spans=tuple(_gold_chars(case)) if strength >= 0.5 else (),
+        )
+    ]  # fmt: skip
+
+
+# -- label ------------------------------------------------------------------------------
+
+
+def _figures(text: str) -> set[str]:
+    return {m.group().replace(",", "") for m in FIGURE.finditer(text) if len(m.group()) >= 2}
+
+
+def _twin_passage(text: str, gold_text: str, gold_terms: set[str]) -> tuple[float, set[str]]:
+    """The passage of ``text`` (a run of its sentences about as long as the gold) most
+    like the gold: ``(Jaccard similarity of their terms, the passage's terms)``."""
+    from core.chunk.sentence_bounds import sentence_spans
+
+    spans = list(sentence_spans(text)) or [(0, len(text))]
+    each = [terms_of(text[a:b]) for a, b in spans]
+    size = max(1, len(gold_text))
+    best: tuple[float, set[str]] = (0.0, set())
+    for i in range(len(spans)):
+        held: set[str] = set()
+        for j in range(i, len(spans)):
+            if spans[j][1] - spans[i][0] > 1.6 * size and j > i:
+                break
+            held = held | each[j]
+            union = gold_terms | held
+            score = len(gold_terms & held) / len(union) if union else 0.0
+            if score > best[0]:
+                best = (score, held)
+    return best
+
+
+def _label(case: Case, terms: Mapping[str, str], method: str) -> tuple[list[Signal], Hit | None]:
+    aligned = [g for g in case.gold if g[2] == "aligned"]
+    low = min((g[3] for g in aligned), default=1.0)
+    gold_text = " ".join(case.doc.text[a:b] for a, b in _gold_chars(case))
+    gold_terms = terms_of(gold_text)
+    content = content_terms(terms)
+    figures = _figures(gold_text)
+    asked = [t for t in content if t in gold_terms] or list(content)
+    two: tuple[float, Hit | None, str] = (0.0, None, "no top hit holds the gold's figures")
+    twin: tuple[float, Hit | None, str] = (
+        0.0, None, "no passage of the document is a near-duplicate of the gold holding more "
+        "of the query")  # fmt: skip
+    hits = _hits(case, method)
+    gold_ids = {c.chunk_id for c in _gold_chunks(case)}
+    seen = {h.chunk_id for h in hits}
+    rest = [
+        Hit(chunk_id=c.chunk_id, doc_id=c.doc_id, char_start=c.char_start, char_end=c.char_end,
+            text=c.text)
+        for c in case.chunks if c.chunk_id not in gold_ids and c.chunk_id not in seen
+    ]  # fmt: skip
+    for hit in [*hits, *rest]:
+        ranked = hit.chunk_id in seen
+        held = chunk_terms(hit.chunk_id, hit.text)
+        if len(figures) >= 2 and ranked:
+            fig = len(figures & _figures(hit.text)) / len(figures)
+            key = sum(t in held for t in asked) / max(1, len(asked))
+            if fig * key > two[0]:
+                why = (
+                    f"a top hit holds {fig:.0%} of the gold's figures and {key:.0%} of the "
+                    "query's terms the gold holds: the answer may stand there too"
+                )
+                two = (fig * key, hit, why)
+        if hit.doc_id != case.doc.doc_id:
+            continue  # a twin the label should have pointed at stands in the same document
+        lacking = [t for t in content if t not in gold_terms and t in case.doc_terms]
+        if not lacking or not any(t in held for t in lacking):
+            continue
+        if len(gold_terms & held) < NEAR_DUPLICATE * len(gold_terms):
+            continue  # no passage of it can be the gold's twin
+        overlap, passage = _twin_passage(hit.text, gold_text, gold_terms)
+        held_lacking = [t for t in lacking if t in passage]
+        if overlap >= NEAR_DUPLICATE and held_lacking:
+            # what tells the twin from the gold: a name or figure of the query counts whole,
+            # a plain word less (words neither passage holds say nothing either way)
+            named = any(name_like(content[t]) for t in held_lacking)
+            strength = (1.0 if named else 0.7) * _clip(overlap / 0.8) * (1.0 if ranked else 0.9)
+            if strength > twin[0]:
+                words = ", ".join(content[t] for t in lacking if t in held)
+                twin = (strength, hit,
+                        f"{'a top hit' if ranked else 'a passage of the document'} is "
+                        f"{overlap:.0%} alike the gold in its terms and holds "
+                        f"{words}, which the gold lacks: the label may point at a twin "
+                        "that does not answer")  # fmt: skip
+    tops = {t for t in case.tops.values() if t}
+    agreed = next(iter(tops)) if len(tops) == 1 and len(case.tops) > 1 else None
+    chunk = next((c for c in case.chunks if c.chunk_id == agreed), None)
+    holds_terms = chunk is not None and set(terms) <= terms_of(chunk.text)
+    agree = agreed is not None and agreed not in gold_ids and holds_terms
+    alignment = _clip((LABEL_COVERAGE - low) / 0.1) * 0.7 if aligned else 0.0
+
+    def spans_of(h: Hit | None) -> tuple[Span, ...]:
+        return ((h.char_start, h.char_end),) if h and h.doc_id == case.doc.doc_id else ()
+
+    signals = [
+        Signal(
+            cause="label", name="evidence resolved by alignment", strength=alignment,
+            detail=f"resolved by word alignment, coverage {low:.0%}" if aligned
+            else "resolved exactly", spans=tuple((g[0], g[1]) for g in aligned),
+        ),
+        Signal(
+            cause="label", name="answer in two places", strength=two[0],
+            detail=two[2] + (f" ({two[1].doc_id}, chars {two[1].char_start}-{two[1].char_end})"
+                             if two[1] else ""),
+            spans=spans_of(two[1]),
+        ),
+        Signal(
+            cause="label", name="gold is a near-duplicate of the answer", strength=twin[0],
+            detail=twin[2], spans=spans_of(twin[1]),
+        ),
+        Signal(
+            cause="label", name="every method agrees on another chunk",
+            strength=0.6 if agree else 0.0,
+            detail="the top chunk of every method is one non-gold chunk holding every query "
+            "term" if agree else "the methods' top chunks differ, or hold the gold",
+            spans=((chunk.char_start, chunk.char_end),) if chunk is not None and agree else (),
+        ),
+    ]  # fmt: skip
+    return signals, two[1] if two[0] >= HOLDS else None
+
+
+# -- method -----------------------------------------------------------------------------
+
+
+def _first_hit(case: Case, method: str) -> Hit | None:
+    hits = case.hits.get(method, ())
+    return hits[0] if hits else None
+
+
+def _method(case: Case, method: str, unused: float) -> list[Signal]:
+    """``unused``: the vocabulary signal's strength; a lexical method that misses words the
+    document never uses misses for that reason, not for its own."""
+    spec = registry.get(method)
+    others = {
+        m: r for m, r in case.ranks.items()
+        if m != method and method not in getattr(registry.get(m), "parts", ())
+        and m not in getattr(spec, "parts", ())
+    }  # fmt: skip
+    found = {m: r for m, r in others.items() if r is not None and r <= case.k}
+    mine = case.ranks.get(method)
+    shown = ", ".join(f"{m} {r}" for m, r in found.items())
+    top = _first_hit(case, method)
+    if len(others) >= 2 and len(found) == len(others):
+        strength = METHOD_STRENGTH
+        detail = (f"only {method} misses; every other method ranks the gold in the top "
+                  f"{case.k} ({shown}); {method} ranks it "
+                  f"{'beyond the depth' if mine is None else mine}")  # fmt: skip
+    elif len(others) >= 3 and len(found) >= len(others) - 1:
+        strength = 0.45
+        detail = f"{len(found)} of {len(others)} other methods rank the gold in the top {case.k}"
+    else:
+        strength = 0.0
+        detail = f"{len(found)} of {len(others)} other method(s) find the gold"
+    if spec.family == "lexical":
+        strength *= 1.0 - unused
+    if top is not None and strength:
+        detail += f"; {method}'s first hit is {top.doc_id}, chars {top.char_start}-{top.char_end}"
+    spans = ((top.char_start, top.char_end),) if top and top.doc_id == case.doc.doc_id else ()
+    return [
+        Signal(cause="method", name=f"only {method} misses", strength=strength, detail=detail,
+               spans=spans if strength else ())
+    ]  # fmt: skip
+
+
+# -- boundary ---------------------------------------------------------------------------
+
+
+def _boundary(case: Case, terms: Mapping[str, str]) -> list[Signal]:
+    start, end = _gold_range(case)
+    size = max(1, sum(b - a for a, b in _gold_chars(case)))
+    touching = _gold_chunks(case)
+    best = _best_chunk(case)
+    held = _overlap((best.char_start, best.char_end), (start, end)) if best else 0
+    share = held / size
+    longest = max((c.char_end - c.char_start for c in case.chunks), default=size)
+    reach = min(1.0, longest / size)  # a gold longer than every chunk cannot fit in one
+    relative = min(1.0, share / reach) if reach else 0.0
+    strength = _clip(2.0 * (1.0 - relative)) if len(touching) > 1 else 0.0
+    gold_text = case.doc.text[start:end]
+    figures = _figures(gold_text)
+    asked = [t for t in content_terms(terms) if t in terms_of(gold_text)]
+    if best is not None and strength:
+        kept = terms_of(best.text)
+        if figures <= _figures(best.text) and all(t in kept for t in asked):
+            strength *= 0.5  # the cut leaves the figures and the asked words together
     out = [
         Signal(
-            cause="boundary",
-            name="best chunk coverage",
-            holds=share < BOUNDARY_COVERAGE,
-            detail=f"the best single chunk holds {share:.0%} of the gold "
-            f"({len(touching)} chunk(s) touch it)",
+            cause="boundary", name="best chunk coverage", strength=strength,
+            detail=f"the best single chunk holds {share:.0%} of the gold, {relative:.0%} of "
+            f"what the longest chunk could ({len(touching)} chunk(s) touch it)",
             spans=tuple((c.char_start, c.char_end) for c in touching),
         )
-    ]
-    after = case.doc.text[end : end + 200]
-    nxt = QUALIFIERS.match(after)
+    ]  # fmt: skip
+    if len(touching) > 1 and figures and asked:
+        with_terms = [c for c in touching if sum(t in terms_of(c.text) for t in asked)
+                      >= max(1, len(asked) // 2)]  # fmt: skip
+        with_figures = [c for c in touching if _figures(c.text) & figures]
+        apart = bool(with_terms and with_figures) and not set(with_terms) & set(with_figures)
+        out.append(
+            Signal(
+                cause="boundary", name="answer cut from its label", strength=0.8 if apart else 0.0,
+                detail="the query's terms and the gold's figures stand in different chunks"
+                if apart else "one chunk holds the query's terms and the gold's figures",
+                spans=tuple((c.char_start, c.char_end) for c in with_terms + with_figures),
+            )
+        )  # fmt: skip
+    nxt = QUALIFIERS.match(case.doc.text[end : end + 200])
     if nxt and best is not None:
         at = end + nxt.start(1)
         apart = not best.char_start <= at < best.char_end
         out.append(
             Signal(
-                cause="boundary",
-                name="qualifier in the next chunk",
-                holds=apart,
+                cause="boundary", name="qualifier in the next chunk",
+                strength=0.5 if apart else 0.0,
                 detail=f"the gold is followed by {nxt.group(1)!r}"
                 + (", which sits in another chunk" if apart else ", in the same chunk"),
                 spans=((at, at + len(nxt.group(1))),),
             )
-        )
+        )  # fmt: skip
     return out
 
 
-def _best_chunk(case: Case) -> Chunk | None:
-    start, end = min(g[0] for g in case.gold), max(g[1] for g in case.gold)
-    return max(
-        (c for c in case.chunks if _overlap((c.char_start, c.char_end), (start, end))),
-        key=lambda c: _overlap((c.char_start, c.char_end), (start, end)),
-        default=None,
-    )
+# -- vocabulary and context -------------------------------------------------------------
 
 
 def discriminating(case: Case, query_terms: Mapping[str, str]) -> dict[str, str]:
@@ -162,210 +650,201 @@ def discriminating(case: Case, query_terms: Mapping[str, str]) -> dict[str, str]
     }
 
 
-def _context(case: Case, query_terms: Mapping[str, str]) -> list[Signal]:
-    query_terms = discriminating(case, query_terms)
+def _weight(word: str) -> float:
+    return 2.0 if name_like(word) else 1.0
+
+
+def _vocabulary(
+    case: Case, terms: Mapping[str, str], corpus_terms: set[str], method: str, damage: float
+) -> list[Signal]:
+    content = content_terms(terms)
+    in_doc = set(case.doc_terms)
+    absent_doc = [t for t in content if t not in in_doc]
+    total = sum(_weight(w) for w in content.values()) or 1.0
+    share = sum(_weight(content[t]) for t in absent_doc) / total
+    nowhere = [content[t] for t in absent_doc if t not in corpus_terms]
+    names = [w for w in nowhere if name_like(w)]
+    family = registry.get(method).family
+    lexical = {m: r for m, r in case.ranks.items() if registry.get(m).family == "lexical"}
+    dense = {m: r for m, r in case.ranks.items() if registry.get(m).family == "dense"}
+    found_lex = [m for m, r in lexical.items() if r is not None and r <= case.k]
+    found_dense = [m for m, r in dense.items() if r is not None and r <= case.k]
+    best = _best_chunk(case)
+    chunk_lacks = best is not None and any(t not in terms_of(best.text) for t in content)
+    cross = 0.0
+    if family == "dense" and found_lex and not found_dense:
+        cross = 0.4
+    elif family == "lexical" and found_dense and not found_lex and chunk_lacks:
+        cross = 0.5
+    words = ", ".join(content[t] for t in absent_doc)
+    shown = ", ".join(f"{m} {'-' if r is None else r}" for m, r in {**lexical, **dense}.items())
+    return [
+        Signal(
+            cause="vocabulary", name="query words the document never uses",
+            strength=_clip(share * 1.2) * (1.0 - 0.7 * damage),
+            detail=f"the gold's document never uses {words} ({share:.0%} of the query's "
+            "weight; names and figures count double)"
+            + (f"; no document holds {', '.join(nowhere)}" if nowhere else "")
+            if absent_doc else "the document uses every content word of the query",
+        ),
+        Signal(
+            cause="vocabulary", name="names or figures absent from the corpus",
+            # one missing "FY2022" among ten matched words is weak evidence; a missing
+            # subject name in a short query is strong
+            strength=0.7 * _clip(2.0 * sum(_weight(w) for w in names) / total),
+            detail=f"no document holds {', '.join(names)}" if names
+            else "no name or figure of the query is missing from the corpus",
+        ),
+        Signal(
+            cause="vocabulary", name="lexical and dense disagree", strength=cross,
+            detail=f"gold rank {shown} (top {case.k})" if shown else "one family of methods",
+        ),
+    ]  # fmt: skip
+
+
+def _evidence(case: Case, term: str, chunk: Chunk | None) -> Span | None:
+    """Where the document best names ``term`` for a reader of the gold: the nearest
+    heading above the gold, else the nearest sentence above, else the nearest after;
+    never in a running header or footer, cover-page boilerplate or the gold chunk."""
+    spans = _spans_of(case).get(term, ())
+    if not spans:
+        return None
+    start = _gold_range(case)[0]
+    furniture = [(b.char_start, b.char_end) for b in case.blocks if b.kind in ("header", "footer")]
+    headings = [(b.char_start, b.char_end) for b in case.blocks if b.kind == "heading"]
+    text = case.doc.text
+    covers = _cover_pages(case.doc)
+
+    def key(span: Span) -> tuple[int, int, int]:
+        a = span[0]
+        heading = any(ha <= a < hb for ha, hb in headings)
+        return (0 if a < start else 1, 0 if heading else 1, abs(start - a))
+
+    for a, b in sorted(spans, key=key):  # the preferred first; the first that passes wins
+        if chunk is not None and chunk.char_start <= a < chunk.char_end:
+            continue
+        if any(fa <= a < fb for fa, fb in furniture):
+            continue
+        if covers and set(case.doc.pages_of(a, b)) & covers:
+            continue
+        para_start = max(text.rfind("\n\n", 0, a) + 1, a - BOILERPLATE_REACH)
+        para_end = text.find("\n\n", b, b + BOILERPLATE_REACH)
+        if BOILERPLATE.search(text[para_start : para_end if para_end >= 0 else b + 300]):
+            continue
+        return (a, b)
+    return None
+
+
+BOILERPLATE_REACH = 300  # characters of a paragraph read around a mention
+
+
+COVER_PAGES = 3  # a filing's cover page and index come first
+
+
+_COVERS: dict[str, frozenset[int]] = {}
+
+
+def _cover_pages(doc: Document) -> frozenset[int]:
+    """The first pages of a paged document that read as a cover page or an index
+    (``BOILERPLATE`` on them); kept per document version."""
+    if doc.sha256 not in _COVERS:
+        if len(_COVERS) > 256:
+            _COVERS.clear()
+        _COVERS[doc.sha256] = frozenset(
+            p.number for p in doc.pages[:COVER_PAGES]
+            if BOILERPLATE.search(doc.text[p.char_start : p.char_end])
+        )  # fmt: skip
+    return _COVERS[doc.sha256]
+
+
+def _context(
+    case: Case, terms: Mapping[str, str], method: str, twin: float, damage: float
+) -> list[Signal]:
+    chosen = discriminating(case, content_terms(terms))
     best = _best_chunk(case)
     held = terms_of(best.text) if best else set()
-    first = case.doc_terms
-    missing = [t for t in query_terms if t in first and t not in held]
-    spans = tuple(first[t] for t in missing)
+    missing = [t for t in chosen if t in case.doc_terms and t not in held]
+    total = sum(_weight(w) for w in content_terms(terms).values()) or 1.0
+    share = sum(_weight(chosen[t]) for t in missing) / total
+    evidence = [s for t in missing if (s := _evidence(case, t, best)) is not None]
     path = " ".join((case.doc.title, *(best.heading_path if best else ()))).lower()
-    in_path = [query_terms[t] for t in missing if query_terms[t].lower() in path]
-    words = ", ".join(query_terms[t] for t in missing) or "none"
-    out = [
-        Signal(
-            cause="context",
-            name="query terms outside the gold chunk",
-            holds=bool(missing),
-            detail=f"the document holds {words} (discriminating query terms) but the gold "
-            "chunk does not"
-            + (
-                f"; the title or heading path holds {', '.join(in_path)} "
-                f"({registry.embedding_method(prefixed=True).name} sees it)"
-                if in_path
-                else ""
-            ),
-            spans=spans,
-        )
-    ]
+    in_path = [chosen[t] for t in missing if chosen[t].lower() in path]
+    prefixed = registry.embedding_method(prefixed=True).name
+    strength = _clip(share * 2.0) * (1.0 - 0.7 * damage)  # damaged gold text explains it
+    if in_path and method == prefixed:
+        strength *= 0.5  # the prefixed method saw them
+    if not evidence:
+        strength *= 0.5  # only in furniture or boilerplate: a weak hint
+    strength *= 1.0 - 0.6 * twin  # a near-duplicate hit holding them explains them better
+    words = ", ".join(chosen[t] for t in missing) or "none"
     ranks = " · ".join(
         f"{m} {'-' if r is None else r}"
         for m, r in case.ranks.items()
         if registry.get(m).family == "dense"
     )
-    out.append(
-        Signal(cause="context", name="dense ranks", holds=False, detail=f"gold rank: {ranks}")
-    )
-    return out
-
-
-def _vocabulary(case: Case, query_terms: Mapping[str, str], corpus_terms: set[str]) -> list[Signal]:
-    absent = [
-        w
-        for t, w in query_terms.items()
-        if t not in corpus_terms and w.lower() not in FUNCTION_WORDS
-    ]
-    names = [w for w in absent if name_like(w)]
-    lexical = {m: r for m, r in case.ranks.items() if registry.get(m).family == "lexical"}
-    dense = {m: r for m, r in case.ranks.items() if registry.get(m).family == "dense"}
-    found = [m for m, r in lexical.items() if r is not None and r <= case.k]
-    missed = [m for m, r in dense.items() if r is None or r > case.k]
-    out = [
-        Signal(
-            cause="vocabulary",
-            name="names or figures absent from the corpus",
-            holds=bool(names),
-            detail=f"no document holds {', '.join(names)}"
-            if names
-            else "no name or figure of the query is missing from the corpus",
-        ),
-        Signal(
-            cause="vocabulary",
-            name="query terms absent from the corpus",
-            holds=bool(absent),
-            detail=f"no document holds {', '.join(absent)}"
-            if absent
-            else "every query term occurs in the corpus",
-        ),
-    ]
-    if lexical and dense:
-        shown = ", ".join(f"{m} {'-' if r is None else r}" for m, r in {**lexical, **dense}.items())
-        out.append(
-            Signal(
-                cause="vocabulary",
-                name="lexical finds what dense misses",
-                holds=bool(found) and len(missed) == len(dense),
-                detail=f"gold rank {shown} (top {case.k})",
-            )
-        )
-    return out
-
-
-def _parse(case: Case) -> list[Signal]:
-    start, end = min(g[0] for g in case.gold), max(g[1] for g in case.gold)
-    furniture = [
-        b
-        for b in case.blocks
-        if b.kind in ("header", "footer") and _overlap((b.char_start, b.char_end), (start, end))
-    ]
-    garbled = [
-        b
-        for b in case.blocks
-        if getattr(b, "garbled", False) and _overlap((b.char_start, b.char_end), (start, end))
-    ]
-    pages = {p.number: p for p in case.doc.pages}
-    blank = sorted(
-        {
-            n
-            for b in case.blocks
-            if _overlap((b.char_start, b.char_end), (start, end))
-            for n in (b.page,)
-            if n in pages and not pages[n].has_text
-        }
-    )
     return [
         Signal(
-            cause="parse",
-            name="gold in a running header or footer",
-            holds=bool(furniture),
-            detail=f"{len(furniture)} header/footer block(s) hold the gold "
-            "(the structure policy leaves them out)"
-            if furniture
-            else "no header or footer block holds the gold",
-            spans=tuple((b.char_start, b.char_end) for b in furniture),
+            cause="context", name="query terms outside the gold chunk", strength=strength,
+            detail=f"the document holds {words} (discriminating query terms) but the gold "
+            "chunk does not"
+            + (f"; the title or heading path holds {', '.join(in_path)} ({prefixed} sees it)"
+               if in_path else ""),
+            spans=tuple(evidence),
         ),
-        Signal(
-            cause="parse",
-            name="gold in garbled text",
-            holds=bool(garbled),
-            detail=f"{len(garbled)} block(s) flagged as garbled hold the gold"
-            if garbled
-            else "no garbled block holds the gold",
-            spans=tuple((b.char_start, b.char_end) for b in garbled),
-        ),
-        Signal(
-            cause="parse",
-            name="page without a text layer",
-            holds=bool(blank),
-            detail=f"page(s) {', '.join(map(str, blank))} have no text layer"
-            if blank
-            else "every page of the gold has text",
-        ),
-    ]
+        Signal(cause="context", name="dense ranks", strength=0.0, detail=f"gold rank: {ranks}"),
+    ]  # fmt: skip
 
 
-def _label(case: Case, query_terms: Mapping[str, str]) -> list[Signal]:
-    aligned = [g for g in case.gold if g[2] == "aligned"]
-    low = min((g[3] for g in aligned), default=1.0)
-    tops = {t for t in case.tops.values() if t}
-    gold_ids = {
-        c.chunk_id
-        for c in case.chunks
-        if any(_overlap((c.char_start, c.char_end), (g[0], g[1])) for g in case.gold)
-    }
-    agreed = next(iter(tops)) if len(tops) == 1 and len(case.tops) > 1 else None
-    chunk = next((c for c in case.chunks if c.chunk_id == agreed), None)
-    holds_terms = chunk is not None and set(query_terms) <= terms_of(chunk.text)
-    return [
-        Signal(
-            cause="label",
-            name="evidence resolved by alignment",
-            holds=bool(aligned) and low < LABEL_COVERAGE,
-            detail=f"resolved by word alignment, coverage {low:.0%}"
-            if aligned
-            else "resolved exactly",
-            spans=tuple((g[0], g[1]) for g in aligned),
-        ),
-        Signal(
-            cause="label",
-            name="every method agrees on another chunk",
-            holds=agreed is not None and agreed not in gold_ids and holds_terms,
-            detail="the top chunk of every method is one non-gold chunk holding every query term"
-            if agreed is not None and agreed not in gold_ids and holds_terms
-            else "the methods' top chunks differ, or hold the gold",
-            spans=((chunk.char_start, chunk.char_end),) if chunk is not None else (),
-        ),
-    ]
+# -- weighing ---------------------------------------------------------------------------
 
 
-# (cause, deciding signal or None for any of its signals), first match wins: a name the
-# corpus lacks outranks a chunk that lost its subject, which outranks a paraphrase.
-ORDER: tuple[tuple[str, str | None], ...] = (
-    ("parse", None),
-    ("label", None),
-    ("boundary", None),
-    ("vocabulary", "names or figures absent from the corpus"),
-    ("context", None),
-    ("vocabulary", None),
-)
+def weigh(signals: Sequence[Signal]) -> tuple[str, str, str, str, dict[str, float]]:
+    """``(cause, deciding signal, confidence, runner-up, scores)`` from the signals."""
+    scores = {c: 0.0 for c in CAUSE_NAMES}
+    deciding: dict[str, str] = {}
+    for s in signals:
+        if s.strength > scores.get(s.cause, 0.0):
+            scores[s.cause] = s.strength
+            deciding[s.cause] = s.name
+    order = sorted(CAUSE_NAMES, key=lambda c: (-scores[c], CAUSE_NAMES.index(c)))
+    first, second = order[0], order[1]
+    s1, s2 = scores[first], scores[second]
+    if s1 < WEAK:
+        close = [c for c in order if scores[c] >= RUNNER_UP][:1]
+        return "other", "no signal is strong enough", "unclear", "".join(close), scores
+    margin = s1 - s2
+    if s1 >= STRONG and margin >= CLEAR_MARGIN:
+        confidence = "strong"
+    elif margin >= WEAK_MARGIN:
+        confidence = "weak"
+    else:
+        confidence = "unclear"
+    runner = second if s2 >= RUNNER_UP and margin < CLEAR_MARGIN else ""
+    return first, deciding[first], confidence, runner, scores
 
 
 def diagnose(case: Case, *, method: str, corpus_terms: set[str]) -> Diagnosis:
     """Every signal of one failed query and the suggested cause (see the module docstring)."""
     terms = query_terms(case.query)
+    labels, second = _label(case, terms, method)
+    twin = next(s.strength for s in labels if s.name == "gold is a near-duplicate of the answer")
+    parse = _parse(case)
+    damage = max(s.strength for s in parse if s.name == "gold text is not language")
+    vocabulary = _vocabulary(case, terms, corpus_terms, method, damage)
+    unused = max(s.strength for s in vocabulary if s.name == "query words the document never uses")
     signals = [
-        *_parse(case),
-        *_label(case, terms),
-        *_boundary(case),
-        *_vocabulary(case, terms, corpus_terms),
-        *_context(case, terms),
+        *parse,
+        *labels,
+        *_method(case, method, unused),
+        *_boundary(case, terms),
+        *vocabulary,
+        *_context(case, terms, method, twin, damage),
     ]
-    for cause, name in ORDER:
-        deciding = next(
-            (s for s in signals if s.cause == cause and s.holds and name in (None, s.name)), None
-        )
-        if deciding is not None:
-            return Diagnosis(
-                query_id=case.query_id,
-                method=method,
-                signals=tuple(signals),
-                suggested=cause,
-                decided_by=deciding.name,
-            )
+    cause, decided_by, confidence, runner, scores = weigh(signals)
+    best = _best_chunk(case)
+    top = _first_hit(case, method)
     return Diagnosis(
-        query_id=case.query_id,
-        method=method,
-        signals=tuple(signals),
-        suggested="other",
-        decided_by="no signal holds",
-    )
+        query_id=case.query_id, method=method, signals=tuple(signals), suggested=cause,
+        decided_by=decided_by, confidence=confidence, runner_up=runner, scores=scores,
+        gold_chunk=best.chunk_id if best else "", displacer=top, second_gold=second,
+    )  # fmt: skip

@@ -22,11 +22,25 @@ def name_like(word: str) -> bool:
     )
 
 
+_CHUNK_TERMS: dict[str, frozenset[str]] = {}
+CHUNK_TERMS_KEPT = 200_000
+
+
+def chunk_terms(chunk_id: str, text: str) -> frozenset[str]:
+    """A chunk's terms, kept by its content-addressed id (at most ``CHUNK_TERMS_KEPT``)."""
+    found = _CHUNK_TERMS.get(chunk_id)
+    if found is None:
+        if len(_CHUNK_TERMS) >= CHUNK_TERMS_KEPT:
+            _CHUNK_TERMS.clear()
+        found = _CHUNK_TERMS[chunk_id] = frozenset(terms_of(text))
+    return found
+
+
 def chunk_shares(chunks: Sequence[Chunk]) -> dict[str, float]:
     """Each term: the share of ``chunks`` that hold it."""
     counts: dict[str, int] = {}
     for chunk in chunks:
-        for term in terms_of(chunk.text):
+        for term in chunk_terms(chunk.chunk_id, chunk.text):
             counts[term] = counts.get(term, 0) + 1
     return {t: n / max(1, len(chunks)) for t, n in counts.items()}
 
@@ -47,3 +61,11 @@ def query_terms(query: str) -> dict[str, str]:
 def terms_of(text: str) -> set[str]:
     """The indexed terms ``text`` holds."""
     return {term for _, _, term in word_spans(text)}
+
+
+def all_term_spans(text: str) -> dict[str, list[Span]]:
+    """Each indexed term of ``text`` with the spans of all its occurrences, in order."""
+    spans: dict[str, list[Span]] = {}
+    for a, b, term in word_spans(text):
+        spans.setdefault(term, []).append((a, b))
+    return spans

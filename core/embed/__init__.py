@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from core import methods
 from core.embed.cache import CacheKey, VectorCache
 from core.embed.contextual import contextual_text, contextual_vectors
@@ -31,7 +33,7 @@ from core.embed.late import (
     late_windows,
     window_policy,
 )
-from core.embed.naive import naive_vectors
+from core.embed.naive import naive_vectors, text_digest
 from core.embed.records import ChunkVector, LateWindow
 from core.errors import ModelError
 from core.methods import DenseEmbedding, MethodSpec
@@ -49,6 +51,8 @@ __all__ = [
     "contextual_text",
     "embed_chunks",
     "embedding_of",
+    "encode_queries",
+    "uncached_chunks",
     "encodes_texts_alone",
     "late_windows",
     "load_encoder",
@@ -124,6 +128,26 @@ def _cache_keys(
     ]
 
 
+def uncached_chunks(
+    doc: Document,
+    chunks: Sequence[Chunk],
+    method: str | MethodSpec,
+    encoder: TextEncoder,
+    cache: VectorCache | None,
+) -> tuple[list[Chunk], WindowPolicy | None]:
+    """The chunks whose vectors ``embed_chunks`` would compute (all without a cache), and
+    the window policy it would use: what a cost estimate counts before a run. Reads no
+    vector and counts no cache hit."""
+    spec, embedding = embedding_of(method)
+    policy = None
+    if isinstance(encoder, Encoder) and embedding.windowed:
+        policy = window_policy(encoder, doc_tokens=len(document_tokens(encoder, doc)))
+    if cache is None or (embedding.windowed and policy is None):
+        return list(chunks), policy  # a windowed method off a local model is never cached
+    keys = _cache_keys(doc, chunks, spec, encoder, policy)
+    return [c for k, c in zip(keys, chunks, strict=True) if not cache.holds(k)], policy
+
+
 def embed_chunks(
     doc: Document,
     chunks: Sequence[Chunk],
@@ -177,6 +201,41 @@ def embed_chunks(
     elif progress is not None:
         progress(len(chunks), len(chunks))
     return [record for record in found if record is not None]
+
+
+QUERY_METHOD = "query"  # the cache's method name of a query text encoded alone
+
+
+def encode_queries(
+    encoder: TextEncoder, texts: Sequence[str], cache: VectorCache | None = None
+) -> np.ndarray:
+    """``(len(texts), dim)`` float32 query vectors, each text encoded alone; with a
+    ``cache`` a query already encoded by this model is read back, not encoded again (the
+    key names the text by its digest in place of a document)."""
+    if cache is None:
+        return np.asarray(encoder.encode_texts(list(texts)), dtype=np.float32)
+    keys = [
+        CacheKey(
+            model=encoder.identity, method=QUERY_METHOD, doc_sha256=text_digest(t),
+            char_start=0, char_end=len(t), variant="", max_tokens=encoder.max_tokens,
+        )
+        for t in texts
+    ]  # fmt: skip
+    found = [cache.get(k, QUERY_METHOD) for k in keys]
+    missing = [i for i, record in enumerate(found) if record is None]
+    if missing:
+        fresh = np.asarray(encoder.encode_texts([texts[i] for i in missing]), dtype=np.float32)
+        for row, i in enumerate(missing):
+            made = ChunkVector(
+                chunk_id=QUERY_METHOD, method=QUERY_METHOD, vector=fresh[row], token_count=0
+            )
+            cache.put(keys[i], made)
+            found[i] = made
+    out = np.zeros((len(texts), encoder.dim), dtype=np.float32)
+    for i, kept in enumerate(found):
+        assert kept is not None
+        out[i] = kept.vector
+    return out
 
 
 def _vector_function(

@@ -17,6 +17,12 @@ and late token states go to a ``core.embed.states.StateStore`` in ``<folder>/sta
 oldest first out; ``state_folder`` puts them
 elsewhere, or on disk without a vector folder). A state read from disk is float16: its
 pooled vectors agree with fresh ones to a cosine of 0.9999 or more, not bit for bit.
+
+``shared_cache()`` is the one on-disk cache every page and command uses when it is not
+given another: ``$CHUNKSCOPE_VECTOR_CACHE`` (a folder; ``off`` keeps no cache), else
+``vectors/`` inside the store folder (``core.config.resolve_store``), else, for a Chroma
+server, ``vectors/`` under the user's cache folder. A vector is then computed once per
+(model, method, span, variant) and read back by any later run, in any process.
 """
 
 from __future__ import annotations
@@ -31,8 +37,14 @@ from pathlib import Path
 
 import numpy as np
 
+from core.config import resolve_store
 from core.embed.records import ChunkVector
 from core.embed.states import StateStore
+from core.errors import ChunkscopeError
+
+ENV_VECTOR_CACHE = "CHUNKSCOPE_VECTOR_CACHE"
+VECTOR_DIRNAME = "vectors"
+_OFF = ("off", "none", "0")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,6 +121,14 @@ class VectorCache:
             self.hits += 1
         return found if found.chunk_id == chunk_id else replace(found, chunk_id=chunk_id)
 
+    def holds(self, key: CacheKey) -> bool:
+        """Whether ``key`` is cached (in memory or on disk), without reading it or
+        counting a hit or miss: what a cost estimate asks before a run."""
+        with self._lock:
+            if key in self._vectors:
+                return True
+        return self.folder is not None and self._path(key).is_file()
+
     def put(self, key: CacheKey, record: ChunkVector) -> None:
         with self._lock:
             self._vectors[key] = record
@@ -132,6 +152,16 @@ class VectorCache:
         if found is None or (shape is not None and found.shape != shape):
             return None
         return found
+
+    def holds_states(self, model: str, doc_sha256: str, policy_key: str) -> bool:
+        """Whether token states are kept for this key (in memory or as a file), without
+        reading them: what a cost estimate asks."""
+        with self._lock:
+            if (model, doc_sha256, policy_key) in self._states:
+                return True
+        if self.state_store is None:
+            return False
+        return self.state_store.path_of(model, doc_sha256, policy_key).is_file()
 
     def put_states(self, model: str, doc_sha256: str, policy_key: str, states: np.ndarray) -> None:
         if self.state_store is not None:
@@ -184,4 +214,40 @@ class VectorCache:
             windows=tuple(int(w) for w in meta["windows"]),
             context=meta["context"],
             full_context_tokens=int(meta["full_context_tokens"]),
+            prefix=str(meta.get("prefix", "")),
         )
+
+
+def default_cache_folder() -> Path | None:
+    """Where ``shared_cache`` keeps vectors (see the module docstring); None when
+    ``$CHUNKSCOPE_VECTOR_CACHE`` is ``off``."""
+    raw = os.environ.get(ENV_VECTOR_CACHE, "").strip()
+    if raw.lower() in _OFF:
+        return None
+    if raw:
+        return Path(raw).expanduser().resolve()
+    try:
+        store = resolve_store()
+    except ChunkscopeError:  # a malformed server address: the vectors need no store
+        store = None
+    if store is not None and store.path is not None:
+        return store.path / VECTOR_DIRNAME
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache"
+    return Path(base) / "chunkscope" / VECTOR_DIRNAME
+
+
+_SHARED: dict[Path, VectorCache] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_cache(folder: str | os.PathLike[str] | None = None) -> VectorCache | None:
+    """The process's one cache on ``folder`` (default: ``default_cache_folder()``), made
+    on first use and then reused, so every run in this process shares its memory and every
+    process shares its files; None when the default is switched off."""
+    where = Path(folder).expanduser().resolve() if folder is not None else default_cache_folder()
+    if where is None:
+        return None
+    with _SHARED_LOCK:
+        if where not in _SHARED:
+            _SHARED[where] = VectorCache(where)
+        return _SHARED[where]

@@ -13,6 +13,7 @@ Models load only from local folders (``HF_HUB_OFFLINE=1``); nothing is downloade
 from __future__ import annotations
 
 import os
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -87,6 +88,9 @@ class Encoder:
         self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
         self.uses_token_types = "token_type_ids" in tokenizer.model_input_names
         self.forward_passes = 0  # sequences run through the model (tests and benchmarks)
+        self.forward_tokens = 0  # their real tokens (specials included)
+        self.padded_tokens = 0  # pad positions run beside them (the padded share's numerator)
+        self.forward_seconds = 0.0  # wall time of those passes: the rate a cost estimate uses
         self.doc_token_cache: OrderedDict[tuple[str, int, int], Any] = OrderedDict()
 
     def __repr__(self) -> str:
@@ -99,6 +103,12 @@ class Encoder:
     def identity(self) -> str:
         """What makes two encoders give the same vectors: folder and pooling (cache keys)."""
         return f"{self.name}|{self.model_dir.resolve()}|{self.pooling}"
+
+    @property
+    def padded_share(self) -> float:
+        """Share of the positions run so far that were padding (0 before any pass)."""
+        run = self.forward_tokens + self.padded_tokens
+        return self.padded_tokens / run if run else 0.0
 
     @property
     def content_tokens(self) -> int:
@@ -214,9 +224,14 @@ class Encoder:
         }
         if self.uses_token_types:
             inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
+        started = time.perf_counter()
         with torch.inference_mode():
             states = self.model(**inputs).last_hidden_state
+        self.forward_seconds += time.perf_counter() - started
         self.forward_passes += len(rows)
+        real = sum(len(r) for r in rows)
+        self.forward_tokens += real
+        self.padded_tokens += width * len(rows) - real
         return states, inputs["attention_mask"]
 
     def pool(self, states: Any, mask: Any) -> Any:

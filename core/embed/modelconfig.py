@@ -108,4 +108,3 @@ def read_model_limits(model_dir: Path) -> ModelLimits:
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot read the model in {model_dir}: {exc}".splitlines()[0]) from exc
     return model_limits(model_dir, config, tokenizer)
-

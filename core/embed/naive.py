@@ -49,11 +49,10 @@ def encode_alone(
             chunk_ids, texts, counted_texts, encoder, method=method, progress=progress
         )
     contents = encoder.content_ids(texts)
-    counts = (
-        [len(ids) for ids in contents]
-        if counted_texts is texts
-        else [len(ids) for ids in encoder.content_ids(counted_texts)]
-    )
+    other = [i for i, (t, c) in enumerate(zip(texts, counted_texts, strict=True)) if t != c]
+    counts = [len(ids) for ids in contents]  # a text read as it is counted: tokenised once
+    for i, ids in zip(other, encoder.content_ids([counted_texts[i] for i in other]), strict=True):
+        counts[i] = len(ids)
     vectors = encoder.encode_ids(contents, progress=progress)
     keep = encoder.content_tokens
     return [

@@ -67,6 +67,10 @@ class StateStore:
     def _path(self, key: str) -> Path:
         return self.folder / (hashlib.blake2b(key.encode(), digest_size=16).hexdigest() + ".npz")
 
+    def path_of(self, model: str, doc_sha256: str, policy_key: str) -> Path:
+        """The file an entry of this key is written to (it may not exist)."""
+        return self._path(state_key(model, doc_sha256, policy_key))
+
     def get(
         self, model: str, doc_sha256: str, policy_key: str, *, shape: tuple[int, int] | None = None
     ) -> np.ndarray | None:

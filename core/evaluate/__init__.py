@@ -6,6 +6,7 @@
 - ``importers``: the chunking_evaluation set and CSV/JSONL QA tables;
 - ``metrics`` / ``bootstrap``: per-query metrics, means with their counts, paired deltas;
 - ``runner``: chunk, embed once per method, rank in memory, score: an ``EvalRun``;
+- ``cost``: what a run will encode and about how long it takes, before it starts;
 - ``runs`` / ``compare``: run JSON (save/load), run-to-run comparison, per-document split;
 - ``triage``: reproducible failure samples, cause tags in SQLite, regression-set export.
 """

@@ -5,6 +5,14 @@ For per-query values ``a`` and ``b`` (same queries, same order) the delta is
 the query indices with replacement, drawn by ``numpy.random.default_rng(seed)``, so the
 same inputs and seed always give the same interval. Resampling queries (not values) keeps
 each query's pair together, which is what makes it *paired*.
+
+How sure a delta is (``verdict``): "clear" only when its interval excludes zero *and* it
+rests on at least ``FEW_QUERIES`` queries (below that a percentile bootstrap interval is
+too narrow to trust, and one query moves a mean by ``1/n``). Otherwise the verdict says
+how many more queries would make a difference of the size seen detectable
+(``queries_to_detect``): the interval's half-width shrinks as ``1/sqrt(n)``, so with the
+bootstrap's standard error ``se = half-width / z`` a two-sided 95% test finds a true
+difference ``d`` with 80% power once ``n >= n_now * ((z + z_power) * se / |d|)^2``.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ from core.serial import Fields
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
 DEFAULT_CONFIDENCE = 0.95
+FEW_QUERIES = 30  # under this many queries a finding is stated as a small sample's
+Z_95, Z_POWER_80 = 1.96, 0.8416
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,3 +125,31 @@ def metric_deltas(
             [p[0] for p in pairs], [p[1] for p in pairs], resamples=resamples, seed=seed
         )
     return out
+
+
+def queries_to_detect(delta: DeltaInterval, size: float | None = None) -> int | None:
+    """Queries in all that would detect a difference of ``size`` (default: the delta
+    seen) with 80% power at 95%, from the bootstrap's standard error (see the module
+    docstring); None when there is no difference to detect or no spread to scale."""
+    target = abs(delta.delta if size is None else size)
+    half = (delta.high - delta.low) / 2
+    if target <= 0 or half <= 0 or delta.n < 2:
+        return None
+    se = half / Z_95
+    return int(np.ceil(delta.n * ((Z_95 + Z_POWER_80) * se / target) ** 2))
+
+
+def verdict(delta: DeltaInterval) -> str:
+    """How sure the delta is, in a few words (see the module docstring)."""
+    if delta.low == delta.high == 0:
+        return "no change"
+    needed = queries_to_detect(delta)
+    more = needed - delta.n if needed is not None and needed > delta.n else None
+    if delta.excludes_zero:
+        if delta.n >= FEW_QUERIES:
+            return "clear"
+        then = f"~{more:,} more queries to be sure" if more else f"confirm on {FEW_QUERIES}+"
+        return f"likely, on only {delta.n} queries: {then}"
+    if more is None:
+        return "could be noise"
+    return f"could be noise: ~{more:,} more queries would show a Δ this size"

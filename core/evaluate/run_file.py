@@ -72,6 +72,32 @@ _HITS = list_reader(RankedHit.read)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Suggestion:
+    """The cause the diagnosis (``core.diagnose``) suggests for one failure under one
+    method, how sure it is (``strong``, ``weak``, ``unclear``), the close runner-up ('' when
+    none) and the signal that decided it."""
+
+    cause: str
+    confidence: str
+    runner_up: str = ""
+    decided_by: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {"cause": self.cause, "confidence": self.confidence,
+                "runner_up": self.runner_up, "decided_by": self.decided_by}  # fmt: skip
+
+    @classmethod
+    def read(cls, data: object, where: str) -> Suggestion:
+        fields = Fields(data, where)
+        return cls(
+            cause=fields.string("cause"),
+            confidence=fields.string("confidence"),
+            runner_up=fields.string("runner_up") if "runner_up" in fields else "",
+            decided_by=fields.string("decided_by") if "decided_by" in fields else "",
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class QueryRecord:
     """One query's outcome under every method.
 
@@ -80,6 +106,8 @@ class QueryRecord:
     chunk is in the top ``text_k``; ``top[m]`` holds the ranked hits up to the depth.
     ``full_ranks[m]`` is that rank at full depth, among the ``scope_size`` chunks the
     query was ranked against (None when no gold chunk exists; absent in older runs).
+    ``suggested[m]`` is the diagnosis's suggested cause of a failure under ``m`` (written by
+    ``eval --out``; absent in older runs and for methods that did not fail).
     """
 
     id: str
@@ -93,6 +121,7 @@ class QueryRecord:
     top: Mapping[str, tuple[RankedHit, ...]] = field(default_factory=dict)
     full_ranks: Mapping[str, int | None] = field(default_factory=dict)
     scope_size: int = 0
+    suggested: Mapping[str, Suggestion] = field(default_factory=dict)  # failed methods only
 
     def to_dict(self, *, with_hits: bool = True) -> dict[str, object]:
         out: dict[str, object] = {
@@ -107,6 +136,8 @@ class QueryRecord:
             "full_ranks": dict(self.full_ranks),
             "scope_size": self.scope_size,
         }
+        if self.suggested:
+            out["suggested"] = {m: g.to_dict() for m, g in self.suggested.items()}
         if with_hits:
             out["top"] = {m: [h.to_dict() for h in hits] for m, hits in self.top.items()}
         return out
@@ -130,6 +161,7 @@ class QueryRecord:
             top={m: tuple(hits) for m, hits in fields.mapping_of("top", _HITS, False).items()},
             full_ranks=fields.mapping_of("full_ranks", optional(as_int), required=False),
             scope_size=fields.optional_integer("scope_size") or 0,
+            suggested=fields.mapping_of("suggested", Suggestion.read, required=False),
         )
 
     @classmethod

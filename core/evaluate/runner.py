@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import methods as registry
 from core.cite import Citation
+from core.embed.cache import shared_cache
 from core.errors import LabelError
 from core.evaluate.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, DeltaInterval, metric_deltas
 from core.evaluate.corpus import ChunkFn, Corpus, build_corpus
@@ -108,11 +109,15 @@ def run_eval(
     ``config.policy`` (both are seams for tests and for other pipelines). ``progress``
     gets ``(done, total)`` over all chunks times methods while embedding. Queries that do
     not resolve are listed in ``EvalRun.unresolved``; if none resolves, ``LabelError``.
+    ``cache`` defaults to the one on-disk cache (``core.embed.cache.shared_cache``), so a
+    second run of the same evaluation, in any process, encodes nothing.
     ``given`` ranks the methods it names itself (an external retriever's logged hits,
     ``core.evaluate.imported_run``) instead of scoring them; ``identity`` adds what else
     decides their numbers (the log's digest) to the run id.
     """
     clock = {"start": time.perf_counter()}
+    if cache is None:
+        cache = shared_cache()
     version = code_version()  # the code that runs, even if the tree changes meanwhile
     resolved, unresolved = resolve_queries(queries, docs, threshold=config.threshold)
     if not resolved:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core import methods as registry
+from core.embed import encode_queries
 from core.evaluate.corpus import Corpus
 from core.evaluate.metrics import MetricSpec, first_relevant_rank, query_metrics
 from core.evaluate.resolve import ResolvedQuery
@@ -82,8 +83,7 @@ class Scorer:
             ]
             return Bm25Index.build(texts).score_matrix(self.queries)
         if self.query_matrix is None:
-            encoded = self.encoder.encode_texts(self.queries)
-            self.query_matrix = np.asarray(encoded, dtype=np.float32)
+            self.query_matrix = encode_queries(self.encoder, self.queries, self.cache)
         matrix = np.vstack([np.asarray(r.vector, dtype=np.float32) for r in records])
         return self.query_matrix @ matrix.T
 

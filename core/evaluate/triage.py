@@ -19,7 +19,7 @@ import csv
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,23 +30,28 @@ import numpy as np
 from core.cite import Citation
 from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE
 from core.errors import LabelError
-from core.evaluate.labels import GoldSpan, write_queries
-from core.evaluate.run_file import EvalRun, QueryRecord, RankedHit
+from core.evaluate.labels import GoldSpan, LabelledQuery, write_queries
+from core.evaluate.run_file import EvalRun, QueryRecord, RankedHit, Suggestion
 from core.serial import Fields
 
-CAUSES: tuple[str, ...] = ("parse", "boundary", "context", "vocabulary", "label", "other")
+CAUSES: tuple[str, ...] = (
+    "parse", "boundary", "context", "vocabulary", "label", "method", "other"
+)  # fmt: skip
 CAUSE_HELP = {
     "parse": "bad extraction: the text of the evidence is wrong or missing",
     "boundary": "the evidence is split across chunks",
     "context": "the chunk lacks its subject (what it talks about is elsewhere)",
     "vocabulary": "the model misses the domain's words",
-    "label": "bad or unanswerable label",
+    "label": "bad or unanswerable label, or the answer stands in a second place too",
+    "method": "one method misses what the others find (its vectors moved the wrong way)",
     "other": "anything else (say what in the note)",
 }
 TRIAGE_FILENAME = "triage.sqlite"
 # 2: a tag keeps the cause the diagnosis suggested (``suggested``, '' when none was shown);
-# a version-1 file gains the column on open. A newer file than this code is refused.
-_SCHEMA_VERSION = 2
+# a version-1 file gains the column on open. 3: the cause "method" (a method-specific
+# miss); an older file's table is rebuilt with the wider check on open, its rows kept.
+# A newer file than this code is refused.
+_SCHEMA_VERSION = 3
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS tags (
     run_id TEXT NOT NULL,
@@ -130,6 +135,7 @@ class Failure:
     gold: tuple[GoldSpan, ...]
     hits: tuple[tuple[RankedHit, Citation], ...]
     tag: Tag | None = None
+    suggestion: Suggestion | None = None  # stored in the run by ``eval --out``
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -142,6 +148,7 @@ class Failure:
             "gold": [g.to_dict() for g in self.gold],
             "top": [hit.to_dict() | citation.to_dict() for hit, citation in self.hits],
             "tag": self.tag.to_dict() if self.tag else None,
+            "suggested": self.suggestion.to_dict() if self.suggestion else None,
         }
 
 
@@ -184,6 +191,7 @@ def sample_failures(
                 gold=record.gold,
                 hits=tuple(run.hits(record.id, chosen)[: run.text_k]),
                 tag=tags.get((record.id, record.doc_sha256)),
+                suggestion=record.suggested.get(chosen),
             )
         )
     return out
@@ -207,6 +215,14 @@ class TriageStore:
             columns = {row[1] for row in conn.execute("PRAGMA table_info(tags)")}
             if "suggested" not in columns:  # version 1: migrate in place
                 conn.execute("ALTER TABLE tags ADD COLUMN suggested TEXT NOT NULL DEFAULT ''")
+            (sql,) = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'tags'"
+            ).fetchone()
+            if any(repr(c) not in sql for c in CAUSES):  # an older check: rebuild the table
+                conn.execute("ALTER TABLE tags RENAME TO tags_before")
+                conn.execute(_SCHEMA)
+                conn.execute(f"INSERT INTO tags ({_COLUMNS}) SELECT {_COLUMNS} FROM tags_before")
+                conn.execute("DROP TABLE tags_before")
             conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
 
     @contextmanager
@@ -319,11 +335,14 @@ def tag_query(
     suggested: str = "",
 ) -> Tag:
     """Tag a query of ``run`` (keyed by the run, the query and its document's sha256);
-    ``suggested`` is the diagnosis's cause, kept beside the human's."""
+    ``suggested`` is the diagnosis's cause, kept beside the human's (default: the one the
+    run stored for the method, if any)."""
     record = run.query(query_id)
     chosen = method or default_method(run)
     if chosen not in run.methods:
         raise LabelError(f"method {chosen!r} is not in run {run.run_id}")
+    if not suggested and (stored := record.suggested.get(chosen)) is not None:
+        suggested = stored.cause if stored.cause in CAUSES else ""
     return store.tag(
         run_id=run.run_id,
         query_id=record.id,
@@ -348,7 +367,8 @@ def export_tags(store: TriageStore, run: EvalRun, path: str | os.PathLike[str]) 
                     note=t.note,
                     method=t.method,
                     run_id=run.run_id,
-                    suggested=t.suggested,
+                    suggested=t.suggested or _stored(record, t.method).cause,
+                    confidence=_stored(record, t.method).confidence,
                 )  # fmt: skip
                 for t, record in tagged
             ),
@@ -356,6 +376,11 @@ def export_tags(store: TriageStore, run: EvalRun, path: str | os.PathLike[str]) 
     if file.suffix.lower() == ".csv":
         return _write_csv(file, tagged)
     raise LabelError(f"export to .jsonl or .csv, not {file.name}")
+
+
+def _stored(record: QueryRecord, method: str) -> Suggestion:
+    """The run's stored suggestion for the tag's method (empty when none was stored)."""
+    return record.suggested.get(method) or Suggestion(cause="", confidence="")
 
 
 def _write_csv(file: Path, tagged: list[tuple[Tag, QueryRecord]]) -> int:
@@ -368,6 +393,7 @@ def _write_csv(file: Path, tagged: list[tuple[Tag, QueryRecord]]) -> int:
         "method",
         "cause",
         "suggested",
+        "confidence",
         "note",
         "tagged_at",
         "ranks",
@@ -386,7 +412,8 @@ def _write_csv(file: Path, tagged: list[tuple[Tag, QueryRecord]]) -> int:
                     record.doc_sha256,
                     tag.method,
                     tag.cause,
-                    tag.suggested,
+                    tag.suggested or _stored(record, tag.method).cause,
+                    _stored(record, tag.method).confidence,
                     tag.note,
                     tag.tagged_at,
                     json.dumps(dict(record.ranks)),
@@ -395,3 +422,26 @@ def _write_csv(file: Path, tagged: list[tuple[Tag, QueryRecord]]) -> int:
                 ]
             )
     return len(tagged)
+
+
+def with_second_gold(
+    run: EvalRun, query_id: str, char_start: int, char_end: int, text: str
+) -> LabelledQuery:
+    """The query of ``run`` as a query-set line with one more gold span (the answer
+    standing in a second place of the same document, marked by the reader); spans already
+    there are not repeated. Returns a ``LabelledQuery``."""
+    record = run.query(query_id)
+    span = GoldSpan(char_start=char_start, char_end=char_end, text=text)
+    if len(text) != char_end - char_start:
+        raise LabelError(f"a gold span's text must be its characters: [{char_start}, {char_end})")
+    kept = record.gold if span in record.gold else (*record.gold, span)
+    return LabelledQuery(
+        id=record.id, query=record.query, doc=record.doc_id, gold=kept,
+        doc_sha256=record.doc_sha256,
+    )  # fmt: skip
+
+
+def amended_query_set(run: EvalRun, amended: Mapping[str, LabelledQuery]) -> list[LabelledQuery]:
+    """Every query of ``run`` as a query-set line, those in ``amended`` (query id ->
+    ``LabelledQuery``) replaced: the set to run again after marking second gold spans."""
+    return [amended.get(q.id) or q.as_label() for q in run.queries]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from core.errors import EmptyFileError
@@ -45,8 +46,14 @@ def load_document(
     *,
     name: str | None = None,
     password: str | None = None,
+    ocr: str | None = None,
+    ocr_progress: Callable[[int, int], None] | None = None,
 ) -> Document:
     """Read a file of any registered format (a path, or raw bytes plus their ``name``).
+
+    ``ocr`` is the OCR policy for a PDF (``auto``, ``always``, ``never``; None: the one in
+    force, ``core.ingest.ocr.policy_in_force``); ``ocr_progress(page, pages)`` is called
+    before each page is read by OCR.
 
     Raises ``EmptyFileError``, ``NotAPdfError`` (``DamagedPdfError``), ``ZeroPagesError``,
     ``PasswordRequiredError``, ``WrongPasswordError``, ``UnsupportedFileError`` or
@@ -76,6 +83,8 @@ def load_document(
         sha256=digest,
         stem=Path(base).stem or base,
         password=password,
+        ocr=ocr,
+        ocr_progress=ocr_progress,
     )
     doc = spec.load(request)
     limits.check("chars", len(doc.text), base)  # every format, whatever its loader checked
@@ -98,10 +107,17 @@ def document_to_dict(doc: Document, *, with_text: bool = False) -> dict[str, obj
                 "width_pt": round(p.width_pt, 3),
                 "height_pt": round(p.height_pt, 3),
                 "has_text": p.has_text,
+                **({"read_by_ocr": True} if p.read_by_ocr else {}),
             }
             for p in doc.pages
         ],
     }
+    if doc.ocr_lines:
+        out["ocr_lines"] = [
+            {"char_start": ln.char_start, "char_end": ln.char_end, "page": ln.page,
+             "confidence": ln.confidence}
+            for ln in doc.ocr_lines
+        ]  # fmt: skip
     if with_text:
         out["text"] = doc.text
     return out

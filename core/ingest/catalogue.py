@@ -17,7 +17,15 @@ PDF_MAGIC = b"%PDF-"
 def _load_pdf(req: LoadRequest) -> Document:
     from core.ingest.pdf import load_pdf
 
-    return load_pdf(req.data, name=req.name, source=req.source, ids=req.ids, password=req.password)
+    return load_pdf(
+        req.data,
+        name=req.name,
+        source=req.source,
+        ids=req.ids,
+        password=req.password,
+        ocr_policy=req.ocr,
+        ocr_progress=req.ocr_progress,
+    )
 
 
 def _parse_pdf(doc: Document) -> list[Block | None]:

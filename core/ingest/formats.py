@@ -67,6 +67,10 @@ class LoadRequest:
     sha256: str
     stem: str
     password: str | None = None
+    # PDF only: the OCR policy (None: the one in force) and who is told of each OCR'd
+    # page, ``(page, pages)`` (``core.ingest.ocr``).
+    ocr: str | None = None
+    ocr_progress: Callable[[int, int], None] | None = None
 
     @property
     def ids(self) -> tuple[str, str, str]:

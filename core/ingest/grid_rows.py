@@ -42,9 +42,7 @@ _YEAR = re.compile(r"^(19|20)\d\d$")
 # statements right-align the digits and let the rest hang into the gutter, 13 pt on
 # MGM's statistics, 19 pt on PepsiCo's margins) and the currency sign of the next column
 # that the text extraction joined to the line ("0.69 $", "— $").
-FIGURE_END = re.compile(
-    r"(?:\d\s*([%)\]]+)?(?:\s*(bps|bp|pts|pp))?|[—–-])(?:\s+([$€£¥]))?$"
-)
+FIGURE_END = re.compile(r"(?:\d\s*([%)\]]+)?(?:\s*(bps|bp|pts|pp))?|[—–-])(?:\s+([$€£¥]))?$")
 FIGURE_UNITS = ("bps", "bp", "pts", "pp")
 
 Fragment = tuple[BBox, str]

@@ -93,6 +93,22 @@ LIMITS: dict[str, Limit] = {
             "CHUNKSCOPE_LAYOUT_TIMEOUT_S",
             "--layout-timeout",
         ),
+        Limit(
+            "ocr_page_s",
+            "seconds of OCR",
+            "seconds of OCR a page",
+            60,
+            "CHUNKSCOPE_OCR_TIMEOUT_S",
+            "--ocr-timeout",
+        ),
+        Limit(
+            "ocr_s",
+            "seconds of OCR",
+            "seconds of OCR a document",
+            900,
+            "CHUNKSCOPE_OCR_DOCUMENT_S",
+            "--ocr-document-timeout",
+        ),
     )
 }
 

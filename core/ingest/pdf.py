@@ -29,6 +29,9 @@ the builder is ``core.ingest.pdf_text``):
 * Blocks are joined by ``"\\n\\n"``, and so are pages (the separator belongs to the page
   that follows it). Page ``char_start``/``char_end`` therefore tile the text in order; a
   page without text has an empty range and ``has_text`` False.
+* Pages without a text layer are read by OCR (``core.ingest.ocr``, the policy says
+  which): their recognised lines take the place of text lines, in the same reading
+  order, with no table finder; the lines' font is ``"OCR"``.
 * Reading order: the page's blocks are ordered by a recursive XY-cut that reads columns
   left to right inside bands separated by full-width blocks (``core.ingest.reading_order``).
 * Tables found by ``find_tables`` (on pages whose text and drawings form a grid, see
@@ -55,6 +58,7 @@ from core.errors import (
     WrongPasswordError,
     ZeroPagesError,
 )
+from core.ingest.ocr import OCR_FONT, OcrProgress, policy_in_force
 from core.ingest.pdf_guard import mupdf_errors, page_count
 from core.ingest.pdf_outline import outline_entries
 from core.ingest.pdf_text import build_canonical_text
@@ -94,16 +98,26 @@ def _authenticated(
 
 
 def load_pdf(
-    data: bytes, *, name: str, source: str, ids: tuple[str, str, str], password: str | None
+    data: bytes,
+    *,
+    name: str,
+    source: str,
+    ids: tuple[str, str, str],
+    password: str | None,
+    ocr_policy: str | None = None,
+    ocr_progress: OcrProgress | None = None,
 ) -> Document:
     """A ``Document`` of kind ``"pdf"`` (see the module docstring for the text rules).
 
-    ``ids`` is ``(doc_id, sha256, file stem)``; ``name`` is used in error messages.
+    ``ids`` is ``(doc_id, sha256, file stem)``; ``name`` is used in error messages;
+    ``ocr_policy`` (None: the policy in force, ``core.ingest.ocr.policy_in_force``) says
+    which pages are read by OCR, ``ocr_progress`` is told each page before its OCR.
     """
     doc_id, sha256, stem = ids
+    policy = policy_in_force(ocr_policy)
     pdf, readable = open_pdf(data, name=name, password=password)
     with mupdf_errors(name):
-        built = build_canonical_text(pdf, sha256, name)
+        built = build_canonical_text(pdf, sha256, name, ocr_policy=policy, progress=ocr_progress)
         outline = outline_entries(pdf)
         title = _metadata_title(pdf) or _first_heading_line(built.text, built.lines) or stem
     return Document(
@@ -118,6 +132,7 @@ def load_pdf(
         outline=outline,
         char_page=built.char_page,
         char_bbox_pt=built.char_bbox_pt,
+        ocr_lines=built.ocr_lines,
         pdf_bytes=readable,
     )
 
@@ -132,7 +147,10 @@ def _metadata_title(pdf: pymupdf.Document) -> str:
 
 def _first_heading_line(text: str, lines: tuple[TextLine, ...]) -> str:
     """The largest-font line in the upper half of the first page with text, when it is
-    clearly larger than that page's usual text."""
+    clearly larger than that page's usual text. Lines read by OCR are left out: their
+    sizes are the heights of the recognised boxes, not fonts (a drop capital's line
+    would win)."""
+    lines = tuple(ln for ln in lines if ln.font != OCR_FONT)
     if not lines:
         return ""
     first_page = lines[0].page

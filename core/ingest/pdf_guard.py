@@ -2,6 +2,13 @@
 errors, and each page is checked against ``core.ingest.limits`` before its characters
 are extracted.
 
+A MuPDF error is any exception raised by MuPDF (``FzErrorBase``, a ``RuntimeError``
+whose text starts ``code=``) or raised inside PyMuPDF's own Python code (its innermost
+frame lies in the ``pymupdf`` package: a damaged file makes ``xref_get_key`` raise
+``ValueError: bad xref``, a truncated one other ``ValueError``s and ``TypeError``s), so
+every PyMuPDF call on a document or page object inside ``mupdf_errors`` ends in one
+typed line, not only the calls at open.
+
 Before any page is read, per page: its decoded content (content streams and the form
 XObjects its resources name, inflated at most to the limit, never further) is at most
 ``page_content_mb``, and the sum over the pages at most ``content_mb``. Then per page:
@@ -16,18 +23,34 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pymupdf
 
 from core.errors import ChunkscopeError, DamagedPdfError, LimitExceededError
 from core.ingest import limits
 
+_PYMUPDF_DIR = str(Path(pymupdf.__file__).resolve().parent)
+
 
 def _is_mupdf_error(exc: BaseException) -> bool:
     module = type(exc).__module__ or ""
-    return module.startswith("pymupdf") or (
+    if module.startswith("pymupdf") or (
         isinstance(exc, RuntimeError) and str(exc).startswith("code=")
-    )
+    ):
+        return True
+    return _raised_in_pymupdf(exc)
+
+
+def _raised_in_pymupdf(exc: BaseException) -> bool:
+    """Whether the innermost frame of ``exc``'s traceback is PyMuPDF's own code."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    filename = tb.tb_frame.f_code.co_filename
+    return filename.startswith(_PYMUPDF_DIR)
 
 
 @contextmanager
@@ -70,10 +93,14 @@ def page_count(pdf: pymupdf.Document, name: str) -> int:
     return count
 
 
-def effective_rotation(pdf: pymupdf.Document, page: pymupdf.Page) -> int | None:
+def effective_rotation(
+    pdf: pymupdf.Document, page: pymupdf.Page, name: str = "the PDF"
+) -> int | None:
     """The rotation MuPDF renders for a ``/Rotate`` PyMuPDF reports as 0 because it is
-    not a multiple of 90 (45 renders as 90, 91 as 90); None when nothing needs fixing."""
-    kind, raw = pdf.xref_get_key(page.xref, "Rotate")
+    not a multiple of 90 (45 renders as 90, 91 as 90); None when nothing needs fixing.
+    A damaged page object is ``DamagedPdfError`` (``name`` names the file)."""
+    with mupdf_errors(name):
+        kind, raw = pdf.xref_get_key(page.xref, "Rotate")
     if kind not in ("int", "float", "real"):
         return None
     try:
@@ -84,12 +111,15 @@ def effective_rotation(pdf: pymupdf.Document, page: pymupdf.Page) -> int | None:
     return rounded if rounded != page.rotation else None
 
 
-def normalise_rotation(pdf: pymupdf.Document, page: pymupdf.Page) -> pymupdf.Page:
+def normalise_rotation(
+    pdf: pymupdf.Document, page: pymupdf.Page, name: str = "the PDF"
+) -> pymupdf.Page:
     """``page`` with an off-grid ``/Rotate`` set to what MuPDF renders (in memory only):
     every reader of ``Document.pdf_bytes`` calls this, so all agree on the page's frame."""
-    rotation = effective_rotation(pdf, page)
+    rotation = effective_rotation(pdf, page, name)
     if rotation is not None:
-        page.set_rotation(rotation)
+        with mupdf_errors(name):
+            page.set_rotation(rotation)
     return page
 
 

@@ -54,6 +54,8 @@ class Line:
     size_pt: float
     flags: int
     horizontal: bool = True
+    # 0-1 for a line read by OCR (``core.ingest.ocr``); None for a text-layer line.
+    confidence: float | None = None
 
 
 def block_lines(block: dict, rect: pymupdf.Rect) -> list[Line]:
@@ -149,10 +151,21 @@ def merge_baselines(lines: list[Line]) -> list[Line]:
                 main.font,
                 main.size_pt,
                 main.flags,
+                confidence=_joined_confidence(prev, line),
             )
         else:
             out.append(line)
     return out
+
+
+def _joined_confidence(a: Line, b: Line) -> float | None:
+    """The confidence of two lines joined into one: their mean weighted by length (None
+    when neither was read by OCR)."""
+    if a.confidence is None and b.confidence is None:
+        return None
+    ca = a.confidence if a.confidence is not None else 1.0
+    cb = b.confidence if b.confidence is not None else 1.0
+    return round((ca * len(a.text) + cb * len(b.text)) / (len(a.text) + len(b.text)), 4)
 
 
 def _same_row(a: Line, b: Line) -> bool:

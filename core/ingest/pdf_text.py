@@ -12,6 +12,7 @@ clamped to the page rect, page by page.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,11 +20,12 @@ import pymupdf
 
 from core.gc_pause import paused_gc
 from core.geometry import bounding
-from core.ingest import limits, pdf_guard, stext_native
+from core.ingest import limits, ocr, pdf_guard, stext_native
 from core.ingest.pdf_lines import (
     NAN_BOX,
     Line,
     block_lines,
+    clean_line,
     clean_lines,
     grid_fragments,
     hyphenated,
@@ -34,7 +36,7 @@ from core.ingest.pdf_lines import (
 )
 from core.ingest.reading_order import reading_order
 from core.ingest.tables import TableBudget, TableRegion, table_regions
-from core.types import BBox, Page, TextLine
+from core.types import BBox, OcrLine, Page, TextLine
 
 RAWDICT_FLAGS = (
     pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
@@ -54,6 +56,7 @@ class CanonicalText:
     char_bbox_pt: np.ndarray
     pages: tuple[Page, ...]
     lines: tuple[TextLine, ...]
+    ocr_lines: tuple[OcrLine, ...] = ()
 
 
 @dataclass(slots=True)
@@ -65,6 +68,8 @@ class _Builder:
     # (char_start, char_end, page, source_block, font, size_pt, flags, unrotated bbox)
     line_records: list[tuple] = field(default_factory=list)
     tables: TableBudget = field(default_factory=TableBudget)  # find_tables, this document
+    # (char_start, char_end, page, confidence) of every emitted line read by OCR
+    ocr_records: list[tuple[int, int, int, float]] = field(default_factory=list)
 
     def add(self, text: str, boxes: list[BBox]) -> None:
         self.parts.append(text)
@@ -133,7 +138,12 @@ class _Geometry:
 
 
 def build_canonical_text(
-    pdf: pymupdf.Document, doc_sha256: str, name: str = "the PDF"
+    pdf: pymupdf.Document,
+    doc_sha256: str,
+    name: str = "the PDF",
+    *,
+    ocr_policy: str = "never",
+    progress: ocr.OcrProgress | None = None,
 ) -> CanonicalText:
     """Canonical text, per-character maps, pages and lines of an opened, readable PDF.
 
@@ -141,22 +151,45 @@ def build_canonical_text(
     row as one unit. Every page is checked against ``core.ingest.limits`` before its
     characters are extracted (``core.ingest.pdf_guard``), and the text so far against
     the ``chars`` and ``lines`` limits after each page; ``name`` names the file in errors.
+    Pages are read by OCR as ``ocr_policy`` says (``core.ingest.ocr``; ``progress`` is
+    told each page before it is recognised); an OCR'd page is read as paragraphs in
+    reading order, without the table finder.
     """
+    use_ocr = ocr.require_engine(ocr_policy)
     with paused_gc():
-        return _build(pdf, doc_sha256, name)
+        return _build(pdf, doc_sha256, name, ocr_policy if use_ocr else "never", progress)
 
 
-def _build(pdf: pymupdf.Document, doc_sha256: str, name: str) -> CanonicalText:
+def _build(
+    pdf: pymupdf.Document,
+    doc_sha256: str,
+    name: str,
+    ocr_policy: str,
+    progress: ocr.OcrProgress | None,
+) -> CanonicalText:
     builder = _Builder()
     pages: list[Page] = []
     geometry: list[_Geometry] = []
+    ocr_spent_s = 0.0  # the OCR of a document is bounded by the ``ocr_s`` limit
     n_pages = pdf_guard.page_count(pdf, name)
     pdf_guard.check_content(pdf, n_pages, name)  # before MuPDF interprets any page
     for number in range(n_pages):
-        page = pdf_guard.normalise_rotation(pdf, pdf[number])
+        page = pdf_guard.normalise_rotation(pdf, pdf[number], name)
         start = builder.pos
         rotation = page.rotation_matrix  # read once: the table pass needs it too
-        _add_page(builder, page, doc_sha256, name, rotation)
+        blocks = [] if ocr_policy == "always" else _page_blocks(page, name)
+        read_by_ocr = ocr_policy == "always" or (ocr_policy == "auto" and not blocks)
+        if read_by_ocr:
+            if progress is not None:
+                progress(number + 1, n_pages)
+            if ocr_spent_s > limits.value("ocr_s"):
+                limits.exceeded("ocr_s", name, where=f"by page {number + 1}")
+            started = time.perf_counter()
+            blocks = _ocr_blocks(page, doc_sha256, name)
+            ocr_spent_s += time.perf_counter() - started
+            found = sum(len(line.text) for lines in blocks for line in lines)
+            limits.check("page_chars", found, name, where=f"page {number + 1}")
+        _add_page(builder, page, blocks, doc_sha256, rotation, find_tables=not read_by_ocr)
         builder.page_boxes.append(builder.take_boxes())
         limits.check("chars", builder.pos, name)
         limits.check("lines", len(builder.line_records), name)
@@ -171,6 +204,7 @@ def _build(pdf: pymupdf.Document, doc_sha256: str, name: str) -> CanonicalText:
                 height_pt=float(geo.rect[3] - geo.rect[1]),
                 has_text=builder.pos > start,
                 rotation_deg=int(page.rotation),
+                read_by_ocr=read_by_ocr and builder.pos > start,
             )
         )
     text = "".join(builder.parts)
@@ -198,8 +232,17 @@ def _build(pdf: pymupdf.Document, doc_sha256: str, name: str) -> CanonicalText:
         )
         for start, end, number, block, font, size, flags, raw in builder.line_records
     )
+    ocr_lines = tuple(
+        OcrLine(char_start=s, char_end=e, page=p, confidence=c)
+        for s, e, p, c in builder.ocr_records
+    )
     return CanonicalText(
-        text=text, char_page=char_page, char_bbox_pt=char_bbox, pages=tuple(pages), lines=lines
+        text=text,
+        char_page=char_page,
+        char_bbox_pt=char_bbox,
+        pages=tuple(pages),
+        lines=lines,
+        ocr_lines=ocr_lines,
     )
 
 
@@ -267,11 +310,37 @@ def _page_blocks(page: pymupdf.Page, name: str) -> list[list[Line]]:
     return [lines for lines in blocks if lines]
 
 
+def _ocr_blocks(page: pymupdf.Page, doc_sha256: str, name: str) -> list[list[Line]]:
+    """The page's paragraphs read by OCR (``core.ingest.ocr``) as cleaned lines, each
+    with its confidence (empty paragraphs left out)."""
+    rect = unrotated_rect(page)
+    blocks = []
+    for paragraph in ocr.recognise_page(page, doc_sha256, name):
+        lines = []
+        for parts, confidence in paragraph:
+            line = clean_line(parts, rect)
+            if line is not None:
+                line.confidence = confidence
+                lines.append(line)
+        if lines:
+            blocks.append(lines)
+    return blocks
+
+
 def _add_page(
-    builder: _Builder, page: pymupdf.Page, doc_sha256: str, name: str, rotation: pymupdf.Matrix
+    builder: _Builder,
+    page: pymupdf.Page,
+    blocks: list[list[Line]],
+    doc_sha256: str,
+    rotation: pymupdf.Matrix,
+    *,
+    find_tables: bool,
 ) -> None:
-    blocks = _page_blocks(page, name)
-    regions = _page_tables(page, doc_sha256, blocks, builder.tables, rotation)
+    """Append the page's ``blocks`` (cleaned lines) in reading order, its tables (when
+    ``find_tables``) read row by row."""
+    regions = (
+        _page_tables(page, doc_sha256, blocks, builder.tables, rotation) if find_tables else ()
+    )
     table_lines: list[list[Line]] = [[] for _ in regions]
     units: list[list[Line]] = []
     for lines in blocks:
@@ -318,9 +387,11 @@ def page_table_regions(
 ) -> tuple[TableRegion, ...]:
     """The table regions ``build_canonical_text`` finds on ``page`` (of the document
     ``doc_sha256``, rotation normalised), from the same cleaned lines; cached as it
-    caches them. For a parse whose document's regions left the cache."""
-    blocks = _page_blocks(page, "the PDF")
-    return _page_tables(page, doc_sha256, blocks, budget, page.rotation_matrix)
+    caches them. For a parse whose document's regions left the cache. A damaged page
+    is ``DamagedPdfError``."""
+    with pdf_guard.mupdf_errors("the PDF"):
+        blocks = _page_blocks(page, "the PDF")
+        return _page_tables(page, doc_sha256, blocks, budget, page.rotation_matrix)
 
 
 def _continues(previous: list, unit: list[Line]) -> bool:
@@ -348,6 +419,8 @@ def _emit_block(builder: _Builder, lines: list[Line], page: int, block_no: int) 
         builder.line_records.append(
             (start, builder.pos, page, block_no, line.font, line.size_pt, line.flags, line.bbox)
         )
+        if line.confidence is not None and builder.pos > start:
+            builder.ocr_records.append((start, builder.pos, page, line.confidence))
         if following and not joined:
             builder.insert("\n")
 
@@ -361,7 +434,10 @@ def _emit_table(builder: _Builder, rows: list[list[Line]], page: int, block_no: 
         for c, cell in enumerate(row):
             if c:
                 builder.insert("\t")
+            cell_start = builder.pos
             builder.add(cell.text, cell.boxes)
+            if cell.confidence is not None:
+                builder.ocr_records.append((cell_start, builder.pos, page, cell.confidence))
         main = max(row, key=lambda ln: len(ln.text))
         bbox = bounding([ln.bbox for ln in row])
         builder.line_records.append(

@@ -20,9 +20,11 @@ percentage is no header, rows may sit two line heights apart, and the label colu
 heading at the foot of a header set off from the first row belongs to the header, as
 does a short heading set in from the labels above a header row ("Global" over
 "Revenues") (the 10-Q's product table, J&J's statements of earnings and its sales by
-area read as one table each, under their whole headers).
+area read as one table each, under their whole headers); 5, pages without a text layer
+are read by OCR (``core.ingest.ocr``, the default policy ``auto``): the scans'
+canonical texts are their recognised lines, where they were empty.
 """
 
 from __future__ import annotations
 
-PARSE_REVISION = 4
+PARSE_REVISION = 5

@@ -239,15 +239,11 @@ def _neighbours(r1: Rect, r2: Rect, snap_x: float, snap_y: float) -> bool:
     tolerances of the other's box."""
     if (
         r2[0] - snap_x <= r1[0] <= r2[2] + snap_x or r2[0] - snap_x <= r1[2] <= r2[2] + snap_x
-    ) and (
-        r2[1] - snap_y <= r1[1] <= r2[3] + snap_y or r2[1] - snap_y <= r1[3] <= r2[3] + snap_y
-    ):
+    ) and (r2[1] - snap_y <= r1[1] <= r2[3] + snap_y or r2[1] - snap_y <= r1[3] <= r2[3] + snap_y):
         return True
     return (
         r1[0] - snap_x <= r2[0] <= r1[2] + snap_x or r1[0] - snap_x <= r2[2] <= r1[2] + snap_x
-    ) and (
-        r1[1] - snap_y <= r2[1] <= r1[3] + snap_y or r1[1] - snap_y <= r2[3] <= r1[3] + snap_y
-    )
+    ) and (r1[1] - snap_y <= r2[1] <= r1[3] + snap_y or r1[1] - snap_y <= r2[3] <= r1[3] + snap_y)
 
 
 def _include(rect: Rect, x: float, y: float) -> Rect:

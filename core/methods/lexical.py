@@ -3,8 +3,11 @@ plus the chunk text (``contextual-bm25``), on the same spans as the dense method
 
 Terms, stated once and shown in the workbench (``TOKENISATION``): maximal runs of
 Unicode word characters (``\\w+``, so ``HX40``, ``458`` and ``2.4`` -> ``2``, ``4`` are
-terms), lower-cased, English stopwords of bm25s left out, then the Snowball English
-stemmer (PyStemmer). Scores are bm25s's Lucene BM25 with ``k1 = 1.5``, ``b = 0.75``:
+terms), joined across an apostrophe inside a word (``Pfizer's``, ``don't``: one word, so a
+possessive never leaves a term ``s``), lower-cased, English stopwords of bm25s left out,
+then the Snowball English stemmer (PyStemmer), which drops a possessive ``'s``
+(``Pfizer's`` -> ``pfizer``; a typographic apostrophe is read as ``'``). Scores are
+bm25s's Lucene BM25 with ``k1 = 1.5``, ``b = 0.75``:
 ``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))`` and each term adds
 ``idf * tf / (tf + k1 * (1 - b + b * len / avg_len))`` (Lucene drops the constant
 ``k1 + 1`` factor, which changes no rank), summed over the query's terms (a term the
@@ -34,10 +37,11 @@ if TYPE_CHECKING:
 K1 = 1.5
 B = 0.75
 TOKENISATION = (
-    "terms are runs of word characters (\\w+), lower-cased, English stopwords removed, "
+    "terms are runs of word characters (\\w+, joined across an apostrophe inside a word), "
+    "lower-cased, English stopwords removed, "
     f"Snowball English stems; BM25 (Lucene) with k1={K1}, b={B}"
 )
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"\w+(?:['\u2019]\w+)*")  # "Pfizer's" is one word, never "s"
 _UNIT = np.ones(1, dtype=np.float32)  # Chroma keeps a vector per record; lexical has none
 
 
@@ -61,7 +65,7 @@ def word_spans(text: str) -> list[tuple[int, int, str]]:
     stop = _stopwords()
     found = [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(text)]
     kept = [(a, b, w) for a, b, w in found if w not in stop]
-    stems = _stemmer().stemWords([w for _, _, w in kept])
+    stems = _stemmer().stemWords([_plain(w) for _, _, w in kept])
     return [(a, b, s) for (a, b, _), s in zip(kept, stems, strict=True)]
 
 
@@ -71,7 +75,12 @@ def terms(text: str) -> list[str]:
     can change a word's boundaries, e.g. a dotted capital I)."""
     stop = _stopwords()
     words = [w.lower() for w in _WORD.findall(text)]
-    return _stemmer().stemWords([w for w in words if w not in stop])
+    return _stemmer().stemWords([_plain(w) for w in words if w not in stop])
+
+
+def _plain(word: str) -> str:
+    """The word as the stemmer reads it: a typographic apostrophe as ``'``."""
+    return word.replace("\u2019", "'")
 
 
 def matched_words(query: str, text: str) -> list[tuple[int, int]]:

@@ -171,6 +171,8 @@ def _table_boxes(doc: Document) -> dict[int, list[tuple[BBox, BBox | None]]]:
     pdf = None
     budget = TableBudget()  # charged page by page, as ingest charged it
     for page in doc.pages:
+        if page.read_by_ocr:  # ingest reads an OCR'd page without the table finder
+            continue
         regions = cached_table_regions(doc.sha256, page.number - 1, budget)
         if regions is None and page.has_text and doc.pdf_bytes is not None:
             if pdf is None:
@@ -236,9 +238,7 @@ def _table_of(context: _Context, lines: list[TextLine]) -> tuple[BBox, BBox | No
     return _table_at(context, lines[0].page, lines_bbox(lines))
 
 
-def _table_at(
-    context: _Context, page: int, bbox: BBox | None
-) -> tuple[BBox, BBox | None] | None:
+def _table_at(context: _Context, page: int, bbox: BBox | None) -> tuple[BBox, BBox | None] | None:
     """The (table box, header box) of the table on ``page`` holding the centre of ``bbox``."""
     tables = context.tables.get(page)
     if not tables or bbox is None:

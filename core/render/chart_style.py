@@ -27,6 +27,7 @@ CAUSE_COLOURS: dict[str, str] = {
     "context": "#2e86ab",
     "vocabulary": "#7768ae",
     "label": "#6c757d",
+    "method": "#c73e1d",
     "other": "#a7b4c0",
 }
 GRID = "#eef2f5"

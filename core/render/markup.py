@@ -278,4 +278,5 @@ table.cs-turns td.cs-turn-speaker { white-space: nowrap; font-weight: 600; }
 table.cs-turns tr.cs-turn-cited { background: #fffbe6; }
 table.cs-turns div.cs-turn-text { border: 0; padding: 0; background: none; max-height: none; }
 div.cs-raw { font-family: ui-monospace, monospace; font-size: .8rem; }
+div.cs-hit span.cs-doc { display: inline-block; max-width: 100%; overflow-wrap: break-word; }
 """

@@ -259,14 +259,18 @@ def segment_colour(segment: ChunkSegment) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MarginLabel:
-    """A chunk number placed in a page margin: ``bbox_pt`` is the label's box, ``anchor_pt``
-    the line box it labels (same vertical position unless stacked below a neighbour)."""
+    """Chunk numbers placed in a page margin: ``bbox_pt`` is the label's box, ``anchor_pt``
+    the line box it labels (same vertical position unless stacked below a neighbour).
+    ``numbers`` are the chunks it names (one, or a run that starts on lines too close to
+    label each: ``text`` is then ``first–last``), ``starts_pt`` the line of each start."""
 
     text: str
     colour: str
     bbox_pt: BBox
     anchor_pt: BBox
     font_pt: float = LABEL_FONT_PT
+    numbers: tuple[str, ...] = ()
+    starts_pt: tuple[BBox, ...] = ()
 
 
 def label_size_pt(text: str, font_pt: float = LABEL_FONT_PT) -> tuple[float, float]:
@@ -291,30 +295,49 @@ def margin_labels(
     """Labels ``(text, colour, line box)`` placed beside their lines, outside ``text_area``
     (the union of the page's glyph boxes): in the left margin for a line starting left of
     the text area's centre, else in the right margin; a label that would overlap the one
-    above it in its margin moves down. In a narrow margin a label shrinks (to
-    ``MIN_LABEL_FONT_PT``) to keep clear of the glyphs; one narrower still (a page printed
-    to its edges) gets the label at the page edge, where it may touch them."""
+    above it in its margin moves down, by at most its own height: a label that would have
+    to move further (many chunks starting on the same or close lines, as tiny chunks do)
+    joins the one above instead, which then names the run (``12–15``), so no number ever
+    drifts away from its line and a crowded margin never piles up. In a narrow margin a
+    label shrinks (to ``MIN_LABEL_FONT_PT``) to keep clear of the glyphs; one narrower
+    still (a page printed to its edges) gets the label at the page edge, where it may
+    touch them."""
     x0, _, x1, _ = text_area
     middle = (x0 + x1) / 2
     placed: list[MarginLabel] = []
+    last: dict[str, int] = {}  # index in ``placed`` of each margin's lowest label
     floor = {"left": float("-inf"), "right": float("-inf")}  # lowest label bottom so far
     for text, colour, line in sorted(anchors, key=lambda a: (a[2][1], a[2][0])):
         side = "left" if line[0] < middle else "right"
         room = x0 if side == "left" else page_width_pt - x1
-        font = _fitted_font_pt(text, room - _MIN_GAP_PT)
-        width, height = label_size_pt(text, font)
-        gap = min(_LABEL_GAP_PT, max(_MIN_GAP_PT, room - width))
-        if side == "left":
-            left = max(0.0, x0 - gap - width)
+        _, height = label_size_pt(text, _fitted_font_pt(text, room - _MIN_GAP_PT))
+        wanted = (line[1] + line[3] - height) / 2
+        top = max(wanted, floor[side] + _LABEL_GAP_PT / 2)
+        if side in last and top - wanted > height:  # too far from its line: join the run
+            above = placed[last[side]]
+            numbers, starts = (*above.numbers, text), (*above.starts_pt, line)
+            shown, colour, line = f"{numbers[0]}–{text}", above.colour, above.anchor_pt
+            top = above.bbox_pt[1]
         else:
-            left = min(page_width_pt - width, x1 + gap)
-        top = max((line[1] + line[3] - height) / 2, floor[side] + _LABEL_GAP_PT / 2)
-        floor[side] = top + height
-        box = (left, top, left + width, top + height)
-        placed.append(
-            MarginLabel(text=text, colour=colour, bbox_pt=box, anchor_pt=line, font_pt=font)
+            numbers, starts, shown = (text,), (line,), text
+            last[side] = len(placed)
+            placed.append(_EMPTY)  # its seat, filled below
+        font = _fitted_font_pt(shown, room - _MIN_GAP_PT)
+        width, height = label_size_pt(shown, font)
+        gap = min(_LABEL_GAP_PT, max(_MIN_GAP_PT, room - width))
+        left = (
+            max(0.0, x0 - gap - width) if side == "left" else min(page_width_pt - width, x1 + gap)
         )
+        box = (left, top, left + width, top + height)
+        placed[last[side]] = MarginLabel(
+            text=shown, colour=colour, bbox_pt=box, anchor_pt=line, font_pt=font,
+            numbers=numbers, starts_pt=starts,
+        )  # fmt: skip
+        floor[side] = top + height
     return placed
+
+
+_EMPTY = MarginLabel(text="", colour="", bbox_pt=(0, 0, 0, 0), anchor_pt=(0, 0, 0, 0))
 
 
 def start_tick(line: BBox) -> BBox:

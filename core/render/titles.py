@@ -4,13 +4,16 @@ A title is the nearest real heading at or above the chunk, the first words of th
 own text, and which of that heading's chunks it is, so chunks that share a heading read
 apart: ``Liquidity — “Cash and cash equivalents were …” (2 of 5)``.
 
-*Real heading*: a heading block that is not a table's column heading or unit line. Filings
+*Real heading*: a heading block (or a title line the parser left a paragraph: the first
+block of a page when it reads as a title, ``title_lines``) that is not a
+table's column heading or unit line. Filings
 repeat those above every statement, and a parser that types them as headings would title
 every table chunk "Six Months Ended December 31, ($ in millions...)". A heading is not
 real when its text (whitespace folded, case ignored) is the text of a header row of any
 table of the document (``Block.header_rows``), when it is wholly in parentheses ("(in
 millions, unaudited)"), or when it is a reporting-period column heading ("Three Months
-Ended", "Six Months Ended December 31,", "First-Quarter").
+Ended", "Six Months Ended December 31,", "First-Quarter"), or when it sets labels apart in
+columns (a tab, or three spaces between words: a heading row).
 
 *Own text*: the chunk's text without the heading blocks and table header rows inside its
 span (a chunk that opens a table starts with the header rows every piece of the table
@@ -115,7 +118,74 @@ def is_real_heading(text: str, header_texts: Iterable[str] = ()) -> bool:
         return False
     if folded.startswith("(") and folded.endswith(")"):
         return False
+    if _COLUMNS.search(text):  # labels set apart in columns: a table's heading row
+        return False
     return _PERIOD_HEADING.fullmatch(folded) is None
+
+
+_COLUMNS = re.compile(r"\t|\S {3,}\S")
+_OWNER_LINE = re.compile(
+    r"\b(?:inc|corp|corporation|company|companies|ltd|plc|llc|subsidiaries)\b\.?\s*$", re.I
+)
+_SMALL_WORDS = frozenset(
+    ("a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "the", "to", "vs", "with")
+)
+_COLUMN_WORDS = re.compile(
+    r"^(?:\(?(?:dollars|amounts)\b.*\b(?:millions|thousands|billions)\)?"
+    r"|(?:three|six|nine|twelve)[\s-]+months\b.*|.*\bto date\b.*)$",
+    re.IGNORECASE,
+)
+TITLE_MAX_CHARS = 140
+
+
+def _title_like(text: str) -> bool:
+    """A statement's or section's title line: a few capitalised words, no sentence."""
+    flat = " ".join(text.split())
+    if not 3 <= len(flat) <= TITLE_MAX_CHARS or flat[-1] in ".;,":
+        return False
+    if flat[-1] == ":" and not flat.isupper():
+        return False  # a sentence's lead-in; "ABOUT ACME:" stands as a title
+    if _COLUMNS.search(text) or not is_real_heading(flat) or _COLUMN_WORDS.match(flat):
+        return False
+    if not flat[0].isalpha():  # "(MILLIONS) ...", "2022 ...": a table's heading row
+        return False
+    bare = re.sub(r"\([^)]*\)", " ", flat)  # "(Unaudited)", "($MM)": kept, not counted
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z'’-]*", bare) if w.lower() not in _SMALL_WORDS]
+    if len(words) < 2 or len(re.findall(r"\d+", flat)) > 1:  # figures: a row, not a title
+        return False
+    capital = sum(w[0].isupper() for w in words)
+    return capital >= 0.8 * len(words)
+
+
+def title_lines(blocks: Sequence[Block]) -> list[Block]:
+    """Title lines the parser typed as paragraphs, as heading blocks (level 1): the first
+    block of a page when it reads as a title (a statement's title above its table; not a
+    unit line, a period or a heading row), spanning the whole block; its heading path
+    holds the title, without a first line naming the company ("ACME INC. AND
+    SUBSIDIARIES") when a second line follows."""
+    ordered = sorted(blocks, key=lambda b: b.char_start)
+    body = [b for b in ordered if b.kind not in ("header", "footer")]
+    out: list[Block] = []
+    seen_pages: set[int] = set()
+    for block in body:
+        first_on_page = block.page not in seen_pages
+        seen_pages.add(block.page)
+        if block.kind != "paragraph" or not first_on_page:
+            continue
+        title = block.text
+        lines = title.split("\n")
+        if len(lines) > 1 and _OWNER_LINE.search(lines[0].strip()):
+            title = title[len(lines[0]) + 1 :]
+        if not _title_like(title) or len(title.split("\n")) > 2:
+            continue
+        out.append(  # the whole block's span (a chunk opening at the company line is
+            Block(  # the statement's), titled by its heading path
+                doc_id=block.doc_id, doc_sha256=block.doc_sha256, kind="heading",
+                char_start=block.char_start, char_end=block.char_end, text=block.text,
+                page=block.page, bbox_pt=None, level=1, heading_path=(" ".join(title.split()),),
+            )
+        )  # fmt: skip
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,11 +204,15 @@ class HeadingIndex:
 
     @classmethod
     def of(cls, doc_text: str, blocks: Sequence[Block]) -> HeadingIndex:
-        """The index of a document's parsed ``blocks`` (any order) over ``doc_text``."""
+        """The index of a document's parsed ``blocks`` (any order) over ``doc_text``;
+        title lines the parser left untyped (``title_lines``) count as headings."""
         rows = [(a, b) for blk in blocks if blk.kind == "table" for a, b in blk.header_rows]
         header_texts = {_folded(doc_text[a:b]) for a, b in rows}
-        headings = sorted((b for b in blocks if b.kind == "heading"), key=lambda b: b.char_start)
-        real = [h for h in headings if is_real_heading(h.text, header_texts)]
+        typed = [b for b in blocks if b.kind == "heading"]
+        promoted = title_lines(blocks)
+        named = {id(h): h.heading_path[-1] for h in promoted}  # a title line's own words
+        headings = sorted([*typed, *promoted], key=lambda b: b.char_start)
+        real = [h for h in headings if is_real_heading(named.get(id(h), h.text), header_texts)]
         spans = sorted([*rows, *((h.char_start, h.char_end) for h in headings)])
         merged: list[tuple[int, int]] = []
         for a, b in spans:
@@ -146,7 +220,7 @@ class HeadingIndex:
                 merged[-1] = (merged[-1][0], max(merged[-1][1], b))
             else:
                 merged.append((a, b))
-        titles = tuple(" ".join(h.text.split()) for h in real)
+        titles = tuple(named.get(id(h)) or " ".join(h.text.split()) for h in real)
         paths = tuple(
             _real_path((*h.heading_path[:-1], title), header_texts)
             for h, title in zip(real, titles, strict=True)

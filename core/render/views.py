@@ -158,17 +158,28 @@ def _overlap_band_shape(line: BBox, data: tuple[tuple[str, str], ...]) -> Shape:
 
 def _label_shapes(label: MarginLabel) -> list[Shape]:
     """A margin label (white, outlined in its chunk's colour) and its start tick."""
-    data = (("chunks", label.text),)
+    numbers = label.numbers or (label.text,)
+    data = (("chunks", " ".join(numbers)),)
+    one = len(numbers) == 1
+    said = (
+        f"chunk {label.text} starts on this line"
+        if one
+        else (f"chunks {label.text} start on these lines")
+    )
+    ticks = [
+        Shape(
+            bbox_pt=start_tick(line), fill=label.colour, fill_opacity=0.95,
+            css_class="cs-start-tick", data=data,
+        )
+        for line in label.starts_pt or (label.anchor_pt,)
+    ]  # fmt: skip
     return [
         Shape(
             bbox_pt=label.bbox_pt, fill="#ffffff", fill_opacity=0.95, stroke=label.colour,
             stroke_width_pt=1.0, css_class="cs-margin-label", data=data, label=label.text,
-            label_size_pt=label.font_pt, title=f"chunk {label.text} starts on this line",
+            label_size_pt=label.font_pt, title=said,
         ),
-        Shape(
-            bbox_pt=start_tick(label.anchor_pt), fill=label.colour, fill_opacity=0.95,
-            css_class="cs-start-tick", data=data,
-        ),
+        *ticks,
     ]  # fmt: skip
 
 

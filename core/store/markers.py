@@ -57,6 +57,19 @@ class IndexedDoc:
     parse_revision: int = 1
 
 
+def _reading_key(doc: Document) -> str:
+    from core.ingest.ocr import reading_key  # PyMuPDF loads only when a marker is written
+
+    return reading_key(doc)
+
+
+def _reading_holds(stored: object) -> bool:
+    """A marker written before the reading was recorded read its PDF's text layer only."""
+    from core.ingest.ocr import TEXT_READING, reading_holds
+
+    return reading_holds(str(stored) if stored else TEXT_READING)
+
+
 def marker_id(collection: str, doc_id: str) -> str:
     raw = f"{collection}\x1f{doc_id}".encode()
     return "m" + hashlib.blake2b(raw, digest_size=12).hexdigest()
@@ -87,6 +100,7 @@ def marker_metadata(
         "complete": complete,
         "updated_at": time.time(),
         "parse_revision": PARSE_REVISION,
+        "reading": _reading_key(doc),
     }
 
 
@@ -156,6 +170,8 @@ def version_complete(
         return False
     if mark.get("parse_revision", 1) != PARSE_REVISION:
         return False  # made from an older reading of these bytes: its spans may not fit
+    if not _reading_holds(mark.get("reading")):
+        return False  # read under another OCR choice or engine: its text differs
     expected = int(mark["n_chunks"])
     if n_chunks is not None and n_chunks != expected:
         return False

@@ -10,7 +10,15 @@
 
 from core.tune.grid import GridPoint, parse_grid, parse_overlaps, parse_sizes
 from core.tune.sweep import SweepCancelled, run_sweep
-from core.tune.sweep_records import Cell, MethodCost, Sweep, SweepPoint, load_sweep, save_sweep
+from core.tune.sweep_records import (
+    Cell,
+    MethodCost,
+    Sweep,
+    SweepPoint,
+    load_sweep,
+    save_sweep,
+    store_sweeps_dir,
+)
 
 __all__ = [
     "Cell",
@@ -25,4 +33,5 @@ __all__ = [
     "parse_sizes",
     "run_sweep",
     "save_sweep",
+    "store_sweeps_dir",
 ]

@@ -7,6 +7,14 @@ resampled with replacement, ``numpy.random.default_rng(seed)``, so the same swee
 draws the same bands). A ``Crossover`` is where the difference between two methods changes
 sign between two neighbouring sizes, placed by linear interpolation in log2(size) (the
 axis the curves are drawn on); a tie at a measured size is no crossing.
+
+A crossover is ``clear`` only when the two bands separate on both sides of it: at some
+measured size below it the better method's band lies wholly above the other's, and at
+some size above it wholly below. Otherwise the page says "no clear crossover with N
+queries". A best cell at the smallest or largest size its line tried says so
+(``edge_note``: the best may lie outside the grid), and under ``FEW_QUERIES`` queries
+``power_note`` says how many more would make the largest gap seen detectable (from the
+paired bootstrap of that gap, ``core.evaluate.bootstrap.queries_to_detect``).
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core import methods as registry
+from core.evaluate.bootstrap import FEW_QUERIES, paired_bootstrap, queries_to_detect
 from core.tune.sweep_records import Cell, MethodCost, Sweep, SweepPoint
 
 DEFAULT_RESAMPLES = 1000
@@ -46,11 +55,20 @@ class Crossover:
     other: str
     size: float
     metric: str
+    clear: bool = True  # the bands separate on both sides (see the module docstring)
+    queries: int = 0
 
     def sentence(self, unit: str) -> str:
+        if not self.clear:
+            return (
+                f"no clear crossover with {self.queries} queries: {self.better_below} and "
+                f"{self.other} cross near {self.size:,.0f} {unit} on {self.metric}, inside "
+                "each other's bands"
+            )
         return (
             f"{self.better_below} beats {self.other} on {self.metric} below "
-            f"{self.size:,.0f} {unit} on this set"
+            f"{self.size:,.0f} {unit} on this set (bands apart on both sides, "
+            f"{self.queries} queries)"
         )
 
 
@@ -128,8 +146,14 @@ def curves(
     return out
 
 
-def crossovers(a: Series, b: Series) -> list[Crossover]:
-    """Where ``a - b`` changes sign between neighbouring sizes (log2-interpolated)."""
+def _above(a: Series, b: Series, i: int) -> bool:
+    """``a``'s band lies wholly above ``b``'s at size index ``i``."""
+    return a.lows[i] > b.highs[i]
+
+
+def crossovers(a: Series, b: Series, queries: int = 0) -> list[Crossover]:
+    """Where ``a - b`` changes sign between neighbouring sizes (log2-interpolated), each
+    marked ``clear`` or not (``queries``: how many the bands rest on, for the sentence)."""
     out = []
     diffs = [x - y for x, y in zip(a.means, b.means, strict=True)]
     for i in range(len(diffs) - 1):
@@ -138,18 +162,93 @@ def crossovers(a: Series, b: Series) -> list[Crossover]:
             continue
         x0, x1 = math.log2(a.sizes[i]), math.log2(a.sizes[i + 1])
         size = 2 ** (x0 + (x1 - x0) * d0 / (d0 - d1))
-        better, other = (a.method, b.method) if d0 > 0 else (b.method, a.method)
-        out.append(Crossover(better_below=better, other=other, size=size, metric=a.metric))
+        better, other = (a, b) if d0 > 0 else (b, a)
+        clear = any(_above(better, other, j) for j in range(i + 1)) and any(
+            _above(other, better, j) for j in range(i + 1, len(diffs))
+        )
+        out.append(
+            Crossover(
+                better_below=better.method, other=other.method, size=size, metric=a.metric,
+                clear=clear, queries=queries,
+            )
+        )  # fmt: skip
     return out
 
 
-def all_crossovers(series: Sequence[Series]) -> list[Crossover]:
+def all_crossovers(series: Sequence[Series], queries: int = 0) -> list[Crossover]:
     """Crossovers of every pair of methods (simpler first, as the deltas of a run)."""
     by_method = {s.method: s for s in series}
     out = []
     for simple, elaborate in registry.delta_pairs(list(by_method)):
-        out += crossovers(by_method[elaborate], by_method[simple])
+        out += crossovers(by_method[elaborate], by_method[simple], queries)
     return out
+
+
+def query_count(sweep: Sweep) -> int:
+    """Queries each point was scored on (the first point's; every point has the same)."""
+    return sweep.points[0].run.n_queries if sweep.points else 0
+
+
+def edge_note(sweep: Sweep, cell: Cell) -> str | None:
+    """``best at the largest size tried: extend the grid`` (or the smallest) when the cell
+    sits at an end of its line (same policy name, unit and overlap) of two or more sizes."""
+    line = points_of(sweep, cell.policy.name, cell.overlap_asked)
+    sizes = sorted({p.policy.size for p in line if p.policy.unit == cell.policy.unit})
+    if len(sizes) < 2:
+        return None
+    if cell.policy.size == sizes[-1]:
+        return "best at the largest size tried: extend the grid upwards"
+    if cell.policy.size == sizes[0]:
+        return "best at the smallest size tried: extend the grid downwards"
+    return None
+
+
+def power_note(series: Sequence[Series], sweep: Sweep, unit: str) -> str | None:
+    """Under ``FEW_QUERIES`` queries: the largest gap between two methods at one size,
+    whether its paired interval excludes zero, and about how many queries would make a gap
+    of that size detectable (80% power); None with enough queries or one method."""
+    n = query_count(sweep)
+    if n >= FEW_QUERIES or len(series) < 2 or not series[0].sizes:
+        return None
+    by_key = {p.policy.key: p for p in sweep.points}
+    best: tuple[float, str, str, int] | None = None
+    for simple, elaborate in registry.delta_pairs([s.method for s in series]):
+        a = next(s for s in series if s.method == simple)
+        b = next(s for s in series if s.method == elaborate)
+        for i in range(len(a.sizes)):
+            gap = abs(b.means[i] - a.means[i])
+            if not math.isnan(gap) and (best is None or gap > best[0]):
+                best = (gap, simple, elaborate, i)
+    if best is None or best[0] == 0:
+        return f"only {n} queries: each moves a mean by {1 / max(n, 1):.2f}"
+    gap, simple, elaborate, i = best
+    point = by_key[series[0].policy_keys[i]]
+    metric = series[0].metric
+    delta = paired_bootstrap(_paired(point, simple, metric), _paired(point, elaborate, metric))
+    needed = queries_to_detect(delta) if delta is not None else None
+    ahead, behind = (
+        (elaborate, simple) if delta is not None and delta.delta > 0 else (simple, elaborate)
+    )
+    seen = (
+        f"only {n} queries: the largest gap, {ahead} ahead of {behind} by {gap:.2f} at "
+        f"{series[0].sizes[i]:,} {unit},"
+    )
+    if delta is not None and delta.excludes_zero:
+        return (
+            f"{seen} holds in the bootstrap, but {n} queries are too few to trust it: "
+            f"confirm on {FEW_QUERIES}+"
+        )
+    if needed is None:
+        return f"{seen} is inside the noise"
+    return (
+        f"{seen} is inside the noise; about {max(needed - n, 1):,} more queries would make a "
+        "gap of that size detectable (80% power)"
+    )
+
+
+def _paired(point: SweepPoint, method: str, metric: str) -> list[float]:
+    """Per query, the metric under ``method`` (0 where undefined, kept for pairing)."""
+    return [float(q.metrics[method].get(metric) or 0.0) for q in point.run.queries]
 
 
 def best_cells(sweep: Sweep, metrics: Sequence[str]) -> dict[str, Cell]:

@@ -22,6 +22,7 @@ from core import methods as registry
 from core.chunk.registry import policy_from_dict
 from core.errors import LabelError
 from core.evaluate.run_file import EvalRun
+from core.evaluate.triage import default_triage_path
 from core.serial import Fields, as_float, as_stored
 from core.types import ChunkPolicy
 
@@ -200,6 +201,15 @@ def sweep_id_of(identity: Mapping[str, Any], keys: Sequence[str]) -> str:
     """``sweep-`` + 16 hex digits of the sha256 of the identity and the grid's policy keys."""
     raw = json.dumps({"identity": identity, "policies": list(keys)}, sort_keys=True)
     return "sweep-" + hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+SWEEPS_DIRNAME = "sweeps"
+
+
+def store_sweeps_dir() -> Path:
+    """``sweeps/`` in the store folder (``$CHUNKSCOPE_STORE``, else ``./.chunkscope``):
+    where ``chunkscope sweep`` keeps every sweep it runs and the Tune page lists them."""
+    return default_triage_path().parent / SWEEPS_DIRNAME
 
 
 def save_sweep(sweep: Sweep, path: str | os.PathLike[str]) -> Path:

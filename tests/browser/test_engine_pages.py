@@ -146,7 +146,7 @@ def test_triage_tags_survive_a_reload_and_export(tall, engine_url, artifacts):
     no_errors(page)
 
     picked = []
-    for key, cause in (("2", "boundary"), ("3", "context"), ("6", "other")):
+    for key, cause in (("2", "boundary"), ("3", "context"), ("6", "method")):
         query_id = page.locator("[data-testid=stCaptionContainer]").filter(
             has_text=" · first gold chunk:"
         ).last.inner_text().split(" · ")[0]  # fmt: skip

@@ -59,8 +59,8 @@ def upload(page, payload) -> None:
 
 
 def current_document(page) -> str:
-    picker = page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox")
-    return picker.locator("input").input_value()
+    picker = page.get_by_test_id("stSidebar").get_by_role("combobox", name="Document")
+    return picker.input_value()
 
 
 def metric_value(page, label: str) -> str:

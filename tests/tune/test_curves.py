@@ -29,11 +29,15 @@ def _series(method: str, means: list[float]) -> Series:
 def test_a_crossover_is_placed_between_the_sizes_where_the_order_flips() -> None:
     late = _series("late", [0.8, 0.7, 0.5, 0.4])
     naive = _series("naive", [0.6, 0.6, 0.6, 0.6])
-    [found] = crossovers(late, naive)
+    [found] = crossovers(late, naive, queries=40)
     assert found.better_below == "late" and found.other == "naive"
     assert 128 < found.size < 256
     assert found.size == pytest.approx(2 ** (7 + 0.1 / 0.2))  # log2-linear: 0.1 -> -0.1
-    assert found.sentence("tokens") == "late beats naive on mrr below 181 tokens on this set"
+    assert found.clear  # zero-width bands: apart on both sides
+    assert found.sentence("tokens") == (
+        "late beats naive on mrr below 181 tokens on this set (bands apart on both sides, "
+        "40 queries)"
+    )
     assert crossovers(naive, _series("x", [0.6, 0.6, 0.6, 0.6])) == []  # ties never cross
     assert [c.better_below for c in crossovers(naive, late)] == ["late"]
 

@@ -1,0 +1,88 @@
+"""The measuring set of the diagnosis: documents whose cause of failure is known by
+construction, and the suggestions scored against it. The fast tier runs one case per
+(family, cause) with the trigram stand-in encoder; the full set with the real model is
+the ``diagnose:agreement`` bench case."""
+
+from __future__ import annotations
+
+import pytest
+from fakes import FakeEncoder, fake_embed_chunks
+
+from core.diagnose.casebook import (
+    CAUSES,
+    FAMILIES,
+    build_casebook,
+    casebook_documents,
+    run_casebook,
+)
+from core.diagnose.terms import terms_of
+
+
+@pytest.fixture(scope="module")
+def small_book():
+    return build_casebook(per_cause=1)
+
+
+@pytest.fixture(scope="module")
+def measured(small_book):
+    return run_casebook(small_book, FakeEncoder(), embed=fake_embed_chunks)
+
+
+def test_every_family_builds_every_cause_with_an_exact_gold(small_book):
+    built = {(q.family, q.cause) for q in small_book.queries}
+    assert built == {(f.name, c) for f in FAMILIES for c in CAUSES}
+    for q in small_book.queries:
+        text = small_book.sources[q.doc + ".md"]
+        assert text.count(q.gold) == 1, q.id  # one place: the span is exact
+    docs = {d.doc_id: d for d in casebook_documents(small_book)}
+    assert {q.doc for q in small_book.queries} <= set(docs)
+
+
+def test_constructions_hold_as_a_reader_would_check_them(small_book):
+    """Context: the answer never names its subject, the document does once; vocabulary:
+    the query's subject code stands in no document; label: the gold names another variant
+    than the one asked; parse: the gold is not words."""
+    every = set().union(*(terms_of(t) for t in small_book.sources.values()))
+    for q in small_book.queries:
+        text = small_book.sources[q.doc + ".md"]
+        subject = q.subject
+        assert subject and subject in q.query, q.id
+        if q.cause == "context":
+            assert subject not in q.gold and text.count(subject) == 1, q.id
+            assert subject not in text.splitlines()[0]  # nor the title
+        if q.cause == "vocabulary":
+            assert not ({t for t in terms_of(subject) if not t.isdigit()} & every), q.id
+        if q.cause == "label":
+            assert "Lite" in q.gold and "Max" in q.query and "Max" in text, q.id
+        if q.cause == "parse":
+            assert not (terms_of(q.gold) & terms_of(q.query)), q.id
+
+
+def test_suggestions_agree_with_the_constructed_causes(measured):
+    _, _, agreement = measured
+    assert agreement.total >= 40  # failures judged on this slice
+    assert agreement.overall >= 0.8, agreement.table()
+    for cause, share in agreement.per_cause().items():
+        if share is not None and sum(agreement.matrix[cause].values()) >= 3:
+            assert share >= 0.6, (cause, agreement.table())
+    assert "overall" in agreement.table()
+
+
+def test_a_diagnosis_states_strength_confidence_and_spans_inside_its_document(measured):
+    run, found, _ = measured
+    docs = {d.doc_id: d for d in casebook_documents(build_casebook(per_cause=1))}
+    seen = 0
+    for method, by_query in found.items():
+        for qid, diagnosis in by_query.items():
+            record = run.query(qid)
+            assert record.failed[method]
+            assert diagnosis.confidence in ("strong", "weak", "unclear")
+            assert diagnosis.runner_up != diagnosis.suggested
+            assert set(diagnosis.scores) >= set(CAUSES)
+            doc = docs[record.doc_id]
+            for signal in diagnosis.signals:
+                assert 0.0 <= signal.strength <= 1.0
+                for a, b in signal.spans:
+                    assert 0 <= a < b <= len(doc.text)
+            seen += 1
+    assert seen >= 40

@@ -1,0 +1,150 @@
+"""Diagnoses from the command line: ``eval --out`` stores the suggestion per failed query
+and method, ``diagnose`` lists them (or re-diagnoses with every signal), ``check
+--max-new`` gates on new failures of a cause, and triage carries the suggestion beside
+the human tag. The documents are the casebook's (causes known by construction), ranked
+by the trigram stand-in encoder through the model seam."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fakes import FakeEncoder, fake_embed_chunks
+
+from core.cli import eval_cmd, main
+from core.diagnose.casebook import build_casebook
+from core.evaluate import load_run
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ws = tmp_path_factory.mktemp("diagnose")
+    book = build_casebook(per_cause=1, families=("device", "company"))
+    docs = ws / "docs"
+    docs.mkdir()
+    for name, text in book.sources.items():
+        (docs / name).write_text(text, "utf-8")
+    lines = [
+        {"id": q.id, "query": q.query, "doc": q.doc, "evidence": [{"text": q.gold}],
+         "cause": q.cause}
+        for q in book.queries
+    ]  # fmt: skip
+    (ws / "q.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n", "utf-8")
+    return ws
+
+
+@pytest.fixture(autouse=True)
+def fake_model(monkeypatch: pytest.MonkeyPatch, workspace: Path) -> None:
+    monkeypatch.setattr(
+        eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
+    )
+    monkeypatch.setenv("CHUNKSCOPE_STORE", str(workspace / "store"))
+
+
+def _eval(ws: Path, out: Path) -> list[str]:
+    return [
+        "eval", "--queries", str(ws / "q.jsonl"), "--docs", str(ws / "docs"), "--methods",
+        "naive,bm25,contextual,late", "--k", "1,3", "--size", "300", "--overlap", "0",
+        "--resamples", "10", "--json", "--out", str(out),
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def saved(workspace: Path) -> Path:
+    out = workspace / "run.json"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None))
+        assert main(_eval(workspace, out)) == 0
+    return out
+
+
+def test_eval_out_stores_a_suggestion_for_every_failed_query_and_method(saved: Path) -> None:
+    run = load_run(saved)
+    failed = [(q, m) for q in run.queries for m in run.methods if q.failed[m]]
+    assert len(failed) >= 10
+    for record, method in failed:
+        found = record.suggested[method]
+        assert found.confidence in ("strong", "weak", "unclear") and found.decided_by
+    for record in run.queries:  # none for what did not fail
+        assert set(record.suggested) == {m for m in run.methods if record.failed[m]}
+    parse = [q for q in run.queries if q.id.endswith("parse-1")]
+    assert parse and all(s.cause == "parse" for q in parse for s in q.suggested.values())
+
+
+def test_a_run_written_before_suggestions_reads_and_says_so(saved: Path, tmp_path, capsys):
+    data = json.loads(saved.read_text("utf-8"))
+    for q in data["queries"]:
+        q.pop("suggested", None)
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data), "utf-8")
+    assert all(not q.suggested for q in load_run(old).queries)
+    assert main(["diagnose", str(old)]) == 0
+    assert "stores no suggestion" in capsys.readouterr().err
+    assert main(["check", "--run", str(old), "--max-new", "parse=0"]) == 2
+    assert "stores no suggested causes" in capsys.readouterr().err
+
+
+def test_diagnose_lists_stored_suggestions_as_a_table_by_cause(saved: Path, capsys) -> None:
+    assert main(["diagnose", str(saved), "--method", "naive"]) == 0
+    out = capsys.readouterr().out
+    assert "(stored)" in out and "strong" in out and "total" in out
+    assert "parse" in out and "naive" in out and "late" not in out.split("\n\n")[1]
+
+
+def test_diagnose_with_documents_gives_every_signal(saved: Path, workspace, capsys) -> None:
+    args = ["diagnose", str(saved), "--docs", str(workspace / "docs"), "--json"]
+    assert main(args) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["source"] == "diagnosed" and payload["failures"]
+    stored = {(q.id, m): s for q in load_run(saved).queries for m, s in q.suggested.items()}
+    for row in payload["failures"]:
+        assert stored[(row["query_id"], row["method"])].cause == row["suggested"]
+        assert {s["cause"] for s in row["signals"]} >= {"parse", "label", "context"}
+        for signal in row["signals"]:
+            assert 0 <= signal["strength"] <= 1 and isinstance(signal["spans"], list)
+    counts = payload["counts"]
+    assert sum(sum(c.values()) for m in counts.values() for c in m.values()) == len(
+        payload["failures"]
+    )
+
+
+def test_diagnose_refuses_documents_that_are_not_the_runs(saved: Path, tmp_path, capsys):
+    (tmp_path / "other.md").write_text("# Other\n\nNothing here.\n", "utf-8")
+    assert main(["diagnose", str(saved), "--docs", str(tmp_path)]) == 2
+    assert "lacks" in capsys.readouterr().err
+    assert main(["diagnose", str(saved), "--method", "nope"]) == 2
+
+
+def test_check_gates_on_new_failures_of_a_cause(saved: Path, capsys) -> None:
+    assert main(["check", "--run", str(saved), "--max-new", "parse=0"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "new parse failure(s), 0 allowed" in out
+    assert main(["check", "--run", str(saved), "--max-new", "parse=50"]) == 0
+    capsys.readouterr()
+    # against itself as the baseline nothing is new
+    args = ["check", "--run", str(saved), "--baseline", str(saved), "--max-new", "parse=0"]
+    assert main([*args, "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    found = [f for f in verdict["findings"] if f["kind"] == "new-cause"]
+    assert found and all(f["value"] == 0 and f["passed"] for f in found)
+    assert main(["check", "--run", str(saved), "--max-new", "typo=0"]) == 2
+    assert "unknown cause" in capsys.readouterr().err
+
+
+def test_triage_carries_the_suggestion_beside_the_tag(saved: Path, workspace, capsys) -> None:
+    db = str(workspace / "tags.sqlite")
+    assert main(["triage", "sample", str(saved), "--method", "naive", "--json", "--db", db]) == 0
+    sample = json.loads(capsys.readouterr().out)["sample"]
+    assert sample and all(f["suggested"]["cause"] for f in sample)
+    first = sample[0]
+    assert main(["triage", "tag", str(saved), first["id"], "other", "--method", "naive",
+                 "--db", db]) == 0  # fmt: skip
+    capsys.readouterr()
+    out = workspace / "tags.jsonl"
+    assert main(["triage", "export", str(saved), "--out", str(out), "--db", db]) == 0
+    (line,) = [json.loads(x) for x in out.read_text("utf-8").splitlines()]
+    assert line["tag"] == "other" and line["suggested"] == first["suggested"]["cause"]
+    assert line["confidence"] == first["suggested"]["confidence"]
+    assert main(["triage", "sample", str(saved), "--method", "naive", "--db", db]) == 0
+    assert "suggested: " in capsys.readouterr().out
