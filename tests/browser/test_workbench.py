@@ -214,7 +214,7 @@ def test_the_menu_is_the_one_list_of_pages(page, app_url):
     assert max(legacy) == 0
     links = page.locator("[data-testid=stSidebar] [data-testid=stPageLink-NavLink]")
     titles = [" ".join(t.split()[1:]) for t in links.all_inner_texts()]
-    assert titles == ["Library", "Parse", "Chunks", "Source", "Compare",
+    assert titles == ["Library", "Parse", "Chunks", "Source", "Compare", "Map",
                       "Evaluate & triage", "Tune"]  # fmt: skip
     sidebar = page.get_by_test_id("stSidebar").inner_text()
     assert "_ui" not in sidebar and "evaluate.py" not in sidebar
