@@ -11,6 +11,7 @@ from fakes import (
     index_by_paragraphs,
     make_document,
 )
+from test_diagnose_depth import TOPICS as PUMP_TOPICS
 
 from core import ranking
 from core.rerank import RerankWeights, rerank, rerank_top
@@ -19,14 +20,7 @@ from core.store import ChunkStore
 from core.types import ChunkPolicy
 
 POLICY = ChunkPolicy(name="fixed", size=300)
-TOPICS = [
-    "The compressor starts when the pressure falls below two bar.",
-    "Its filter must be replaced every six months or after 500 hours.",
-    "Noise stays under 60 dB at one metre in normal operation.",
-    "The warranty covers parts and labour for three years.",
-    "Cleaning the intake grille monthly keeps the airflow steady.",
-    "The valve closes at four bar and opens again at two bar.",
-]
+TOPICS = [*PUMP_TOPICS, "The valve closes at four bar and opens again at two bar."]
 METHODS = ("naive", "late", "bm25", "hybrid(late,bm25;rrf60)")
 DEPTH, K = 40, 5
 

@@ -16,6 +16,7 @@ from fakes import (
     make_document,
 )
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+from test_diagnose_depth import TOPICS as PUMP_TOPICS
 
 from core.errors import ChunkscopeError
 from core.projection import group_cohesion, layout, read_scope
@@ -30,12 +31,7 @@ from workbench._ui_map import map_link
 __all__ = ["fake", "store_dir"]  # fixtures, imported for pytest
 
 POLICY = ChunkPolicy(name="fixed", size=300)
-TOPICS = [
-    "The compressor starts when the pressure falls below two bar.",
-    "Its filter must be replaced every six months or after 500 hours.",
-    "Noise stays under 60 dB at one metre in normal operation.",
-    "The warranty covers parts and labour for three years.",
-]
+TOPICS = PUMP_TOPICS[:4]
 
 
 @pytest.fixture(scope="module")
