@@ -3,9 +3,6 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# The compiled text reader (core/ingest/stext.c); without a compiler the PDF reader
-# falls back to rawdict and reads the same text, so a failed build does not stop make.
-NATIVE := core/ingest/_stext$(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -13,24 +10,26 @@ export ANONYMIZED_TELEMETRY := False
 
 .PHONY: run test test-fast bench lint install
 
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+# The package, editable, builds the compiled PDF reader (setup.py: core/native/stext.c)
+# against this venv's PyMuPDF, hence no build isolation: the requirements are installed
+# first. Without a compiler the install goes on, the last line says so, and PDFs are read
+# in Python to the same text and boxes.
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml setup.py core/native/stext.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch is pinned to the CPU build (2.13.0) in requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -m core.native.stext
 	touch $(STAMP)
 
-$(NATIVE): core/ingest/stext.c core/ingest/stext_native.py $(STAMP)
-	-$(PY) -m core.ingest.stext_native
+install: $(STAMP)
 
-install: $(STAMP) $(NATIVE)
-
-run: $(STAMP) $(NATIVE)
+run: $(STAMP)
 	$(VENV)/bin/streamlit run app.py --browser.gatherUsageStats=false --server.headless=true
 
 # pytest exits 5 when it collects nothing: report it and fail with 1, never 5.
-test: $(STAMP) $(NATIVE)
+test: $(STAMP)
 	$(PY) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: no tests were collected"; exit 1; fi; exit $$rc
 
@@ -38,10 +37,10 @@ test: $(STAMP) $(NATIVE)
 # or mypy test.
 FAST := not slow and not browser and not server and not typing and not ray and not hostile \
 	and not app and not corpus
-test-fast: $(STAMP) $(NATIVE)
+test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "$(FAST)"
 
-bench: $(STAMP) $(NATIVE)
+bench: $(STAMP)
 	$(VENV)/bin/chunkscope bench
 
 lint: $(STAMP)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from core.errors import LibraryError
-from core.serial import Fields
+from core.provenance.serial import Fields
 
 if TYPE_CHECKING:
     from core.store import ChunkStore
@@ -243,7 +243,7 @@ class Library:
     def add(self, data: bytes, *, name: str, doc_id: str, sha256: str) -> LibraryEntry:
         """Keep ``data`` (whose sha256 the caller computed) as the current version of
         ``doc_id``; bytes already kept are not written again."""
-        from core.ingest import sha256_of
+        from core.formats import sha256_of
 
         if sha256_of(data) != sha256:
             raise LibraryError(f"{name}: the bytes do not match sha256 {sha256[:12]}…")
@@ -292,7 +292,7 @@ class Library:
 
     def read(self, entry: LibraryEntry) -> bytes:
         """The bytes of ``entry``, checked against its sha256."""
-        from core.ingest import sha256_of
+        from core.formats import sha256_of
 
         data = self._backend.read(entry.sha256)
         if data is None or sha256_of(data) != entry.sha256:

@@ -12,7 +12,7 @@ assigns each implementation to its Protocol; ``tests/test_typing.py`` runs mypy 
   the reads and writes the indexer and retrieval make (``core.store.ChunkStore``, over an
   embedded folder or a Chroma server alike).
 - ``RecordsFn``: the records of one stored method for one document's chunks
-  (``core.index.method_records``, which runs the method's registered ``IndexStep``;
+  (``core.index.indexer.method_records``, which runs the method's registered ``IndexStep``;
   ``tests.fakes.fake_embed_chunks``). One record per chunk, in the order given.
 """
 
@@ -27,9 +27,9 @@ import numpy as np
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
     from core.embed.records import ChunkVector
+    from core.provenance.types import Chunk, ChunkPolicy, Document
     from core.store.markers import IndexedDoc
     from core.store.records import ScopeRecords, StoredHit, UpsertReport
-    from core.types import Chunk, ChunkPolicy, Document
 
 Progress = Callable[[int, int], None]
 

@@ -8,19 +8,27 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from core.cite import Citation, clock_range
-from core.export import EXPORT_SHAPES, export_jsonl
+from core.provenance.cite import Citation, clock_range
+from core.provenance.types import Chunk, Document
 from core.render.charts import chunk_size_figure
+from core.render.export import EXPORT_SHAPES, export_jsonl
 from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import CHUNK_COLOURS, OVERLAP_COLOUR
 from core.render.views import chunk_marks, chunk_shapes
-from core.types import Chunk, Document
 from workbench import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_imports, _ui_parse
+from workbench.state import (
+    ChunksKey,
+    Key,
+    chunks_export_widget,
+    chunks_part_widget,
+    cite_widget,
+    sizes_chart,
+)
 
 _ui_frame.entry("pages/chunks.py")
 
 doc = _ui.require_doc()
-parser = st.session_state[_ui.Key.PARSER]
+parser = st.session_state[Key.PARSER]
 st.title("Chunks")
 st.caption(
     f"**{_ui.md(doc.doc_id)}** cut by a chunking policy (blocks from the {parser} parser; "
@@ -30,7 +38,7 @@ top = st.columns([1, 1, 2], vertical_alignment="bottom")
 with top[0]:
     page = _ui_controls.page_number_input(doc) if doc.is_paged else 0
 compare = top[1].toggle(
-    "Compare two policies", key="cs_compare", persist_state="session",
+    "Compare two policies", key=ChunksKey.COMPARE, persist_state="session",
     help="Two policies side by side on a text; on a PDF one above the other, each page at a "
     "readable size",
 )  # fmt: skip
@@ -60,7 +68,7 @@ def text_view(doc: Document, chunks: Sequence[Chunk], slot: str) -> None:
             return
         start, end = min(c.char_start for c in here), max(c.char_end for c in here)
     else:
-        start, end = _ui_cite.text_window(doc, key=f"cs_chunks_part_{slot}_{doc.doc_id}")
+        start, end = _ui_cite.text_window(doc, key=chunks_part_widget(slot, doc.doc_id))
     marks = chunk_marks(chunks, start, end)
     st.caption(f"Chars {start:,}-{end:,}: each chunk starts at its number; overlaps underlined.")
     _ui_cite.show_html(marked_text_html(doc.text[start:end], start, marks))
@@ -77,7 +85,7 @@ def cite_picker(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
     here = [i for i, c in enumerate(chunks) if page in c.pages] if doc.is_paged else [0]
     pick, link = st.columns([1, 3], vertical_alignment="bottom")
     number = pick.number_input(
-        "Chunk", 1, len(chunks), (here or [0])[0] + 1, key=f"cs_cite_{slot}_{policy_key}_{page}"
+        "Chunk", 1, len(chunks), (here or [0])[0] + 1, key=cite_widget(slot, policy_key, page)
     )
     with link:
         chunk = chunks[int(number) - 1]
@@ -96,7 +104,7 @@ def export_buttons(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
             functools.partial(export_jsonl, doc, list(chunks), shape),
             f"{doc.doc_id}.{policy_key}.{shape}.jsonl",
             "application/jsonl",
-            key=f"cs_export_{slot}_{shape}",
+            key=chunks_export_widget(slot, shape),
             on_click="ignore",
             icon=":material/download:",
             help="Every chunk with its exact span and provenance in the metadata",
@@ -118,7 +126,7 @@ def panel(slot: str, wide: bool) -> None:
             _ui_controls.stats_metrics(stats, columns=2 if beside else 4)
             st.plotly_chart(
                 chunk_size_figure(stats.token_counts, window, title="Chunk sizes (tokens)"),
-                key=f"cs_hist_{slot}",
+                key=sizes_chart(slot),
                 config={"displayModeBar": False},
             )
             export_buttons(chunks, slot, policy.key)

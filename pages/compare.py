@@ -8,7 +8,7 @@ from core import methods as registry
 from core.errors import ChunkscopeError
 from core.render import rank_charts as charts
 from core.render.context_charts import context_coverage_figure
-from core.rerank import FEATURE_HELP, RerankWeights, contribution_rows
+from core.retrieve.rerank import FEATURE_HELP, RerankWeights, contribution_rows
 from workbench import _ui, _ui_frame, _ui_roles
 from workbench import _ui_attribution as att
 from workbench import _ui_compare_model as model
@@ -16,10 +16,11 @@ from workbench import _ui_depth as dep
 from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
 from workbench import _ui_methods as meth
+from workbench.state import EngineKey, weight_widget
 
 _ui_frame.entry("pages/compare.py")
 eng.init_state()
-K = eng.EKey
+K = EngineKey
 NO_BAR = {"displayModeBar": False}
 st.title("Compare")
 st.caption(
@@ -81,7 +82,7 @@ with st.expander("Second stage: rerank a wider candidate set", icon=":material/t
     cells = st.columns(len(FEATURE_HELP))
     weights = RerankWeights(**{
         name: cells[i].number_input(
-            name, -1.0, 2.0, value, 0.01, key=f"{K.WEIGHTS}_{name}", help=FEATURE_HELP[name]
+            name, -1.0, 2.0, value, 0.01, key=weight_widget(name), help=FEATURE_HELP[name]
         )
         for i, (name, value) in enumerate(RerankWeights().as_dict().items())
     })  # fmt: skip
@@ -139,7 +140,7 @@ if len(stages) > 1:
     )
     fig = charts.slope_figure(stages, lines, depth=max(3 * cards_k, 20), selected=picked)
     left.plotly_chart(
-        fig, key="cs_cmp_slope", on_select=lambda: ins.on_select("cs_cmp_slope", K.SELECTED),
+        fig, key=K.SLOPE_CHART, on_select=lambda: ins.on_select(K.SLOPE_CHART, K.SELECTED),
         selection_mode="points", config=NO_BAR,
     )  # fmt: skip
 marks = model.score_marks(wide, changes.get(picked), labels[picked])

@@ -14,10 +14,11 @@ from workbench import _ui_inspect as ins
 from workbench import _ui_roles as roles
 from workbench import _ui_triage as tri
 from workbench import _ui_why as why
+from workbench.state import EvalKey, failure_note_key, tag_widget, tagged_export_widget
 
 _ui_frame.entry("pages/evaluate.py")
 tri.init_state()
-K = tri.TKey
+K = EvalKey
 NO_BAR = {"displayModeBar": False}
 st.title("Evaluate & triage")
 st.caption(
@@ -57,14 +58,14 @@ if len(pair) == 2:
         selected=st.session_state[K.QUERY_ID],
     )  # fmt: skip
     right.plotly_chart(
-        fig, key="cs_eval_scatter", selection_mode="points", config=NO_BAR,
-        on_select=lambda: ins.on_select("cs_eval_scatter", K.QUERY_ID),
+        fig, key=K.SCATTER, selection_mode="points", config=NO_BAR,
+        on_select=lambda: ins.on_select(K.SCATTER, K.QUERY_ID),
     )  # fmt: skip
 st.markdown("**Deltas between methods** (paired bootstrap, 95%)")
 pairs = [p for p, by_name in run.deltas.items() if any(d is not None for d in by_name.values())]
 if pairs:  # one pair at a time, late against naive first, each table whole
     first = next((i for i, p in enumerate(pairs) if p == "-".join(reversed(registry.PAIRED))), 0)
-    pair = st.selectbox("Methods compared", pairs, index=first, key="cs_eval_delta_pair")
+    pair = st.selectbox("Methods compared", pairs, index=first, key=K.DELTA_PAIR)
     delta_rows = _ui_eval_form.delta_table(run, pair)
     st.dataframe(delta_rows, hide_index=True, height=_ui.table_height(len(delta_rows)))
     st.caption(
@@ -106,7 +107,7 @@ tri.query_card(run, run.query(failure.query_id), docs)
 diagnosis = why.diagnosis_of(run, failure.query_id, method, docs)
 why.why_panel(diagnosis, docs.get(failure.doc_id))
 suggested = diagnosis.suggested if diagnosis and diagnosis.suggested in CAUSES else ""
-note_key = f"cs_note_{run.run_id}_{failure.query_id}"
+note_key = failure_note_key(run.run_id, failure.query_id)
 st.session_state.setdefault(note_key, own.note if (own := tri.own_tag(failure)) else "")
 if editing:
     st.text_input("Note (saved with the tag)", key=note_key)
@@ -117,7 +118,7 @@ for i, cause in enumerate(CAUSES if editing else (), start=1):
     chosen = tri.chosen_cause(failure, suggested) == cause  # exactly one, or none
     hint = " (the suggested cause)" if cause == suggested else ""
     buttons[i].button(
-        cause, key=f"cs_tag_{cause}", help=CAUSE_HELP[cause] + hint, shortcut=str(i),
+        cause, key=tag_widget(cause), help=CAUSE_HELP[cause] + hint, shortcut=str(i),
         type="primary" if chosen else "secondary", on_click=tri.tag_failure,
         args=(run, failure, cause, note_key, size, suggested),
     )  # fmt: skip
@@ -143,5 +144,5 @@ with files:
     for suffix, mime in ((".jsonl", "application/jsonl"), (".csv", "text/csv")):
         st.download_button(
             f"Download {suffix[1:].upper()}", tri.export_bytes(run, suffix), stem + suffix, mime,
-            icon=":material/download:", key=f"cs_export{suffix}",
+            icon=":material/download:", key=tagged_export_widget(suffix),
         )  # fmt: skip

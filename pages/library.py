@@ -8,6 +8,7 @@ from core.errors import ChunkscopeError
 from core.ingest.files import display_name
 from core.render.charts import document_lengths_figure, length_percentiles, overflow_share
 from workbench import _ui, _ui_frame, _ui_imports, _ui_library, _ui_roles, _ui_uploads
+from workbench.state import Key, LibraryKey
 
 _ui_frame.entry("pages/library.py")
 GARBLED_HELP = (
@@ -30,25 +31,25 @@ if _ui_roles.editing_enabled():
         f"Add documents: {_ui.format_labels()} (several at once, up to {limit_mb} MB each)",
         help=_ui.upload_help(),  # no type= list: the browser would refuse with a MIME type alone
         accept_multiple_files=True,
-        key="cs_uploader",
+        key=LibraryKey.UPLOADER,
     )
     _ui_uploads.read_uploads(files or [])
 else:
     _ui_roles.viewer_note("add, remove or import documents")
 
 held = {n for f in files or [] for n in (f.name, display_name(f.name))}
-for note in st.session_state[_ui.Key.NOTES]:  # notes of files still in the uploader only
+for note in st.session_state[Key.NOTES]:  # notes of files still in the uploader only
     if note.name in held:
         show = {"success": st.success, "warning": st.warning, "error": st.error}[note.level]
         show(_ui_uploads.note_line(note))
-if removed := st.session_state.pop(_ui.Key.REMOVED, None):
+if removed := st.session_state.pop(Key.REMOVED, None):
     st.success(_ui.md(removed))
 
-for name in list(st.session_state[_ui.Key.PENDING]):
+for name in list(st.session_state[Key.PENDING]):
     with st.form(f"password-{name}", border=True):
         password = st.text_input(f"Password for {_ui.md(display_name(name))}", type="password")
         if st.form_submit_button("Open", icon=":material/lock_open:"):
-            data = st.session_state[_ui.Key.PENDING][name]
+            data = st.session_state[Key.PENDING][name]
             _ui_uploads.replace_note(_ui_uploads.read_upload(name, data, password))
             st.rerun()
 
@@ -101,17 +102,17 @@ if kept and _ui_roles.editing_enabled():
             "Removes every kept version of it, its chunks in every collection of the index "
             "and its cached results, for every session; its citations then report it gone."
         )
-        chosen = st.session_state.get(_ui.Key.DOC)
+        chosen = st.session_state.get(Key.DOC)
         gone = st.selectbox(
             "Document to remove",
             kept,
             index=kept.index(chosen) if chosen in kept else None,  # the sidebar's document
-            key="cs_remove_pick",
+            key=LibraryKey.REMOVE_PICK,
         )
-        if st.button("Remove", disabled=gone is None, key="cs_remove_go"):
+        if st.button("Remove", disabled=gone is None, key=LibraryKey.REMOVE_GO):
             try:
                 if (removal := _ui_library.remove(str(gone))) is not None:
-                    st.session_state[_ui.Key.REMOVED] = (
+                    st.session_state[Key.REMOVED] = (
                         f"{removal.doc_id} removed: {len(removal.versions)} kept version(s), "
                         f"{removal.records:,} chunk record(s)"
                     )

@@ -16,12 +16,13 @@ from workbench import _ui_compare_model as model
 from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
 from workbench import _ui_map as mp
+from workbench.state import EngineKey, MapKey
 
 _ui_frame.entry("pages/map.py")
 eng.init_state()
 mp.init_state()
 mp.take_link()
-K, state = eng.EKey, st.session_state
+K, state = EngineKey, st.session_state
 st.title("Map")
 st.caption(
     "Each chunk of the scope as a point, one panel per dense method. One projection is "
@@ -46,15 +47,15 @@ scope_id = row[1].selectbox(
 doc_id = None if scope_id == eng.ALL else scope_id
 stored = model.stored_methods(entries, policy.key, doc_id)
 dense = [m for m in registry.base_methods() if registry.get(m).family == "dense" and m in stored]
-model.reconcile_methods(state, mp.METHODS, dense)
-if not state[mp.METHODS]:  # first visit, or none of the chosen is indexed here
-    state[mp.METHODS] = [m for m in registry.PAIRED if m in dense] or dense[:1]
-methods = row[2].multiselect("Dense methods (one panel each)", dense, key=mp.METHODS)
-state.setdefault(mp.K, min(int(state[K.K]), ins.MAX_CARDS))
-k = int(row[3].number_input("k", 1, ins.MAX_CARDS, key=mp.K, help="Ringed per method."))
+model.reconcile_methods(state, MapKey.METHODS, dense)
+if not state[MapKey.METHODS]:  # first visit, or none of the chosen is indexed here
+    state[MapKey.METHODS] = [m for m in registry.PAIRED if m in dense] or dense[:1]
+methods = row[2].multiselect("Dense methods (one panel each)", dense, key=MapKey.METHODS)
+state.setdefault(MapKey.K, min(int(state[K.K]), ins.MAX_CARDS))
+k = int(row[3].number_input("k", 1, ins.MAX_CARDS, key=MapKey.K, help="Ringed per method."))
 query = st.text_input(
     "Query", value=state[K.QUERY], placeholder="e.g. " + eng.DEMO_QUERY,
-    **_ui.synced(mp.QUERY_WIDGET, K.QUERY),
+    **_ui.synced(MapKey.QUERY_WIDGET, K.QUERY),
 ).strip()  # fmt: skip
 if not methods:
     st.info("Pick at least one dense method indexed here.")
@@ -72,7 +73,7 @@ except ChunkscopeError as exc:
 qvec = eng.encoder().encode_query(query) if query else None
 
 cells = st.columns([2, 3, 3])
-kind = cells[0].radio("Layout", ["pca", "umap"], key=mp.KIND, horizontal=True,
+kind = cells[0].radio("Layout", ["pca", "umap"], key=MapKey.KIND, horizontal=True,
                       format_func=str.upper)  # fmt: skip
 colourings = dict(mp.COLOURINGS)
 runs = _ui_triage.saved_runs()
@@ -80,16 +81,16 @@ if not runs:
     colourings.pop("run")
 if len({c.doc_id for c in drawn.chunks}) < 2:  # one document: its headings tell chunks apart
     colourings.pop("document")
-if state[mp.COLOUR] not in colourings:
-    state[mp.COLOUR] = next(iter(colourings))
-colouring = cells[1].radio("Colour by", list(colourings), key=mp.COLOUR,
+if state[MapKey.COLOUR] not in colourings:
+    state[MapKey.COLOUR] = next(iter(colourings))
+colouring = cells[1].radio("Colour by", list(colourings), key=MapKey.COLOUR,
                            format_func=colourings.get, horizontal=True)  # fmt: skip
 status = None
 if colouring == "run":
-    run_id = cells[2].selectbox("Run", list(runs), key=mp.RUN,
+    run_id = cells[2].selectbox("Run", list(runs), key=MapKey.RUN,
                                 format_func=lambda r: _ui_triage.run_label(runs[r]))  # fmt: skip
     run = runs[run_id]
-    run_method = cells[2].selectbox("Failed under", list(run.methods), key=mp.RUN_METHOD)
+    run_method = cells[2].selectbox("Failed under", list(run.methods), key=MapKey.RUN_METHOD)
     status = mp.run_status(drawn, run, run_method)
 
 shown_kind, waiting = kind, ""
@@ -116,7 +117,7 @@ if drawn.sampled:
     st.info(f"Drawn: {_ui.md(drawn.sample_line())}.", icon=":material/filter_alt:")
 labels = mp.groups(drawn, colouring, status)
 ids = [c.chunk_id for c in drawn.chunks]
-picked = state.get(mp.PICKED) if state.get(mp.PICKED) in drawn.row_of else None
+picked = state.get(MapKey.PICKED) if state.get(MapKey.PICKED) in drawn.row_of else None
 marks = MapMarks(
     rings={m: [drawn.row_of[c] for c in tops.get(m, []) if c in drawn.row_of] for m in methods},
     gold=[drawn.row_of[c] for c in gold if c in drawn.row_of],
@@ -128,7 +129,7 @@ fig = map_figure(
     title=title, colours=mp.STATUS if colouring == "run" else None,
 )  # fmt: skip
 st.plotly_chart(
-    fig, key=mp.CHART, on_select=lambda: ins.on_select(mp.CHART, mp.PICKED),
+    fig, key=MapKey.CHART, on_select=lambda: ins.on_select(MapKey.CHART, MapKey.PICKED),
     selection_mode="points", config={"displayModeBar": False},
 )  # fmt: skip
 fitted = "kept from before" if lay.reused else f"fitted in {lay.fit_s:.1f} s"

@@ -6,13 +6,14 @@ from collections import Counter
 
 import streamlit as st
 
-from core.cite import Citation
-from core.parse import PARSERS
+from core.formats import PARSERS
+from core.provenance.cite import Citation
+from core.provenance.types import BLOCK_KINDS
 from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import BLOCK_COLOURS
 from core.render.views import HEADING_SEPARATOR, block_marks, block_shapes, first_words
-from core.types import BLOCK_KINDS
 from workbench import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_parse
+from workbench.state import Key, kinds_widget, parse_part_widget, parse_table_widget
 
 _ui_frame.entry("pages/parse.py")
 
@@ -24,9 +25,9 @@ controls = st.columns([3, 1, 2], vertical_alignment="bottom")
 parser = controls[0].segmented_control(  # short labels: a long one was clipped at its edge
     "Parser",
     PARSERS,
-    default=st.session_state[_ui.Key.PARSER],
+    default=st.session_state[Key.PARSER],
     required=True,
-    **_ui.synced("cs_w_parser", _ui.Key.PARSER),
+    **_ui.synced(Key.PARSER_WIDGET, Key.PARSER),
     format_func={"fast": "Fast (heuristic)", "layout": "Layout model",
                  "fast+layout": "Fast + layout"}.get,
     help="Fast: fonts, sizes, bullets and repetition. Layout model: PyMuPDF's layout model "
@@ -49,7 +50,7 @@ kinds = st.pills(
     present,
     selection_mode="multi",
     default=present,
-    key=f"cs_kinds_{doc.doc_id}_{parser}",
+    key=kinds_widget(doc.doc_id, parser),
     format_func=lambda k: f"{k} ({counts[k]})",
 )
 _ui_cite.show_html(legend_html([(k, BLOCK_COLOURS[k]) for k in present]))
@@ -66,7 +67,7 @@ with left:
         st.caption("Hover a box for its kind, heading path, span and first words.")
     else:
         _ui_cite.no_pages_note(doc)
-        start, end = _ui_cite.text_window(doc, key=f"cs_parse_part_{doc.doc_id}")
+        start, end = _ui_cite.text_window(doc, key=parse_part_widget(doc.doc_id))
         marks = block_marks(blocks, start, end, set(kinds))
         _ui_cite.show_html(marked_text_html(doc.text[start:end], start, marks))
         shown = [b for b in shown if b.char_end > start and b.char_start < end]
@@ -92,7 +93,7 @@ with right:
         hide_index=True,
         on_select="rerun",
         selection_mode="single-row",
-        key=f"cs_parse_table_{doc.doc_id}_{page}",
+        key=parse_table_widget(doc.doc_id, page),
         height=min(40 + 35 * len(shown), 560),
         column_config={"text": st.column_config.TextColumn(width="large")},
     )

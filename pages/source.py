@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.cite import Citation
+from core.provenance.cite import Citation
 from core.render.links import check_link, link_url, parse_span
 from core.render.markup import badge_html
 from workbench import _ui, _ui_cite, _ui_frame, _ui_source

@@ -13,10 +13,11 @@ from workbench import _ui_engine as eng
 from workbench import _ui_methods as meth
 from workbench import _ui_triage as tri
 from workbench import _ui_tune as ut
+from workbench.state import EvalKey, TuneKey
 
 _ui_frame.entry("pages/tune.py")
 ut.init_state()
-K = ut.UKey
+K = TuneKey
 st.title("Tune")
 st.caption(
     "Evaluate a labelled set under every chunk size and overlap of a grid, then read what "
@@ -34,7 +35,7 @@ if _ui_roles.editing_enabled():
         sources["upload"] = "Upload a query set"  # ranked over the library's documents
         source = st.segmented_control(
             "Labelled queries", list(sources), format_func=sources.get, default="demo",
-            key=tri.TKey.SOURCE, required=True,
+            key=EvalKey.SOURCE, required=True,
         )  # fmt: skip
         try:
             queries, docs = tri.query_source(source)
@@ -120,6 +121,6 @@ if left.button(
 ):  # fmt: skip
     ut.open_failures(sweep, cell)
 doc_ids = sorted(sweep.identity["corpus"])
-shown_doc = right.selectbox("Document", doc_ids, key="cs_tune_doc", label_visibility="collapsed")
+shown_doc = right.selectbox("Document", doc_ids, key=K.DOC, label_visibility="collapsed")
 if right.button("Its boundaries on the Chunks page", icon=":material/segment:"):
     ut.open_boundaries(sweep, cell, shown_doc)

@@ -2,7 +2,7 @@
 
 ``FakeEncoder`` hashes character trigrams of the lower-cased text into a fixed-size
 vector (L2-normalised), so similar texts get similar vectors and every run gives the same
-numbers. ``fake_embed_chunks`` follows the contract of ``core.embed.embed_chunks``:
+numbers. ``fake_embed_chunks`` follows the contract of ``core.methods.embedding.embed_chunks``:
 ``naive`` encodes the chunk alone, ``contextual`` prefixes title and heading path,
 ``late`` mixes the chunk's vector with its document's (so it differs from naive and has
 "seen" the whole document).
@@ -18,9 +18,9 @@ import numpy as np
 
 from core.embed.cache import VectorCache
 from core.embed.records import ChunkVector
-from core.modelpath import default_model_dir
+from core.model.paths import default_model_dir
 from core.protocols import TextEncoder
-from core.types import Chunk, ChunkPolicy, Document, make_chunk_id
+from core.provenance.types import Chunk, ChunkPolicy, Document, make_chunk_id
 
 FAKE_DIM = 64
 FAKE_METHODS = ("naive", "late", "contextual")
@@ -88,11 +88,11 @@ def fake_embed_chunks(
     progress: Callable[[int, int], None] | None = None,
     cache: VectorCache | None = None,
 ) -> list[ChunkVector]:
-    """Same signature and record shape as ``core.index.method_records``: the dense methods
+    """Same signature and record shape as ``core.index.indexer.method_records``: the dense methods
     faked, any other registered method (lexical, or one a test registers) made by its own
     index step."""
     if method not in FAKE_METHODS:
-        from core.index import method_records
+        from core.index.indexer import method_records
 
         return method_records(doc, chunks, method, encoder, progress=progress, cache=cache)
     if method == "contextual":
@@ -178,8 +178,8 @@ def index_by_paragraphs(
 ) -> None:  # fmt: skip
     """Index ``docs`` into ``store`` with one chunk per paragraph and the fake vectors (no
     parse, no model): the small stores the ranking tests read."""
-    import core.index as index_module
-    from core.index import default_steps, index_documents
+    import core.index.indexer as index_module
+    from core.index.indexer import default_steps, index_documents
 
     original = index_module._chunk
     index_module._chunk = lambda doc, blocks, policy, encoder: paragraph_chunks(doc, policy)

@@ -3,7 +3,7 @@
     python tests/index_worker.py STORE_DIR KILL_AFTER_BATCHES FILE...
 
 Indexes every FILE (all three methods, store batches of 8 records) through
-``core.index.index_documents`` with the real parse and chunk stages; with
+``core.index.indexer.index_documents`` with the real parse and chunk stages; with
 ``KILL_AFTER_BATCHES > 0`` the process ends itself with ``os._exit(17)`` (no cleanup, like
 a kill) right after that many store batches were written. Prints one JSON line with
 the report when it finishes.
@@ -21,10 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fakes import FakeEncoder, fake_embed_chunks  # noqa: E402
 
-from core.index import IndexProgress, default_steps, index_documents  # noqa: E402
-from core.ingest import load_document  # noqa: E402
+from core.formats import load_document  # noqa: E402
+from core.index.indexer import IndexProgress, default_steps, index_documents  # noqa: E402
+from core.provenance.types import ChunkPolicy  # noqa: E402
 from core.store import ChunkStore  # noqa: E402
-from core.types import ChunkPolicy  # noqa: E402
 
 POLICY = ChunkPolicy(name="fixed", size=600, overlap=50)
 METHODS = ("naive", "late", "contextual")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from core.embed.encoder import Encoder
 from core.embed.http import HttpEncoder
-from core.index import method_records
+from core.index.indexer import method_records
 from core.methods.dense import embed_step
 from core.methods.lexical import lexical_step
 from core.methods.spec import IndexStep

@@ -5,6 +5,7 @@ text came out about 7 px; a reflowable text still compares side by side."""
 from __future__ import annotations
 
 from tests.test_app_pages import app, open_page, store_dir
+from workbench.state import ChunksKey
 
 __all__ = ["app", "store_dir"]  # fixtures, imported for pytest
 
@@ -27,7 +28,7 @@ def _figure_widths(node, share: float = 1.0) -> list[float]:
 def test_two_policies_on_a_page_are_stacked_at_a_readable_width(app):
     open_page(app, "chunks")
     alone = _figure_widths(app.main)
-    app.toggle(key="cs_compare").set_value(True).run()
+    app.toggle(key=ChunksKey.COMPARE).set_value(True).run()
     assert not app.exception, [e.value for e in app.exception]
     paired = _figure_widths(app.main)
     assert len(alone) == 1 and len(paired) == 2
@@ -38,6 +39,6 @@ def test_two_policies_on_a_page_are_stacked_at_a_readable_width(app):
 def test_reflowable_text_still_compares_side_by_side(app):
     app.sidebar.selectbox[0].set_value("state_of_the_union").run()
     open_page(app, "chunks")
-    app.toggle(key="cs_compare").set_value(True).run()
+    app.toggle(key=ChunksKey.COMPARE).set_value(True).run()
     halves = [c for c in app.main.columns if getattr(c, "weight", None) == 0.5]
     assert len(halves) >= 2

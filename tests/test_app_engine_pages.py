@@ -28,8 +28,8 @@ from streamlit.testing.v1 import AppTest
 from core import methods as methods_registry
 from core.embed.records import LateWindow
 from core.evaluate import TriageStore, export_tags, load_run, run_eval
-from core.index import default_steps, index_documents
-from core.ingest import load_document
+from core.formats import load_document
+from core.index.indexer import default_steps, index_documents
 from core.render.markup import escape
 from core.store import ChunkStore
 from tests.data.injection import INJECTION_NAME, injection_pdf_bytes
@@ -37,6 +37,15 @@ from workbench import _ui
 from workbench import _ui_engine as eng
 from workbench import _ui_triage as tri
 from workbench import _ui_why as why
+from workbench.state import (
+    DepthKey,
+    EngineKey,
+    EvalKey,
+    Key,
+    policy_widget,
+    tag_widget,
+    unit_widget,
+)
 
 TIMEOUT_S = 300
 CARD = re.compile(r'<b class="cs-rank">#(\d+)</b>.*?<div class="cs-path">(.*?)</div>', re.S)
@@ -115,7 +124,7 @@ def ranked(at: AppTest, heading: str) -> list[tuple[int, str]]:
 
 def wait_for_job(at: AppTest, seconds: float = 60) -> AppTest:
     deadline = time.monotonic() + seconds
-    while at.session_state[eng.EKey.JOB].running and time.monotonic() < deadline:
+    while at.session_state[EngineKey.JOB].running and time.monotonic() < deadline:
         time.sleep(0.2)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -129,8 +138,8 @@ def test_compare_indexes_the_demo_with_progress_then_shows_every_method(fake, st
     at = open_page("compare")
     assert any("Nothing is indexed" in i.value for i in at.info)
     # the form's own policy starts on the demo's, so both buttons index the same chunks
-    assert at.button_group(key="cs_policy_index").value == eng.DEMO_POLICY.name
-    assert at.button_group(key=f"cs_unit_index_{eng.DEMO_POLICY.name}").value == "tokens"
+    assert at.button_group(key=policy_widget("index")).value == eng.DEMO_POLICY.name
+    assert at.button_group(key=unit_widget("index", eng.DEMO_POLICY.name)).value == "tokens"
     demo = [b for b in at.button if b.label.startswith("Index the demo set")][0]
     demo.click().run()
     wait_for_job(at)
@@ -184,17 +193,17 @@ def test_a_cls_model_disables_late_and_every_fusion_of_it_and_says_why(fake, sto
     info = [plain(i.value) for i in at.info if "Late chunking is disabled" in plain(i.value)]
     assert len(info) == 1 and "mean-pooled" in info[0]
     assert len(ranked(at, "naive")) == 10 and len(ranked(at, "contextual")) == 10
-    offered = at.multiselect(key=eng.EKey.METHODS).options
+    offered = at.multiselect(key=EngineKey.METHODS).options
     assert not any("late" in m for m in offered)  # late, and hybrid(late,bm25), are not
     assert "hybrid(naive,bm25;rrf60)" in offered
     stored = [m for m in methods_registry.base_methods() if m != "late"]
-    assert at.multiselect(key=eng.EKey.INDEX_METHODS).options == stored
+    assert at.multiselect(key=EngineKey.INDEX_METHODS).options == stored
 
 
 def test_the_rerank_stage_adds_a_column_with_feature_contributions(fake, store_dir):
     index_demo(store_dir, fake)
     at = open_page("compare")
-    at.toggle(key=eng.EKey.RERANK).set_value(True).run()
+    at.toggle(key=EngineKey.RERANK).set_value(True).run()
     assert not at.exception, [e.value for e in at.exception]
     cards = ranked(at, "late + rerank")
     assert [r for r, _ in cards] == list(range(1, 11))
@@ -209,7 +218,7 @@ def test_the_rerank_stage_adds_a_column_with_feature_contributions(fake, store_d
 def test_one_document_scope_and_the_inspected_chunk(fake, store_dir):
     index_demo(store_dir, fake)
     at = open_page("compare")
-    at.selectbox(key=eng.EKey.SCOPE).select("datasheet-corvane-hx40").run()
+    at.selectbox(key=EngineKey.SCOPE).select("datasheet-corvane-hx40").run()
     assert not at.exception, [e.value for e in at.exception]
     for method in ("naive", "late", "contextual"):
         assert column(at, method).caption[0].value == "9 chunks searched · cosine"
@@ -221,8 +230,8 @@ def test_one_document_scope_and_the_inspected_chunk(fake, store_dir):
     (chunk_id,) = [
         i for i, m in zip(recs.ids, recs.metadatas, strict=True) if "Warranty" in m["heading_path"]
     ]
-    at.selectbox(key=eng.EKey.SELECTED).set_value(chunk_id).run()
-    assert at.session_state[eng.EKey.SELECTED] == chunk_id
+    at.selectbox(key=EngineKey.SELECTED).set_value(chunk_id).run()
+    assert at.session_state[EngineKey.SELECTED] == chunk_id
     scores = [d.value for d in at.dataframe if "method" in d.value.columns][0]
     shown = dict(zip(scores["method"], scores["rank"], strict=True))
     for method in ("naive", "late", "contextual"):
@@ -233,7 +242,7 @@ def test_document_text_reaches_the_compare_page_escaped(fake, store_dir):
     doc = load_document(injection_pdf_bytes(), name=INJECTION_NAME)
     index_demo(store_dir, fake, methods=("naive", "late"), docs=[doc])
     at = open_page("compare")
-    at.text_input(key=eng.EKey.QUERY_WIDGET).set_value("alert script").run()
+    at.text_input(key=EngineKey.QUERY_WIDGET).set_value("alert script").run()
     bodies = "\n".join(h.proto.body for h in at.html if "cs-hit" in h.proto.body)
     assert "&lt;script&gt;" in bodies or "&lt;img" in bodies
     assert "<script" not in bodies and "<img" not in bodies and "<svg" not in bodies
@@ -251,8 +260,8 @@ def test_a_changed_document_shows_the_stored_chunk_stale_not_highlighted(fake, s
     indexed = load_document(NOTES_V1, name="notes.txt")
     index_demo(store_dir, fake, methods=("naive", "late"), docs=[indexed])
     at = open_page("compare")
-    at.session_state[_ui.Key.DOCS] = {indexed.doc_id: indexed}
-    at.text_input(key=eng.EKey.QUERY_WIDGET).set_value(eng.DEMO_QUERY)  # no demo indexed
+    at.session_state[Key.DOCS] = {indexed.doc_id: indexed}
+    at.text_input(key=EngineKey.QUERY_WIDGET).set_value(eng.DEMO_QUERY)  # no demo indexed
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     bodies = "\n".join(h.proto.body for h in at.html)
@@ -261,7 +270,7 @@ def test_a_changed_document_shows_the_stored_chunk_stale_not_highlighted(fake, s
     changed = load_document(NOTES_V2, name="notes.txt")
     assert changed.doc_id == indexed.doc_id and changed.sha256 != indexed.sha256
     assert len(changed.text) > len(indexed.text)  # old offsets would land on new words
-    at.session_state[_ui.Key.DOCS] = {changed.doc_id: changed}
+    at.session_state[Key.DOCS] = {changed.doc_id: changed}
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     bodies = "\n".join(h.proto.body for h in at.html)
@@ -271,7 +280,7 @@ def test_a_changed_document_shows_the_stored_chunk_stale_not_highlighted(fake, s
     recs = ChunkStore.open(store_dir).scope_records(
         model=fake.name, method="naive", policy=eng.DEMO_POLICY, doc_id=indexed.doc_id
     )
-    stored = dict(zip(recs.ids, recs.texts, strict=True))[at.session_state[eng.EKey.SELECTED]]
+    stored = dict(zip(recs.ids, recs.texts, strict=True))[at.session_state[EngineKey.SELECTED]]
     assert escape(stored) in badge and "<" not in re.sub(r"</?(div|strong)[^>]*>", "", badge)
     assert any("differs from the indexed version" in plain(c.value) for c in at.caption)
 
@@ -288,20 +297,20 @@ def test_evaluate_runs_the_demo_and_tags_survive_a_restart(fake, store_dir, tmp_
     assert list(metrics.columns) == ["metric", "naive", "late", "bm25", "n"]  # first look
     assert set(metrics["n"]) == {"35"}
     assert not at.get("progress")[:-1]  # the run's bar is gone; the reader's stays
-    run = load_run(store_dir / "runs" / f"{at.session_state[tri.TKey.RUN]}.json")
+    run = load_run(store_dir / "runs" / f"{at.session_state[EvalKey.RUN]}.json")
     failed = {m: sum(q.failed[m] for q in run.queries) for m in run.methods}
-    reader = at.selectbox(key=tri.TKey.TRIAGE_METHOD)
+    reader = at.selectbox(key=EvalKey.TRIAGE_METHOD)
     assert failed[reader.value] > 0  # the reader opens on a method with failures
     assert reader.format_func(reader.value) == f"{reader.value} ({failed[reader.value]} failed)"
     for cause in ("boundary", "context", "context"):
-        at.button(key=f"cs_tag_{cause}").click().run()
+        at.button(key=tag_widget(cause)).click().run()
         assert not at.exception, [e.value for e in at.exception]
-    run_id = at.session_state[tri.TKey.RUN]
+    run_id = at.session_state[EvalKey.RUN]
     tags = TriageStore(store_dir / "triage.sqlite").tags(run_id)
     assert sorted(t.cause for t in tags) == ["boundary", "context", "context"]
 
     again = open_page("evaluate")  # a new session: what a restart leaves
-    assert again.session_state[tri.TKey.RUN] == run_id
+    assert again.session_state[EvalKey.RUN] == run_id
     bar = again.get("progress")[0].proto.text
     assert re.fullmatch(r"3 of \d+ read", bar)
     assert any(c.value.startswith("Not tagged yet") for c in again.caption)  # first untagged
@@ -313,7 +322,7 @@ def test_evaluate_runs_the_demo_and_tags_survive_a_restart(fake, store_dir, tmp_
 def test_opening_a_query_from_the_scatter_shows_its_card(fake, store_dir):
     at = open_page("evaluate")
     [b for b in at.button if b.label == "Run"][0].click().run()
-    at.session_state[tri.TKey.QUERY_ID] = "corvane-hx40-warranty"
+    at.session_state[EvalKey.QUERY_ID] = "corvane-hx40-warranty"
     at.run()
     assert any(s.value == "Query opened from the chart" for s in at.subheader)
     assert any("Corvane HX40 warranty period" in h.proto.body for h in at.html)
@@ -324,13 +333,13 @@ def test_opening_a_query_from_the_scatter_shows_its_card(fake, store_dir):
 
 @pytest.mark.slow
 def test_compare_late_ranks_the_asked_products_section_higher(store_dir):
-    from core.index import method_records
+    from core.index.indexer import method_records
 
     index_demo(store_dir, eng.encoder(), embed=method_records)
     at = open_page("compare")
-    assert at.text_input(key=eng.EKey.QUERY_WIDGET).value == eng.DEMO_QUERY
+    assert at.text_input(key=EngineKey.QUERY_WIDGET).value == eng.DEMO_QUERY
     assert [s.value for s in at.subheader][:3] == ["naive", "late", "contextual"]
-    k = at.number_input(key=eng.EKey.K).value
+    k = at.number_input(key=EngineKey.K).value
     position = {m: dict((p, r) for r, p in ranked(at, m)) for m in ("naive", "late")}
     late_rank = position["late"][ASKED]
     naive_rank = position["naive"].get(ASKED, k + 1)
@@ -339,9 +348,9 @@ def test_compare_late_ranks_the_asked_products_section_higher(store_dir):
 
 def test_the_shared_set_runs_through_its_importer(fake, store_dir):
     at = open_page("evaluate")
-    at.segmented_control(key=tri.TKey.SOURCE).set_value("shared").run()
-    assert at.multiselect(key=tri.TKey.CORPORA).value == ["state_of_the_union"]
-    at.number_input(key=tri.TKey.LIMIT).set_value(4).run()
+    at.segmented_control(key=EvalKey.SOURCE).set_value("shared").run()
+    assert at.multiselect(key=EvalKey.CORPORA).value == ["state_of_the_union"]
+    at.number_input(key=EvalKey.LIMIT).set_value(4).run()
     assert any(c.value == "Labelled queries: 4 · documents: 1" for c in at.caption)
     [b for b in at.button if b.label == "Run"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -354,13 +363,13 @@ def test_an_uploaded_query_set_with_a_bad_line_says_which_line(fake, store_dir):
     good = {"id": "q1", "query": "warranty", "doc": "datasheet-corvane-hx40", "evidence": evidence}
     lines = [json.dumps(good), '{"id": "q2", "query": "no doc"}']
     at = open_page("evaluate")
-    at.segmented_control(key=tri.TKey.SOURCE).set_value("upload").run()
+    at.segmented_control(key=EvalKey.SOURCE).set_value("upload").run()
     files = [("set.jsonl", "\n".join(lines).encode(), "application/jsonl")]
-    at.file_uploader(key=tri.TKey.UPLOAD).set_value(files).run()
+    at.file_uploader(key=EvalKey.UPLOAD).set_value(files).run()
     (error,) = [plain(e.value) for e in at.error]
     assert "set.jsonl:2" in error and "doc" in error and "\n" not in error
     files = [("good.jsonl", lines[0].encode(), "application/jsonl")]
-    at.file_uploader(key=tri.TKey.UPLOAD).set_value(files).run()
+    at.file_uploader(key=EvalKey.UPLOAD).set_value(files).run()
     assert not at.error
     assert any(c.value == "Labelled queries: 1 · documents: 1" for c in at.caption)
 
@@ -409,12 +418,12 @@ def test_compare_and_evaluate_work_against_a_chroma_server(
     )  # fmt: skip
     assert not any(d.error for d in report.documents)
     at = open_page("compare")
-    assert at.session_state["cs_store_kind"] == "server"
+    assert at.session_state[Key.STORE_KIND] == "server"
     assert len(ranked(at, "naive")) == 10 and len(ranked(at, "late")) == 10
     at.switch_page("pages/evaluate.py").run()
     [b for b in at.button if b.label == "Run"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
-    run_id = at.session_state[tri.TKey.RUN]
+    run_id = at.session_state[EvalKey.RUN]
     assert (store_dir / "runs" / f"{run_id}.json").is_file()  # beside the default triage file
 
 
@@ -453,19 +462,19 @@ def test_a_model_folder_without_pooling_stops_the_page_with_one_line(
 
 def test_evaluate_runs_a_fusion_added_with_the_builder(fake, store_dir):
     at = open_page("evaluate")
-    at.multiselect(key=tri.TKey.METHODS).set_value(["late", "bm25"]).run()
-    builder = f"{tri.TKey.METHODS}_fuse"
+    at.multiselect(key=EvalKey.METHODS).set_value(["late", "bm25"]).run()
+    builder = f"{EvalKey.METHODS}_fuse"
     at.multiselect(key=f"{builder}_parts").set_value(["late", "bm25"]).run()
     at.radio(key=f"{builder}_how").set_value("weighted").run()
     at.number_input(key=f"{builder}_w1").set_value(2.0).run()
     [b for b in at.button if b.label == "Add"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.multiselect(key=tri.TKey.METHODS).value == ["late", "bm25", "hybrid(late,bm25;w1,2)"]
+    assert at.multiselect(key=EvalKey.METHODS).value == ["late", "bm25", "hybrid(late,bm25;w1,2)"]
     [b for b in at.button if b.label == "Run"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     metrics = at.dataframe[0].value
     assert {"late", "bm25", "hybrid(late,bm25;w1,2)"} <= set(metrics.columns)
-    pairs = at.selectbox(key="cs_eval_delta_pair").options
+    pairs = at.selectbox(key=EvalKey.DELTA_PAIR).options
     assert any("hybrid(late,bm25;w1,2)" in p for p in pairs)
 
 
@@ -474,12 +483,12 @@ def test_any_chunk_ranks_at_full_depth_and_marked_answers_run_on_evaluate(fake, 
     at = open_page("compare")
     assert any(s.value == "Where does a chunk rank?" for s in at.subheader)
     assert any("What moved this chunk's vectors?" in e.label for e in at.expander)
-    at.text_input(key="cs_depth_find").set_value("warranty months").run()
+    at.text_input(key=DepthKey.FIND).set_value("warranty months").run()
     assert not at.exception, [e.value for e in at.exception]
-    found = at.selectbox(key="cs_depth_found")
+    found = at.selectbox(key=DepthKey.FOUND)
     assert found.options and all("warranty" in o.lower() for o in found.options)
     table = [d.value for d in at.dataframe if "to enter the top 10" in d.value.columns][0]
-    assert list(table["method"]) == list(at.multiselect(key=eng.EKey.METHODS).value)
+    assert list(table["method"]) == list(at.multiselect(key=EngineKey.METHODS).value)
     for cell in table["rank"]:  # "rank of scope" at full depth, never "beyond"
         rank, scope = (int(x.replace(",", "")) for x in cell.split(" of "))
         assert 1 <= rank <= scope == 45
@@ -487,7 +496,7 @@ def test_any_chunk_ranks_at_full_depth_and_marked_answers_run_on_evaluate(fake, 
     assert not at.exception, [e.value for e in at.exception]
     assert [d.label for d in at.get("download_button")] == ["Download 1 marked"]
     at.switch_page("pages/evaluate.py").run()
-    source = at.segmented_control(key=tri.TKey.SOURCE)
+    source = at.segmented_control(key=EvalKey.SOURCE)
     assert "Marked in Compare (1)" in source.options
     source.set_value("marked").run()
     assert any("Labelled queries: 1 · documents: 1" in c.value for c in at.caption)
@@ -515,9 +524,9 @@ def test_the_failure_reader_lays_out_the_evidence_and_stores_the_suggestion(fake
     causes = ["parse", "label", "method", "boundary", "vocabulary", "context"]
     assert [t.split(":")[0] for t in titles] == causes
     if suggested != "other":  # the suggested cause is pre-selected until a human tags it
-        assert at.button(key=f"cs_tag_{suggested}").proto.type == "primary"
-        at.button(key=f"cs_tag_{suggested}").click().run()
+        assert at.button(key=tag_widget(suggested)).proto.type == "primary"
+        at.button(key=tag_widget(suggested)).click().run()
         assert any("agreed with 1 of 1 tags" in c.value for c in at.caption)
-    run_id = at.session_state[tri.TKey.RUN]
+    run_id = at.session_state[EvalKey.RUN]
     (tag,) = TriageStore(store_dir / "triage.sqlite").tags(run_id)
     assert tag.suggested == (suggested if suggested != "other" else "")

@@ -8,7 +8,8 @@ import streamlit as st
 
 from core import methods as registry
 from tests.test_app_engine_pages import fake, open_page, store_dir
-from workbench import _ui_eval_form, _ui_triage
+from workbench import _ui_eval_form
+from workbench.state import EvalKey
 
 __all__ = ["fake", "store_dir"]  # fixtures, imported for pytest
 FIVE = ["naive", "late", "contextual", "bm25", "contextual-bm25"]
@@ -16,7 +17,7 @@ FIVE = ["naive", "late", "contextual", "bm25", "contextual-bm25"]
 
 def test_the_form_starts_on_the_first_look_methods_and_shows_the_cost(fake, store_dir):
     at = open_page("evaluate")
-    assert at.multiselect(key=_ui_triage.TKey.METHODS).value == list(registry.EVALUATED)
+    assert at.multiselect(key=EvalKey.METHODS).value == list(registry.EVALUATED)
     caption = " ".join(c.value for c in at.caption)
     assert "Expected cost: " in caption and "texts to embed" in caption
 
@@ -35,7 +36,7 @@ def test_every_method_has_a_column_in_view_and_deltas_say_how_sure(fake, store_d
     monkeypatch.setattr(DeltaGenerator, "dataframe", spy)
     monkeypatch.setattr(st, "dataframe", lambda *a, **k: spy(st._main, *a, **k))
     at = open_page("evaluate")
-    at.multiselect(key=_ui_triage.TKey.METHODS).set_value(FIVE).run()
+    at.multiselect(key=EvalKey.METHODS).set_value(FIVE).run()
     [b for b in at.button if b.label == "Run"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     metrics, deltas = tables[-2], tables[-1]
@@ -51,7 +52,7 @@ def test_every_method_has_a_column_in_view_and_deltas_say_how_sure(fake, store_d
 def test_before_any_run_the_page_names_the_query_set_picked(fake, store_dir):
     at = open_page("evaluate")
     assert any("run the demo set above" in i.value for i in at.info)
-    at.session_state[_ui_triage.TKey.SOURCE] = "upload"
+    at.session_state[EvalKey.SOURCE] = "upload"
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     [line] = [i.value for i in at.info if i.value.startswith("No run yet")]

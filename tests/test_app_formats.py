@@ -10,9 +10,10 @@ import pytest
 from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
-from core.cite import Citation
-from core.ingest import load_document
+from core.formats import load_document
+from core.provenance.cite import Citation
 from core.render.links import source_params
+from workbench.state import LibraryKey
 
 DATA = ROOT / "tests" / "data" / "formats"
 
@@ -26,7 +27,7 @@ def app(tmp_path, monkeypatch) -> AppTest:
     files = [(p.name, p.read_bytes(), "application/octet-stream") for p in (
         DATA / "lecture-3.vtt", DATA / "pumps.html",
     )]  # fmt: skip
-    at.file_uploader(key="cs_uploader").set_value(files).run()
+    at.file_uploader(key=LibraryKey.UPLOADER).set_value(files).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

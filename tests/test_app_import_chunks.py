@@ -16,14 +16,15 @@ from streamlit.testing.v1 import AppTest
 
 from core.chunk import registry
 from core.cli import main
+from core.formats import load_document
 from core.imported import import_chunks, read_file, save_chunk_set
 from core.imported.shapes import ForeignChunk
-from core.ingest import load_document
 from tests.conftest import SAMPLE_DOCS
 from tests.test_app_engine_pages import fake, wait_for_job
 from tests.test_app_engine_pages import open_page as engine_page
 from tests.test_app_pages import app, html_of, open_page, plain, store_dir
 from workbench import _ui_engine as eng
+from workbench.state import EngineKey, EvalKey, ImportKey, RunImportKey, policy_widget
 
 __all__ = ["app", "fake", "store_dir"]  # fixtures, imported for pytest
 
@@ -51,7 +52,7 @@ def rows_with_a_wrong_claim() -> tuple[bytes, int, int]:
 
 def test_import_form_audits_and_the_chunks_page_draws_the_set(app: AppTest) -> None:
     data, count, truth = rows_with_a_wrong_claim()
-    app.file_uploader(key="cs_import_upload").set_value(
+    app.file_uploader(key=ImportKey.UPLOAD).set_value(
         [("speech.jsonl", data, "application/octet-stream")]
     )
     app.text_input[0].set_value("speech")  # the set name of the file form
@@ -67,7 +68,7 @@ def test_import_form_audits_and_the_chunks_page_draws_the_set(app: AppTest) -> N
 
     at = open_page(app, "chunks")
     app.sidebar.selectbox[0].set_value("state_of_the_union").run()
-    at.segmented_control(key="cs_policy_a").set_value("speech").run()
+    at.segmented_control(key=policy_widget("a")).set_value("speech").run()
     assert not at.exception
     captions = " ".join(plain(c.value) for c in at.caption)
     assert "Boundaries as imported" in captions
@@ -87,9 +88,9 @@ def test_a_set_kept_by_the_command_line_is_offered(app: AppTest, store_dir, caps
                  "--store", str(store_dir)])  # fmt: skip
     assert code == 0, capsys.readouterr().err
     at = open_page(app, "chunks")
-    assert "from_cli" in at.segmented_control(key="cs_policy_a").options
+    assert "from_cli" in at.segmented_control(key=policy_widget("a")).options
     lib = open_page(app, "library")
-    assert "from_cli" in lib.selectbox(key="cs_import_pick").options
+    assert "from_cli" in lib.selectbox(key=ImportKey.PICK).options
 
 
 def test_compare_ranks_exactly_the_imported_spans(fake, store_dir) -> None:
@@ -111,8 +112,8 @@ def test_compare_ranks_exactly_the_imported_spans(fake, store_dir) -> None:
     save_chunk_set(store_dir / "chunksets", chunk_set)
     spans = {(c.anchor.doc_id, c.anchor.char_start, c.anchor.char_end) for c in chunk_set.chunks}
     at = engine_page("compare")
-    at.button_group(key="cs_policy_index").set_value("windows").run()
-    at.multiselect(key=eng.EKey.INDEX_DOCS).set_value([d.doc_id for d in docs]).run()
+    at.button_group(key=policy_widget("index")).set_value("windows").run()
+    at.multiselect(key=EngineKey.INDEX_DOCS).set_value([d.doc_id for d in docs]).run()
     next(b for b in at.button if b.label == "Index").click().run()
     wait_for_job(at)
     links = [parse_qs(link.proto.query_string) for link in at.get("page_link")]
@@ -150,13 +151,13 @@ def test_evaluate_imports_a_run_and_reads_its_failures(fake, store_dir) -> None:
         order = [texts[10 * i], texts[3]] if i < 2 else [texts[3], texts[4], "Not in the speech."]
         log.append({"query_id": f"q{i}", "hits": [{"text": t} for t in order]})
     at = engine_page("evaluate")
-    at.file_uploader(key="cs_run_import_trace").set_value(
+    at.file_uploader(key=RunImportKey.TRACE).set_value(
         [("log.jsonl", "".join(json.dumps(x) + "\n" for x in log).encode(), "application/json")]
     )
-    at.file_uploader(key="cs_run_import_labels").set_value(
+    at.file_uploader(key=RunImportKey.LABELS).set_value(
         [("q.jsonl", "".join(json.dumps(x) + "\n" for x in labels).encode(), "application/json")]
     )
-    at.multiselect(key="cs_run_import_methods").set_value(["bm25"])
+    at.multiselect(key=RunImportKey.METHODS).set_value(["bm25"])
     next(b for b in at.button if b.label == "Import the run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     table = next(d.value for d in at.dataframe if "metric" in d.value.columns)
@@ -165,4 +166,4 @@ def test_evaluate_imports_a_run_and_reads_its_failures(fake, store_dir) -> None:
     captions = " ".join(plain(c.value) for c in at.caption)
     assert "**yours** imported from log.jsonl (hits) over chunk set **speech**" in captions
     assert "2 of 10 hits outside the set" in captions
-    assert at.selectbox(key="cs_triage_method").value == "yours"
+    assert at.selectbox(key=EvalKey.TRIAGE_METHOD).value == "yours"

@@ -7,14 +7,15 @@ import re
 
 from streamlit.testing.v1 import AppTest
 
-from core.cite import Citation
-from core.ingest import load_document
+from core.formats import load_document
 from core.library import Library
+from core.provenance.cite import Citation
 from core.render.links import source_params
 from core.store import ChunkStore
 from tests.conftest import PDF_DIR, PDF_PASSWORDS
 from tests.test_app_pages import TIMEOUT_S, app, html_of, open_page, plain, store_dir, upload
 from workbench._ui_source import SOFT_BREAK, reflowed
+from workbench.state import LibraryKey, SourceKey
 
 __all__ = ["app", "store_dir"]  # fixtures, imported for pytest
 
@@ -70,8 +71,8 @@ def test_a_removed_document_reports_its_link_gone(app, store_dir):
     upload(app, ("report.md", REPORT_V1))
     citation = citation_of(REPORT_V1, "report.md", "Revenue rose")
     open_page(app, "library")
-    app.selectbox(key="cs_remove_pick").set_value("report").run()
-    app.button(key="cs_remove_go").click().run()
+    app.selectbox(key=LibraryKey.REMOVE_PICK).set_value("report").run()
+    app.button(key=LibraryKey.REMOVE_GO).click().run()
     assert any("report removed: 1 kept version(s)" in plain(s.value) for s in app.success)
     assert Library.of_store(ChunkStore.open(store_dir)).versions() == []
     at = fresh_session(**source_params(citation))
@@ -141,9 +142,9 @@ def test_source_zooms_to_the_cited_lines_and_shows_the_whole_page_on_demand(app)
 
     info = doc.pages[doc.pages_of(start, start + 120)[0] - 1]
     lines = shown_aspect()
-    assert app.button_group(key="cs_src_zoom").value == "Cited lines"
+    assert app.button_group(key=SourceKey.ZOOM).value == "Cited lines"
     assert lines >= 2.5  # a band of the cited lines, at most a third as tall as wide
-    app.button_group(key="cs_src_zoom").set_value("Whole page").run()
+    app.button_group(key=SourceKey.ZOOM).set_value("Whole page").run()
     assert abs(shown_aspect() - info.width_pt / info.height_pt) < 1e-3
 
 
@@ -187,7 +188,7 @@ def test_upload_notes_go_with_the_files_they_are_about(app):
 def test_the_listing_counts_each_documents_garbled_blocks_and_characters(app):
     """elstest-5p.pdf (an Elsevier article) sets its formulas in fonts whose glyphs map
     to no code point: those blocks are flagged garbled; the other samples have none."""
-    from core.parse import parse_document
+    from core.formats import parse_document
 
     name = "elstest-5p.pdf"
     data = (PDF_DIR / name).read_bytes()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from workbench._ui_controls import overlap_limit
+from workbench.state import unit_widget
 
 
 def _controls() -> None:
@@ -23,7 +24,7 @@ def _overlap(at: AppTest):
 
 def test_the_overlap_range_follows_the_size() -> None:
     at = AppTest.from_function(_controls).run()
-    at.button_group(key="cs_unit_t_fixed").set_value("chars").run()
+    at.button_group(key=unit_widget("t", "fixed")).set_value("chars").run()
     size = next(s for s in at.slider if s.label.startswith("Size"))
     _overlap(at).set_value(1300).run()  # allowed while the size is large
     size.set_value(200).run()

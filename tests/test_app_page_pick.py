@@ -15,6 +15,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from core.render.page_pick import PickTarget, chunk_pick_figure, pick_lines, pick_points
 from tests.test_app_engine_pages import fake, index_demo, open_page, plain, store_dir
 from workbench import _ui_engine as eng
+from workbench.state import DepthKey, EngineKey, EvalKey, WhyKey
 
 __all__ = ["fake", "store_dir"]  # fixtures, imported for pytest
 
@@ -73,32 +74,32 @@ def test_click_markers_cover_every_line_of_every_chunk_on_the_page():
 def test_a_chunk_clicked_on_its_page_ranks_at_full_depth_in_compare(fake, store_dir):
     index_demo(store_dir, fake)
     at = open_page("compare")
-    (chart,) = pick_charts(at, "cs_depth_pick")
-    inspected = at.session_state[eng.EKey.SELECTED]
+    (chart,) = pick_charts(at, DepthKey.PICK)
+    inspected = at.session_state[EngineKey.SELECTED]
     spec = json.loads(chart.proto.spec)
     clickable = [d[0] for t in spec["data"] if t.get("name") == "chunks" for d in t["customdata"]]
     other = next(c for c in dict.fromkeys(clickable) if c != inspected)
     click(at, chart, other)
-    assert at.session_state["cs_depth_clicked"] == (inspected, other)
+    assert at.session_state[DepthKey.CLICKED] == (inspected, other)
     (line,) = [c.value for c in at.caption if c.value.startswith("Ranked: ")]
     assert "the chunk clicked on the page" in plain(line)
     table = rank_table(at)
-    assert list(table["method"]) == list(at.multiselect(key=eng.EKey.METHODS).value)
+    assert list(table["method"]) == list(at.multiselect(key=EngineKey.METHODS).value)
     from core.diagnose.depth import full_depth_ranks
     from core.store import ChunkStore
 
-    methods = list(at.multiselect(key=eng.EKey.METHODS).value)
+    methods = list(at.multiselect(key=EngineKey.METHODS).value)
     policy = eng.DEMO_POLICY
-    query = at.session_state[eng.EKey.QUERY]
+    query = at.session_state[EngineKey.QUERY]
     want = full_depth_ranks(
         query, other, methods=methods, encoder=fake, store=ChunkStore.open(store_dir),
         policy=policy, k=10,
     )  # fmt: skip
     assert list(table["rank"]) == [f"{want[m].rank:,} of {want[m].scope_size:,}" for m in methods]
-    (chart,) = pick_charts(at, "cs_depth_pick")  # redrawn with the clicked chunk lit
+    (chart,) = pick_charts(at, DepthKey.PICK)  # redrawn with the clicked chunk lit
     assert any(t.get("name") == "picked" for t in json.loads(chart.proto.spec)["data"])
     [b for b in at.button if b.label == "Mark as the answer"][0].click().run()
-    (marked,) = at.session_state["cs_marked_queries"]
+    (marked,) = at.session_state[DepthKey.MARKED]
     gold = marked.gold[0]
     assert (gold.char_start, gold.char_end) == tuple(
         int(x.replace(",", "")) for x in line.split(" chars ")[1].split(":")[0].split("-")
@@ -111,17 +112,16 @@ def test_a_chunk_clicked_on_the_failures_page_ranks_at_full_depth_in_the_reader(
     from core.chunk import chunk_document
     from core.diagnose.run_depth import RunRanker
     from core.evaluate import load_run
-    from core.parse import parse_document
-    from core.types import ChunkPolicy
-    from workbench import _ui_triage as tri
+    from core.formats import parse_document
+    from core.provenance.types import ChunkPolicy
 
     at = open_page("evaluate")
     [b for b in at.button if b.label == "Run"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
-    run = load_run(store_dir / "runs" / f"{at.session_state[tri.TKey.RUN]}.json")
+    run = load_run(store_dir / "runs" / f"{at.session_state[EvalKey.RUN]}.json")
     (line,) = [c.value for c in at.caption if c.value.startswith("Ranked: ")]
     assert "the first gold chunk" in plain(line)  # before any click: the gold chunk
-    (chart,) = pick_charts(at, "cs_why_pick")
+    (chart,) = pick_charts(at, WhyKey.PICK)
     query_id = chart.proto.id.split(f"{run.run_id}:")[1].rsplit("_", 1)[0]
     record = run.query(query_id)
     spec = json.loads(chart.proto.spec)

@@ -14,14 +14,23 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.chunk import default_policy
-from core.cite import Citation
 from core.embed import ChunkVector
-from core.ingest import load_document
+from core.formats import load_document
+from core.provenance.cite import Citation
+from core.provenance.types import Chunk, make_chunk_id
 from core.render.links import source_params
 from core.store import ChunkStore
-from core.types import Chunk, make_chunk_id
 from tests.conftest import BAD_PDFS, PDF_DIR, PDF_PASSWORDS, SAMPLE_DOCS
 from tests.data.injection import INJECTION_LINES, INJECTION_NAME, injection_pdf_bytes
+from workbench.state import (
+    ChunksKey,
+    Key,
+    LibraryKey,
+    full_width_widget,
+    page_widget,
+    policy_widget,
+    size_widget,
+)
 
 TIMEOUT_S = 120
 
@@ -63,7 +72,7 @@ def metric(at: AppTest, label: str, index: int = 0) -> str:
 
 
 def upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
-    at.file_uploader(key="cs_uploader").set_value(
+    at.file_uploader(key=LibraryKey.UPLOADER).set_value(
         [(name, data, "application/octet-stream") for name, data in files]
     ).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -197,7 +206,7 @@ def test_parse_draws_every_block_of_the_page_and_kinds_toggle(app):
     app.pills[0].set_value([k for k in kinds.value if k != "paragraph"]).run()
     fewer = html_of(app).count('class="cs-box cs-block')
     assert 0 < fewer < n_rows and "cs-kind-paragraph" not in html_of(app)
-    app.number_input(key="cs_w_page_sample-sigconf").set_value(2).run()
+    app.number_input(key=page_widget("sample-sigconf")).set_value(2).run()
     assert not app.exception
     assert any(m.value.endswith("blocks on page 2**") for m in app.markdown)
 
@@ -216,12 +225,12 @@ def test_changing_the_size_changes_the_chunks(app):
     open_page(app, "chunks")
     before = int(metric(app, "Chunks").replace(",", ""))
     boxes_before = html_of(app).count("cs-box cs-chunk")
-    app.slider(key="cs_size_a_fixed_chars").set_value(300).run()
+    app.slider(key=size_widget("a", "fixed", "chars")).set_value(300).run()
     assert not app.exception
     after = int(metric(app, "Chunks").replace(",", ""))
     assert after > 2 * before
     assert html_of(app).count("cs-box cs-chunk") != boxes_before
-    app.segmented_control(key="cs_policy_a").set_value("sentence").run()
+    app.segmented_control(key=policy_widget("a")).set_value("sentence").run()
     assert not app.exception and int(metric(app, "Chunks").replace(",", "")) != after
 
 
@@ -232,11 +241,11 @@ def keys_of(app: AppTest) -> list[str]:
 
 def test_two_policies_side_by_side(app):
     open_page(app, "chunks")
-    app.toggle(key="cs_compare").set_value(True).run()
+    app.toggle(key=ChunksKey.COMPARE).set_value(True).run()
     assert not app.exception
     assert len([m for m in app.metric if m.label == "Chunks"]) == 2
     assert keys_of(app)[1].startswith("**structure")  # the pair starts different
-    app.segmented_control(key="cs_policy_b").set_value("sentence").run()
+    app.segmented_control(key=policy_widget("b")).set_value("sentence").run()
     keys = keys_of(app)
     assert keys[0] != keys[1] and "sentence" in keys[1]
 
@@ -340,7 +349,7 @@ def test_parse_with_the_layout_model_reports_its_pages_and_time(app):
     """The layout model reads page by page (its bar counts pages), and its result is
     cached: a second visit neither parses again nor shows the status."""
     open_page(app, "parse")
-    app.button_group(key="cs_w_parser").set_value("layout").run()
+    app.button_group(key=Key.PARSER_WIDGET).set_value("layout").run()
     assert not app.exception, [e.value for e in app.exception]
     pages = len(load_document(SAMPLE_DOCS / "sample-sigconf.pdf").pages)
     labels = [s.label for s in app.status]
@@ -355,7 +364,7 @@ def test_parse_with_the_layout_model_reports_its_pages_and_time(app):
         r"reading it took [\d.]+ s \(text, character map and tables\)",
         times[0],
     ), times  # reading (a PDF's text, character map and table search) is said apart
-    app.number_input(key="cs_w_page_sample-sigconf").set_value(2).run()
+    app.number_input(key=page_widget("sample-sigconf")).set_value(2).run()
     assert not app.exception and not app.status
 
 
@@ -367,11 +376,11 @@ def test_a_landscape_page_gets_the_full_width_in_parse(app):
 
     open_page(app, "parse")
     beside = len(app.columns)
-    app.toggle(key="cs_w_full_width_parse").set_value(True).run()
+    app.toggle(key=full_width_widget("parse")).set_value(True).run()
     assert len(app.columns) == beside - 2
     open_page(app, "chunks")
-    assert app.toggle(key="cs_w_full_width_chunks").value is True
-    app.toggle(key="cs_w_full_width_chunks").set_value(False).run()
+    assert app.toggle(key=full_width_widget("chunks")).value is True
+    app.toggle(key=full_width_widget("chunks")).set_value(False).run()
     open_page(app, "parse")
     assert len(app.columns) == beside
     with pymupdf.open() as pdf:

@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.ingest import load_document
+from core.formats import load_document
 from core.library import Library
 from core.store import ChunkStore
 from tests.test_app_engine_pages import fake, open_page, plain, store_dir
 from workbench import _ui_qa_upload as qa
-from workbench import _ui_triage as tri
+from workbench.state import EvalKey, QaKey
 
 __all__ = ["fake", "store_dir"]  # fixtures, imported for pytest
 TEXT = (
@@ -52,8 +52,8 @@ def _keep_document(store_dir: Path, tmp_path: Path) -> None:
 
 def _upload(page: str, name: str, data: bytes):
     at = open_page(page)
-    at.segmented_control(key=tri.TKey.SOURCE).set_value("upload").run()
-    at.file_uploader(key=tri.TKey.UPLOAD).set_value([(name, data, "text/plain")]).run()
+    at.segmented_control(key=EvalKey.SOURCE).set_value("upload").run()
+    at.file_uploader(key=EvalKey.UPLOAD).set_value([(name, data, "text/plain")]).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -66,17 +66,17 @@ def test_a_financebench_table_is_mapped_with_its_guesses_on_both_pages(fake, sto
     _keep_document(store_dir, tmp_path)
     at = _upload("evaluate", "financebench.jsonl", _jsonl(ROWS))
     assert not at.error, [e.value for e in at.error]
-    picked = {k: at.selectbox(key=k).value for k in (qa.QKey.QUESTION, qa.QKey.EVIDENCE,
-              qa.QKey.DOC, qa.QKey.ID, qa.QKey.PAGE)}  # fmt: skip
+    picked = {k: at.selectbox(key=k).value for k in (QaKey.QUESTION, QaKey.EVIDENCE,
+              QaKey.DOC, QaKey.ID, QaKey.PAGE)}  # fmt: skip
     assert picked == {
-        qa.QKey.QUESTION: "question", qa.QKey.EVIDENCE: "evidence[].evidence_text",
-        qa.QKey.DOC: "doc_name", qa.QKey.ID: "financebench_id",
-        qa.QKey.PAGE: "evidence[].evidence_page_num",
+        QaKey.QUESTION: "question", QaKey.EVIDENCE: "evidence[].evidence_text",
+        QaKey.DOC: "doc_name", QaKey.ID: "financebench_id",
+        QaKey.PAGE: "evidence[].evidence_page_num",
     }  # fmt: skip
-    assert at.radio(key=qa.QKey.PAGE_BASE).value == 0  # a page 0 occurs
+    assert at.radio(key=QaKey.PAGE_BASE).value == 0  # a page 0 occurs
     captions = " ".join(c.value for c in at.caption)
     assert "Labelled queries: 3 · documents: 1" in captions
-    at.selectbox(key=qa.QKey.PAGE).set_value(qa.NONE).run()  # a Markdown file has no pages
+    at.selectbox(key=QaKey.PAGE).set_value(qa.NONE).run()  # a Markdown file has no pages
     [b for b in at.button if b.label == "Run"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.subheader[0].value.startswith("3 queries · ")  # every evidence text found
@@ -89,11 +89,11 @@ def test_a_csv_table_reaches_both_pages_and_a_new_mapping_is_reread(fake, store_
     _keep_document(store_dir, tmp_path)
     at = _upload("evaluate", "qa.csv", CSV.encode())
     assert not at.error, [e.value for e in at.error]
-    assert at.selectbox(key=qa.QKey.EVIDENCE).value == "evidence"
-    assert at.selectbox(key=qa.QKey.ID).value == qa.NONE
-    assert at.radio(key=qa.QKey.PAGE_BASE).value == 1
+    assert at.selectbox(key=QaKey.EVIDENCE).value == "evidence"
+    assert at.selectbox(key=QaKey.ID).value == qa.NONE
+    assert at.radio(key=QaKey.PAGE_BASE).value == 1
     assert "Labelled queries: 2 · documents: 1" in " ".join(c.value for c in at.caption)
-    at.selectbox(key=qa.QKey.DOC).set_value("question").run()  # documents named by the questions
+    at.selectbox(key=QaKey.DOC).set_value("question").run()  # documents named by the questions
     captions = " ".join(c.value for c in at.caption)
     assert "Labelled queries: 2 · documents: 0" in captions
     assert "Not in the library, so their queries have no document: What was revenue?" in captions
@@ -127,10 +127,10 @@ def test_a_column_named_unlike_any_guess_waits_for_a_pick(fake, store_dir, tmp_p
     _keep_document(store_dir, tmp_path)
     table = CSV.replace("evidence,", "snippet,", 1).encode()
     at = _upload("evaluate", "odd.csv", table)
-    assert at.selectbox(key=qa.QKey.EVIDENCE).value is None  # never the question column
+    assert at.selectbox(key=QaKey.EVIDENCE).value is None  # never the question column
     [error] = [plain(e.value) for e in at.error]
     assert error.startswith("odd.csv is read as a QA table, and no column is named like its ")
     assert "evidence" in error and ".jsonl" in error and "\n" not in error
-    at.selectbox(key=qa.QKey.EVIDENCE).set_value("snippet").run()
+    at.selectbox(key=QaKey.EVIDENCE).set_value("snippet").run()
     assert not at.error, [e.value for e in at.error]
     assert "Labelled queries: 2 · documents: 1" in " ".join(c.value for c in at.caption)

@@ -22,12 +22,12 @@ from fakes import FakeEncoder, fake_embed_chunks
 from streamlit.testing.v1 import AppTest
 
 from core.chunk import registry
-from core.cite import Citation
 from core.evaluate import EvalConfig, TriageStore, run_eval, save_run, tag_query
+from core.formats import load_document
 from core.imported import import_chunks, read_file, save_chunk_set
 from core.imported.chunkset import FOLDER_NAME
-from core.ingest import load_document
 from core.library import Library
+from core.provenance.cite import Citation
 from core.render.links import source_params
 from core.store import ChunkStore
 from core.tune import parse_grid, save_sweep
@@ -35,12 +35,23 @@ from core.tune.sweep import run_sweep
 from tests.test_app_engine_pages import index_demo, one_window
 from tests.test_app_pages import html_of, plain
 from tests.test_app_pages import open_page as go
-from workbench import _ui
 from workbench import _ui_engine as eng
 from workbench import _ui_roles as roles
 from workbench import _ui_triage as tri
 from workbench import _ui_tune as ut
 from workbench import _ui_why as why
+from workbench.state import (
+    EngineKey,
+    EvalKey,
+    FrameKey,
+    ImportKey,
+    Key,
+    LibraryKey,
+    RoleKey,
+    RunImportKey,
+    TuneKey,
+    tag_widget,
+)
 
 TIMEOUT_S = 300
 KEY = "correct-horse-battery-staple-7"
@@ -145,7 +156,7 @@ def session() -> AppTest:
 
 
 def sign_in(at: AppTest, key: str) -> AppTest:
-    at.sidebar.text_input(key=roles.KEY_INPUT).set_value(key)
+    at.sidebar.text_input(key=RoleKey.KEY_INPUT).set_value(key)
     next(b for b in at.sidebar.button if b.label == "Sign in").click().run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -156,9 +167,9 @@ def write_controls(at: AppTest) -> set[str]:
     found: set[str] = set()
     labels = {b.label for b in at.button}
     keys = {b.key for b in at.button}
-    if any(u.key == "cs_uploader" for u in at.get("file_uploader")):
+    if any(u.key == LibraryKey.UPLOADER for u in at.get("file_uploader")):
         found.add("uploader")
-    if "cs_remove_go" in keys:
+    if LibraryKey.REMOVE_GO in keys:
         found.add("remove")
     if any(e.label == "Import chunks" for e in at.expander) or "Import" in labels:
         found.add("import")
@@ -170,9 +181,9 @@ def write_controls(at: AppTest) -> set[str]:
         found.add("import run")
     if "Sweep" in labels:
         found.add("sweep")
-    if any(str(k).startswith("cs_tag_") for k in keys):
+    if any(str(k).startswith(EvalKey.TAG) for k in keys):
         found.add("tag")
-    if any(t.key == "cs_w_store_addr" for t in at.sidebar.text_input):
+    if any(t.key == FrameKey.STORE_ADDR_WIDGET for t in at.sidebar.text_input):
         found.add("store")
     return found
 
@@ -240,9 +251,9 @@ def test_a_viewer_opens_every_page_and_sees_no_control_that_writes(keyed):
     assert any(c.value.endswith("Keys: ← previous, → next.") for c in at.caption)
     assert not at.main.text_input  # no note to save with a tag
     go(at, "compare")  # queries run over the index; k at most 50
-    assert at.number_input(key=eng.EKey.K).proto.max == roles.VIEWER_MAX_K
-    at.number_input(key=eng.EKey.K).set_value(500).run()  # a k sent by hand
-    assert not at.exception and at.session_state[eng.EKey.K] <= roles.VIEWER_MAX_K
+    assert at.number_input(key=EngineKey.K).proto.max == roles.VIEWER_MAX_K
+    at.number_input(key=EngineKey.K).set_value(500).run()  # a k sent by hand
+    assert not at.exception and at.session_state[EngineKey.K] <= roles.VIEWER_MAX_K
     assert any("#1" in h.proto.body for h in at.html)  # cards drawn
     go(at, "tune")  # a sweep read; a cell's failures wait until an editor saved its run
     failures = next(b for b in at.button if b.label == "Its failures on the Evaluate page")
@@ -274,40 +285,41 @@ def test_every_write_path_refuses_a_viewer_and_nothing_changes(keyed, monkeypatc
     at = session()
     assert not roles.is_editor() and write_controls(at) >= {"uploader", "remove", "store"}
 
-    at.file_uploader(key="cs_uploader").set_value(
+    at.file_uploader(key=LibraryKey.UPLOADER).set_value(
         [("notes.txt", b"Plain notes.", "application/octet-stream")]
     ).run()
     assert refusals(at) == ["add documents to the library"]
     assert "notes" not in list(at.dataframe[0].value["document"])
-    at.file_uploader(key="cs_uploader").set_value([])  # refused again while it is there
+    at.file_uploader(key=LibraryKey.UPLOADER).set_value([])  # refused again while it is there
 
-    at.selectbox(key="cs_remove_pick").set_value("report").run()
-    at.button(key="cs_remove_go").click().run()
+    at.selectbox(key=LibraryKey.REMOVE_PICK).set_value("report").run()
+    at.button(key=LibraryKey.REMOVE_GO).click().run()
     assert refusals(at) == ["remove documents"]
 
-    at.file_uploader(key="cs_import_upload").set_value(
+    at.file_uploader(key=ImportKey.UPLOAD).set_value(
         [("mine.jsonl", CHUNKS_JSONL, "application/octet-stream")]
     )
     next(b for b in at.button if b.label == "Import").click().run()
     assert refusals(at) == ["import chunk sets"]
 
-    at.sidebar.text_input(key="cs_w_store_addr").set_value(str(keyed.parent / "elsewhere")).run()
+    elsewhere = str(keyed.parent / "elsewhere")
+    at.sidebar.text_input(key=FrameKey.STORE_ADDR_WIDGET).set_value(elsewhere).run()
     assert refusals(at) == ["change the store"]
-    assert at.session_state[_ui.Key.STORE_ADDR] == str(keyed)
-    at.sidebar.radio(key="cs_w_store_kind").set_value("server").run()
-    assert at.session_state[_ui.Key.STORE_KIND] == "folder" and len(refusals(at)) == 1
+    assert at.session_state[Key.STORE_ADDR] == str(keyed)
+    at.sidebar.radio(key=FrameKey.STORE_KIND_WIDGET).set_value("server").run()
+    assert at.session_state[Key.STORE_KIND] == "folder" and len(refusals(at)) == 1
 
     go(at, "compare")
     next(b for b in at.button if b.label == "Index").click().run()
     assert refusals(at) == ["index documents"]
-    assert at.session_state[eng.EKey.JOB] is None
+    assert at.session_state[EngineKey.JOB] is None
 
     go(at, "evaluate")
     next(b for b in at.button if b.label == "Run").click().run()
     assert refusals(at) == ["run evaluations"]
-    at.button(key="cs_tag_boundary").click().run()
+    at.button(key=tag_widget("boundary")).click().run()
     assert refusals(at) == ["tag failures"]
-    for uploader in ("cs_run_import_trace", "cs_run_import_labels"):
+    for uploader in (RunImportKey.TRACE, RunImportKey.LABELS):
         at.file_uploader(key=uploader).set_value([("log.jsonl", b"{}", "application/json")])
     next(b for b in at.button if b.label == "Import the run").click().run()
     assert refusals(at) == ["import runs"]
@@ -315,7 +327,7 @@ def test_every_write_path_refuses_a_viewer_and_nothing_changes(keyed, monkeypatc
     go(at, "tune")
     next(b for b in at.button if b.label == "Sweep").click().run()
     assert refusals(at) == ["run sweeps"]
-    assert at.session_state[ut.UKey.JOB] is None
+    assert at.session_state[TuneKey.JOB] is None
     next(b for b in at.button if b.label == "Its failures on the Evaluate page").click().run()
     assert refusals(at) == ["save a cell's run for the Evaluate page"]
     assert not at.exception, [e.value for e in at.exception]
@@ -399,14 +411,14 @@ def test_a_wrong_key_is_one_line_without_a_hint_and_the_right_one_signs_in(keyed
     (error,) = at.sidebar.error
     assert error.value == roles.WRONG_KEY
     assert KEY[:4] not in error.value and str(len(KEY)) not in error.value  # no hint
-    assert at.sidebar.text_input(key=roles.KEY_INPUT).value == ""  # the box is emptied
+    assert at.sidebar.text_input(key=RoleKey.KEY_INPUT).value == ""  # the box is emptied
     assert "not-the-key" not in repr(at.session_state)
     assert write_controls(at) == set()
     at.run()
     assert not at.sidebar.error  # said once
     sign_in(at, KEY)
     assert not at.sidebar.error and "uploader" in write_controls(at)
-    assert roles.KEY_INPUT not in [t.key for t in at.sidebar.text_input]  # the form is gone
+    assert RoleKey.KEY_INPUT not in [t.key for t in at.sidebar.text_input]  # the form is gone
     assert KEY not in repr(at.session_state)  # no copy of the key kept in the session
     assert slept.waits == []  # one wrong key costs nothing
 
@@ -467,7 +479,7 @@ def test_without_a_key_everything_works_as_before_and_the_sidebar_says_so(fake):
         go(at, name)
         assert write_controls(at) == EDITOR_CONTROLS.get(name, {"store"}), name
     go(at, "library")
-    at.file_uploader(key="cs_uploader").set_value(
+    at.file_uploader(key=LibraryKey.UPLOADER).set_value(
         [("notes.txt", b"Plain notes.\n\nMore.", "application/octet-stream")]
     ).run()
     assert not refusals(at) and "notes" in list(at.dataframe[0].value["document"])

@@ -14,8 +14,8 @@ from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
 from core.evaluate import CAUSES, load_run, sample_failures
-from core.ingest import load_document
-from core.ingest.formats import all_formats
+from core.formats import load_document
+from core.formats.registry import all_formats
 from tests.test_app_engine_pages import (
     TIMEOUT_S,
     column,
@@ -25,9 +25,9 @@ from tests.test_app_engine_pages import (
     ranked,
     store_dir,
 )
-from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
 from workbench import _ui_triage as tri
+from workbench.state import EngineKey, EvalKey, LibraryKey, tag_widget
 
 __all__ = ["TIMEOUT_S", "fake", "store_dir"]  # fixtures, imported for pytest
 DATA = ROOT / "tests" / "data" / "formats"
@@ -37,7 +37,7 @@ def test_a_k_past_the_cards_is_accepted_and_says_where_the_rest_is(fake, store_d
     monkeypatch.setattr(ins, "MAX_CARDS", 20)  # the demo holds 45 chunks
     index_demo(store_dir, fake, methods=("naive", "bm25"))
     at = open_page("compare")
-    box = at.number_input(key=eng.EKey.K)
+    box = at.number_input(key=EngineKey.K)
     assert box.max is None or box.max >= 500  # the browser marks nothing red at k = 500
     box.set_value(500).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -53,33 +53,33 @@ def test_a_k_past_the_cards_is_accepted_and_says_where_the_rest_is(fake, store_d
 
 
 def _tag_buttons(at) -> dict[str, str]:
-    return {c: at.button(key=f"cs_tag_{c}").proto.type for c in CAUSES}
+    return {c: at.button(key=tag_widget(c)).proto.type for c in CAUSES}
 
 
 def test_the_counter_and_the_buttons_read_only_the_methods_own_tags(fake, store_dir):
     at = open_page("evaluate")
     [b for b in at.button if b.label == "Run"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
-    run = load_run(store_dir / "runs" / f"{at.session_state[tri.TKey.RUN]}.json")
+    run = load_run(store_dir / "runs" / f"{at.session_state[EvalKey.RUN]}.json")
     samples = {m: sample_failures(run, m, n=tri.N_SAMPLE, seed=0) for m in run.methods}
     first, then, shared = next(
         (a, b, q)
         for a in run.methods for b in run.methods if a != b
         for q in [f.query_id for f in samples[a]] if q in {f.query_id for f in samples[b]}
     )  # fmt: skip
-    at.selectbox(key=tri.TKey.TRIAGE_METHOD).set_value(first).run()
-    at.session_state[tri.TKey.TRIAGE_POS] = [f.query_id for f in samples[first]].index(shared)
+    at.selectbox(key=EvalKey.TRIAGE_METHOD).set_value(first).run()
+    at.session_state[EvalKey.TRIAGE_POS] = [f.query_id for f in samples[first]].index(shared)
     at.run()
-    at.button(key="cs_tag_other").click().run()  # tagged while reading `first`
+    at.button(key=tag_widget("other")).click().run()  # tagged while reading `first`
     assert not at.exception, [e.value for e in at.exception]
     assert at.get("progress")[-1].proto.text == f"1 of {len(samples[first])} read"
 
-    at.selectbox(key=tri.TKey.TRIAGE_METHOD).set_value(then).run()
+    at.selectbox(key=EvalKey.TRIAGE_METHOD).set_value(then).run()
     n = len(samples[then])
     assert at.get("progress")[-1].proto.text == f"0 of {n} read"  # not the other method's tag
     title = json.loads(at.get("plotly_chart")[-1].proto.spec)["layout"]["title"]["text"]
     assert f"0 tagged of {n} sampled" in title
-    at.session_state[tri.TKey.TRIAGE_POS] = [f.query_id for f in samples[then]].index(shared)
+    at.session_state[EvalKey.TRIAGE_POS] = [f.query_id for f in samples[then]].index(shared)
     at.run()
     panel = [h.proto.body for h in at.html if "Why it failed" in h.proto.body]
     found = re.search(r"suggested: <b[^>]*>(\w+)</b>", panel[0]) if panel else None
@@ -87,9 +87,9 @@ def test_the_counter_and_the_buttons_read_only_the_methods_own_tags(fake, store_
     selected = [c for c, kind in _tag_buttons(at).items() if kind == "primary"]
     assert selected == ([suggested] if suggested else [])  # one at most, never the other's
     assert any(f"while reading {first}'s failures" in c.value for c in at.caption)
-    at.button(key=f"cs_tag_{suggested or 'parse'}").click().run()  # replaces the tag
+    at.button(key=tag_widget(suggested or "parse")).click().run()  # replaces the tag
     assert at.get("progress")[-1].proto.text == f"1 of {n} read"
-    at.selectbox(key=tri.TKey.TRIAGE_METHOD).set_value(first).run()
+    at.selectbox(key=EvalKey.TRIAGE_METHOD).set_value(first).run()
     assert at.get("progress")[-1].proto.text == f"0 of {len(samples[first])} read"
 
 
@@ -113,7 +113,7 @@ def test_every_accepted_format_uploads_and_a_refused_one_says_what_is_read(tmp_p
     monkeypatch.setenv("CHUNKSCOPE_STORE", str(tmp_path / "store"))
     monkeypatch.delenv("CHUNKSCOPE_CHROMA", raising=False)
     at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
-    uploader = at.file_uploader(key="cs_uploader")
+    uploader = at.file_uploader(key=LibraryKey.UPLOADER)
     assert list(uploader.proto.type) == []  # the browser refuses nothing by MIME type itself
     assert all(s in uploader.proto.help for f in all_formats() for s in f.suffixes)
     files = [(n, b, "application/octet-stream") for n, b in {**ACCEPTED, **REFUSED}.items()]
@@ -134,8 +134,8 @@ def test_every_accepted_format_uploads_and_a_refused_one_says_what_is_read(tmp_p
 
 def test_a_query_set_of_another_kind_says_what_a_query_set_is(fake, store_dir):
     at = open_page("evaluate")
-    at.segmented_control(key=tri.TKey.SOURCE).set_value("upload").run()
-    uploader = at.file_uploader(key=tri.TKey.UPLOAD)
+    at.segmented_control(key=EvalKey.SOURCE).set_value("upload").run()
+    uploader = at.file_uploader(key=EvalKey.UPLOAD)
     assert list(uploader.proto.type) == []  # no MIME-type refusal in the browser
     uploader.set_value([("set.csv", b"query,doc\nwarranty,x\n", "text/csv")]).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -155,8 +155,8 @@ def test_cards_on_a_10q_are_titled_by_real_headings_and_tell_apart(fake, store_d
     doc = load_document(TEN_Q)
     index_demo(store_dir, fake, methods=("naive", "bm25"), docs=[doc])
     at = open_page("compare")
-    at.selectbox(key=eng.EKey.SCOPE).select(doc.doc_id).run()
-    at.text_input(key=eng.EKey.QUERY_WIDGET).set_value("six months ended cash flows").run()
+    at.selectbox(key=EngineKey.SCOPE).select(doc.doc_id).run()
+    at.text_input(key=EngineKey.QUERY_WIDGET).set_value("six months ended cash flows").run()
     assert not at.exception, [e.value for e in at.exception]
     for method in ("naive", "bm25"):
         bodies = [h.proto.body for h in column(at, method).html]
@@ -166,13 +166,13 @@ def test_cards_on_a_10q_are_titled_by_real_headings_and_tell_apart(fake, store_d
         for head, words in cards:
             assert not re.search(r"months ended|^\(", head, re.I), head  # never a column heading
             assert not words.startswith("Three Months Ended"), words  # its own rows first
-    labels = at.selectbox(key=eng.EKey.SELECTED).options
+    labels = at.selectbox(key=EngineKey.SELECTED).options
     assert len(set(labels)) == len(labels)
     assert any(re.search(r" — “.+” \(\d+ of \d+\)$", label) for label in labels)
 
 
 def test_a_deep_link_makes_its_document_the_sidebars_once(tmp_path, monkeypatch):
-    from core.cite import Citation
+    from core.provenance.cite import Citation
     from core.render.links import source_params
 
     monkeypatch.setenv("CHUNKSCOPE_STORE", str(tmp_path / "store"))
@@ -205,7 +205,7 @@ def test_the_workbench_reads_the_model_as_the_encoder_does():
     """One reading of the model folder (``core.embed.modelconfig.model_limits``): the
     sidebar's window and late chunking's one-pass limit are the encoder's own."""
     from core.embed import load_encoder
-    from core.modelpath import resolve_model_dir
+    from core.model.paths import resolve_model_dir
     from workbench import _ui
 
     encoder = load_encoder()

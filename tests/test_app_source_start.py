@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.ingest import load_document
+from core.formats import load_document
 from tests.conftest import SAMPLE_DOCS
 from tests.test_app_pages import TIMEOUT_S, store_dir  # noqa: F401
 from workbench import _ui, _ui_reads

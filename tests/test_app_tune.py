@@ -13,10 +13,10 @@ from streamlit.testing.v1 import AppTest
 
 from core.evaluate import run_eval
 from core.tune import load_sweep
-from workbench import _ui
 from workbench import _ui_engine as eng
 from workbench import _ui_triage as tri
 from workbench import _ui_tune as ut
+from workbench.state import EvalKey, Key, TuneKey, policy_widget, size_widget
 
 TIMEOUT_S = 300
 
@@ -42,7 +42,7 @@ def _open() -> AppTest:
 def _sweep(at: AppTest) -> AppTest:
     [b for b in at.button if b.label == "Sweep"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
-    job = at.session_state[ut.UKey.JOB]
+    job = at.session_state[TuneKey.JOB]
     deadline = time.monotonic() + 120
     while job.running and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -74,24 +74,24 @@ def test_a_sweep_runs_draws_its_curves_and_opens_a_cells_failures(fake):
     assert float(best.set_index("metric").loc["mrr", "best"]) == round(mrr, 3)
 
     late = next(c for c in top if c.method == "late" and c.policy.size == 128)
-    at.session_state[ut.UKey.CELL] = ut.cell_key(late)
+    at.session_state[TuneKey.CELL] = ut.cell_key(late)
     at.run()
     [b for b in at.button if b.label == "Its failures on the Evaluate page"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state[tri.TKey.RUN] == late.run_id
+    assert at.session_state[EvalKey.RUN] == late.run_id
     assert (fake / "runs" / f"{late.run_id}.json").is_file()
     if any(q.failed["late"] for q in sweep.point(late.policy.key).run.queries):
-        assert at.selectbox(key=tri.TKey.TRIAGE_METHOD).value == "late"
+        assert at.selectbox(key=EvalKey.TRIAGE_METHOD).value == "late"
     assert any(s.value == "Evaluate & triage" for s in at.title)
 
 
 def test_a_cell_opens_its_boundaries_on_the_chunks_page(fake):
     at = _sweep(_open())
-    keys = at.selectbox(key=ut.UKey.CELL).options
-    at.selectbox(key=ut.UKey.CELL).set_value(keys[-1]).run()  # the largest size
+    keys = at.selectbox(key=TuneKey.CELL).options
+    at.selectbox(key=TuneKey.CELL).set_value(keys[-1]).run()  # the largest size
     [b for b in at.button if b.label == "Its boundaries on the Chunks page"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(s.value == "Chunks" for s in at.title)
-    assert at.session_state["cs_policy_a"] == "fixed"
-    assert at.session_state["cs_size_a_fixed_tokens"] == 256
-    assert at.session_state[_ui.Key.DOC] in {d for d in eng.demo_documents()}
+    assert at.session_state[policy_widget("a")] == "fixed"
+    assert at.session_state[size_widget("a", "fixed", "tokens")] == 256
+    assert at.session_state[Key.DOC] in {d for d in eng.demo_documents()}

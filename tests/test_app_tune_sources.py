@@ -11,8 +11,7 @@ from core.cli import main
 from core.tune import load_sweep, store_sweeps_dir
 from tests.test_app_tune import _open, fake  # noqa: F401 (a fixture)
 from tests.tune.conftest import fake_model, small_docs, small_set  # noqa: F401 (fixtures)
-from workbench import _ui_triage as tri
-from workbench import _ui_tune as ut
+from workbench.state import EvalKey, TuneKey
 
 
 def test_a_cli_sweep_lands_in_the_store_and_the_tune_page_lists_it(
@@ -31,16 +30,16 @@ def test_a_cli_sweep_lands_in_the_store_and_the_tune_page_lists_it(
     assert kept.is_file() and out.is_file()  # the store's copy and the asked one
     assert load_sweep(kept).sweep_id == sweep_id
     at = _open()
-    assert at.selectbox(key=ut.UKey.SWEEP).value == sweep_id  # listed, and shown first
+    assert at.selectbox(key=TuneKey.SWEEP).value == sweep_id  # listed, and shown first
 
 
 def test_the_tune_page_sweeps_an_uploaded_set_and_says_the_cost_first(fake):  # noqa: F811
     evidence = [{"text": "The manufacturer guarantees the unit for two years"}]
     line = {"id": "q1", "query": "warranty", "doc": "datasheet-corvane-hx40", "evidence": evidence}
     at = _open()
-    at.segmented_control(key=tri.TKey.SOURCE).set_value("upload").run()
+    at.segmented_control(key=EvalKey.SOURCE).set_value("upload").run()
     files = [("set.jsonl", json.dumps(line).encode(), "application/jsonl")]
-    at.file_uploader(key=tri.TKey.UPLOAD).set_value(files).run()
+    at.file_uploader(key=EvalKey.UPLOAD).set_value(files).run()
     assert not at.exception, [e.value for e in at.exception]
     caption = " ".join(c.value for c in at.caption)
     assert "1 queries · 1 documents" in caption

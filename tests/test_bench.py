@@ -199,7 +199,7 @@ def test_met_needs_every_limit() -> None:
 
 
 def test_provenance_check_rejects_an_inexact_span() -> None:
-    from core.ingest import load_document
+    from core.formats import load_document
 
     doc = load_document(TINY_TEXT.encode(), name="tiny.md")
 

@@ -24,8 +24,8 @@ from fakes import FakeEncoder, fake_embed_chunks, make_document, paragraph_chunk
 
 from core.cli import main
 from core.errors import StoreError
+from core.provenance.types import ChunkPolicy
 from core.store import ChunkStore
-from core.types import ChunkPolicy
 
 pytestmark = pytest.mark.server
 POLICY = ChunkPolicy(name="fixed", size=300)
@@ -201,7 +201,7 @@ def test_a_server_lost_mid_run_stops_it_with_one_line_and_a_rerun_leaves_no_dupl
     the run stops there (the third is never embedded for nothing), says why in one line,
     and after a restart a rerun skips the first, rewrites the second, adds the third, and
     the collection holds every chunk exactly once."""
-    from core.index import default_steps, index_documents
+    from core.index.indexer import default_steps, index_documents
 
     enc, port = FakeEncoder(), _free_port()
     texts = {f"d{d}": [f"Doc {d} paragraph {i} on gasket {i}" for i in range(7)] for d in range(3)}

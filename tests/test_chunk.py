@@ -19,8 +19,8 @@ from core.chunk import (
     policy_from_args,
     registry,
 )
-from core.tokens import Tokenizer, load_tokenizer
-from core.types import Block, Chunk, ChunkPolicy, Document, make_chunk_id
+from core.model.tokens import Tokenizer, load_tokenizer
+from core.provenance.types import Block, Chunk, ChunkPolicy, Document, make_chunk_id
 
 
 # -- shared invariant checker ---------------------------------------------------------------
@@ -499,8 +499,7 @@ def test_sentence_spans_partition_the_content_and_honour_hard_breaks() -> None:
 
 
 def test_structure_on_blocks_of_the_markdown_parser(tokenizer: Tokenizer) -> None:
-    from core.ingest import load_document
-    from core.parse import parse_document
+    from core.formats import load_document, parse_document
 
     doc = load_document(GUIDE.encode(), name="guide.md")
     blocks = parse_document(doc).blocks

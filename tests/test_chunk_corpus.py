@@ -16,10 +16,9 @@ from conftest import PDF_PASSWORDS, openable_pdfs, text_corpora
 from test_chunk import assert_chunk_invariants
 
 from core.chunk import chunk_document, default_policy, registry
-from core.ingest import load_document
-from core.parse import parse_document
-from core.tokens import load_tokenizer
-from core.types import Block, ChunkPolicy, Document
+from core.formats import load_document, parse_document
+from core.model.tokens import load_tokenizer
+from core.provenance.types import Block, ChunkPolicy, Document
 
 POLICIES = [
     *(default_policy(name) for name in registry.policy_names()),

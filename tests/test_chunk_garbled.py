@@ -18,10 +18,9 @@ from hypothesis import strategies as st
 from test_chunk import assert_chunk_invariants
 
 from core.chunk import _overlapping, chunk_document, policy_from_args, registry
-from core.ingest import load_document
-from core.parse import parse_document
-from core.tokens import load_tokenizer
-from core.types import ChunkPolicy
+from core.formats import load_document, parse_document
+from core.model.tokens import load_tokenizer
+from core.provenance.types import ChunkPolicy
 
 SKIPPING = [s.name for s in registry.all_policies() if "skip_garbled" in s.options]
 # The pdf.js test paper (Gal et al., PLDI 2009): the labels of its Figure 12 chart on

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from test_chunk import assert_chunk_invariants
 
 from core.chunk import chunk_document, chunk_stats, registry
-from core.tokens import load_tokenizer
-from core.types import BLOCK_KINDS, Block, ChunkPolicy, Document
+from core.model.tokens import load_tokenizer
+from core.provenance.types import BLOCK_KINDS, Block, ChunkPolicy, Document
 
 # Raise for a deeper search, e.g. CHUNKSCOPE_HYPOTHESIS_EXAMPLES=5000 (about 2 minutes).
 EXAMPLES = int(os.environ.get("CHUNKSCOPE_HYPOTHESIS_EXAMPLES", "300"))

@@ -1,7 +1,7 @@
 import pytest
 
-from core.cite import Citation, CitationStatus, merge_citations
-from core.types import Document
+from core.provenance.cite import Citation, CitationStatus, merge_citations
+from core.provenance.types import Document
 
 
 def _doc(text: str, sha: str = "a" * 64) -> Document:

@@ -122,8 +122,7 @@ def test_skip_garbled_is_in_the_policy_and_leaves_garbled_text_out(capsys) -> No
     plain = run_json(capsys, path, "--policy", "structure", "--with-text")
     out = run_json(capsys, path, "--policy", "structure", "--skip-garbled", "--with-text")
     assert out["policy"] == {**plain["policy"], "skip_garbled": True}
-    from core.ingest import load_document
-    from core.parse import parse_document
+    from core.formats import load_document, parse_document
 
     garbled = [b for b in parse_document(load_document(path)).blocks if b.garbled]
 

@@ -17,6 +17,7 @@ from conftest import PDF_DIR
 from fakes import FakeEncoder, fake_embed_chunks
 
 import core.embed
+import core.methods.embedding
 from core import methods
 from core.cli import main
 
@@ -41,7 +42,7 @@ FIXED = ["--policy", "fixed", "--size", "100", "--overlap", "0"]
 @pytest.fixture()
 def fake_model(monkeypatch):
     monkeypatch.setattr(core.embed, "load_encoder", lambda *a, **k: FakeEncoder())
-    monkeypatch.setattr(core.embed, "embed_chunks", fake_embed_chunks)
+    monkeypatch.setattr(core.methods.embedding, "embed_chunks", fake_embed_chunks)
 
 
 @pytest.fixture()

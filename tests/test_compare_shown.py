@@ -13,11 +13,11 @@ from fakes import (
 )
 from test_diagnose_depth import TOPICS as PUMP_TOPICS
 
-from core import ranking
-from core.rerank import RerankWeights, rerank, rerank_top
-from core.retrieve import compare, hit_of, hits_at, with_changes
+from core.provenance.types import ChunkPolicy
+from core.retrieve import ranking
+from core.retrieve.comparison import compare, hit_of, hits_at, with_changes
+from core.retrieve.rerank import RerankWeights, rerank, rerank_top
 from core.store import ChunkStore
-from core.types import ChunkPolicy
 
 POLICY = ChunkPolicy(name="fixed", size=300)
 TOPICS = [*PUMP_TOPICS, "The valve closes at four bar and opens again at two bar."]

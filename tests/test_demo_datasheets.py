@@ -43,7 +43,7 @@ def test_shipped_datasheets_are_what_the_generator_writes(tmp_path: Path) -> Non
 
 
 def test_each_product_is_named_once_then_only_the_unit() -> None:
-    from core.ingest import load_document
+    from core.formats import load_document
 
     gen = load_generator()
     for product in gen.PRODUCTS:
@@ -69,9 +69,9 @@ def test_late_ranks_the_named_products_section_higher_than_naive() -> None:
     from test_embed_encoder import shared_default_encoder
 
     from core.chunk import chunk_document, policy_from_args
-    from core.embed import contextual_text, embed_chunks
-    from core.ingest import load_document
-    from core.parse import parse_document
+    from core.embed import contextual_text
+    from core.formats import load_document, parse_document
+    from core.methods.embedding import embed_chunks
 
     gen = load_generator()
     encoder = shared_default_encoder()

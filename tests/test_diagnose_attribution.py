@@ -8,8 +8,7 @@ import pytest
 
 from core.chunk import chunk_document, policy_from_args
 from core.diagnose.attribution import contextual_attribution, late_attribution
-from core.ingest import load_document
-from core.parse import parse_document
+from core.formats import load_document, parse_document
 from tests.conftest import SAMPLE_DOCS
 
 
@@ -17,7 +16,7 @@ from tests.conftest import SAMPLE_DOCS
 def test_the_product_name_is_what_moved_a_sections_late_vector():
     from test_embed_encoder import shared_default_encoder
 
-    from core.embed import embed_chunks
+    from core.methods.embedding import embed_chunks
 
     encoder = shared_default_encoder()
     doc = load_document(SAMPLE_DOCS / "datasheets" / "datasheet-corvane-hx40.pdf")

@@ -11,11 +11,11 @@ from fakes import (
     make_document,
 )
 
-from core import ranking
 from core.diagnose.depth import full_depth_ranks
-from core.ranking import Scope, rank_in_memory, rank_scope
+from core.provenance.types import ChunkPolicy
+from core.retrieve import ranking
+from core.retrieve.ranking import Scope, rank_in_memory, rank_scope
 from core.store import ChunkStore
-from core.types import ChunkPolicy
 
 POLICY = ChunkPolicy(name="fixed", size=300)
 TOPICS = [

@@ -13,9 +13,8 @@ from test_demo_datasheets import DATASHEETS, load_generator
 from core.chunk import chunk_document
 from core.diagnose.run_depth import RunRanker
 from core.evaluate import EvalConfig, Evidence, LabelledQuery, run_eval
-from core.ingest import load_document
-from core.parse import parse_document
-from core.types import ChunkPolicy
+from core.formats import load_document, parse_document
+from core.provenance.types import ChunkPolicy
 
 FIXED_300 = ChunkPolicy(name="fixed", size=300)
 METHODS = ("naive", "late", "bm25", "hybrid(late,bm25;rrf60)")

@@ -13,8 +13,8 @@ from core.diagnose.run_failures import diagnose_run
 from core.diagnose.signals import CAUSE_NAMES, Case, Hit, Signal, diagnose, weigh
 from core.diagnose.terms import chunk_shares, first_terms
 from core.evaluate import EvalConfig, Evidence, LabelledQuery, run_eval
-from core.ingest import load_document
-from core.types import Block, ChunkPolicy
+from core.formats import load_document
+from core.provenance.types import Block, ChunkPolicy
 
 FIXED_300 = ChunkPolicy(name="fixed", size=300)
 
@@ -262,7 +262,7 @@ def test_gold_read_by_ocr_at_low_confidence_is_a_parse_signal(confidence, low):
     gold read cleanly says so and does not point at parse."""
     from dataclasses import replace
 
-    from core.types import OcrLine
+    from core.provenance.types import OcrLine
 
     text = "Pump manual.\n\nThe pumq stcrts at twc bar whcn cold.\n\nService yearly."
     a = text.index("The pumq")
@@ -290,3 +290,113 @@ def test_no_ocr_signal_for_a_document_with_a_text_layer():
         _case(text, (0, 27, "given", 1.0), "pump start"), method="naive", corpus_terms=set()
     )
     assert not [s for s in found.by_cause("parse") if "OCR" in s.name]
+
+
+# Cases of the shapes read on real filings (invented text): words the document uses only
+# far from the gold, a prefix that finds what the plain method misses, the same figures in
+# a table elsewhere, a fiscal period, and extraction damage (CID codes, spaced letters).
+
+_FILLER = [
+    "The canteen opens at seven and closes after the late shift.",
+    "Visitors sign the book at the gate and wear a yellow vest.",
+    "The old warehouse roof was replaced with glass panels.",
+    "Gulls nest on the chimney of the boiler house every spring.",
+    "A mural of the bay covers the wall of the meeting hall.",
+    "The choir rehearses in the library on Thursday evenings.",
+]
+
+
+def _filler(n, start=0):
+    return "\n\n".join(_FILLER[(start + i) % len(_FILLER)] + f" ({i})" for i in range(n))
+
+
+def _crane_case(far):
+    """A crane manual: the query's finance words stand far from the gold (another part of
+    the manual, over 2,000 characters away) or right above it (its own section)."""
+    finance = "Profit margins improved after the quay fees were renegotiated."
+    gold_text = "It lifts 40 tonnes at full reach."
+    parts = ["Crane manual for the east quay.", _filler(30)]
+    parts += [finance, _filler(40, 3)] if far else [finance]
+    text = "\n\n".join([*parts, gold_text, _filler(4, 2)])
+    at = text.index(gold_text)
+    return text, (at, at + len(gold_text), "given", 1.0)
+
+
+def test_query_words_used_only_far_from_the_gold_are_vocabulary_not_context():
+    query = "How many tonnes can it lift when profit margins improved?"
+    text, gold = _crane_case(far=True)
+    far = diagnose(_case(text, gold, query), method="naive", corpus_terms=set(first_terms(text)))
+    assert far.suggested == "vocabulary", far.scores
+    (signal,) = [
+        s for s in far.signals if s.name == "query words absent from the gold and its context"
+    ]
+    assert signal.holds and "margins" in signal.detail and "improved" in signal.detail
+    text, gold = _crane_case(far=False)  # the same words right above it: what a reader knows
+    near = diagnose(_case(text, gold, query), method="naive", corpus_terms=set(first_terms(text)))
+    assert near.suggested == "context", near.scores
+
+
+def test_the_prefixed_method_finding_what_the_plain_one_misses_is_context():
+    from core import methods as registry
+
+    plain = registry.embedding_method(prefixed=False).name
+    prefixed = registry.embedding_method(prefixed=True).name
+    text = "\n\n".join(["Harlan pumps: the Vesta line.", _filler(20), "Liability: 93 million."])
+    at = text.index("Liability")
+    gold = (at, len(text), "given", 1.0)
+    query = "What is the Vesta liability purpose and nature?"
+    ranks = {plain: 6, prefixed: 1, "bm25": 2, "late": 9}
+    found = diagnose(_case(text, gold, query, ranks=ranks), method=plain, corpus_terms=set())
+    assert found.suggested == "context"
+    assert [s for s in found.signals if s.name == "the prefixed method finds it" and s.holds]
+    # the prefixed method itself missing: no such evidence
+    missed = diagnose(_case(text, gold, query, ranks={**ranks, prefixed: 9}), method=plain,
+                      corpus_terms=set())  # fmt: skip
+    assert not [s for s in missed.signals if s.name == "the prefixed method finds it" and s.holds]
+
+
+def test_the_same_figures_in_a_table_elsewhere_are_the_answer_in_two_places():
+    bullets = ("Audio: the 6.4% decline came from speakers. Games: the 9.0% growth came from "
+               "consoles. Services: the 7.6% growth came from memberships.")  # fmt: skip
+    table = "Home segment mix\n\n| Audio | (6.4)% |\n| Games | 9.0 % |\n| Services | 7.6 % |"
+    text = "\n\n".join(["Quarterly report.", table, _filler(8), bullets, _filler(3, 1)])
+    doc = make_document("d", text, title="10-Q")
+    chunks = paragraph_chunks(doc, FIXED_300)
+    at = text.index(bullets)
+    gold = (at, at + len(bullets), "given", 1.0)
+    second = next(c for c in chunks if "9.0 %" in c.text)
+    query = "What growth did games and services have in the home segment?"
+    case = _case(text, gold, query, chunks=chunks, ranks={"naive": 8, "late": 8},
+                 hits={"late": [_hit(doc, second)]})  # fmt: skip
+    found = diagnose(case, method="late", corpus_terms=set(first_terms(text)))
+    assert found.suggested == "label" and found.decided_by == "answer in two places"
+    assert found.second_gold is not None and found.second_gold.chunk_id == second.chunk_id
+
+
+@pytest.mark.parametrize("period", ["FY2031", "Q3", "Q32031", "Q3'2031", "H1"])
+def test_a_fiscal_period_is_not_a_name(period):
+    text = "Pump report.\n\nRevenue of the pump was 12 million.\n\nOther notes."
+    at = text.index("Revenue")
+    gold = (at, text.index("\n\nOther"), "given", 1.0)
+    found = diagnose(_case(text, gold, f"pump revenue {period}"), method="naive",
+                     corpus_terms=set(first_terms(text)))  # fmt: skip
+    (named,) = [s for s in found.signals if s.name == "names or figures absent from the corpus"]
+    assert named.strength == 0.0 and period not in named.detail
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        "(cid:55)(cid:75)(cid:72) (cid:83)(cid:88)(cid:80)(cid:83) (cid:71)(cid:85)(cid:68)"
+        "(cid:90)(cid:86) 450 (cid:90)(cid:68)(cid:87)(cid:87)(cid:86).",
+        "T h e p u m p d r a w s 4 5 0 w a t t s a t f u l l l o a d .",
+    ],
+)
+def test_cid_codes_and_letters_set_apart_are_parse_failures(damaged):
+    text = "Pump manual.\n\nThe pump is blue.\n\n" + damaged + "\n\nService the pump yearly."
+    at = text.index(damaged)
+    found = diagnose(
+        _case(text, (at, at + len(damaged), "given", 1.0), "How much power does the pump draw?"),
+        method="naive", corpus_terms=set(first_terms(text)),
+    )  # fmt: skip
+    assert found.suggested == "parse" and found.decided_by == "gold text is not language"

@@ -12,8 +12,9 @@ from test_embed_encoder import (
     shared_tiny_dir,
 )
 
-from core.embed import VectorCache, embed_chunks, load_encoder
-from core.types import ChunkPolicy
+from core.embed import VectorCache, load_encoder
+from core.methods.embedding import embed_chunks
+from core.provenance.types import ChunkPolicy
 
 TEXT = " ".join(f"Sentence {i} says the unit keeps working at {i} degrees." for i in range(40))
 
@@ -138,7 +139,7 @@ def test_a_table_header_prefix_is_encoded_and_keys_its_own_vectors(tiny) -> None
     (``Chunk.encoder_text``), so it never shares a cached vector with the bare span."""
     from dataclasses import replace
 
-    from core.index import method_records
+    from core.index.indexer import method_records
 
     doc = make_text_document(TEXT)
     plain = make_chunks(doc, [(200, 400)])[0]

@@ -14,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.embed import ChunkVector, embed_chunks, load_encoder
+from core.embed import ChunkVector, load_encoder
 from core.embed.modelconfig import read_pooling
 from core.errors import ModelError
-from core.modelpath import default_model_dir
-from core.types import Chunk, ChunkPolicy, Document, make_chunk_id
+from core.methods.embedding import embed_chunks
+from core.model.paths import default_model_dir
+from core.provenance.types import Chunk, ChunkPolicy, Document, make_chunk_id
 
 TOKENIZER_FILES = (
     "tokenizer.json",
@@ -303,8 +304,8 @@ def test_raised_max_tokens_agrees_with_sentence_transformers() -> None:
 
 def test_settings_other_than_the_folders_own_are_part_of_the_name(tiny_dir: Path) -> None:
     """The name keys stored collections: vectors of two settings must never share one."""
+    from core.provenance.types import ChunkPolicy
     from core.store import ChunkStore
-    from core.types import ChunkPolicy
 
     own = load_encoder(tiny_dir, device="cpu")
     same = load_encoder(tiny_dir, pooling="mean", device="cpu", max_tokens=128)

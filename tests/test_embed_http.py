@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from core.cli import main
-from core.embed import VectorCache, embed_chunks
+from core.embed import VectorCache
 from core.embed.http import (
     DEFAULT_KEY_ENV,
     DimensionChangedError,
@@ -33,11 +33,14 @@ from core.embed.http import (
     ServerUnreachableError,
     TokenStatesError,
     endpoint_url,
+)
+from core.errors import ModelError
+from core.methods.embedding import (
+    embed_chunks,
     http_default_methods,
     method_support,
     require_usable,
 )
-from core.errors import ModelError
 from tests.fakes import FAKE_DIM, trigram_vector
 from tests.test_cli_eval import _span
 from tests.test_embed_encoder import make_chunks, make_text_document

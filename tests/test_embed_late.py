@@ -14,11 +14,12 @@ from test_embed_encoder import (
     shared_tiny_dir,
 )
 
-from core.embed import contextual_text, embed_chunks, late_windows, load_encoder
+from core.embed import contextual_text, late_windows, load_encoder
 from core.embed.late import window_policy
 from core.errors import ModelError, PoolingError
 from core.methods import embedding_methods
-from core.modelpath import default_model_dir
+from core.methods.embedding import embed_chunks
+from core.model.paths import default_model_dir
 
 PARAGRAPH = (
     "The circulation pump keeps hot water moving through the building's radiators. "

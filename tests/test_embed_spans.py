@@ -15,7 +15,7 @@ from core.embed.spans import (
     window_starts,
     windows_of_spans,
 )
-from core.modelpath import default_model_dir
+from core.model.paths import default_model_dir
 
 AWKWARD = "Naïve café 😀 résumé\u0301 — ﬁne Straße  \t\n漢字テスト ok.\r\nEnd!"
 

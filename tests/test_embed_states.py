@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from test_embed_encoder import make_chunks, make_text_document, shared_default_encoder
 
-from core.embed import VectorCache, embed_chunks
+from core.embed import VectorCache
 from core.embed.states import StateStore, state_key
-from core.types import ChunkPolicy
+from core.methods.embedding import embed_chunks
+from core.provenance.types import ChunkPolicy
 
 TEXT = "\n\n".join(
     f"Section {i}. The pump model HX{i} keeps its pressure at {10 * i} bar; the unit is "

@@ -16,8 +16,8 @@ from core.embed import VectorCache
 from core.embed.cache import default_cache_folder, shared_cache
 from core.evaluate import EvalConfig, run_eval
 from core.evaluate.cost import EvalCost, duration, estimate_cost
-from core.index import method_records
-from core.types import ChunkPolicy
+from core.index.indexer import method_records
+from core.provenance.types import ChunkPolicy
 from tests.fakes import FakeEncoder, paragraph_chunks
 from tests.test_eval_runner import _docs, _queries, small_real_corpus
 

@@ -13,7 +13,7 @@ from core.errors import LabelError
 from core.evaluate.importers import import_chunking_eval, import_qa
 from core.evaluate.labels import read_queries, write_queries
 from core.evaluate.resolve import resolve_queries
-from core.ingest import load_document
+from core.formats import load_document
 from tests.conftest import EVAL_DIR, text_corpora
 
 

@@ -20,7 +20,7 @@ from core.evaluate import (
     run_eval,
     save_run,
 )
-from core.types import ChunkPolicy, Document
+from core.provenance.types import ChunkPolicy, Document
 from tests.conftest import EVAL_DIR, TEXT_CORPORA
 from tests.fakes import FakeEncoder, fake_embed_chunks, make_document, paragraph_chunks
 
@@ -196,7 +196,7 @@ def test_nothing_resolved_is_a_user_error() -> None:
 
 
 def test_real_chunker_on_a_shared_corpus_with_the_fake_encoder() -> None:
-    from core.ingest import load_document
+    from core.formats import load_document
 
     doc = load_document(TEXT_CORPORA / "state_of_the_union.md")
     queries = [q for q in import_chunking_eval(EVAL_DIR) if q.doc == "state_of_the_union"][:20]
@@ -233,7 +233,8 @@ def small_real_corpus(chars: int = 8_000) -> tuple[Document, list[LabelledQuery]
 
 @pytest.mark.slow
 def test_real_model_run_is_deterministic() -> None:
-    from core.embed import embed_chunks, load_encoder
+    from core.embed import load_encoder
+    from core.methods.embedding import embed_chunks
 
     doc, queries = small_real_corpus()
     assert len(queries) >= 5

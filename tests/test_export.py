@@ -14,11 +14,10 @@ from conftest import ROOT, SAMPLE_DOCS, TEXT_CORPORA
 
 from core.chunk import chunk_document, default_policy, registry
 from core.cli import main
-from core.export import EXPORT_SHAPES, ExportError, check_export, export_jsonl, read_export
-from core.ingest import load_document
-from core.parse import parse_document
-from core.tokens import load_tokenizer
-from core.types import Chunk, Document
+from core.formats import load_document, parse_document
+from core.model.tokens import load_tokenizer
+from core.provenance.types import Chunk, Document
+from core.render.export import EXPORT_SHAPES, ExportError, check_export, export_jsonl, read_export
 
 DOCS = [
     SAMPLE_DOCS / "sample-sigconf.pdf",
@@ -114,6 +113,7 @@ def test_check_export_catches_moved_offsets_and_other_bytes() -> None:
 def test_peer_classes_load_the_rows() -> None:
     from langchain_core import documents
     from llama_index.core import schema
+
     doc, chunks = chunked(DOCS[2], "structure")
     for line in export_jsonl(doc, chunks, "langchain").splitlines():
         row = json.loads(line)

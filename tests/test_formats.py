@@ -12,21 +12,20 @@ from streamlit.testing.v1 import AppTest
 from core.cli import main
 from core.cli.eval_cmd import expand_docs
 from core.errors import EmptyFileError, LabelError, NotAPdfError, UnsupportedFileError
-from core.index import collect_files
-from core.ingest import load_document
-from core.ingest.formats import (
+from core.formats import load_document, parse_document
+from core.formats.registry import (
     FormatSpec,
-    LoadRequest,
     all_formats,
     register,
     registered,
     resolve_format,
     supported_suffixes,
 )
+from core.index.indexer import collect_files
+from core.ingest.request import LoadRequest
 from core.ingest.text import decode_text, text_lines
-from core.parse import parse_document
 from core.parse.blocks import make_block
-from core.types import Block, Document
+from core.provenance.types import Block, Document
 
 
 def _load_toy(req: LoadRequest) -> Document:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import threading
 
-from core.gc_pause import paused_gc
+from core.ingest.gc_pause import paused_gc
 
 
 def test_the_last_holder_switches_the_collector_back_on() -> None:

@@ -1,4 +1,4 @@
-"""The box type and its geometry (core.geometry)."""
+"""The box type and its geometry (core.provenance.geometry)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.geometry import Box, bounding, contains_centre, iou, overlaps, union_of
 from core.ingest.pdf_lines import NAN_BOX
+from core.provenance.geometry import Box, bounding, contains_centre, iou, overlaps, union_of
 
 coords = st.floats(min_value=-1e4, max_value=1e4, allow_nan=False)
 

@@ -16,6 +16,7 @@ import pytest
 from fakes import FakeEncoder, fake_embed_chunks
 
 import core.embed
+import core.methods.embedding
 from core.cli import main
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
@@ -67,7 +68,7 @@ def _run(capsys, *argv) -> str:
 @pytest.fixture()
 def files(tmp_path, monkeypatch):
     monkeypatch.setattr(core.embed, "load_encoder", lambda *a, **k: FakeEncoder())
-    monkeypatch.setattr(core.embed, "embed_chunks", fake_embed_chunks)
+    monkeypatch.setattr(core.methods.embedding, "embed_chunks", fake_embed_chunks)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pump.md").write_text(PUMP, encoding="utf-8")
     (tmp_path / "ledger.txt").write_text(LEDGER, encoding="utf-8")

@@ -11,6 +11,7 @@ import hostile_files as h
 import pytest
 
 import core.embed
+import core.methods.embedding
 from core.cli import eval_cmd, main
 from core.cli.one_line import escape_controls
 from core.ingest import limits
@@ -90,7 +91,7 @@ def test_limit_flags_reach_the_loader(tmp_path, capsys) -> None:
 @pytest.fixture()
 def fake_model(monkeypatch):
     monkeypatch.setattr(core.embed, "load_encoder", lambda *a, **k: FakeEncoder())
-    monkeypatch.setattr(core.embed, "embed_chunks", fake_embed_chunks)
+    monkeypatch.setattr(core.methods.embedding, "embed_chunks", fake_embed_chunks)
     monkeypatch.setattr(
         eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
     )

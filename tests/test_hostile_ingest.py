@@ -19,13 +19,13 @@ from core.errors import (
     NotAPdfError,
     UnsupportedFileError,
 )
-from core.ingest import limits, load_document
+from core.formats import load_document, parse_document
+from core.ingest import limits
 from core.ingest.pdf_guard import normalise_rotation
-from core.parse import parse_document
+from core.model.tokens import load_tokenizer
 from core.parse.furniture import furniture_lines
 from core.render.links import parse_span
 from core.render.pages import MAX_PIXELS, MAX_SIDE_PX, fitted_zoom, render_page_png
-from core.tokens import load_tokenizer
 
 STRUCTURE = policy_from_args("structure", None, None, None)
 
@@ -183,7 +183,7 @@ def test_a_pdf_named_txt_is_still_a_pdf() -> None:
 
 
 def test_find_tables_is_spared_meshes_and_bounded_over_a_document() -> None:
-    from core.ingest import tables
+    from core.tables import finder as tables
 
     page = pymupdf.open(stream=h.mesh_pdf(100), filetype="pdf")[0]
     horizontal, vertical = tables.rulings(page)
@@ -199,7 +199,7 @@ def test_find_tables_is_spared_meshes_and_bounded_over_a_document() -> None:
 
 
 def test_crossing_points_are_counted_as_distinct_rows_are() -> None:
-    from core.ingest.table_signals import _KEY_SPAN, _distinct_points
+    from core.tables.table_signals import _KEY_SPAN, _distinct_points
 
     rng = np.random.default_rng(11)
     special = np.array([0.0, -0.0, _KEY_SPAN - 1, -_KEY_SPAN + 1, _KEY_SPAN, 1e300, np.inf])

@@ -16,10 +16,9 @@ from test_chunk_corpus import POLICIES
 
 from core.chunk import chunk_document
 from core.errors import ChunkscopeError, EmptyFileError, UnsupportedFileError
-from core.ingest import load_document
-from core.parse import parse_document
-from core.tokens import load_tokenizer
-from core.types import Block, ChunkPolicy, Document
+from core.formats import load_document, parse_document
+from core.model.tokens import load_tokenizer
+from core.provenance.types import Block, ChunkPolicy, Document
 
 DATA = ROOT / "tests" / "data" / "formats"
 TRICKY = (

@@ -23,6 +23,7 @@ from llama_index.core.vector_stores.utils import node_to_metadata_dict
 
 from core.chunk import chunk_document, policy_from_args, registry
 from core.cli import main
+from core.formats import load_document, parse_document
 from core.imported import (
     ImportChunksError,
     chunk_sets,
@@ -33,8 +34,6 @@ from core.imported import (
     save_chunk_set,
 )
 from core.imported.shapes import ForeignChunk
-from core.ingest import load_document
-from core.parse import parse_document
 from tests.conftest import CORPUS, PDF_DIR
 
 REPEATED = "The warranty covers parts and labour for two years from the date of purchase."

@@ -22,9 +22,9 @@ from core.evaluate import LabelledQuery, load_run
 from core.evaluate.imported_run import import_run
 from core.evaluate.labels import GoldSpan
 from core.evaluate.traces import TraceError, read_trace
+from core.formats import load_document
 from core.imported import import_chunks, save_chunk_set
 from core.imported.shapes import ForeignChunk
-from core.ingest import load_document
 from tests.test_embed_http import server
 
 __all__ = ["server"]  # a fixture: the fake embeddings server on loopback

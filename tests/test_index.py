@@ -13,16 +13,16 @@ from conftest import PDF_DIR, text_corpora
 from fakes import FakeEncoder, fake_embed_chunks, make_document, paragraph_chunks
 
 from core.errors import ChunkscopeError, PoolingError, UnsupportedFileError
-from core.index import (
+from core.formats import load_document
+from core.index.indexer import (
     DocumentFile,
     IndexSteps,
     collect_files,
     default_steps,
     index_documents,
 )
-from core.ingest import load_document
+from core.provenance.types import ChunkPolicy
 from core.store import ChunkStore
-from core.types import ChunkPolicy
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = Path(__file__).resolve().parent / "index_worker.py"

@@ -6,10 +6,10 @@ import functools
 
 from fakes import FakeEncoder, fake_embed_chunks, make_document
 
-from core.index import default_steps, index_documents
-from core.index_job import IndexJob
+from core.index.background import IndexJob
+from core.index.indexer import default_steps, index_documents
+from core.provenance.types import ChunkPolicy
 from core.store import ChunkStore
-from core.types import ChunkPolicy
 
 POLICY = ChunkPolicy(name="fixed", size=120)
 METHODS = ("naive", "late")

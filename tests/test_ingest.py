@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core.errors as errors
-from core.ingest import doc_id_for, document_to_dict, load_document, sha256_of
+from core.formats import doc_id_for, document_to_dict, load_document, sha256_of
 from core.ingest.reading_order import _extents, _split, reading_order
 from core.ingest.text import decode_text
-from core.types import Document
+from core.provenance.types import Document
 from tests.conftest import (
     BAD_PDFS,
     EVAL_DIR,
@@ -460,8 +460,8 @@ def _raw_line(text: str, x0: float = 10.0) -> dict:
     ],
 )
 def test_clean_line_fast_path_matches_the_character_rules(text: str) -> None:
-    from core.geometry import bounding
     from core.ingest.pdf_lines import _clean_chars, clean_line, raw_line_parts
+    from core.provenance.geometry import bounding
 
     parts = raw_line_parts(_raw_line(text))
     assert parts is not None

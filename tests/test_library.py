@@ -12,9 +12,10 @@ from fakes import FakeEncoder, fake_embed_chunks
 
 import core.embed
 import core.library
+import core.methods.embedding
 from core.cli import main
 from core.errors import LibraryError
-from core.ingest import load_document, sha256_of
+from core.formats import load_document, sha256_of
 from core.library import Library, LibraryEntry, remove_document
 from core.store import ChunkStore
 
@@ -92,7 +93,7 @@ def test_damaged_bytes_are_reported_not_served(tmp_path):
 @pytest.fixture()
 def fake_model(monkeypatch):
     monkeypatch.setattr(core.embed, "load_encoder", lambda *a, **k: FakeEncoder())
-    monkeypatch.setattr(core.embed, "embed_chunks", fake_embed_chunks)
+    monkeypatch.setattr(core.methods.embedding, "embed_chunks", fake_embed_chunks)
 
 
 def cli(capsys, *argv):
@@ -128,7 +129,7 @@ def test_index_adds_and_remove_drops_everywhere(fake_model, tmp_path, capsys):
 def test_remove_document_drops_records_of_every_collection(tmp_path):
     from fakes import paragraph_chunks
 
-    from core.types import ChunkPolicy
+    from core.provenance.types import ChunkPolicy
 
     store = ChunkStore.open(tmp_path / "store")
     doc = load_document(PUMP_V1, name="pump.md")

@@ -21,9 +21,9 @@ from test_diagnose_depth import TOPICS as PUMP_TOPICS
 from core.errors import ChunkscopeError
 from core.projection import group_cohesion, layout, read_scope
 from core.projection.cohesion import gold_chunks, query_cosines
+from core.provenance.types import ChunkPolicy
 from core.render.links import parse_span
 from core.store import ChunkStore
-from core.types import ChunkPolicy
 from tests.test_app_engine_pages import fake, index_demo, open_page, store_dir
 from workbench import _ui_engine as eng
 from workbench._ui_map import map_link

@@ -10,10 +10,9 @@ import pytest
 from conftest import CORPUS
 
 from core.chunk import chunk_document
-from core.ingest import load_document
-from core.parse import parse_document
+from core.formats import load_document, parse_document
+from core.provenance.types import ChunkPolicy
 from core.render import overlay, views
-from core.types import ChunkPolicy
 
 FILINGS = CORPUS / "financebench" / "pdfs"
 

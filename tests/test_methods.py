@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 
 from core import methods
 from core.evaluate import EvalConfig, GoldSpan, LabelledQuery, run_eval
-from core.index import default_steps, index_documents
+from core.index.indexer import default_steps, index_documents
 from core.methods import UnknownMethodError
 from core.methods.fusion import fuse_matrices, fuse_ranked
 from core.methods.lexical import Bm25Index, matched_words, terms
-from core.retrieve import compare
+from core.provenance.types import ChunkPolicy
+from core.retrieve.comparison import compare
 from core.store import ChunkStore
 from core.store.lexical import cache_root, lexical_collection
-from core.types import ChunkPolicy
 
 POLICY = ChunkPolicy(name="fixed", size=300)
 PARAGRAPHS = [
@@ -118,7 +118,7 @@ def _index(store, enc, docs, names, **kwargs):
 
 
 def _with_paragraph_chunks(monkeypatch):
-    import core.index as index_module
+    import core.index.indexer as index_module
 
     monkeypatch.setattr(
         index_module, "_chunk", lambda doc, blocks, policy, enc: paragraph_chunks(doc, policy)
@@ -247,7 +247,7 @@ def test_a_registered_toy_method_is_offered_indexed_and_evaluated(tmp_path, monk
     st.integers(min_value=1, max_value=45),
 )
 def test_top_positions_are_the_head_of_a_stable_sort(values, depth):
-    from core.ranking import top_positions
+    from core.retrieve.ranking import top_positions
 
     scores = np.asarray(values, dtype=np.float32)
     full = np.argsort(-scores, kind="stable")
@@ -255,7 +255,7 @@ def test_top_positions_are_the_head_of_a_stable_sort(values, depth):
 
 
 def test_lexical_ranks_at_full_depth_equal_a_brute_force_ranking(tmp_path, monkeypatch):
-    from core.ranking import Scope, rank_scope
+    from core.retrieve.ranking import Scope, rank_scope
 
     _with_paragraph_chunks(monkeypatch)
     store, enc = ChunkStore.open(tmp_path / "s"), FakeEncoder()

@@ -1,61 +1,21 @@
-"""The registry is the one place that names the built-in methods: everything else asks it
-(role tuples, a spec's name and flags), so a quoted method name outside ``core/methods/``
-is a second spelling that can drift from it."""
+"""The method registry: the built-in dense methods carry their embeddings, and a method
+registered from outside is dispatched, cached, labelled and offered like a built-in one
+(``tests/test_methods.py`` indexes, compares and evaluates a registered toy method)."""
 
 from __future__ import annotations
 
-import re
 import types
-from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from test_embed_encoder import make_chunks, make_text_document, shared_tiny_dir
 
-from core import embed, methods
-from core.embed import VectorCache, embed_chunks, load_encoder
+from core import methods
+from core.embed import VectorCache, load_encoder
 from core.embed.late import WindowPolicy
-from core.methods import DenseEmbedding, MethodSpec
-from core.types import ChunkPolicy
-
-ROOT = Path(__file__).resolve().parent.parent
-SCANNED = ("core", "workbench")
-# Quoted built-in names that are not method references, with how many times each occurs
-# (none: a folder, a score's short label and a docstring example used to be).
-NOT_METHODS: Counter[tuple[str, str]] = Counter()
-
-
-def quoted_method_names(text: str, names: tuple[str, ...]) -> list[str]:
-    """Every ``"name"`` or ``'name'`` of ``names`` in ``text`` (a whole string literal)."""
-    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    pattern = re.compile(rf"""(["'])({alternatives})\1""")
-    return [m.group(2) for m in pattern.finditer(text)]
-
-
-def test_the_scan_finds_quoted_names_and_only_them():
-    names = ("late", "contextual-bm25", "bm25")
-    text = """f(method="late"); g('bm25') "contextual-bm25" "late chunking" ``late`` "bm25s" """
-    assert quoted_method_names(text, names) == ["late", "bm25", "contextual-bm25"]
-
-
-def test_no_method_name_is_spelled_outside_the_registry():
-    names = methods.base_methods()
-    assert {"naive", "late", "contextual", "bm25", "contextual-bm25"} <= set(names)
-    found: Counter[tuple[str, str]] = Counter()
-    for folder in SCANNED:
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            rel = path.relative_to(ROOT).as_posix()
-            if rel.startswith("core/methods/"):
-                continue
-            for name in quoted_method_names(path.read_text(encoding="utf-8"), names):
-                found[rel, name] += 1
-    unexpected = {k: n for k, n in found.items() if n > NOT_METHODS[k]}
-    assert not unexpected, (
-        f"method names spelled outside core/methods/ (ask the registry instead): {unexpected}"
-    )
-    stale = {k: n for k, n in NOT_METHODS.items() if found[k] != n}
-    assert not stale, f"allow-list entries that no longer match the code: {stale}"
+from core.methods import DenseEmbedding, MethodSpec, embedding
+from core.methods.embedding import embed_chunks
+from core.provenance.types import ChunkPolicy
 
 
 @pytest.fixture(scope="module")
@@ -71,11 +31,10 @@ def test_the_built_in_dense_methods_carry_their_embedding():
     assert methods.embedding_method(prefixed=True).name == "contextual"
     assert methods.embedding_method().name == "naive" == methods.EMBEDDED
     assert all(methods.get(m).embedding is None for m in ("bm25", "hybrid(late,bm25)"))
-    assert tuple(methods.BENCHED) == ("naive", "late", "bm25")
     with pytest.raises(ValueError, match="only a dense method"):
         replace(methods.get("bm25"), embedding=methods.get("naive").embedding)
     with pytest.raises(ValueError, match="unknown method 'bm25': use one of naive,"):
-        embed.embedding_of("bm25")
+        embedding.embedding_of("bm25")
 
 
 def test_cache_keys_of_the_built_in_methods_are_pinned():
@@ -108,14 +67,14 @@ def test_cache_keys_of_the_built_in_methods_are_pinned():
         spec = methods.get(name)
         assert spec.embedding is not None
         policy_of = window if spec.embedding.windowed else None
-        keys = embed._cache_keys(doc, [plain, piece], spec, encoder, policy_of)
+        keys = embedding._cache_keys(doc, [plain, piece], spec, encoder, policy_of)
         assert [(k.variant, k.digest) for k in keys] == want, name
 
 
 def test_a_registered_embedding_is_dispatched_cached_and_labelled_by_its_spec(tiny, capsys):
     from core.cli import main
     from core.embed.naive import encode_alone, header_variant
-    from core.index import method_records
+    from core.index.indexer import method_records
     from core.methods.dense import embed_step
 
     calls: list[int] = []

@@ -23,10 +23,10 @@ from core.bench.ocr_cases import (
     word_accuracy,
 )
 from core.errors import ChunkscopeError, LimitExceededError, OcrUnavailableError
-from core.ingest import document_to_dict, limits, load_document, ocr
-from core.parse import parse_document
+from core.formats import document_to_dict, load_document, parse_document
+from core.ingest import limits, ocr
+from core.provenance.types import Document
 from core.render.views import highlight_shapes
-from core.types import Document
 
 needs_tesseract = pytest.mark.skipif(
     ocr.engine_version() is None,

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.ingest import load_document, ocr
+from core.formats import load_document
+from core.ingest import ocr
 from core.ingest.ocr import ocr_reading
 from tests.conftest import PDF_DIR
 from tests.test_app_pages import app, open_page, plain, store_dir, upload  # noqa: F401

@@ -26,10 +26,10 @@ from core.bench.ocr_cases import (
     word_accuracy,
 )
 from core.chunk import chunk_document
-from core.ingest import load_document, ocr
-from core.parse import parse_document
-from core.tokens import load_tokenizer
-from core.types import ChunkPolicy, Document
+from core.formats import load_document, parse_document
+from core.ingest import ocr
+from core.model.tokens import load_tokenizer
+from core.provenance.types import ChunkPolicy, Document
 
 pytestmark = needs_tesseract
 SCANS = ("ocrmypdf_c03-29.pdf", "ocrmypdf_linn.pdf", VICKSBURG, "known-text-150dpi.pdf")

@@ -10,10 +10,9 @@ import pytest
 from conftest import CORPUS, SAMPLE_DOCS
 
 from core.chunk import chunk_document
-from core.ingest import load_document
-from core.parse import parse_document
+from core.formats import load_document, parse_document
+from core.provenance.types import BBox, ChunkPolicy
 from core.render import markup, overlay, views
-from core.types import BBox, ChunkPolicy
 
 PAGES = [
     (SAMPLE_DOCS / "sample-sigconf.pdf", 1),  # two columns under a centred title block

@@ -10,10 +10,9 @@ import pymupdf
 import pytest
 
 from core.errors import ChunkscopeError
-from core.ingest import load_document
-from core.parse import PARSERS, ParseResult, parse_document
+from core.formats import PARSERS, ParseResult, load_document, parse_document
 from core.parse.headings import key
-from core.types import BLOCK_KINDS, Document
+from core.provenance.types import BLOCK_KINDS, Document
 from tests.conftest import PDF_DIR, SAMPLE_DOCS, openable_pdfs, text_corpora
 from tests.test_ingest import load  # one cache of loaded documents for both modules
 
@@ -366,8 +365,7 @@ def test_garbled_text_is_flagged_and_prose_figures_and_rules_are_not():
 
 def test_blocks_of_unmapped_glyphs_are_flagged_garbled():
     from core.chunk import chunk_document, policy_from_args
-    from core.ingest import load_document
-    from core.parse import parse_document
+    from core.formats import load_document, parse_document
 
     doc = load_document(PDF_DIR / "pypdfsf_habibi-rotated.pdf")
     blocks = parse_document(doc).blocks

@@ -20,12 +20,13 @@ from core.chunk.spans import Piece, strip_span
 from core.cli import main
 from core.evaluate import EvalConfig, run_eval
 from core.evaluate.labels import GoldSpan, LabelledQuery
-from core.ingest import load_document
-from core.tokens import load_tokenizer
-from core.types import ChunkPolicy
+from core.formats import load_document
+from core.model.tokens import load_tokenizer
+from core.provenance.types import ChunkPolicy
 from tests.test_app_engine_pages import TIMEOUT_S, fake, index_demo, store_dir
 from tests.test_chunk import assert_chunk_invariants
 from workbench import _ui_engine as eng
+from workbench.state import EngineKey
 
 __all__ = ["fake", "store_dir"]  # fixtures, imported for pytest
 
@@ -131,10 +132,10 @@ def test_a_toy_policy_is_offered_on_the_chunks_and_compare_pages(toy, fake, stor
     at.switch_page("pages/compare.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert "paragraphs" in at.segmented_control(key="cs_policy_index").options
-    picker = at.selectbox(key=eng.EKey.POLICY)
+    picker = at.selectbox(key=EngineKey.POLICY)
     assert picker.value == "paragraphs-chars-4000-0" and picker.options == [picker.value]
-    assert at.text_input(key=eng.EKey.QUERY_WIDGET).value == eng.DEMO_QUERY
-    at.multiselect(key=eng.EKey.METHODS).set_value(["naive", "bm25"]).run()
+    assert at.text_input(key=EngineKey.QUERY_WIDGET).value == eng.DEMO_QUERY
+    at.multiselect(key=EngineKey.METHODS).set_value(["naive", "bm25"]).run()
     assert not at.exception, [e.value for e in at.exception]
     assert not [w for w in at.warning if "Not indexed" in w.value]
     assert "Inspect a chunk" in [h.value for h in at.subheader]  # ranked under the toy

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.cite import CitationStatus
-from core.geometry import union_of
-from core.ingest import load_document
+from core.formats import load_document
+from core.provenance.cite import CitationStatus
+from core.provenance.geometry import union_of
+from core.provenance.types import BLOCK_KINDS, Block, Chunk, ChunkPolicy, Document
 from core.render import charts, links, markup, overlay, pages, views
-from core.types import Block, Chunk, ChunkPolicy, Document
 from tests.conftest import PDF_DIR, PDF_PASSWORDS, SAMPLE_DOCS, openable_pdfs
 
 INJECTION = '<script>alert("x")</script><img src=x onerror=alert(1)> & "quotes" \'single\''
@@ -292,7 +292,7 @@ def test_block_shapes_use_the_palette_and_describe_the_block():
     assert len(shapes) == 1 and shapes[0].fill == overlay.BLOCK_COLOURS["heading"]
     assert "heading (level 1)" in shapes[0].title and "chars 0-29" in shapes[0].title
     assert views.block_shapes(doc, [block], 1, {"paragraph"}) == []
-    assert set(overlay.BLOCK_COLOURS) == set(__import__("core.types").types.BLOCK_KINDS)
+    assert set(overlay.BLOCK_COLOURS) == set(BLOCK_KINDS)
 
 
 def test_context_window_holds_the_span():

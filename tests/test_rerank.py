@@ -1,4 +1,4 @@
-"""The second stage: features, contributions and ranks of ``core.rerank`` are exact and
+"""The second stage: features, contributions and ranks of ``core.retrieve.rerank`` are exact and
 explainable, and its near-duplicate rule is the evaluation's own."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.evaluate.metrics import duplicate_flags
-from core.rerank import (
+from core.provenance.types import ChunkPolicy
+from core.retrieve.comparison import compare
+from core.retrieve.rerank import (
     FEATURES,
     UNVERIFIED,
     RerankWeights,
@@ -20,10 +22,8 @@ from core.rerank import (
     near_duplicates,
     rerank,
 )
-from core.retrieve import compare
 from core.store import ChunkStore
 from core.store.records import StoredHit
-from core.types import ChunkPolicy
 
 TEXT = "Alpha pumps water.\n\nBeta keeps it warm.\n\nGamma stops the noise.\n\nDelta holds."
 DOC = make_document("manual", TEXT, title="Manual")
@@ -159,7 +159,7 @@ def test_reranking_a_wide_first_stage_keeps_every_candidate(tmp_path):
 def test_an_unbounded_first_stage_score_is_scaled_before_it_is_weighted():
     from dataclasses import replace
 
-    from core.rerank import first_stage_scores
+    from core.retrieve.rerank import first_stage_scores
 
     hits = [replace(hit(r, s, 0, 10), method="bm25") for r, s in ((1, 12.0), (2, 6.0), (3, 2.0))]
     assert first_stage_scores(hits) == [1.0, 0.4, 0.0]

@@ -19,8 +19,8 @@ from core.evaluate.resolve import (
     Unresolved,
     resolve_queries,
 )
-from core.ingest import load_document
-from core.types import Document
+from core.formats import load_document
+from core.provenance.types import Document
 from tests.conftest import PDF_DIR
 
 FEDERAL = "plumber_federal-register-2020-17221.pdf"

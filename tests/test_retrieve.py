@@ -10,11 +10,11 @@ from fakes import FakeEncoder, fake_embed_chunks, make_document, paragraph_chunk
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import ranking
 from core.errors import StoreError
-from core.retrieve import compare, comparison_to_dict, rank_in_memory
+from core.provenance.types import ChunkPolicy
+from core.retrieve import ranking
+from core.retrieve.comparison import compare, comparison_to_dict, rank_in_memory
 from core.store import ChunkStore
-from core.types import ChunkPolicy
 
 POLICY = ChunkPolicy(name="fixed", size=300)
 METHODS = ("naive", "late", "contextual")
@@ -226,9 +226,10 @@ def test_real_model_store_round_trip_and_exact_ranks(tmp_path):
     """Stored vectors equal freshly computed ones, and compare() ranks them exactly."""
     from conftest import PDF_DIR
 
-    from core.embed import embed_chunks, load_encoder
-    from core.index import default_steps, index_documents
-    from core.ingest import load_document
+    from core.embed import load_encoder
+    from core.formats import load_document
+    from core.index.indexer import default_steps, index_documents
+    from core.methods.embedding import embed_chunks
 
     encoder = load_encoder()
     store = ChunkStore.open(tmp_path / "store")

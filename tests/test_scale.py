@@ -17,9 +17,9 @@ from conftest import PDF_DIR, ROOT, SAMPLE_DOCS
 from fakes import FakeEncoder, fake_embed_chunks
 from test_chroma_server import _free_port, serving
 
-from core.index import DocumentFile, default_steps, index_documents
+from core.index.indexer import DocumentFile, default_steps, index_documents
+from core.provenance.types import ChunkPolicy
 from core.store import ChunkStore
-from core.types import ChunkPolicy
 
 local_runtime_env = pytest.importorskip("core.scale.cluster").local_runtime_env
 

@@ -25,9 +25,9 @@ from conftest import PDF_DIR, ROOT, SAMPLE_DOCS
 from fakes import FakeEncoder, fake_embed_chunks
 from test_chroma_server import _free_port, serving
 
-from core.index import default_steps
+from core.index.indexer import default_steps
+from core.provenance.types import ChunkPolicy
 from core.store import ChunkStore
-from core.types import ChunkPolicy
 
 ray = pytest.importorskip("ray", reason="Ray is the optional scale extra (requirements-dev.txt)")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
@@ -94,7 +94,7 @@ def job(host, embed):
 
 def expected_ids(files):
     """Chunk ids of every file as the plain steps make them (the ground truth)."""
-    from core.index import DocumentFile, _chunk, _parse
+    from core.index.indexer import DocumentFile, _chunk, _parse
 
     enc = FakeEncoder()
     out = set()

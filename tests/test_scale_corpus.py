@@ -19,9 +19,9 @@ from core.bench.inputs import shared_dir
 from core.bench.scale_corpus import PAGE_DEPTH, TEXTS, base_documents, write_corpus
 from core.cli.bench_cmd import parse_cases
 from core.embed import load_encoder
-from core.ingest import doc_id_for
+from core.formats import doc_id_for
+from core.provenance.types import ChunkPolicy
 from core.scale.stages import Embedder, RayJob, parse_row
-from core.types import ChunkPolicy
 
 DENSE = ("naive", "late", "contextual")
 

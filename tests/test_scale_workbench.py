@@ -24,7 +24,7 @@ from test_chroma_server import _free_port, serving
 from test_embed_encoder import make_tiny_model
 
 from core import methods as registry
-from core.ingest import load_document
+from core.formats import load_document
 
 ray = pytest.importorskip("ray", reason="Ray is the optional scale extra (requirements-dev.txt)")
 local_runtime_env = pytest.importorskip("core.scale.cluster").local_runtime_env

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from core.cite import Citation
 from core.errors import LabelError, RecordError
 from core.evaluate.bootstrap import DeltaInterval
 from core.evaluate.run_file import EvalRun, RankedHit, load_run
-from core.serial import Fields, as_bool, as_float, as_int, as_str, optional
+from core.provenance.cite import Citation
+from core.provenance.serial import Fields, as_bool, as_float, as_int, as_str, optional
 
 GOLDEN_EVAL = Path(__file__).parent / "data" / "golden" / "eval.json"
 

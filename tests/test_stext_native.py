@@ -1,4 +1,4 @@
-"""The compiled text reader (``core.ingest.stext_native``) reads what rawdict reads.
+"""The compiled text reader (``core.native.stext``) reads what rawdict reads.
 
 Line by line on every page of every shared corpus PDF (under PyMuPDF's quad and
 font-name switches as set and with all three turned the other way), document by document
@@ -13,7 +13,6 @@ import math
 import os
 import random
 import shutil
-import sys
 import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,10 +21,11 @@ import numpy as np
 import pymupdf
 import pytest
 
-from core.ingest import load_document, stext_native
+from core.formats import load_document
 from core.ingest.pdf_lines import raw_line_parts
 from core.ingest.pdf_text import RAWDICT_FLAGS
-from core.ingest.tables import clear_table_cache
+from core.native import stext as stext_native
+from core.tables.finder import clear_table_cache
 from tests.conftest import PDF_PASSWORDS
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -91,7 +91,7 @@ def test_the_reader_is_built_where_it_can_be() -> None:
     compiler = shutil.which(os.environ.get("CC", "cc"))
     if off or not headers.is_file() or not python_h.is_file() or compiler is None:
         pytest.skip("no compiler, Python or MuPDF headers here, or the reader is switched off")
-    assert stext_native.available(), "run `python -m core.ingest.stext_native` (make does)"
+    assert stext_native.available(), stext_native.status()
 
 
 @built
@@ -207,7 +207,7 @@ def _random_edges(rng: random.Random) -> list[dict]:
 
 @built
 def test_table_cells_are_the_finders_cells() -> None:
-    from core.ingest import ruled
+    from core.tables import ruled
 
     rng = random.Random(5)
     cases = 0
@@ -222,7 +222,7 @@ def test_table_cells_are_the_finders_cells() -> None:
 
 @built
 def test_table_cells_leave_nan_to_the_python_steps() -> None:
-    from core.ingest import ruled
+    from core.tables import ruled
 
     nan = math.nan
     edges = [
@@ -239,7 +239,7 @@ def test_table_cells_leave_nan_to_the_python_steps() -> None:
 
 
 def _finder_settings() -> tuple:
-    from core.ingest import ruled
+    from core.tables import ruled
 
     s = ruled._table.TableSettings.resolve(settings=ruled._settings())
     snap = (s.snap_x_tolerance, s.snap_y_tolerance)
@@ -249,8 +249,8 @@ def _finder_settings() -> tuple:
 
 
 def _python_cells(paths: list[dict], rect: tuple, number: int, holds) -> list:  # noqa: ANN001
-    from core.ingest import ruled
-    from core.ingest.ruled_edges import drawing_edges, merged_edges, text_boxes
+    from core.tables import ruled
+    from core.tables.ruled_edges import drawing_edges, merged_edges, text_boxes
 
     snap, join, min_length, tol = _finder_settings()
     edges = drawing_edges(paths, rect, number, snap, min_length, text_boxes(paths, snap, holds))
@@ -258,8 +258,8 @@ def _python_cells(paths: list[dict], rect: tuple, number: int, holds) -> list:  
 
 
 def _compiled_cells(paths: list[dict], rect: tuple, holds) -> list | None:  # noqa: ANN001
-    from core.ingest import ruled
-    from core.ingest.ruled_edges import text_boxes
+    from core.tables import ruled
+    from core.tables.ruled_edges import text_boxes
 
     snap, join, min_length, tol = _finder_settings()
     boxes = text_boxes(paths, snap, holds)
@@ -270,11 +270,10 @@ def _compiled_cells(paths: list[dict], rect: tuple, holds) -> list | None:  # no
 
 @built
 @pytest.mark.skipif(not CORPUS_PDFS, reason="the shared corpus is not here")
-@pytest.mark.skipif(sys.version_info >= (3, 12), reason="the Python steps decide there")
 def test_the_compiled_finder_steps_give_the_python_steps_cells_on_every_drawn_page() -> None:
-    from core.ingest import ruled
     from core.ingest.pdf_lines import visible_char_boxes
     from core.ingest.pdf_text import _page_blocks
+    from core.tables import ruled
 
     pages = with_cells = 0
     for path in CORPUS_PDFS:
@@ -338,7 +337,6 @@ def _random_paths(rng: random.Random) -> list[dict]:
 
 
 @built
-@pytest.mark.skipif(sys.version_info >= (3, 12), reason="the Python steps decide there")
 def test_the_compiled_finder_steps_give_the_python_steps_cells_on_random_drawings() -> None:
     rng = random.Random(9)
     page_rect = (0.0, 0.0, 90.0, 72.0)

@@ -15,9 +15,9 @@ from fakes import FakeEncoder, fake_embed_chunks, make_document, paragraph_chunk
 
 from core.config import ENV_CHROMA, ENV_STORE, parse_host, resolve_store
 from core.errors import StoreError
+from core.provenance.types import ChunkPolicy
 from core.store import ChunkStore
 from core.store.records import chunk_metadata
-from core.types import ChunkPolicy
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY = ChunkPolicy(name="fixed", size=400, overlap=0)
@@ -255,9 +255,7 @@ def test_query_scoped_to_one_document(store, enc):
     everywhere = store.query(q, model=enc.name, method="naive", policy=POLICY, k=10)
     assert len(everywhere) == 6 and everywhere[0].doc_id == "b"
     assert [h.rank for h in everywhere] == list(range(1, 7))
-    assert all(
-        a.score >= b.score - 1e-6 for a, b in zip(everywhere, everywhere[1:], strict=False)
-    )
+    assert all(a.score >= b.score - 1e-6 for a, b in zip(everywhere, everywhere[1:], strict=False))
     only_a = store.query(q, model=enc.name, method="naive", policy=POLICY, k=10, doc_id="a")
     assert {h.doc_id for h in only_a} == {"a"} and len(only_a) == 4
     assert store.query(q, model=enc.name, method="late", policy=POLICY) == []
@@ -339,7 +337,7 @@ def test_store_survives_a_process_restart(tmp_path, enc):
         import json, sys
         sys.path.insert(0, {str(ROOT)!r})
         from core.store import ChunkStore
-        from core.types import ChunkPolicy
+        from core.provenance.types import ChunkPolicy
         s = ChunkStore.open({str(folder)!r})
         p = ChunkPolicy(name="fixed", size=400)
         recs = s.scope_records(model={enc.name!r}, method="naive", policy=p)

@@ -16,14 +16,13 @@ from core.bench.table_quality import (
     stored_reference,
 )
 from core.chunk import chunk_document, policy_from_args
-from core.geometry import iou
-from core.ingest import load_document
-from core.ingest.grids import numeric_grids
+from core.formats import ParseResult, load_document, parse_document
 from core.ingest.pdf_lines import Line, grid_fragments
-from core.ingest.tables import clear_table_cache
-from core.parse import ParseResult, parse_document
-from core.tokens import load_tokenizer
-from core.types import Block, Document
+from core.model.tokens import load_tokenizer
+from core.provenance.geometry import iou
+from core.provenance.types import Block, Document
+from core.tables.finder import clear_table_cache
+from core.tables.grids import numeric_grids
 from tests.conftest import CORPUS, PDF_DIR
 
 FILINGS = CORPUS / "financebench" / "pdfs"
@@ -278,7 +277,7 @@ def test_the_tables_bench_case_reports_time_and_quality(tmp_path: Path) -> None:
 
 def test_the_header_prefix_option_leaves_room_for_the_header_rows() -> None:
     from core.chunk import PolicyError
-    from core.types import ChunkPolicy
+    from core.provenance.types import ChunkPolicy
 
     doc, parsed = _parsed("Pfizer_2023Q2_10Q.pdf")
     statement = next(b for b in parsed.blocks if b.kind == "table" and b.page == 8)

@@ -1,4 +1,4 @@
-"""Ruled tables found from the characters ingest already has (``core.ingest.ruled``):
+"""Ruled tables found from the characters ingest already has (``core.tables.ruled``):
 the same tables as ``find_tables`` itself (edges within 0.1 pt: its snapped edges average
 the rulings a character decides to keep), without its second text extraction."""
 
@@ -11,11 +11,11 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from core.ingest import ruled
 from core.ingest.pdf_lines import block_lines, visible_char_boxes
 from core.ingest.pdf_text import RAWDICT_FLAGS, unrotated_rect
-from core.ingest.ruled_edges import drawing_edges, merged_edges, text_boxes
-from core.ingest.tables import _find
+from core.tables import ruled
+from core.tables.finder import _find
+from core.tables.ruled_edges import drawing_edges, merged_edges, text_boxes
 from tests.conftest import CORPUS, PDF_DIR
 
 FILINGS = CORPUS / "financebench" / "pdfs"
@@ -141,8 +141,7 @@ def test_the_linear_steps_give_the_table_modules_results(path: Path, pages: tupl
 def test_ruled_tables_of_text_only_are_found_and_diagram_boxes_are_not() -> None:
     """Two-column ruled tables (the 10-Q's glossary of defined terms on pp. 4-6) are
     tables of the fast parser; the small ruled class boxes of a UML diagram are not."""
-    from core.ingest import load_document
-    from core.parse import parse_document
+    from core.formats import load_document, parse_document
 
     path = FILINGS / "Pfizer_2023Q2_10Q.pdf"
     diagram = PDF_DIR / "GeoBase_NHNC1_Data_Model_UML_EN.pdf"
@@ -198,7 +197,7 @@ def _ruled_page(extra_paths: int) -> tuple[pymupdf.Document, pymupdf.Page]:
 def test_a_page_of_too_many_drawing_paths_is_not_searched_for_tables() -> None:
     """A figure's thousands of paths would cost find_tables a pairwise join; the page is
     read as a figure (no ruled search) past ``MAX_TABLE_PAGE_PATHS``."""
-    from core.ingest.table_signals import MAX_TABLE_PAGE_PATHS, page_signals
+    from core.tables.table_signals import MAX_TABLE_PAGE_PATHS, page_signals
 
     for extra, searched in ((10, True), (MAX_TABLE_PAGE_PATHS + 1, False)):
         pdf, page = _ruled_page(extra)
@@ -352,7 +351,7 @@ def test_merged_edges_equal_the_table_finders_edges(path: Path, pages: tuple) ->
 def test_a_page_of_too_many_drawing_items_is_not_searched_for_tables() -> None:
     """One path can hold thousands of short lines (each an edge for the finder): past
     ``MAX_TABLE_PAGE_ITEMS`` the page is read without a ruled search, in bounded time."""
-    from core.ingest.table_signals import MAX_TABLE_PAGE_ITEMS, page_signals
+    from core.tables.table_signals import MAX_TABLE_PAGE_ITEMS, page_signals
 
     for extra, searched in ((100, True), (MAX_TABLE_PAGE_ITEMS + 1, False)):
         pdf, page = _ruled_page(0)

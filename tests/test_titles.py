@@ -5,14 +5,16 @@ heading's chunks it is, so no two chunks of a filing share a title."""
 from __future__ import annotations
 
 import functools
+import random
 import re
+from pathlib import Path
 
 import pytest
 from conftest import CORPUS
 
 from core.chunk import chunk_document
-from core.ingest import load_document
-from core.parse import parse_document
+from core.formats import load_document, parse_document
+from core.provenance.types import Block, ChunkPolicy
 from core.render.titles import (
     ChunkTitle,
     HeadingIndex,
@@ -20,7 +22,6 @@ from core.render.titles import (
     is_real_heading,
     title_lines,
 )
-from core.types import Block, ChunkPolicy
 
 FILINGS = CORPUS / "financebench" / "pdfs"
 TEN_Q = FILINGS / "Pfizer_2023Q2_10Q.pdf"
@@ -145,6 +146,9 @@ def test_the_label_reads_heading_words_and_place():
 
 
 JNJ = FILINGS / "JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf"
+# Shipped with the tests (tests/data/filings/README.md): its section headings sit at the
+# top of their pages, where the parser types them as running headers.
+AMCOR = Path(__file__).parent / "data" / "filings" / "AMCOR_2023Q2_10Q.pdf"
 MGM = FILINGS / "MGMRESORTS_2022Q4_EARNINGS.pdf"
 FIXED = POLICIES[1]
 
@@ -170,6 +174,12 @@ def _titles_on(path, page):
         (MGM, 12, "CONSOLIDATED BALANCE SHEETS"),
         # a typed heading keeps governing: Note 7 runs on over its pages
         (TEN_Q, 23, "Note 7. Financial Instruments"),
+        # a page-top note heading typed as a header (once in the filing: not furniture)
+        # governs its table, not an earlier note's "Disposals"
+        (AMCOR, 15, "Note 6 - Restructuring"),
+        # an exhibit's caption governs its certification, not a guarantor table's heading
+        (AMCOR, 56, "EXHIBIT 31.2 RULE 13a-14(a)/15d-14(a) CERTIFICATION OF CFO"),
+        (AMCOR, 57, "EXHIBIT 32 SECTION 1350 CERTIFICATIONS OF CEO AND CFO"),
     ],
 )
 def test_the_title_names_the_heading_a_reader_sees_above_the_chunk(path, page, heading):
@@ -210,3 +220,42 @@ def test_labels_set_apart_in_columns_are_a_heading_row_not_a_title():
     assert not is_real_heading("Name of Guarantor\tJurisdiction of Incorporation")
     assert not is_real_heading("Standard    Effective Date    Effect")
     assert is_real_heading("Name of Guarantor")
+
+
+# Read on the rendered pages of the Amcor 10-Q: the heading a reader sees above the first
+# words of each of 10 chunks (fixed 800/100 characters) drawn with seed 28, by the page
+# the chunk starts on.
+AMCOR_SAMPLE = {
+    10: "Note 1 - Nature of Operations and Basis of Presentation",
+    12: "Note 3 - Restructuring and Other Related Activities, Net",  # page-top, header-typed
+    16: "Other Intangible Assets, Net",  # under Note 7's heading, its second sub-heading
+    18: "Assets and Liabilities Measured and Recorded at Fair Value on a Nonrecurring Basis",
+    20: "Interest Rate Risk",
+    35: "Highly Inflationary Accounting",
+    39: "Consolidated Results of Operations",  # below the page-top "Results of Operations"
+    44: "Supplemental Guarantor Information",  # page-top, header-typed
+    48: "Dividend Payments",
+    53: "SIGNATURES",  # one word in capitals at the top of the page
+}
+
+
+def test_sampled_chunks_of_a_fetched_filing_carry_the_heading_a_reader_sees_above_them():
+    doc, blocks = filing(AMCOR)
+    chunks = chunk_document(doc, blocks, FIXED)
+    titles = chunk_titles(chunks, HeadingIndex.of(doc.text, blocks))
+    picked = [chunks[i] for i in sorted(random.Random(28).sample(range(len(chunks)), 10))]
+    assert {c.pages[0]: titles[c.chunk_id].heading for c in picked} == AMCOR_SAMPLE
+
+
+def test_a_header_standing_once_is_a_heading_and_a_running_header_is_not():
+    lines = ["ACME PLC", "Note 3 - Restructuring", "Charges were small.", "ACME PLC",
+             "Overview", "Sales rose."]  # fmt: skip
+    kinds = ["header", "header", "paragraph", "header", "header", "paragraph"]
+    text = "\n\n".join(lines)
+    blocks, at = [], 0
+    for page, (line, kind) in enumerate(zip(lines, kinds, strict=True), start=1):
+        blocks.append(Block(**{**_fields(_block(text, kind, at, at + len(line))),
+                               "page": (page + 1) // 3 + 1}))  # fmt: skip
+        at += len(line) + 2
+    found = [b.heading_path for b in title_lines(blocks)]
+    assert found == [("Note 3 - Restructuring",), ("Overview",)]  # not the repeated "ACME PLC"

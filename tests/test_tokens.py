@@ -9,9 +9,9 @@ from conftest import text_corpora
 
 from core.chunk.analysis import analysis_for
 from core.errors import ModelError
-from core.modelpath import resolve_model_dir
-from core.tokens import HFTokenizer, Tokenizer, count_many, load_tokenizer
-from core.types import Document
+from core.model.paths import resolve_model_dir
+from core.model.tokens import HFTokenizer, Tokenizer, count_many, load_tokenizer
+from core.provenance.types import Document
 
 SAMPLE = (
     "Hello, wor\u200dld! Internationalization e\u0301t\u00e9 \U0001f600 "

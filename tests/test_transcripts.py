@@ -16,13 +16,12 @@ from test_chunk import assert_chunk_invariants
 from test_chunk_corpus import POLICIES
 
 from core.chunk import chunk_document, sentence_spans
-from core.cite import Citation, format_clock
 from core.cli import main
 from core.errors import ChunkscopeError, EmptyFileError, UnsupportedFileError
-from core.ingest import load_document
-from core.parse import parse_document
-from core.tokens import load_tokenizer
-from core.types import Block, ChunkPolicy, Document
+from core.formats import load_document, parse_document
+from core.model.tokens import load_tokenizer
+from core.provenance.cite import Citation, format_clock
+from core.provenance.types import Block, ChunkPolicy, Document
 
 DATA = ROOT / "tests" / "data" / "formats"
 NOT_UTF8 = {"srt_gb2312.srt"}

@@ -25,7 +25,7 @@ from core.evaluate import (
     tag_query,
 )
 from core.evaluate.run_file import EvalRun
-from core.types import ChunkPolicy, Document
+from core.provenance.types import ChunkPolicy, Document
 from tests.fakes import FakeEncoder, fake_embed_chunks, make_document, paragraph_chunks
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ import pytest
 
 from core.evaluate import EvalConfig, read_queries
 from core.evaluate.bootstrap import DeltaInterval, paired_bootstrap, queries_to_detect, verdict
-from core.ingest import load_document
+from core.formats import load_document
 from core.tune import parse_grid, run_sweep
 from core.tune.curves import Series, crossovers, edge_note, power_note
 from core.tune.sweep_records import ZERO_COST

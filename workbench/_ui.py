@@ -26,12 +26,13 @@ import streamlit as st
 
 from core.config import DEFAULT_STORE_DIRNAME, ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError, StoreError
-from core.ingest.formats import all_formats, describe_suffixes, is_supported_name
-from core.modelpath import resolve_model_dir
+from core.formats.registry import all_formats, describe_suffixes, is_supported_name
+from core.model.paths import resolve_model_dir
+from core.model.tokens import load_tokenizer
+from core.provenance.types import Document
 from core.render.views import document_row
-from core.tokens import load_tokenizer
-from core.types import Document
 from workbench._ui_reads import read_document
+from workbench.state import Key
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_docs"
@@ -43,7 +44,7 @@ def upload_help() -> str:
     """The uploader's help: every format it reads with its suffixes (the registry's).
 
     The uploader takes any file and ``read_upload`` refuses the others in one line
-    (``core.ingest.formats.upload_format``): given a ``type=`` list, Streamlit's browser
+    (``core.formats.registry.upload_format``): given a ``type=`` list, Streamlit's browser
     side refuses them itself with nothing but "<MIME type> files are not allowed"."""
     return f"Reads {describe_suffixes()}. Any other file is refused with a line saying so."
 
@@ -51,28 +52,6 @@ def upload_help() -> str:
 def format_labels() -> str:
     """``"PDF, text, Markdown, ..."`` for the uploader's label."""
     return ", ".join(dict.fromkeys(spec.label for spec in all_formats()))
-
-
-class Key:
-    """Session-state keys (declared once; ``init_state`` gives each its default)."""
-
-    DOCS = "cs_docs"  # dict[doc_id, Document] read in this session
-    NOTES = "cs_notes"  # list[Note] about the latest uploads (shown while still uploaded)
-    REMOVED = "cs_removed"  # one line about a removed document, shown once
-    PENDING = "cs_pending"  # dict[file name, bytes] waiting for a password
-    SEEN_UPLOADS = "cs_seen_uploads"  # set of uploader file ids already read
-    PREVIOUS = "cs_previous"  # dict[doc_id, list[sha256]] replaced versions
-    DOC = "cs_doc"  # selected doc_id (sidebar picker)
-    DOC_VERSION = "cs_doc_version"  # bumped when the app picks a document itself
-    PAGE = "cs_page"  # current 1-based page on Parse/Chunks
-    FULL_WIDTH = "cs_full_width"  # Parse/Chunks draw a portrait page across the full width
-    PARSER = "cs_parser"
-    PARSE_TIMES = "cs_parse_times"  # dict[(doc_id, sha, parser), elapsed_s]
-    STORE_KIND = "cs_store_kind"  # "folder" | "server"
-    STORE_ADDR = "cs_store_addr"
-    REDIRECT = "cs_redirect"  # (page path, query params) to open once app.py has run
-    FRAMED = "cs_framed"  # True while app.py runs a page inside its frame
-    OCR_READ = "cs_ocr_read"  # the OCR policy this session's uploads were last read under
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -126,7 +105,7 @@ def init_state() -> None:
 
 
 @st.cache_resource(show_spinner="Loading the tokenizer…")
-def tokenizer():  # -> core.tokens.HFTokenizer
+def tokenizer():  # -> core.model.tokens.HFTokenizer
     return load_tokenizer()
 
 
@@ -149,7 +128,7 @@ def model_info() -> ModelInfo:
 def _model_info(path: Path) -> ModelInfo:
     from core.embed.encoder import read_pooling
     from core.embed.modelconfig import read_model_limits
-    from core.modelpath import pooling_choice
+    from core.model.paths import pooling_choice
 
     limits = read_model_limits(path)
     window, positions = limits.seq_tokens, limits.position_tokens

@@ -10,14 +10,14 @@ from __future__ import annotations
 import streamlit as st
 
 from core.diagnose.attribution import contextual_attribution, late_attribution
+from core.provenance.types import Chunk, Document
 from core.render.markup import Mark, Shape, marked_text_html
 from core.render.overlay import span_line_boxes
 from core.render.views import highlight_shapes
-from core.types import Chunk, Document
 from workbench import _ui_cite
 from workbench import _ui_engine as eng
+from workbench.state import AttributionKey
 
-RESULTS = "cs_attribution"  # {(query, chunk_id): (late, contextual)}
 UP, DOWN = "#d1495b", "#2e86ab"  # raised the cosine / lowered it
 
 
@@ -79,7 +79,7 @@ def _heat(doc: Document, late, chunk: Chunk) -> None:
 
 def attribution_panel(query: str, hit, policy, doc: Document | None) -> None:
     """The button, then the heat map and the most influential sentences and prefix words."""
-    st.session_state.setdefault(RESULTS, {})
+    results = st.session_state.setdefault(AttributionKey.RESULTS, {})
     if doc is None or doc.sha256 != hit.doc_sha256 or eng.late_refusal():
         return
     key = (query, hit.chunk_id)
@@ -91,11 +91,11 @@ def attribution_panel(query: str, hit, policy, doc: Document | None) -> None:
             "word of its contextual prefix, and measures how much the chunk's cosine to the "
             "query falls: what the vector owes to its context."
         )
-        if st.button("Compute", key="cs_attr_go", icon=":material/play_arrow:"):
-            st.session_state[RESULTS][key] = _compute(doc, _chunk_of(hit, policy), query)
-        if key not in st.session_state[RESULTS]:
+        if st.button("Compute", key=AttributionKey.GO, icon=":material/play_arrow:"):
+            results[key] = _compute(doc, _chunk_of(hit, policy), query)
+        if key not in results:
             return
-        late, ctx = st.session_state[RESULTS][key]
+        late, ctx = results[key]
         st.markdown(
             f"Late cosine **{late.cosine:.4f}** with its whole window; contextual "
             f"**{ctx.cosine:.4f}** with its whole prefix."

@@ -13,13 +13,14 @@ import html
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.cite import Citation
 from core.errors import ChunkscopeError
+from core.provenance.cite import Citation
+from core.provenance.types import Document
 from core.render.links import source_params
 from core.render.markup import Shape, page_html
 from core.render.pages import DEFAULT_ZOOM, render_page_png
-from core.types import Document
 from workbench import _ui
+from workbench.state import Key, full_width_widget
 
 SOURCE_PAGE = "pages/source.py"
 
@@ -61,12 +62,12 @@ def full_width(doc: Document, page: int, where: str, slot: DeltaGenerator | None
         return True
     (slot if slot is not None else st).toggle(
         "Page at full width",
-        value=bool(st.session_state[_ui.Key.FULL_WIDTH]),
+        value=bool(st.session_state[Key.FULL_WIDTH]),
         help="Draw the page across the whole width, its list below it (landscape pages "
         "always are).",
-        **_ui.synced(f"cs_w_full_width_{where}", _ui.Key.FULL_WIDTH),
+        **_ui.synced(full_width_widget(where), Key.FULL_WIDTH),
     )
-    return bool(st.session_state[_ui.Key.FULL_WIDTH])
+    return bool(st.session_state[Key.FULL_WIDTH])
 
 
 def show_html(markup: str) -> None:

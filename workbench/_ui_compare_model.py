@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import methods as registry
-from core.rerank import RerankResult, RerankWeights, rerank_top
-from core.retrieve import Comparison, hits_at, with_changes
-from core.types import ChunkPolicy
+from core.provenance.types import ChunkPolicy
+from core.retrieve.comparison import Comparison, hits_at, with_changes
+from core.retrieve.rerank import RerankResult, RerankWeights, rerank_top
 
 State = MutableMapping[str, Any]
 
@@ -95,7 +95,7 @@ def reranked(
     wide: Comparison, stage: str, k: int, *, docs: Any, weights: RerankWeights
 ) -> RerankResult:
     """The second stage over every candidate ``stage`` ranked (its score curve), reading
-    only the records that can reach the new top ``k`` (``core.rerank.rerank_top``)."""
+    only the records that can reach the new top ``k`` (``core.retrieve.rerank.rerank_top``)."""
     return rerank_top(
         wide.curves.get(stage) or [h.score for h in wide.results[stage]],
         lambda ranks: hits_at(wide, stage, ranks),

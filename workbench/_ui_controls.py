@@ -1,15 +1,24 @@
 """Widgets several pages share: the page picker, the chunking policy controls, the numbers
-of a chunking. Values a page must keep across pages live under ``_ui.Key`` (see ``synced``);
-policy widgets keep their own values for the session (``persist_state``)."""
+of a chunking. Values a page must keep across pages live under ``state.Key`` (see
+``synced``); policy widgets keep their own values for the session (``persist_state``)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from core.chunk import policy_from_args, registry
+from core.provenance.types import ChunkPolicy, Document
 from core.render.views import stats_items
-from core.types import ChunkPolicy, Document
 from workbench import _ui
+from workbench.state import (
+    Key,
+    option_widget,
+    overlap_widget,
+    page_widget,
+    policy_widget,
+    size_widget,
+    unit_widget,
+)
 
 # Slider range per unit: (min, max, step).
 UNIT_RANGES: dict[str, tuple[int, int, int]] = {
@@ -22,11 +31,11 @@ UNIT_RANGES: dict[str, tuple[int, int, int]] = {
 def page_number_input(doc: Document) -> int:
     """A 1-based page picker shared by Parse and Chunks (kept in range of ``doc``)."""
     n_pages = len(doc.pages)
-    page = min(max(1, int(st.session_state[_ui.Key.PAGE])), n_pages)
-    st.session_state[_ui.Key.PAGE] = page
-    widget = f"cs_w_page_{doc.doc_id}"
-    st.number_input(f"Page (of {n_pages})", 1, n_pages, page, 1, **_ui.synced(widget, _ui.Key.PAGE))
-    return int(st.session_state[_ui.Key.PAGE])
+    page = min(max(1, int(st.session_state[Key.PAGE])), n_pages)
+    st.session_state[Key.PAGE] = page
+    widget = page_widget(doc.doc_id)
+    st.number_input(f"Page (of {n_pages})", 1, n_pages, page, 1, **_ui.synced(widget, Key.PAGE))
+    return int(st.session_state[Key.PAGE])
 
 
 def policy_controls(slot: str, *, horizontal: bool = False, first: str = "fixed") -> ChunkPolicy:
@@ -40,23 +49,24 @@ def policy_controls(slot: str, *, horizontal: bool = False, first: str = "fixed"
     picker = st.container() if imported or not horizontal else None
     cells = st.columns([1.6, 0.9, 1.25, 1.25]) if horizontal else [st.container()] * 4
     name = (picker or cells[0]).segmented_control(
-        "Policy", names, default=first, key=f"cs_policy_{slot}", **keep
+        "Policy", names, default=first, key=policy_widget(slot), **keep
     )
     spec = registry.get(name)
     if spec.fixed_boundaries:  # an imported chunk set: its boundaries are the import's
         (picker or cells[0]).caption(f"Boundaries as imported: {_ui.md(spec.summary)}.")
         return spec.default_policy()
     unit = cells[1].segmented_control(
-        "Unit", spec.units, default=spec.unit, key=f"cs_unit_{slot}_{name}", **keep
+        "Unit", spec.units, default=spec.unit, key=unit_widget(slot, name), **keep
     )
     low, high, step = UNIT_RANGES[unit]
     size_default, overlap_default = spec.sizes[unit]
-    suffix = f"{slot}_{name}_{unit}"
     size = cells[2].slider(
-        f"Size ({unit})", low, high, size_default, step, key=f"cs_size_{suffix}",
+        f"Size ({unit})", low, high, size_default, step, key=size_widget(slot, name, unit),
         persist_state="session",
     )  # fmt: skip
-    overlap = _overlap_slider(cells[3], spec, unit, size, overlap_default, f"cs_overlap_{suffix}")
+    overlap = _overlap_slider(
+        cells[3], spec, unit, size, overlap_default, overlap_widget(slot, name, unit)
+    )
     return policy_from_args(name, size, overlap, unit, **option_checkboxes(spec, slot))
 
 
@@ -91,7 +101,7 @@ def option_checkboxes(spec: registry.PolicySpec, slot: str) -> dict[str, bool]:
     cells = st.columns(len(takes))
     return {
         o.name: cells[i].checkbox(
-            o.label, key=f"cs_opt_{o.suffix}_{slot}_{spec.name}", help=o.help,
+            o.label, key=option_widget(o.suffix, slot, spec.name), help=o.help,
             persist_state="session",
         )
         for i, o in enumerate(takes)

@@ -3,8 +3,8 @@ ranked columns, one found by its words, or one clicked on its page) with its exa
 under every method at full depth, and "mark as the answer", which builds a labelled query
 set while exploring.
 
-The marked set lives in the session (``MARKED``) as query-set lines (the JSONL ``eval``
-reads); it downloads here and runs on the Evaluate page (its "Marked in Compare" source).
+The marked set lives in the session (``DepthKey.MARKED``) as query-set lines (the JSONL
+``eval`` reads); it downloads here and runs on the Evaluate page (its "Marked in Compare" source).
 """
 
 from __future__ import annotations
@@ -19,16 +19,13 @@ from core.methods import get
 from core.render.page_pick import PickTarget
 from workbench import _ui, _ui_pick
 from workbench import _ui_engine as eng
+from workbench.state import DepthKey
 
-MARKED = "cs_marked_queries"  # list[LabelledQuery] marked in this session
-FIND = "cs_depth_find"  # words to find a chunk by
-FOUND = "cs_depth_found"  # chunk_id picked among the found ones
-CLICKED = "cs_depth_clicked"  # (inspected chunk_id, chunk_id clicked on its page)
 MAX_FOUND = 30
 
 
 def marked() -> list[LabelledQuery]:
-    return st.session_state.setdefault(MARKED, [])
+    return st.session_state.setdefault(DepthKey.MARKED, [])
 
 
 def _mark(query: str, hit) -> None:
@@ -73,7 +70,7 @@ def rank_rows(ranks: dict, k: int) -> list[dict]:
 
 
 def _forget_click() -> None:
-    st.session_state.pop(CLICKED, None)
+    st.session_state.pop(DepthKey.CLICKED, None)
 
 
 def _targets(records) -> list[PickTarget]:
@@ -93,10 +90,10 @@ def _clicked_target(hit, records):
             return None
         first = (hit.pages or (1,))[0] if doc.is_paged else 1
         _ui_pick.page_picker(
-            doc, _targets(records), key="cs_depth_pick", state_key=CLICKED,
+            doc, _targets(records), key=DepthKey.PICK, state_key=DepthKey.CLICKED,
             anchor=hit.chunk_id, first_page=first,
         )  # fmt: skip
-    clicked = _ui_pick.picked(CLICKED, hit.chunk_id)
+    clicked = _ui_pick.picked(DepthKey.CLICKED, hit.chunk_id)
     if clicked is None or clicked not in records.ids:
         return None
     return records.hit(records.ids.index(clicked), score=0.0, rank=0)
@@ -112,7 +109,7 @@ def depth_panel(query: str, wide, policy, doc_id: str | None, k: int, hit, opene
         "clicked on the inspected chunk's page."
     )
     words = st.text_input(
-        "Find a chunk by its words", key=FIND, placeholder="e.g. warranty three years",
+        "Find a chunk by its words", key=DepthKey.FIND, placeholder="e.g. warranty three years",
         on_change=_forget_click,
     )  # fmt: skip
     first = next(m for p in wide.methods for m in get(p).indexed_parts)
@@ -127,7 +124,7 @@ def depth_panel(query: str, wide, policy, doc_id: str | None, k: int, hit, opene
             return
         labels = {records.ids[i]: _found_label(records, i) for i in rows}
         picked = st.selectbox(
-            f"{len(rows)} chunk(s) found", list(labels), format_func=labels.get, key=FOUND
+            f"{len(rows)} chunk(s) found", list(labels), format_func=labels.get, key=DepthKey.FOUND
         )
         row = records.ids.index(picked)
         target, how = records.hit(row, score=0.0, rank=0), "the chunk found by its words"

@@ -1,12 +1,14 @@
 """Glue of the Compare and Evaluate pages: the engine as cached resources, jobs and state.
 
-- ``EKey``: the session-state keys of these pages, initialised once by ``init_state``;
+- ``init_state``: the session-state keys of these pages (``workbench.state.EngineKey``)
+  at their defaults, once;
 - ``encoder``/``vector_cache`` (``st.cache_resource``); the store is ``_ui.store()``;
 - ``comparison``: one comparison per query, scope, policy, methods, shown ``k`` and index
   state (each method ranked ``WIDE`` deep, its top ``k`` read), cached, so a repeated
   query answers from memory;
-- indexing: a ``core.index_job.IndexJob`` in a background thread, polled by a fragment
-  with a progress bar and a cancel button (``core.index`` stops between batches when asked);
+- indexing: a ``core.index.background.IndexJob`` in a background thread, polled by a fragment
+  with a progress bar and a cancel button (``core.index.indexer`` stops between
+  batches when asked);
 - documents: the demo datasheets (bundled samples) and the documents an index names
   (loaded from their source files, so their citations open in the Source view).
 
@@ -25,16 +27,18 @@ from core import methods as registry
 from core.chunk import default_policy
 from core.embed import VectorCache, load_encoder
 from core.embed.cache import shared_cache
-from core.embed.late import check_late_pooling, late_windows, window_policy
+from core.embed.late import late_windows, window_policy
 from core.embed.records import LateWindow
 from core.errors import ChunkscopeError, PoolingError
-from core.index import index_documents
-from core.index_job import IndexJob
-from core.retrieve import Comparison, compare
+from core.index.background import IndexJob
+from core.index.indexer import index_documents
+from core.methods.embedding import check_late_pooling
+from core.provenance.types import ChunkPolicy, Document
+from core.retrieve.comparison import Comparison, compare
 from core.store.contexts import chunk_contexts
-from core.types import ChunkPolicy, Document
 from workbench import _ui, _ui_controls, _ui_jobs, _ui_roles
 from workbench._ui_reads import read_document
+from workbench.state import EngineKey, Key
 
 DEMO_DIR = _ui.DATASHEET_DIR
 DEMO_QUERY = "Corvane HX40 operating temperature range"
@@ -56,28 +60,11 @@ div.cs-query { font-size: 1.15rem; font-weight: 600; padding: .4rem .7rem; borde
 </style>"""
 
 
-class EKey:
-    """Session-state keys of the Compare and Evaluate pages (defaults in ``init_state``)."""
-
-    SCOPE = "cs_cmp_scope"  # doc_id or ALL
-    POLICY = "cs_cmp_policy"  # a policy key present in the index
-    METHODS = "cs_cmp_methods"
-    QUERY = "cs_cmp_query"
-    QUERY_WIDGET = "cs_w_cmp_query"  # the text box; the query itself lives under QUERY
-    K = "cs_cmp_k"
-    RERANK = "cs_cmp_rerank"  # second stage on/off
-    RERANK_METHOD = "cs_cmp_rerank_method"
-    WEIGHTS = "cs_cmp_weights"  # prefix of the rerank weight inputs
-    SELECTED = "cs_cmp_selected"  # chunk_id inspected
-    JOB = "cs_index_job"  # IndexJob | None
-    INDEX_DOCS = "cs_index_docs"
-    INDEX_METHODS = "cs_index_methods"
-
-
+K = EngineKey
 DEFAULTS: dict[str, object] = {
-    EKey.SCOPE: ALL, EKey.POLICY: None, EKey.METHODS: list(COMPARE_METHODS), EKey.QUERY: DEMO_QUERY,
-    EKey.K: 10, EKey.RERANK: False, EKey.RERANK_METHOD: registry.PAIRED[-1], EKey.SELECTED: None,
-    EKey.JOB: None,
+    K.SCOPE: ALL, K.POLICY: None, K.METHODS: list(COMPARE_METHODS), K.QUERY: DEMO_QUERY,
+    K.K: 10, K.RERANK: False, K.RERANK_METHOD: registry.PAIRED[-1], K.SELECTED: None,
+    K.JOB: None,
 }  # fmt: skip
 
 
@@ -183,7 +170,7 @@ def _compare_cached(
 
 
 def comparison(query: str, methods, policy: ChunkPolicy, doc_id: str | None, entries, k: int):
-    """Each method ranked ``WIDE`` deep with its top ``k`` read (``core.retrieve``), from
+    """Each method ranked ``WIDE`` deep with its top ``k`` read (``core.retrieve.comparison``), from
     memory when asked before."""
     opened = _ui.store()
     key = (policy.key, opened.location.describe(), index_state(entries))
@@ -231,7 +218,7 @@ def _load_file(path: str, mtime: float) -> Document:
 
 def register(docs) -> None:
     """Put documents in this session's library, so their citations open in Source."""
-    held = st.session_state[_ui.Key.DOCS]
+    held = st.session_state[Key.DOCS]
     for doc in docs:
         if _ui.library().get(doc.doc_id, doc).sha256 == doc.sha256:
             held.setdefault(doc.doc_id, doc)
@@ -263,19 +250,19 @@ def start_index(docs: list[Document], policy: ChunkPolicy, methods: list[str]) -
     opened = _ui.store(create=True)
     job = IndexJob(docs=docs, methods=tuple(methods), policy=policy, index=index_documents)
     job.start(opened, encoder(), vector_cache())
-    st.session_state[EKey.JOB] = job
+    st.session_state[EngineKey.JOB] = job
     register(docs)
 
 
 def indexing() -> bool:
     """True while this session's indexing job runs."""
-    job: IndexJob | None = st.session_state[EKey.JOB]
+    job: IndexJob | None = st.session_state[EngineKey.JOB]
     return job is not None and job.running
 
 
 def job_panel() -> None:
     """Progress bar and cancel button of the indexing job; polls twice a second while it runs."""
-    _ui_jobs.job_panel(st.session_state[EKey.JOB], stop_label="Cancel indexing")
+    _ui_jobs.job_panel(st.session_state[EngineKey.JOB], stop_label="Cancel indexing")
 
 
 def index_panel(entries) -> None:
@@ -285,11 +272,11 @@ def index_panel(entries) -> None:
         pool = {**demo_documents(), **_ui.library()}
         own = _ui.own_documents()  # the user's documents, once there are any, else the demo
         picked = st.multiselect(
-            "Documents", list(pool), default=list(own or demo_documents()), key=EKey.INDEX_DOCS
+            "Documents", list(pool), default=list(own or demo_documents()), key=EngineKey.INDEX_DOCS
         )
         policy = _ui_controls.policy_controls("index", horizontal=True, first=DEMO_POLICY.name)
         methods = st.multiselect(
-            "Methods", usable_methods(), default=usable_methods(), key=EKey.INDEX_METHODS
+            "Methods", usable_methods(), default=usable_methods(), key=EngineKey.INDEX_METHODS
         )
         if late_refusal():
             st.caption(f"Late is not offered: {_ui.md(late_refusal())}")

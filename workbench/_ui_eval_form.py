@@ -14,14 +14,15 @@ from core.errors import ChunkscopeError
 from core.evaluate import EvalConfig, EvalRun
 from core.evaluate.bootstrap import verdict
 from core.evaluate.cost import EvalCost, estimate_cost
-from core.types import Document
+from core.provenance.types import Document
 from workbench import _ui, _ui_controls, _ui_parse
 from workbench import _ui_depth as dep
 from workbench import _ui_engine as eng
 from workbench import _ui_methods as meth
 from workbench import _ui_triage as tri
+from workbench.state import EvalKey
 
-K = tri.TKey
+K = EvalKey
 SOURCE_NAMES = {"demo": "the demo set", "shared": "the shared set", "marked": "your marked queries",
                 "upload": "your query set"}  # fmt: skip
 

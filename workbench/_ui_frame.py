@@ -15,7 +15,7 @@ from core.errors import ChunkscopeError
 from core.render.markup import STYLESHEET
 from core.render.views import kind_label
 from workbench import _ui, _ui_imports, _ui_ocr, _ui_reads, _ui_roles
-from workbench._ui import Key
+from workbench.state import FrameKey, Key, doc_widget
 
 # The menu: sections of (page script, title, icon), in order; the first page is home.
 MENU: dict[str, list[tuple[str, str, str]]] = {
@@ -33,7 +33,6 @@ MENU: dict[str, list[tuple[str, str, str]]] = {
     ],
 }
 HOME = MENU["Inspect"][0][0]
-LINKED_DOC = "cs_linked_doc"  # the last ?doc= of a deep link the sidebar followed
 # Citation links wrap in a narrow column instead of ending in an ellipsis mid-number
 # (Streamlit draws a page link on one line, cut off where the column ends).
 WIDGET_CSS = """
@@ -98,8 +97,8 @@ def sidebar() -> None:
     docs, state = _ui.library(), st.session_state
     ids = list(docs)
     linked = st.query_params.get("doc")  # a deep link's document is the current one, once:
-    if linked in docs and state.get(LINKED_DOC) != linked:  # the picker may move on after
-        state[LINKED_DOC] = linked
+    if linked in docs and state.get(FrameKey.LINKED_DOC) != linked:  # the picker may move on after
+        state[FrameKey.LINKED_DOC] = linked
         if state.get(Key.DOC) != linked:
             _ui.select(linked)
     current = _ui.current_doc()
@@ -109,7 +108,7 @@ def sidebar() -> None:
         index=ids.index(current.doc_id) if current else None,
         format_func=lambda d: f"{d} ({kind_label(docs[d])})",
         placeholder="No documents yet",
-        **_ui.synced(f"cs_w_doc_{state[Key.DOC_VERSION]}", Key.DOC, reset_page=True),
+        **_ui.synced(doc_widget(state[Key.DOC_VERSION]), Key.DOC, reset_page=True),
     )
     _ui_ocr.sidebar_choice()
     with st.expander("Store and model", icon=":material/storage:"):
@@ -138,11 +137,11 @@ def _store_controls() -> None:
         index=kinds.index(state[Key.STORE_KIND]),
         horizontal=True,
         format_func={"folder": "Embedded folder", "server": "Chroma server"}.get,
-        **_ui_roles.editor_synced("cs_w_store_kind", Key.STORE_KIND, "change the store"),
+        **_ui_roles.editor_synced(FrameKey.STORE_KIND_WIDGET, Key.STORE_KIND, "change the store"),
     )
     st.text_input(
         "HOST:PORT" if state[Key.STORE_KIND] == "server" else "Folder",
         value=state[Key.STORE_ADDR],
         help=f"Defaults come from ${ENV_CHROMA} (server) or ${ENV_STORE} (folder).",
-        **_ui_roles.editor_synced("cs_w_store_addr", Key.STORE_ADDR, "change the store"),
+        **_ui_roles.editor_synced(FrameKey.STORE_ADDR_WIDGET, Key.STORE_ADDR, "change the store"),
     )

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.cite import Citation
 from core.errors import ChunkscopeError
 from core.imported import (
     ChunkSet,
@@ -25,14 +24,15 @@ from core.imported import (
     save_chunk_set,
 )
 from core.imported.chunkset import FOLDER_NAME, name_from
+from core.provenance.cite import Citation
+from core.provenance.types import Document
 from core.render.links import link_url, source_params
 from core.render.markup import marked_text_html
 from core.render.views import highlight_mark
-from core.types import Document
 from workbench import _ui, _ui_roles
 from workbench import _ui_triage as tri
+from workbench.state import ImportKey, every_chunk_widget
 
-SHOWN = "cs_import_shown"  # name of the set whose audit the Library shows
 NOT_FINE = ("ambiguous", "missing")
 SHAPE_LABELS = {None: "sniff it", "langchain": "LangChain", "llamaindex": "LlamaIndex",
                 "chunks": "chunk rows"}  # fmt: skip
@@ -87,7 +87,7 @@ def audit(chunk_set: ChunkSet) -> None:
     if not review:
         st.success("Every chunk is anchored in one place, and no claimed offset is wrong.")
     wider = st.toggle(
-        "Also the aligned chunks and the unchecked claims", key=f"cs_import_all_{chunk_set.name}",
+        "Also the aligned chunks and the unchecked claims", key=every_chunk_widget(chunk_set.name),
         help="Every chunk that is not exact with an ok claim, not only those to look at",
     )  # fmt: skip
     if wider:
@@ -135,7 +135,7 @@ def _keep(shape: str, chunks: list, origin: str, name: str, threshold: float) ->
     )  # fmt: skip
     save_chunk_set(sets_dir(), chunk_set)
     offer()
-    st.session_state[SHOWN] = chunk_set.name
+    st.session_state[ImportKey.SHOWN] = chunk_set.name
 
 
 def import_form() -> None:
@@ -147,8 +147,8 @@ def import_form() -> None:
         "(named by its source) and the offsets it claims are checked."
     )
     from_file, from_chroma = st.tabs(["From a file", "From a Chroma collection"])
-    with from_file, st.form("cs_import_file", border=False):
-        upload = st.file_uploader("JSONL or JSON file of chunks", key="cs_import_upload")
+    with from_file, st.form(ImportKey.FILE_FORM, border=False):
+        upload = st.file_uploader("JSONL or JSON file of chunks", key=ImportKey.UPLOAD)
         left, right, far = st.columns(3)
         shape = left.selectbox("Shape", list(SHAPE_LABELS), format_func=SHAPE_LABELS.get)
         name = right.text_input("Set name", placeholder="from the file name")
@@ -160,11 +160,13 @@ def import_form() -> None:
                 _keep(found, chunks, upload.name, name.strip(), threshold)
             except ChunkscopeError as exc:
                 st.error(_ui.md(exc), icon=":material/error:")
-    with from_chroma, st.form("cs_import_chroma", border=False):
+    with from_chroma, st.form(ImportKey.CHROMA_FORM, border=False):
         left, right, far = st.columns(3)
         where = left.text_input("Chroma folder or HOST:PORT")
         collection = right.text_input("Collection")
-        name = far.text_input("Set name", placeholder="from the collection", key="cs_import_cn")
+        name = far.text_input(
+            "Set name", placeholder="from the collection", key=ImportKey.CHROMA_NAME
+        )
         if st.form_submit_button("Import", icon=":material/upload:") and where and collection:
             try:
                 found, chunks = read_chroma(where.strip(), collection.strip())
@@ -181,10 +183,10 @@ def sets_audit() -> None:
     if not sets:
         return
     names = list(sets)
-    shown = st.session_state.get(SHOWN)
+    shown = st.session_state.get(ImportKey.SHOWN)
     pick = st.selectbox(
         "Imported chunk set", names, index=names.index(shown) if shown in names else 0,
-        key="cs_import_pick",
+        key=ImportKey.PICK,
     )  # fmt: skip
     audit(sets[pick])
 

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core import methods as registry
-from core.cite import Citation, CitationStatus
+from core.provenance.cite import Citation, CitationStatus
+from core.provenance.types import ChunkPolicy, Document
 from core.render.chart_style import WINDOW_COLOURS
 from core.render.markup import Mark, Shape, badge_html, escape, marked_text_html
 from core.render.overlay import span_line_boxes
 from core.render.titles import ChunkTitle, HeadingIndex, chunk_titles, stored_title
 from core.render.views import first_words, highlight_mark, highlight_shapes
-from core.retrieve import Comparison, hit_of
-from core.types import ChunkPolicy, Document
+from core.retrieve.comparison import Comparison, hit_of
 from workbench import _ui, _ui_cite, _ui_parse
 from workbench import _ui_engine as eng
 

@@ -14,12 +14,13 @@ import logging
 import streamlit as st
 
 from core.errors import ChunkscopeError
+from core.formats import parse_document
 from core.library import Library, LibraryEntry, Removal, remove_document
-from core.parse import parse_document
 from core.parse.garbled import garbled_totals
-from core.types import Document
+from core.provenance.types import Document
 from workbench import _ui, _ui_roles
 from workbench._ui_reads import read_document
+from workbench.state import Key
 
 _log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ def open_entry(entry: LibraryEntry, password: str | None = None) -> Document | N
     if password is None:
         return None
     doc = read_document(library.read(entry), name=entry.name, password=password)
-    st.session_state[_ui.Key.DOCS][doc.doc_id] = doc
+    st.session_state[Key.DOCS][doc.doc_id] = doc
     return doc
 
 
@@ -116,7 +117,7 @@ def kept_documents() -> dict[str, Document]:
 
 def locked_entries() -> list[LibraryEntry]:
     """Kept encrypted documents this session has not opened."""
-    opened = st.session_state[_ui.Key.DOCS]
+    opened = st.session_state[Key.DOCS]
     return [
         e
         for e in kept_entries()
@@ -161,5 +162,5 @@ def remove(doc_id: str) -> Removal | None:
         raise ChunkscopeError("there is no store yet, so nothing to remove")
     removal = remove_document(opened, doc_id)
     _listed.clear()
-    st.session_state[_ui.Key.DOCS].pop(doc_id, None)
+    st.session_state[Key.DOCS].pop(doc_id, None)
     return removal

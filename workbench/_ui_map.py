@@ -17,12 +17,12 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from core.cite import CitationStatus
 from core.diagnose.depth import full_depth_ranks
 from core.errors import ChunkscopeError
 from core.projection import MapScope, group_cohesion, layout, read_scope
 from core.projection.cohesion import gold_chunks
 from core.projection.fit import is_fitted
+from core.provenance.cite import CitationStatus
 from core.render.links import parse_span
 from core.render.map_chart import OTHER, STATUS_COLOURS
 from core.render.titles import stored_title
@@ -30,19 +30,9 @@ from workbench import _ui, _ui_cite
 from workbench import _ui_depth as dep
 from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
+from workbench.state import EngineKey, MapKey
 
 MAP_PATH = "map"
-METHODS = "cs_map_methods"  # the dense methods drawn, one panel each
-KIND = "cs_map_kind"  # "pca" | "umap"
-COLOUR = "cs_map_colour"  # "document" | "heading" | "run"
-PICKED = "cs_map_picked"  # chunk_id clicked on the map
-GOLD = "cs_map_gold"  # (doc_id, sha256 | None, ((start, end), ...)) from a link, or None
-LINKED = "cs_map_linked"  # the last link applied (applied once, then the page moves on)
-K = "cs_map_k"  # the top k ringed (at most the cards Compare shows)
-RUN = "cs_map_run"
-RUN_METHOD = "cs_map_run_method"
-CHART = "cs_map_chart"
-QUERY_WIDGET = "cs_w_map_query"  # the query itself lives under Compare's key
 COLOURINGS = {"document": "Document", "heading": "Heading", "run": "A run's gold: failed or found"}
 
 _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunkscope-umap")
@@ -69,7 +59,13 @@ def map_link(
 
 
 def init_state() -> None:
-    for key, default in {KIND: "pca", COLOUR: "document", PICKED: None, GOLD: None}.items():
+    defaults = {
+        MapKey.KIND: "pca",
+        MapKey.COLOUR: "document",
+        MapKey.PICKED: None,
+        MapKey.GOLD: None,
+    }
+    for key, default in defaults.items():
         st.session_state.setdefault(key, default)
 
 
@@ -78,15 +74,15 @@ def take_link() -> None:
     params = st.query_params
     query, raw = params.get("q", ""), params.get("gold", "")
     link = (query, params.get("doc", ""), raw, params.get("sha", ""))
-    if not query or st.session_state.get(LINKED) == link:
+    if not query or st.session_state.get(MapKey.LINKED) == link:
         return
-    st.session_state[LINKED] = link
-    st.session_state[eng.EKey.QUERY] = query
-    for widget in (QUERY_WIDGET, eng.EKey.QUERY_WIDGET):  # the text boxes show the new query
+    st.session_state[MapKey.LINKED] = link
+    st.session_state[EngineKey.QUERY] = query
+    for widget in (MapKey.QUERY_WIDGET, EngineKey.QUERY_WIDGET):  # the boxes show the new query
         st.session_state.pop(widget, None)
     spans = tuple(s for s in (parse_span(p) for p in raw.split(",") if p) if s is not None)
-    st.session_state[GOLD] = (link[1], link[3] or None, spans) if link[1] and spans else None
-    st.session_state[PICKED] = None
+    st.session_state[MapKey.GOLD] = (link[1], link[3] or None, spans) if link[1] and spans else None
+    st.session_state[MapKey.PICKED] = None
 
 
 @st.cache_resource(max_entries=6, show_spinner="Reading the chunks' vectors…")
@@ -183,7 +179,7 @@ def hover_lines(drawn: MapScope) -> list[str]:
 
 def gold_ids(drawn_or_none: MapScope | None) -> list[str]:
     """The drawn chunks overlapping the linked gold spans."""
-    gold = st.session_state.get(GOLD)
+    gold = st.session_state.get(MapKey.GOLD)
     if not gold or drawn_or_none is None:
         return []
     doc_id, sha, spans = gold
@@ -193,7 +189,7 @@ def gold_ids(drawn_or_none: MapScope | None) -> list[str]:
 def linked_gold_ids(entries, policy, methods) -> list[str]:
     """Ids of the stored chunks overlapping the linked gold spans (read before the
     scope, so a sample keeps them)."""
-    gold = st.session_state.get(GOLD)
+    gold = st.session_state.get(MapKey.GOLD)
     if not gold:
         return []
     doc_id, sha, spans = gold

@@ -12,9 +12,9 @@ import streamlit as st
 from core import methods as registry
 from workbench import _ui
 from workbench import _ui_engine as eng
+from workbench.state import EngineKey
 
 SUGGESTED_FUSIONS = registry.SUGGESTED_FUSIONS
-CUSTOM = "cs_methods_custom"  # fusions added in this session (canonical names)
 
 
 stored_methods = eng.usable_methods  # registered stored methods this model can run
@@ -22,10 +22,10 @@ stored_methods = eng.usable_methods  # registered stored methods this model can 
 
 def offered_methods() -> list[str]:
     """Stored methods, then the suggested fusions and this session's own, when runnable."""
-    st.session_state.setdefault(CUSTOM, [])
+    st.session_state.setdefault(EngineKey.CUSTOM_METHODS, [])
     stored = set(stored_methods())
     fused = []
-    for name in (*SUGGESTED_FUSIONS, *st.session_state[CUSTOM]):
+    for name in (*SUGGESTED_FUSIONS, *st.session_state[EngineKey.CUSTOM_METHODS]):
         try:
             spec = registry.get(name)
         except registry.UnknownMethodError:
@@ -48,8 +48,8 @@ def _add_fusion(select_key: str, builder: str) -> None:
         st.session_state[f"{builder}_error"] = str(exc)
         return
     st.session_state[f"{builder}_error"] = ""
-    if name not in st.session_state[CUSTOM]:
-        st.session_state[CUSTOM].append(name)
+    if name not in st.session_state[EngineKey.CUSTOM_METHODS]:
+        st.session_state[EngineKey.CUSTOM_METHODS].append(name)
     chosen = st.session_state.get(select_key) or []
     if name not in chosen:
         st.session_state[select_key] = [*chosen, name]

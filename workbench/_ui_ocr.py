@@ -13,26 +13,25 @@ from __future__ import annotations
 import streamlit as st
 
 from core.ingest.ocr import OCR_POLICIES, engine_version, missing_line, ocr_reading
-from core.types import Document
+from core.provenance.types import Document
 from workbench import _ui, _ui_reads, _ui_roles
-from workbench._ui import Key
+from workbench.state import FrameKey, Key
 
 LABELS = {
     "auto": "Pages without a text layer",
     "always": "Every page",
     "never": "No page",
 }
-_WIDGET = "cs_w_ocr_policy"
 
 
 def sidebar_choice() -> None:
     """The OCR choice (an editor's; a viewer reads it), and a line when OCR is missing."""
     current = _ui_reads.ocr_policy()
-    st.session_state[_WIDGET] = current
+    st.session_state[FrameKey.OCR_WIDGET] = current
     st.selectbox(
         "OCR (PDF pages read from their image)",
         OCR_POLICIES,
-        key=_WIDGET,
+        key=FrameKey.OCR_WIDGET,
         format_func=LABELS.get,
         disabled=not _ui_roles.is_editor(),
         on_change=_changed,
@@ -46,7 +45,7 @@ def sidebar_choice() -> None:
 
 
 def _changed() -> None:
-    chosen = st.session_state[_WIDGET]
+    chosen = st.session_state[FrameKey.OCR_WIDGET]
     if not _ui_roles.is_editor() or chosen == _ui_reads.ocr_policy():
         return
     _ui_reads.set_ocr_policy(chosen)

@@ -14,10 +14,11 @@ import streamlit as st
 
 from core.chunk import chunk_document, chunk_stats
 from core.errors import ChunkscopeError
-from core.parse import PARSERS, parse_document
-from core.types import Chunk, ChunkPolicy, Document
+from core.formats import PARSERS, parse_document
+from core.provenance.types import Chunk, ChunkPolicy, Document
 from workbench import _ui
 from workbench._ui_reads import read_seconds
+from workbench.state import Key
 
 BIG_DOCUMENT_PAGES = 20  # the fast parser shows a status box from this many pages
 
@@ -32,7 +33,7 @@ def _parse_cached(doc_id: str, sha256: str, parser: str, _doc: Document, _done=N
 _parsed_keys: set[tuple[str, str, str]] = set()
 
 
-def parsed(doc: Document, parser: str):  # -> core.parse.ParseResult
+def parsed(doc: Document, parser: str):  # -> core.formats.ParseResult
     """Blocks of ``doc`` by ``parser``; the first parse of a version shows its progress.
     A parse that fails with a user error (the layout model past its time limit) shows
     its line in place and stops the page there."""
@@ -43,7 +44,7 @@ def parsed(doc: Document, parser: str):  # -> core.parse.ParseResult
         st.stop()
 
 
-def _parsed(doc: Document, parser: str):  # -> core.parse.ParseResult
+def _parsed(doc: Document, parser: str):  # -> core.formats.ParseResult
     key = (doc.doc_id, doc.sha256, parser)
     quick = parser == "fast" and len(doc.pages) < BIG_DOCUMENT_PAGES
     if key in _parsed_keys or quick:
@@ -72,7 +73,7 @@ def _parsed(doc: Document, parser: str):  # -> core.parse.ParseResult
                 expanded=False,
             )
         _parsed_keys.add(key)
-    st.session_state[_ui.Key.PARSE_TIMES][key] = result.elapsed_s
+    st.session_state[Key.PARSE_TIMES][key] = result.elapsed_s
     return result
 
 
@@ -108,7 +109,7 @@ def parse_times_line(doc: Document) -> str:
     """``Parse time: fast 0.4 s · layout not run yet``: the time each parser took on this
     version, after the time reading it took (its text, character map and, for a PDF,
     table search), when it was read in this process."""
-    times = st.session_state[_ui.Key.PARSE_TIMES]
+    times = st.session_state[Key.PARSE_TIMES]
     parts = []
     for name in PARSERS:
         took = times.get((doc.doc_id, doc.sha256, name))

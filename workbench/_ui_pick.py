@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import streamlit as st
 
 from core.errors import ChunkscopeError
+from core.provenance.types import Document
 from core.render.page_pick import PickTarget, chunk_pick_figure
-from core.types import Document
 from workbench import _ui
 
 PICK_ZOOM = 1.5  # pixels per point of the page image (the clickable view is ~700 px wide)

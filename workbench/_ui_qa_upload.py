@@ -22,6 +22,7 @@ import streamlit as st
 
 from core.errors import LabelError
 from core.evaluate import LabelledQuery, import_qa
+from workbench.state import QaKey
 
 NONE = "(none)"
 _GUESSES = {
@@ -32,18 +33,6 @@ _GUESSES = {
     "id": ("id", "qid", "question_id", "financebench_id"),
 }
 _ZERO_BASED = {"evidence_page_num"}  # FinanceBench counts its pages from 0
-
-
-class QKey:
-    """Session-state keys of the column mapping (one uploader a page, so one set)."""
-
-    QUESTION = "cs_qa_question"
-    EVIDENCE = "cs_qa_evidence"
-    DOC = "cs_qa_doc"
-    ID = "cs_qa_id"
-    PAGE = "cs_qa_page"
-    PAGE_BASE = "cs_qa_page_base"
-    FILE = "cs_qa_file"  # (name, size, sha256) of the file mapped
 
 
 def _text(name: str, data: bytes) -> str:
@@ -155,11 +144,11 @@ def _pick(
 def _forget_on_new_file(name: str, data: bytes) -> None:
     """Drop the mapping of another file, so a new one starts from its own guesses."""
     seen = (name, len(data), hashlib.sha256(data).hexdigest())
-    if st.session_state.get(QKey.FILE) != seen:
-        for key in vars(QKey).values():
-            if isinstance(key, str) and key.startswith("cs_qa_"):
+    if st.session_state.get(QaKey.FILE) != seen:
+        for key in vars(QaKey).values():
+            if isinstance(key, str) and key.startswith(QaKey.PREFIX):
                 st.session_state.pop(key, None)
-        st.session_state[QKey.FILE] = seen
+        st.session_state[QaKey.FILE] = seen
 
 
 def qa_queries(upload) -> list[LabelledQuery]:
@@ -176,24 +165,24 @@ def qa_queries(upload) -> list[LabelledQuery]:
         "(as `chunkscope import-qa` does); its evidence is found in the documents it names."
     )
     top, low = st.columns(3), st.columns(3)
-    question = _pick(top[0], "Question", columns, QKey.QUESTION, guess(columns, "question"))
+    question = _pick(top[0], "Question", columns, QaKey.QUESTION, guess(columns, "question"))
     evidence_at = guess(nested, "evidence") or guess(columns, "evidence")
     evidence = _pick(
-        top[1], "Evidence", [*nested, *columns], QKey.EVIDENCE, evidence_at,
+        top[1], "Evidence", [*nested, *columns], QaKey.EVIDENCE, evidence_at,
         help="A column of evidence text, or LIST[].FIELD: that field of every object in a "
         "column holding a list of objects",
     )  # fmt: skip
-    doc = _pick(top[2], "Document", columns, QKey.DOC, guess(columns, "doc"))
+    doc = _pick(top[2], "Document", columns, QaKey.DOC, guess(columns, "doc"))
     ids = [NONE, *columns]
-    id_column = _pick(low[0], "Id (optional)", ids, QKey.ID, guess(columns, "id")) or NONE
+    id_column = _pick(low[0], "Id (optional)", ids, QaKey.ID, guess(columns, "id")) or NONE
     within = evidence.split("[].")[0] + "[]." if evidence and "[]." in evidence else ""
     page_at = guess(nested, "page", within) or guess(columns, "page")
     pages = [NONE, *nested, *columns]
-    page = _pick(low[1], "Page (optional)", pages, QKey.PAGE, page_at) or NONE
-    if st.session_state.get(QKey.PAGE_BASE) not in (0, 1):
-        st.session_state[QKey.PAGE_BASE] = _page_base(rows, page)
+    page = _pick(low[1], "Page (optional)", pages, QaKey.PAGE, page_at) or NONE
+    if st.session_state.get(QaKey.PAGE_BASE) not in (0, 1):
+        st.session_state[QaKey.PAGE_BASE] = _page_base(rows, page)
     base = low[2].radio(
-        "First page is", (0, 1), key=QKey.PAGE_BASE, horizontal=True,
+        "First page is", (0, 1), key=QaKey.PAGE_BASE, horizontal=True,
         disabled=page == NONE, help="The number the file gives the first page",
     )  # fmt: skip
     unmapped = [r for r, c in (("question", question), ("evidence", evidence), ("document", doc))

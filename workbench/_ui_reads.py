@@ -3,7 +3,7 @@ while pages are read by OCR, and how long each document took, for the Parse page
 line.
 
 Reading is a PDF's first parse: its text, the character map and the table search
-(``core.ingest.load_document``); the Parse page's parser times count only the typing of
+(``core.formats.load_document``); the Parse page's parser times count only the typing of
 blocks after it. Kept per process by (doc_id, sha256), as the bundled samples and kept
 documents are shared by every session.
 
@@ -23,9 +23,9 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from core.ingest import load_document
+from core.formats import load_document
 from core.ingest.ocr import policy_in_force
-from core.types import Document
+from core.provenance.types import Document
 
 _READ_SECONDS: dict[tuple[str, str], float] = {}
 _POLICY: list[str] = []  # the process's OCR policy once set (empty: the one in force)
@@ -48,7 +48,7 @@ def read_document(
     password: str | None = None,
     ocr: str | None = None,
 ) -> Document:
-    """``core.ingest.load_document`` under the process's OCR policy (or ``ocr``), with a
+    """``core.formats.load_document`` under the process's OCR policy (or ``ocr``), with a
     progress bar in place while pages are read by OCR; its time kept for
     ``read_seconds``."""
     policy = ocr or ocr_policy()

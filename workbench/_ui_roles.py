@@ -39,12 +39,10 @@ import streamlit as st
 
 from core.errors import LabelError
 from core.evaluate import Tag, TriageStore
+from workbench.state import RoleKey
 
 ENV_EDITOR_KEY = "CHUNKSCOPE_EDITOR_KEY"
 VIEWER_MAX_K = 50  # a viewer's largest k on Compare
-ROLE = "cs_role"  # an EditorGrant once this session signed in; absent: a viewer
-KEY_INPUT = "cs_editor_key"  # the sign-in form's password box, emptied on every submit
-SIGN_IN_NOTE = "cs_sign_in_note"  # one line about the last wrong key, shown once
 WRONG_KEY = "Wrong key."
 FREE_TRIES = 3  # wrong keys answered at once (typos cost nothing)
 FIRST_DELAY_S = 1.0  # then each answer waits twice as long as the one before...
@@ -55,8 +53,8 @@ _log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class EditorGrant:
-    """What a session that signed in holds under ``ROLE``: an object no widget value can
-    be, so a value sent by hand under that name never makes an editor."""
+    """What a session that signed in holds under ``RoleKey.ROLE``: an object no widget value
+    can be, so a value sent by hand under that name never makes an editor."""
 
     signed_in_at: float
 
@@ -87,7 +85,7 @@ def protected() -> bool:
 
 def is_editor() -> bool:
     """Whether this session may change the library: no key is set, or it signed in."""
-    return not protected() or isinstance(st.session_state.get(ROLE), EditorGrant)
+    return not protected() or isinstance(st.session_state.get(RoleKey.ROLE), EditorGrant)
 
 
 def editing_enabled() -> bool:
@@ -177,16 +175,16 @@ def throttle() -> SignInThrottle:
 
 def _sign_in() -> None:
     """The sign-in form's callback: the key is read, emptied from the form and dropped."""
-    given = str(st.session_state.get(KEY_INPUT) or "").strip()
-    st.session_state[KEY_INPUT] = ""
+    given = str(st.session_state.get(RoleKey.KEY_INPUT) or "").strip()
+    st.session_state[RoleKey.KEY_INPUT] = ""
     expected = editor_key()
     if not given or expected is None:
         return
     if throttle().check(given, expected):
-        st.session_state[ROLE] = EditorGrant(signed_in_at=time.time())
+        st.session_state[RoleKey.ROLE] = EditorGrant(signed_in_at=time.time())
         _log.info("a session signed in to edit")
     else:
-        st.session_state[SIGN_IN_NOTE] = WRONG_KEY
+        st.session_state[RoleKey.SIGN_IN_NOTE] = WRONG_KEY
         _log.warning("a wrong editor key was entered")
 
 
@@ -206,12 +204,15 @@ def sign_in_panel() -> None:
         "editors change the library."
     )
     with st.expander("Sign in to edit", icon=":material/lock:"):
-        with st.form("cs_sign_in", clear_on_submit=True, border=False):
+        with st.form(RoleKey.SIGN_IN_FORM, clear_on_submit=True, border=False):
             st.text_input(
-                "Editor key", type="password", key=KEY_INPUT, autocomplete="current-password"
+                "Editor key",
+                type="password",
+                key=RoleKey.KEY_INPUT,
+                autocomplete="current-password",
             )
             st.form_submit_button("Sign in", on_click=_sign_in)
-        if note := st.session_state.pop(SIGN_IN_NOTE, None):
+        if note := st.session_state.pop(RoleKey.SIGN_IN_NOTE, None):
             st.error(note, icon=":material/key_off:")
 
 

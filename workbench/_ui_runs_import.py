@@ -15,8 +15,7 @@ from core.methods import BESIDE_A_RUN
 from workbench import _ui, _ui_imports, _ui_roles
 from workbench import _ui_engine as eng
 from workbench import _ui_triage as tri
-
-FORM = "cs_run_import"
+from workbench.state import EvalKey, RunImportKey
 
 
 def import_form() -> None:
@@ -33,19 +32,19 @@ def import_form() -> None:
         "`chunk_id` or `text`), a Ragas dataset (`user_input`, `retrieved_contexts`) or "
         "OpenInference retriever spans (`retrieval.documents`), with the labelled queries."
     )
-    with st.form(FORM, border=False):
+    with st.form(RunImportKey.FORM, border=False):
         left, right = st.columns(2)
-        trace = left.file_uploader("Retrieval log (JSONL or JSON)", key=f"{FORM}_trace")
-        labels = right.file_uploader("Labelled queries (JSONL)", key=f"{FORM}_labels")
+        trace = left.file_uploader("Retrieval log (JSONL or JSON)", key=RunImportKey.TRACE)
+        labels = right.file_uploader("Labelled queries (JSONL)", key=RunImportKey.LABELS)
         cells = st.columns([2, 1, 1, 3])
-        chunk_set = cells[0].selectbox("Chunk set", list(sets), key=f"{FORM}_set")
-        shape = cells[1].selectbox("Shape", [None, *TRACE_SHAPES], key=f"{FORM}_shape",
+        chunk_set = cells[0].selectbox("Chunk set", list(sets), key=RunImportKey.CHUNK_SET)
+        shape = cells[1].selectbox("Shape", [None, *TRACE_SHAPES], key=RunImportKey.SHAPE,
                                    format_func=lambda s: s or "sniff it")  # fmt: skip
-        name = cells[2].text_input("Retriever", DEFAULT_NAME, key=f"{FORM}_name")
+        name = cells[2].text_input("Retriever", DEFAULT_NAME, key=RunImportKey.NAME)
         offered = eng.usable_methods()
         ours = cells[3].multiselect(
             "Our methods over the same spans", offered,
-            default=[m for m in BESIDE_A_RUN if m in offered], key=f"{FORM}_methods",
+            default=[m for m in BESIDE_A_RUN if m in offered], key=RunImportKey.METHODS,
         )  # fmt: skip
         if st.form_submit_button("Import the run", icon=":material/upload:"):
             if trace is None or labels is None:
@@ -58,9 +57,9 @@ def import_form() -> None:
                 return
             if run is None:  # a viewer's: refused
                 return
-            st.session_state[tri.TKey.RUN] = run.run_id
-            st.session_state[tri.TKey.TRIAGE_POS] = None
-            st.session_state[tri.TKey.TRIAGE_METHOD] = None
+            st.session_state[EvalKey.RUN] = run.run_id
+            st.session_state[EvalKey.TRIAGE_POS] = None
+            st.session_state[EvalKey.TRIAGE_METHOD] = None
 
 
 def _imported(trace, labels, chunk_set, shape, name: str, ours: list[str]) -> EvalRun | None:
@@ -82,7 +81,7 @@ def _imported(trace, labels, chunk_set, shape, name: str, ours: list[str]) -> Ev
     )  # fmt: skip
     bar.empty()
     save_run(run, tri.runs_dir() / f"{run.run_id}.json")
-    st.session_state[tri.TKey.RUN_DOCS][run.run_id] = {d.doc_id: d for d in docs}
+    st.session_state[EvalKey.RUN_DOCS][run.run_id] = {d.doc_id: d for d in docs}
     return run
 
 

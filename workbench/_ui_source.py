@@ -10,17 +10,18 @@ import re
 
 import streamlit as st
 
-from core.cite import Citation
 from core.errors import ChunkscopeError
-from core.geometry import union_of
 from core.library import LibraryEntry
+from core.provenance.cite import Citation
+from core.provenance.geometry import union_of
+from core.provenance.types import BBox, Document
 from core.render.links import source_params
 from core.render.markup import marked_text_html
 from core.render.overlay import span_line_boxes
 from core.render.source_views import raw_source_html, transcript_html
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
-from core.types import BBox, Document
 from workbench import _ui, _ui_cite, _ui_library, _ui_ocr
+from workbench.state import Key, SourceKey, unlock_form
 
 
 def reflowable_view(doc: Document, start: int, end: int) -> None:
@@ -63,7 +64,7 @@ def _unknown_document(doc_id: str) -> None:
 def _ask_password(entry: LibraryEntry) -> Document:
     """A kept encrypted document: its password, asked in this session (stops until given)."""
     st.warning(f"{_ui.md(entry.name)} is kept encrypted: enter its password to open the citation.")
-    with st.form(f"cs_src_unlock_{entry.sha256}"):
+    with st.form(unlock_form(entry.sha256)):
         password = st.text_input("Password", type="password")
         if st.form_submit_button("Open", icon=":material/lock_open:"):
             try:
@@ -94,7 +95,7 @@ def resolve_document(doc_id: str, version: str) -> Document:
                 return doc
     doc = _ui.library().get(doc_id)
     if doc is not None:
-        if st.session_state[_ui.Key.DOC] != doc_id:  # Parse and Chunks open on it next
+        if st.session_state[Key.DOC] != doc_id:  # Parse and Chunks open on it next
             _ui.select(doc_id)
         return doc
     locked = [e for e in _ui_library.locked_entries() if e.doc_id == doc_id]
@@ -108,7 +109,7 @@ def earlier_versions(doc_id: str) -> list[str]:
     """sha256 of the versions of ``doc_id`` read before: in this session or kept."""
     library = _ui_library.kept_library()
     kept = [e.sha256 for e in library.history(doc_id)] if library else []
-    return [*st.session_state[_ui.Key.PREVIOUS].get(doc_id, []), *kept[1:]]
+    return [*st.session_state[Key.PREVIOUS].get(doc_id, []), *kept[1:]]
 
 
 def version_links(doc: Document, cited_sha: str, params: dict[str, str]) -> None:
@@ -135,7 +136,7 @@ def version_links(doc: Document, cited_sha: str, params: dict[str, str]) -> None
 
 def span_picker(doc: Document) -> None:
     """A form that opens any span of ``doc``."""
-    with st.form("cs_pick_span"):
+    with st.form(SourceKey.SPAN_FORM):
         st.markdown(f"**Span of `{doc.doc_id}`** ({len(doc.text):,} chars)")
         cols = st.columns(2)
         start = cols[0].number_input("First char", 0, len(doc.text), 0)
@@ -174,9 +175,9 @@ def page_view(doc: Document, start: int, end: int, pages: tuple[int, ...]) -> No
     shown = pages[0]
     if len(pages) > 1:
         shown = st.segmented_control(
-            "Page", pages, default=pages[0], required=True, key="cs_src_page"
+            "Page", pages, default=pages[0], required=True, key=SourceKey.PAGE
         )
-    zoom = st.segmented_control("Zoom", ZOOMS, default=ZOOMS[0], required=True, key="cs_src_zoom")
+    zoom = st.segmented_control("Zoom", ZOOMS, default=ZOOMS[0], required=True, key=SourceKey.ZOOM)
     view = reading_view(doc, start, end, shown, zoom)
     shapes = highlight_shapes(doc, start, end, shown)
     _ui_cite.show_html(_ui_cite.page_figure(doc, shown, shapes, view_pt=view))

@@ -1,6 +1,7 @@
 """Glue of the Evaluate page: labelled query sets, runs saved beside the index, triage.
 
-- ``TKey``: the page's session-state keys, initialised once by ``init_state``;
+- ``init_state``: the page's session-state keys (``workbench.state.EvalKey``) at their
+  defaults, once;
 - query sources: the demo datasheets' questions (from their generator), the shared
   chunking_evaluation set (through ``core.evaluate.import_chunking_eval``), an uploaded JSONL;
 - ``run_evaluation``: ``core.evaluate.run_eval`` with a progress bar, saved as JSON in
@@ -19,7 +20,6 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.cite import Citation
 from core.errors import LabelError
 from core.evaluate import (
     CAUSES,
@@ -39,14 +39,16 @@ from core.evaluate import (
     tag_query,
 )
 from core.evaluate.cost import progress_line
+from core.provenance.cite import Citation
+from core.provenance.types import Document
 from core.render.markup import escape, marked_text_html
 from core.render.titles import stored_title
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
-from core.types import Document
 from workbench import _ui, _ui_cite, _ui_parse, _ui_qa_upload, _ui_roles
 from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
 from workbench._ui_reads import read_document
+from workbench.state import EvalKey, Key
 
 EVAL_DIR = Path(
     os.environ.get("CHUNKSCOPE_EVAL_DIR", _ui.ROOT.parent / "shared/corpus/chunking_evaluation")
@@ -60,29 +62,11 @@ QUERY_SET_HELP = (
 )
 
 
-class TKey:
-    """Session-state keys of the Evaluate page (defaults in ``init_state``)."""
-
-    RUN = "cs_eval_run"  # run_id shown
-    RUN_DOCS = "cs_eval_docs"  # dict[run_id, dict[doc_id, Document]] of runs made here
-    QUERY_ID = "cs_eval_query"  # query opened from the scatter
-    SOURCE = "cs_eval_source"  # demo | shared | upload
-    CORPORA = "cs_eval_corpora"
-    LIMIT = "cs_eval_limit"
-    UPLOAD = "cs_eval_upload"
-    METHODS = "cs_eval_methods"
-    KS = "cs_eval_ks"
-    SCOPE = "cs_eval_scope"
-    TRIAGE_METHOD = "cs_triage_method"
-    TRIAGE_SEED = "cs_triage_seed"
-    TRIAGE_POS = "cs_triage_pos"  # 0-based position in the sample; None: first untagged
-
-
 def init_state() -> None:
     eng.init_state()
     for key, default in (
-        (TKey.RUN, None), (TKey.RUN_DOCS, {}), (TKey.QUERY_ID, None),
-        (TKey.TRIAGE_METHOD, None), (TKey.TRIAGE_SEED, 0), (TKey.TRIAGE_POS, None),
+        (EvalKey.RUN, None), (EvalKey.RUN_DOCS, {}), (EvalKey.QUERY_ID, None),
+        (EvalKey.TRIAGE_METHOD, None), (EvalKey.TRIAGE_SEED, 0), (EvalKey.TRIAGE_POS, None),
     ):  # fmt: skip
         st.session_state.setdefault(key, default)
 
@@ -142,15 +126,15 @@ def query_source(kind: str) -> tuple[list[LabelledQuery], list[Document]]:
         names = sorted(p.stem for p in (EVAL_DIR / "corpora").glob("*.md"))
         cells = st.columns([3, 1])
         first = [n for n in names if n == "state_of_the_union"] or names[:1]  # the smallest
-        picked = cells[0].multiselect("Corpora", names, default=first, key=TKey.CORPORA)
-        limit = int(cells[1].number_input("First N per corpus", 1, 500, 20, key=TKey.LIMIT))
+        picked = cells[0].multiselect("Corpora", names, default=first, key=EvalKey.CORPORA)
+        limit = int(cells[1].number_input("First N per corpus", 1, 500, 20, key=EvalKey.LIMIT))
         kept: list[LabelledQuery] = []
         for name in picked:
             kept += [q for q in shared_queries() if q.doc == name][:limit]
         return kept, [shared_document(n) for n in picked]
     upload = st.file_uploader(  # no type= list: the browser would refuse by MIME type alone
         "Query set (JSONL, one query a line) or a QA table (CSV or JSONL)",
-        key=TKey.UPLOAD, help=QUERY_SET_HELP,
+        key=EvalKey.UPLOAD, help=QUERY_SET_HELP,
     )  # fmt: skip
     if upload is None:
         return [], []
@@ -204,17 +188,17 @@ def run_evaluation(queries, docs, config: EvalConfig) -> EvalRun | None:
     bar.empty()
     st.toast(f"Saved the run: {run.n_queries} queries in {run.timings.get('total_s', 0):.1f} s")
     save_run(run, runs_dir() / f"{run.run_id}.json")
-    st.session_state[TKey.RUN] = run.run_id
-    st.session_state[TKey.RUN_DOCS][run.run_id] = {d.doc_id: d for d in docs}
-    st.session_state[TKey.TRIAGE_POS] = None
-    st.session_state[TKey.TRIAGE_METHOD] = None  # the reader picks a method with failures
+    st.session_state[EvalKey.RUN] = run.run_id
+    st.session_state[EvalKey.RUN_DOCS][run.run_id] = {d.doc_id: d for d in docs}
+    st.session_state[EvalKey.TRIAGE_POS] = None
+    st.session_state[EvalKey.TRIAGE_METHOD] = None  # the reader picks a method with failures
     return run
 
 
 def runs_dir() -> Path:
     """``runs/`` beside the index: in the store folder, or beside the default triage file."""
-    if st.session_state[_ui.Key.STORE_KIND] == "folder":
-        return Path(st.session_state[_ui.Key.STORE_ADDR].strip()).expanduser().resolve() / "runs"
+    if st.session_state[Key.STORE_KIND] == "folder":
+        return Path(st.session_state[Key.STORE_ADDR].strip()).expanduser().resolve() / "runs"
     return default_triage_path().parent / "runs"
 
 
@@ -259,8 +243,8 @@ def tag_failure(
 
 
 def step(by: int, size: int) -> None:
-    st.session_state[TKey.TRIAGE_POS] = max(
-        0, min((st.session_state[TKey.TRIAGE_POS] or 0) + by, size - 1)
+    st.session_state[EvalKey.TRIAGE_POS] = max(
+        0, min((st.session_state[EvalKey.TRIAGE_POS] or 0) + by, size - 1)
     )
 
 
@@ -303,15 +287,15 @@ def elsewhere_line(failure) -> str:
 
 def reset_triage() -> None:
     """Open the sample again at its first untagged failure."""
-    st.session_state[TKey.TRIAGE_POS] = None
+    st.session_state[EvalKey.TRIAGE_POS] = None
 
 
 def position(sample) -> int:
     """Where the reader stands in ``sample``; a new session starts at the first untagged."""
-    if st.session_state[TKey.TRIAGE_POS] is None:
+    if st.session_state[EvalKey.TRIAGE_POS] is None:
         first = next((i for i, f in enumerate(sample) if own_tag(f) is None), 0)
-        st.session_state[TKey.TRIAGE_POS] = first
-    return min(st.session_state[TKey.TRIAGE_POS], len(sample) - 1)
+        st.session_state[EvalKey.TRIAGE_POS] = first
+    return min(st.session_state[EvalKey.TRIAGE_POS], len(sample) - 1)
 
 
 def export_bytes(run: EvalRun, suffix: str) -> bytes:

@@ -1,6 +1,7 @@
 """Glue of the Tune page: the sweep form, the background job, saved sweeps, cell links.
 
-- ``UKey``: the page's session-state keys, initialised once by ``init_state``;
+- ``init_state``: the page's session-state keys (``workbench.state.TuneKey``) at their
+  defaults, once;
 - sweeps are saved in ``sweeps/`` beside the index (``core.tune.save_sweep``) after every
   point, so a stopped or interrupted sweep resumes from its file; vectors and late token
   states come from the one on-disk cache every page and command shares
@@ -22,9 +23,20 @@ from core.evaluate.cost import EvalCost, add_costs, estimate_cost
 from core.tune import Cell, Sweep, load_sweep, parse_grid, save_sweep, store_sweeps_dir
 from core.tune.curves import edge_note
 from core.tune.job import SweepJob
-from workbench import _ui, _ui_controls, _ui_jobs, _ui_parse, _ui_roles
+from workbench import _ui_controls, _ui_jobs, _ui_parse, _ui_roles
 from workbench import _ui_engine as eng
 from workbench import _ui_triage as tri
+from workbench.state import (
+    EvalKey,
+    Key,
+    TuneKey,
+    overlap_widget,
+    policy_widget,
+    size_widget,
+    tune_sizes_widget,
+    tune_unit_widget,
+    unit_widget,
+)
 
 SIZES = {"tokens": [32, 64, 128, 256, 512], "chars": [200, 400, 800, 1600, 3200],
          "sentences": [1, 2, 3, 5, 8, 12]}  # fmt: skip
@@ -32,27 +44,9 @@ OVERLAPS = ["0", "10%", "20%", "50%"]
 SHOWN_METRICS = ("hit@1", "hit@5", "hit@10", "recall@10", "mrr", "ndcg@10")
 
 
-class UKey:
-    """Session-state keys of the Tune page."""
-
-    JOB = "cs_tune_job"
-    SWEEP = "cs_tune_sweep"  # sweep_id shown
-    POLICY = "cs_tune_policy"
-    UNIT = "cs_tune_unit"
-    SIZES = "cs_tune_sizes"
-    OVERLAPS = "cs_tune_overlaps"
-    METHODS = "cs_tune_methods"
-    METRIC = "cs_tune_metric"
-    SHOWN_POLICY = "cs_tune_shown_policy"
-    SHOWN_OVERLAP = "cs_tune_shown_overlap"
-    COST = "cs_tune_cost"
-    CELL = "cs_tune_cell"  # "policy key|method"
-    CHART = "cs_tune_chart"
-
-
 def init_state() -> None:
     tri.init_state()
-    for key, default in ((UKey.JOB, None), (UKey.SWEEP, None), (UKey.CELL, None)):
+    for key, default in ((TuneKey.JOB, None), (TuneKey.SWEEP, None), (TuneKey.CELL, None)):
         st.session_state.setdefault(key, default)
 
 
@@ -107,19 +101,19 @@ def grid_controls() -> list:
             "policies on Evaluate & triage."
         )
     name = cells[0].segmented_control(
-        "Policy", sweepable, default="fixed", key=UKey.POLICY, required=True
+        "Policy", sweepable, default="fixed", key=TuneKey.POLICY, required=True
     )
     spec = registry.get(name)
     units = spec.units
     first = "tokens" if "tokens" in units else spec.unit  # what the model counts
     unit = cells[1].segmented_control(
-        "Unit", units, default=first, key=f"{UKey.UNIT}_{name}", required=True
+        "Unit", units, default=first, key=tune_unit_widget(name), required=True
     )
     options = SIZES[unit]
     sizes = cells[2].multiselect(
-        f"Sizes ({unit})", options, default=options[1:4], key=f"{UKey.SIZES}_{unit}"
+        f"Sizes ({unit})", options, default=options[1:4], key=tune_sizes_widget(unit)
     )
-    overlaps = cells[3].multiselect("Overlaps", OVERLAPS, default=["0"], key=UKey.OVERLAPS)
+    overlaps = cells[3].multiselect("Overlaps", OVERLAPS, default=["0"], key=TuneKey.OVERLAPS)
     if not sizes or not overlaps:
         return []
     return parse_grid([name], sorted(sizes), overlaps, unit)
@@ -192,7 +186,7 @@ def start_sweep(queries: list, docs: list, grid: list, methods: list[str]) -> No
 
     job = SweepJob(arguments=arguments, on_point=keep)
     job.start()
-    st.session_state[UKey.JOB] = job
+    st.session_state[TuneKey.JOB] = job
     eng.register(docs)
 
 
@@ -205,14 +199,14 @@ def _resumable(folder: Path) -> Sweep | None:
 def job_panel() -> None:
     """Progress bar (real counts, time left) and a Stop button, polled twice a second;
     a finished sweep with points becomes the one shown."""
-    job: SweepJob | None = st.session_state[UKey.JOB]
+    job: SweepJob | None = st.session_state[TuneKey.JOB]
     _ui_jobs.job_panel(job, stop_label="Stop the sweep", on_done=_show_finished)
 
 
 def _show_finished(job: SweepJob) -> None:
     done = job.result or job.stopped
     if done is not None and done.points:
-        st.session_state[UKey.SWEEP] = done.sweep_id
+        st.session_state[TuneKey.SWEEP] = done.sweep_id
 
 
 # -- reading a sweep ---------------------------------------------------------------------
@@ -228,7 +222,7 @@ def take_click(event: object) -> None:
     for point in points:
         data = point.get("customdata") if isinstance(point, dict) else None
         if data and len(data) == 2:
-            st.session_state[UKey.CELL] = f"{data[0]}|{data[1]}"
+            st.session_state[TuneKey.CELL] = f"{data[0]}|{data[1]}"
             return
 
 
@@ -247,9 +241,9 @@ def open_failures(sweep: Sweep, cell: Cell) -> None:
             return
         folder.mkdir(parents=True, exist_ok=True)
         save_run(run, folder / f"{run.run_id}.json")
-    st.session_state[tri.TKey.RUN] = run.run_id
-    st.session_state[tri.TKey.TRIAGE_METHOD] = cell.method
-    st.session_state[tri.TKey.TRIAGE_POS] = None
+    st.session_state[EvalKey.RUN] = run.run_id
+    st.session_state[EvalKey.TRIAGE_METHOD] = cell.method
+    st.session_state[EvalKey.TRIAGE_POS] = None
     st.switch_page("pages/evaluate.py")
 
 
@@ -259,13 +253,12 @@ def open_boundaries(sweep: Sweep, cell: Cell, doc_id: str) -> None:
     docs = tri.documents_for(dict(sweep.identity["corpus"]))
     eng.register(list(docs.values()))
     low, high, _ = _ui_controls.UNIT_RANGES[p.unit]
-    suffix = f"a_{p.name}_{p.unit}"
-    st.session_state["cs_policy_a"] = p.name
-    st.session_state[f"cs_unit_a_{p.name}"] = p.unit
-    st.session_state[f"cs_size_{suffix}"] = min(max(p.size, low), high)
     size = min(max(p.size, low), high)
-    st.session_state[f"cs_overlap_{suffix}"] = min(
+    st.session_state[policy_widget("a")] = p.name
+    st.session_state[unit_widget("a", p.name)] = p.unit
+    st.session_state[size_widget("a", p.name, p.unit)] = size
+    st.session_state[overlap_widget("a", p.name, p.unit)] = min(
         p.overlap, _ui_controls.overlap_limit(p.unit, size)[0]
     )
-    st.session_state[_ui.Key.DOC] = doc_id
+    st.session_state[Key.DOC] = doc_id
     st.switch_page("pages/chunks.py")

@@ -13,13 +13,14 @@ import logging
 import streamlit as st
 
 from core.errors import ChunkscopeError, PasswordRequiredError
+from core.formats.registry import upload_format
 from core.ingest.files import display_name
-from core.ingest.formats import upload_format
+from core.provenance.types import Document
 from core.render.views import stale_note
-from core.types import Document
 from workbench import _ui, _ui_ocr, _ui_roles
-from workbench._ui import Key, Note, md
+from workbench._ui import Note, md
 from workbench._ui_reads import read_document
+from workbench.state import Key
 
 
 def add_document(doc: Document) -> Note:

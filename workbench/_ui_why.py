@@ -19,23 +19,29 @@ from core.diagnose.run_depth import RunRanker
 from core.diagnose.run_failures import diagnose_run
 from core.diagnose.signals import Diagnosis, Signal
 from core.evaluate import triage as tri_core
+from core.provenance.types import ChunkPolicy, Document
 from core.render.chart_style import CAUSE_COLOURS
 from core.render.markup import Mark, Shape, escape, marked_text_html
 from core.render.overlay import span_line_boxes
 from core.render.page_pick import PickTarget
 from core.render.views import focus_view
-from core.types import ChunkPolicy, Document
 from workbench import _ui, _ui_cite, _ui_map, _ui_parse, _ui_pick, _ui_roles
 from workbench import _ui_depth as dep
 from workbench import _ui_engine as eng
-from workbench import _ui_triage as tri
+from workbench.state import (
+    EvalKey,
+    WhyKey,
+    amended_download_widget,
+    attribution_widget,
+    rank_on_widget,
+    second_gold_widget,
+    why_find_widget,
+    why_found_widget,
+)
 
 CONTEXT_CHARS = 160  # shown around the first span a signal points at
 CAUSE_ORDER = ("parse", "label", "method", "boundary", "vocabulary", "context")
-CLICKED = "cs_why_clicked"  # (run id:query id, chunk_id clicked on the page)
-FIND = "cs_why_find"  # words to find a chunk of the failure's document by
-RANK_ON = "cs_why_rank"  # toggle: rank any chunk (re-embeds a run made in another process)
-RANK_EMBED = None  # the records of one stored method; None: core.index.method_records
+RANK_EMBED = None  # the records of one stored method; None: core.index.indexer.method_records
 
 
 @st.cache_resource(max_entries=8, show_spinner="Laying out the evidence of each failure…")
@@ -93,14 +99,12 @@ CONFIDENCE_NOTE = {
     "weak": "the evidence leans this way",
     "unclear": "the evidence is split: read it before tagging",
 }
-AMENDED = "cs_why_amended"  # dict[run_id, dict[query_id, LabelledQuery]]: second gold spans
-SEEN = "cs_why_seen"  # (run, docs) of the failure on screen, for the panel's actions
 
 
 def diagnosis_of(run, query_id: str, method: str, docs: dict[str, Document]) -> Diagnosis | None:
     """The diagnosis of one failure (every failure of the run is diagnosed once, cached)."""
     shas = tuple(sorted(d.sha256 for d in docs.values()))
-    st.session_state[SEEN] = (run, docs)
+    st.session_state[WhyKey.SEEN] = (run, docs)
     return _diagnoses(run.run_id, method, shas, run, docs).get(query_id)
 
 
@@ -157,7 +161,7 @@ def _method_finding(diagnosis: Diagnosis, doc: Document) -> None:
     st.info(f"**Method-specific miss**: {signal.detail}", icon=":material/call_split:")
     from core import methods
 
-    run, docs = st.session_state.get(SEEN, (None, {}))
+    run, docs = st.session_state.get(WhyKey.SEEN, (None, {}))
     top = diagnosis.displacer
     attributed = (methods.embedding_method(windowed=True).name,
                   methods.embedding_method(prefixed=True).name)  # fmt: skip
@@ -165,7 +169,7 @@ def _method_finding(diagnosis: Diagnosis, doc: Document) -> None:
         return  # only a window or a prefix moves a vector: nothing to attribute
     if run is None or top is None or docs.get(top.doc_id) is None:
         return
-    key = f"cs_why_attr_{run.run_id}_{diagnosis.query_id}_{diagnosis.method}"
+    key = attribution_widget(run.run_id, diagnosis.query_id, diagnosis.method)
     if not st.button(
         "What pulled the displacing chunk there?",
         key=key,
@@ -211,7 +215,7 @@ def _second_gold(diagnosis: Diagnosis, doc: Document) -> None:
     hit = diagnosis.second_gold
     if hit is None:
         return
-    run, _ = st.session_state.get(SEEN, (None, {}))
+    run, _ = st.session_state.get(WhyKey.SEEN, (None, {}))
     st.warning(
         "**Answer in two places**: a top hit holds the gold's figures and the query's "
         f"terms ({_ui.md(hit.doc_id)}, chars {hit.char_start:,}-{hit.char_end:,}).",
@@ -230,9 +234,9 @@ def _second_gold(diagnosis: Diagnosis, doc: Document) -> None:
     if hit.doc_id != record.doc_id:
         st.caption("It stands in another document: a query's gold lies in one document.")
         return
-    amended = st.session_state.setdefault(AMENDED, {}).setdefault(run.run_id, {})
+    amended = st.session_state.setdefault(WhyKey.AMENDED, {}).setdefault(run.run_id, {})
     clicked = st.button(
-        "Mark it as a second gold span", key=f"cs_why_second_{run.run_id}_{record.id}"
+        "Mark it as a second gold span", key=second_gold_widget(run.run_id, record.id)
     )
     if clicked and _ui_roles.require_editor("amend the query set"):
         base = amended.get(record.id)
@@ -246,7 +250,8 @@ def _second_gold(diagnosis: Diagnosis, doc: Document) -> None:
         body = "".join(json.dumps(q.to_dict(), ensure_ascii=False) + "\n" for q in lines)
         st.download_button(
             f"Download the query set with {len(amended)} query(ies) amended", body.encode(),
-            f"{run.run_id}-amended.jsonl", "application/jsonl", key=f"cs_why_dl_{run.run_id}",
+            f"{run.run_id}-amended.jsonl", "application/jsonl",
+            key=amended_download_widget(run.run_id),
         )  # fmt: skip
 
 
@@ -282,8 +287,8 @@ def _target(record, chunks, doc: Document, anchor: str) -> tuple[object, str]:
         chunks[0],
     )  # fmt: skip
     words = st.text_input(
-        "Find a chunk of this document by its words", key=f"{FIND}_{anchor}",
-        on_change=lambda: st.session_state.pop(CLICKED, None),
+        "Find a chunk of this document by its words", key=why_find_widget(anchor),
+        on_change=lambda: st.session_state.pop(WhyKey.CLICKED, None),
     )  # fmt: skip
     if wanted := words.lower().split():
         found = [c for c in chunks if all(w in c.text.lower() for w in wanted)][: dep.MAX_FOUND]
@@ -296,7 +301,7 @@ def _target(record, chunks, doc: Document, anchor: str) -> tuple[object, str]:
         }
         picked = st.selectbox(
             f"{len(found)} chunk(s) found", list(labels), format_func=labels.get,
-            key=f"cs_why_found_{anchor}",
+            key=why_found_widget(anchor),
         )  # fmt: skip
         return next(c for c in found if c.chunk_id == picked), "the chunk found by its words"
     targets = [
@@ -306,10 +311,10 @@ def _target(record, chunks, doc: Document, anchor: str) -> tuple[object, str]:
     ]  # fmt: skip
     pages = doc.pages_of(gold.char_start, gold.char_end) if doc.is_paged else []
     _ui_pick.page_picker(
-        doc, targets, key="cs_why_pick", state_key=CLICKED, anchor=anchor,
+        doc, targets, key=WhyKey.PICK, state_key=WhyKey.CLICKED, anchor=anchor,
         first_page=pages[0] if pages else 1,
     )  # fmt: skip
-    clicked = _ui_pick.picked(CLICKED, anchor)
+    clicked = _ui_pick.picked(WhyKey.CLICKED, anchor)
     chosen = next((c for c in chunks if c.chunk_id == clicked), None)
     return (chosen, "the chunk clicked on the page") if chosen else (gold, "the first gold chunk")
 
@@ -331,9 +336,9 @@ def rank_panel(run, record, docs: dict[str, Document]) -> None:
         if doc is None or any(docs.get(d) is None for d in run.corpus):
             st.caption("Not every document of the run is loaded here: no full-depth ranks.")
             return
-        made_here = run.run_id in st.session_state.get(tri.TKey.RUN_DOCS, {})
+        made_here = run.run_id in st.session_state.get(EvalKey.RUN_DOCS, {})
         if not st.toggle(
-            "Rank any chunk at full depth", value=made_here, key=f"{RANK_ON}_{run.run_id}",
+            "Rank any chunk at full depth", value=made_here, key=rank_on_widget(run.run_id),
             help="Scores every chunk of the run for this query; a run made in an earlier "
             "process embeds its chunks again first.",
         ):  # fmt: skip

@@ -22,7 +22,7 @@ from core.bench.inputs import ROOT, BenchInputs, check_spans, parse_rounds
 from core.bench.report import CaseResult
 from core.bench.timing import interleaved, timed
 from core.methods import BENCHED
-from core.types import ChunkPolicy, Document
+from core.provenance.types import ChunkPolicy, Document
 
 # Re-chunk policies: (policy, unit, slider step). Each round moves the size one step up.
 RECHUNK_POLICIES: tuple[tuple[str, str, int], ...] = (
@@ -58,9 +58,8 @@ def parse_case(inputs: BenchInputs, path: Path) -> CaseResult:
     """
     import pymupdf
 
-    from core.ingest import load_document
+    from core.formats import load_document, parse_document
     from core.ingest.pdf_text import RAWDICT_FLAGS
-    from core.parse import parse_document
 
     parse_only: list[float] = []
 
@@ -123,7 +122,7 @@ def _chonkie_step(name: str, unit: str, step_size: int) -> Callable[[str, int, f
     if unit == "tokens":
         from tokenizers import Tokenizer
 
-        from core.modelpath import resolve_model_dir
+        from core.model.paths import resolve_model_dir
 
         tokenizer: Any = Tokenizer.from_file(str(resolve_model_dir() / "tokenizer.json"))
     else:
@@ -225,7 +224,7 @@ def _skipped_rechunk(name: str, unit: str, group: str, reason: str) -> CaseResul
 
 def _text_window(tokenizer: Any) -> int:
     """Text tokens of the default model's window (``max_seq_length`` less specials)."""
-    from core.modelpath import resolve_model_dir
+    from core.model.paths import resolve_model_dir
 
     config = resolve_model_dir() / "sentence_bert_config.json"
     window = json.loads(config.read_text())["max_seq_length"] if config.is_file() else 512
@@ -240,7 +239,7 @@ def slider_move(doc: Document, blocks: tuple, tokenizer: Any, page: int, step: i
     of the page and the citation of its first chunk. Streamlit's own work is not in here.
     """
     from core.chunk import chunk_document, chunk_stats, policy_from_args
-    from core.cite import Citation
+    from core.provenance.cite import Citation
     from core.render.charts import chunk_size_figure
     from core.render.markup import marked_text_html, page_html
     from core.render.pages import DEFAULT_ZOOM, render_page_png
@@ -335,10 +334,10 @@ def memory_probe(pdf: str, late_chars: int | None, device: str) -> dict[str, Any
 
     from core.bench.inputs import head_document
     from core.chunk import chunk_document, default_policy
-    from core.embed import embed_chunks, load_encoder
-    from core.ingest import load_document
-    from core.parse import parse_document
-    from core.tokens import load_tokenizer
+    from core.embed import load_encoder
+    from core.formats import load_document, parse_document
+    from core.methods.embedding import embed_chunks
+    from core.model.tokens import load_tokenizer
 
     def peak() -> float:
         # VmHWM belongs to this process image; ru_maxrss survives exec and may report

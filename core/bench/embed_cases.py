@@ -45,7 +45,7 @@ def _workload(inputs: BenchInputs) -> dict[str, Any]:
     """Chunks of the embedding input and the sequence lengths each method runs."""
     from core.chunk import default_policy
     from core.embed import late_windows
-    from core.parse import parse_document
+    from core.formats import parse_document
 
     doc = inputs.head_document()
     blocks = parse_document(doc).blocks
@@ -69,7 +69,7 @@ def embed_run(inputs: BenchInputs) -> dict[str, Any]:
     """Time every embedding contender the run asked for, once, interleaved (cached)."""
     if inputs.embed_timings is not None:
         return inputs.embed_timings
-    from core.embed import embed_chunks
+    from core.methods.embedding import embed_chunks
 
     s = inputs.settings
     work = _workload(inputs)

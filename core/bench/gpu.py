@@ -64,7 +64,7 @@ def random_encoder(shape: EncoderShape, device: str) -> Any:
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     from core.embed.encoder import Encoder
-    from core.modelpath import resolve_model_dir
+    from core.model.paths import resolve_model_dir
 
     config = BertConfig(
         vocab_size=shape.vocab,

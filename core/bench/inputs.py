@@ -15,7 +15,7 @@ from typing import Any
 
 from core.errors import ChunkscopeError
 from core.methods import BENCHED
-from core.types import Block, Chunk, ChunkPolicy, Document
+from core.provenance.types import Block, Chunk, ChunkPolicy, Document
 
 ENV_SHARED = "CHUNKSCOPE_SHARED"
 ENV_CACHE = "CHUNKSCOPE_BENCH_CACHE"
@@ -129,21 +129,21 @@ class BenchInputs:
         self.embed_timings: dict[str, Any] | None = None
 
     def document(self, path: Path) -> Document:
-        from core.ingest import load_document
+        from core.formats import load_document
 
         if path not in self._docs:
             self._docs[path] = load_document(path)
         return self._docs[path]
 
     def blocks(self, path: Path) -> tuple[Block, ...]:
-        from core.parse import parse_document
+        from core.formats import parse_document
 
         if path not in self._blocks:
             self._blocks[path] = parse_document(self.document(path)).blocks
         return self._blocks[path]
 
     def tokenizer(self) -> Any:
-        from core.tokens import load_tokenizer
+        from core.model.tokens import load_tokenizer
 
         return load_tokenizer()
 
@@ -170,7 +170,7 @@ class BenchInputs:
 def head_document(doc: Document, n_chars: int | None) -> Document:
     """``doc`` itself, or a text document of its first ``n_chars`` characters (cut back to
     the last line break so no word is split) read through ``load_document``."""
-    from core.ingest import load_document
+    from core.formats import load_document
 
     if n_chars is None or n_chars >= len(doc.text):
         return doc

@@ -4,7 +4,7 @@
   ``BUILD_CHUNKS`` chunks of 800 characters cut from the headline document, against
   bm25s's own pipeline (``bm25s.tokenize`` with the same stemmer and stopwords, then
   ``BM25.index``); target: at most ``BUILD_LIMIT_S`` seconds.
-- query at scale: a top-10 BM25 query through ``core.ranking.rank_scope`` (the freshness
+- query at scale: a top-10 BM25 query through ``core.retrieve.ranking.rank_scope`` (the freshness
   check of the persisted index against the store's markers, scoring every chunk,
   selecting and hydrating the top 10 into checked records) against a top-10 dense query
   through ``ChunkStore.query`` on a collection of the same size and the same records
@@ -114,7 +114,7 @@ def _ensure_lexical(store: Any, doc: Any, n: int, model: str, policy: Any) -> fl
 
 
 def query_case(inputs: BenchInputs, n: int) -> CaseResult:
-    from core.ranking import Scope, rank_scope
+    from core.retrieve.ranking import Scope, rank_scope
     from core.store import ChunkStore
     from core.store.lexical import lexical_collection
 

@@ -73,6 +73,6 @@ def machine_info(device: str) -> dict[str, Any]:
 
 def _text_reader() -> str:
     """Which reading of a PDF page's characters the parse timings used."""
-    from core.ingest import stext_native
+    from core.native import stext as stext_native
 
     return "compiled" if stext_native.available() else "rawdict"

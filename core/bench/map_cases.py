@@ -1,6 +1,6 @@
 """Compare and Map cases at scale, over synthetic collections of ``store_cases``.
 
-- ``compare``: ``core.retrieve.compare`` with the five methods the Compare page offers
+- ``compare``: ``core.retrieve.comparison.compare`` with the five methods the Compare page offers
   first (``COMPARED``: three dense, ``bm25`` and a fusion) over ``n`` synthetic records
   each, as the page asks it now (every method ranked ``PAGE_DEPTH`` deep for its score
   curve and rerank stage, the top ``PAGE_K`` read as records) against the page's old
@@ -114,7 +114,7 @@ def compare_store(inputs: BenchInputs, n: int) -> tuple[Any, str, Any, dict[str,
 
 def compare_case(inputs: BenchInputs, n: int) -> CaseResult:
     from core.methods import COMPARED
-    from core.retrieve import compare
+    from core.retrieve.comparison import compare
 
     s = inputs.settings
     store, model, policy, builds = compare_store(inputs, n)

@@ -140,7 +140,7 @@ def word_accuracy(reference: str, recognised: str) -> float:
 
 
 def _documents(dpi: int) -> tuple[Any, bytes]:
-    from core.ingest import load_document
+    from core.formats import load_document
 
     text_pdf = known_text_pdf()
     reference = load_document(text_pdf, name="known-text.pdf", ocr="never")
@@ -149,9 +149,8 @@ def _documents(dpi: int) -> tuple[Any, bytes]:
 
 def ocr_case(inputs: BenchInputs, dpi: int) -> CaseResult:
     """One resolution: OCR time per page against the layout model's, word accuracy."""
-    from core.ingest import load_document
+    from core.formats import load_document, parse_document
     from core.ingest.ocr import clear_memo, engine_version, missing_line
-    from core.parse import parse_document
 
     key = f"ocr:{dpi}dpi"
     label = f"ocr {dpi} dpi known text"
@@ -201,7 +200,7 @@ def ocr_case(inputs: BenchInputs, dpi: int) -> CaseResult:
 
 def vicksburg_case(inputs: BenchInputs) -> CaseResult:
     """The shared scan with an invisible OCR layer: our OCR against that layer."""
-    from core.ingest import load_document
+    from core.formats import load_document
     from core.ingest.ocr import clear_memo, engine_version, missing_line
 
     key, label = "ocr:vicksburg", f"ocr {VICKSBURG} against its own layer"

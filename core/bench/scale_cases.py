@@ -99,7 +99,7 @@ def chroma_server() -> Iterator[str]:
 def _plain(files: list[Path], policy: Any) -> tuple[float, int]:
     """Seconds (model load included) and chunk tokens embedded, once per dense method."""
     from core.embed import load_encoder
-    from core.index import DocumentFile, index_documents
+    from core.index.indexer import DocumentFile, index_documents
     from core.store import ChunkStore
 
     with chroma_server() as host:

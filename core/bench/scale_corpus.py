@@ -20,8 +20,8 @@ still parsed, chunked, shipped through the pipeline and written to the server as
 records, and every query searches every record; only the encoder's work is shared. The
 index row says how many records came from the caches.
 
-Queries (``QUERIES``) are run through ``core.retrieve.compare``, the call the Compare page
-makes: one method at ``k`` 10 per query for the per-method p50 (after one unmeasured
+Queries (``QUERIES``) are run through ``core.retrieve.comparison.compare``, the call the
+Compare page makes: one method at ``k`` 10 per query for the per-method p50 (after one unmeasured
 query per method, whose time is reported: it loads a lexical index from the server), and
 all of ``COMPARED`` at the page's depth (``PAGE_DEPTH``, the page's ``WIDE``) for the
 page's answer: its first time on a freshly opened store (its first ranked result) and
@@ -199,7 +199,7 @@ def _p50_ms(samples: list[float]) -> str:
 def _query_rows(host: str, policy: Any, methods: tuple[str, ...]) -> list[CaseResult]:
     from core import methods as registry
     from core.embed import load_encoder
-    from core.retrieve import compare
+    from core.retrieve.comparison import compare
     from core.store import ChunkStore
 
     encoder = load_encoder(device="cpu")
@@ -231,7 +231,7 @@ def _query_rows(host: str, policy: Any, methods: tuple[str, ...]) -> list[CaseRe
 
 
 def _method_row(method: str, encoder: Any, store: Any, policy: Any) -> CaseResult:
-    from core.retrieve import compare
+    from core.retrieve.comparison import compare
 
     def ask(query: str) -> Any:
         return compare(query, methods=(method,), encoder=encoder, store=store, policy=policy,

@@ -24,7 +24,7 @@ from core.bench.inputs import BenchInputs
 from core.bench.report import CaseResult
 from core.bench.timing import Timing, interleaved, timed
 from core.methods import BENCHED
-from core.types import Chunk, ChunkPolicy, Document
+from core.provenance.types import Chunk, ChunkPolicy, Document
 
 MODEL = "bench-random"
 SEED = 0
@@ -38,7 +38,7 @@ def _unit_vectors(n: int, dim: int, seed: int) -> np.ndarray:
 
 
 def model_dim() -> int:
-    from core.modelpath import resolve_model_dir
+    from core.model.paths import resolve_model_dir
 
     return int(json.loads((resolve_model_dir() / "config.json").read_text())["hidden_size"])
 

@@ -23,7 +23,7 @@ from core.bench.inputs import BenchInputs, check_spans
 from core.bench.report import CaseResult
 from core.bench.timing import interleaved
 from core.methods import BENCHED
-from core.types import ChunkPolicy
+from core.provenance.types import ChunkPolicy
 
 LATE = BENCHED.windowed
 
@@ -38,7 +38,7 @@ SWEEP_POLICIES: tuple[ChunkPolicy, ...] = (
 
 
 def _workload(inputs: BenchInputs) -> dict[str, Any]:
-    from core.parse import parse_document
+    from core.formats import parse_document
 
     doc = inputs.head_document()
     blocks = parse_document(doc).blocks
@@ -49,7 +49,8 @@ def _workload(inputs: BenchInputs) -> dict[str, Any]:
 
 
 def sweep_cases(inputs: BenchInputs) -> list[CaseResult]:
-    from core.embed import VectorCache, embed_chunks
+    from core.embed import VectorCache
+    from core.methods.embedding import embed_chunks
 
     work = _workload(inputs)
     doc, chunked, encoder = work["doc"], work["chunked"], work["encoder"]

@@ -37,10 +37,9 @@ def table_paths(quick: bool) -> list[Path]:
 def tables_case(inputs: BenchInputs, path: Path) -> CaseResult:
     import pymupdf
 
-    from core.ingest import load_document
+    from core.formats import load_document, parse_document
     from core.ingest.pdf_text import RAWDICT_FLAGS
-    from core.ingest.tables import clear_table_cache
-    from core.parse import parse_document
+    from core.tables.finder import clear_table_cache
 
     def ours(step: int) -> object:
         clear_table_cache()

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.bench.inputs import ROOT
-from core.geometry import iou
 from core.parse.layout import Region, best_region, layout_regions
-from core.types import BBox, Block, Document
+from core.provenance.geometry import iou
+from core.provenance.types import BBox, Block, Document
 
 MATCH_IOU = 0.5
 REFERENCE_JSON = ROOT / "tests" / "data" / "layout_reference.json"

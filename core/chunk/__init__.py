@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from core.chunk import registry
+from core.chunk import builtin, registry
 from core.chunk.analysis import DocAnalysis, analysis_for
 from core.chunk.annotate import BlockIndex
 from core.chunk.registry import PolicyError, PolicySpec
@@ -42,8 +42,15 @@ from core.chunk.sentence_bounds import sentence_spans
 from core.chunk.spans import Piece
 from core.chunk.stats import ChunkStats, chunk_stats
 from core.chunk.structure import EXCLUDED_KINDS
-from core.tokens import Tokenizer, load_tokenizer
-from core.types import Block, Chunk, ChunkPolicy, Document, chunk_id_maker, cue_time_ranges
+from core.model.tokens import Tokenizer, load_tokenizer
+from core.provenance.types import (
+    Block,
+    Chunk,
+    ChunkPolicy,
+    Document,
+    chunk_id_maker,
+    cue_time_ranges,
+)
 
 __all__ = [
     "EXCLUDED_KINDS",
@@ -57,6 +64,8 @@ __all__ = [
     "registry",
     "sentence_spans",
 ]
+
+registry.register_builtins(builtin.builtin_specs())
 
 
 def default_policy(name: str) -> ChunkPolicy:

@@ -32,8 +32,8 @@ import numpy as np
 
 from core.chunk.annotate import BlockIndex
 from core.chunk.sentence_bounds import sentence_spans
-from core.tokens import Tokenizer, count_many
-from core.types import Block, Document
+from core.model.tokens import Tokenizer, count_many
+from core.provenance.types import Block, Document
 
 _CACHE_SIZE = 8
 _MAX_CACHED_COUNTS = 500_000

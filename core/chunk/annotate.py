@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from core.types import BLOCK_KINDS, Block
+from core.provenance.types import BLOCK_KINDS, Block
 
 _KIND_ORDER: tuple[str, ...] = tuple(sorted(BLOCK_KINDS))
 _KIND_BIT: dict[str, int] = {kind: k for k, kind in enumerate(_KIND_ORDER)}

@@ -15,7 +15,7 @@ from core.chunk.policy_spec import PolicySpec
 from core.chunk.sentence import sentence_pieces
 from core.chunk.structure import EXCLUDED_KINDS, structure_pieces
 
-SPECS: tuple[PolicySpec, ...] = (
+_SPECS: tuple[PolicySpec, ...] = (
     PolicySpec(
         name="fixed",
         summary="windows of a fixed size with overlap, blind to blocks and sentences",
@@ -50,3 +50,8 @@ SPECS: tuple[PolicySpec, ...] = (
         order=2,
     ),
 )
+
+
+def builtin_specs() -> tuple[PolicySpec, ...]:
+    """The built-in policies, registered by ``core.chunk`` when it is first imported."""
+    return _SPECS

@@ -32,7 +32,7 @@ from core.chunk.analysis import DocAnalysis
 from core.chunk.annotate import BlockIndex
 from core.chunk.skip import kept_regions
 from core.chunk.spans import Piece, safe_cut_after, safe_cut_before, skip_space, strip_span
-from core.types import ChunkPolicy
+from core.provenance.types import ChunkPolicy
 
 
 def fixed_pieces(analysis: DocAnalysis, index: BlockIndex, policy: ChunkPolicy) -> list[Piece]:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from core.chunk.analysis import DocAnalysis
     from core.chunk.annotate import BlockIndex
     from core.chunk.spans import Piece
-    from core.types import ChunkPolicy, PolicyUnit
+    from core.provenance.types import ChunkPolicy, PolicyUnit
 
 PieceFn = Callable[["DocAnalysis", "BlockIndex", "ChunkPolicy"], "list[Piece]"]
 
@@ -101,7 +101,7 @@ class PolicySpec:
 
     def default_policy(self) -> ChunkPolicy:
         """The policy at its default unit and sizes, no option on."""
-        from core.types import ChunkPolicy
+        from core.provenance.types import ChunkPolicy
 
         size, overlap = self.sizes[self.unit]
         return ChunkPolicy(name=self.name, size=size, overlap=overlap, unit=self.unit)

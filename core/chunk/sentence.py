@@ -17,7 +17,7 @@ from core.chunk.analysis import DocAnalysis
 from core.chunk.annotate import BlockIndex
 from core.chunk.skip import kept_regions
 from core.chunk.spans import Piece, strip_span
-from core.types import ChunkPolicy
+from core.provenance.types import ChunkPolicy
 
 
 def sentence_pieces(analysis: DocAnalysis, index: BlockIndex, policy: ChunkPolicy) -> list[Piece]:

@@ -9,7 +9,7 @@ character outside the skipped blocks.
 from __future__ import annotations
 
 from core.chunk.annotate import BlockIndex
-from core.types import Block, ChunkPolicy
+from core.provenance.types import Block, ChunkPolicy
 
 
 def skipped(block: Block, policy: ChunkPolicy) -> bool:

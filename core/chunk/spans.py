@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from core.chunk.analysis import DocAnalysis
-from core.types import ChunkPolicy
+from core.provenance.types import ChunkPolicy
 
 _ZWJ = "\u200d"
 _FIRST_COMBINING = "\u0300"

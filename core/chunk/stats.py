@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from core.chunk.analysis import analysis_for, nonspace_mask
-from core.tokens import Tokenizer
-from core.types import Block, Chunk, Document
+from core.model.tokens import Tokenizer
+from core.provenance.types import Block, Chunk, Document
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -57,7 +57,7 @@ from core.chunk.annotate import BlockIndex
 from core.chunk.packing import Unit, cut_unit, pack
 from core.chunk.skip import skipped
 from core.chunk.spans import Measure, Piece, strip_span
-from core.types import ChunkPolicy
+from core.provenance.types import ChunkPolicy
 
 EXCLUDED_KINDS: frozenset[str] = frozenset({"header", "footer"})
 QUALIFIER = re.compile(

@@ -19,7 +19,7 @@ from core.cli import eval_cmd
 from core.cli.index_cmd import methods_help
 from core.cli.options import add_policy_arguments
 from core.errors import LabelError
-from core.ingest.formats import describe_formats
+from core.formats.registry import describe_formats
 
 SHOWN_REGRESSIONS = 20
 

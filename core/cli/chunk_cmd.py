@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 from core.cli.options import add_file_and_policy_options, policy_of
 
 if TYPE_CHECKING:
-    from core.types import Chunk
+    from core.provenance.types import Chunk
 
 _SEPARATOR = " > "
 
@@ -45,9 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from core.chunk import chunk_document
-    from core.ingest import document_to_dict, load_document
-    from core.parse import parse_document
-    from core.tokens import load_tokenizer
+    from core.formats import document_to_dict, load_document, parse_document
+    from core.model.tokens import load_tokenizer
 
     policy = policy_of(args)
     started = time.perf_counter()
@@ -95,7 +94,7 @@ def _one_line(text: str, width: int) -> str:
 def _pages(chunk) -> str:  # chunk: Chunk; a transcript chunk shows its start time
     pages = chunk.pages
     if chunk.start_s is not None:
-        from core.cite import format_clock
+        from core.provenance.cite import format_clock
 
         return format_clock(chunk.start_s)
     if not pages:

@@ -58,12 +58,12 @@ def _documents(args: argparse.Namespace, run: Any) -> dict[str, Any]:
 def _chunker(args: argparse.Namespace, run: Any) -> Any:
     from core.chunk import chunk_document
     from core.chunk.registry import policy_from_dict
-    from core.parse import parse_document
+    from core.formats import parse_document
 
     policy = policy_from_dict(run.policy)
     tokenizer = None
     if policy.unit == "tokens":
-        from core.tokens import load_tokenizer
+        from core.model.tokens import load_tokenizer
 
         tokenizer = load_tokenizer(None)
 

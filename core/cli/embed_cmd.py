@@ -66,10 +66,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from core.chunk import chunk_document
     from core.cli.progress import ProgressBar
-    from core.embed import embed_chunks, embedding_of, load_encoder, window_policy
-    from core.ingest import load_document
-    from core.parse import parse_document
-    from core.tokens import load_tokenizer
+    from core.embed import load_encoder, window_policy
+    from core.formats import load_document, parse_document
+    from core.methods.embedding import embed_chunks, embedding_of
+    from core.model.tokens import load_tokenizer
 
     policy = policy_of(args)
     doc = load_document(args.file, password=args.password)
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     spec, embedding = embedding_of(args.method)
     late_policy = None
     if spec.needs_mean_pooling:
-        from core.embed.late import check_late_pooling
+        from core.methods.embedding import check_late_pooling
 
         check_late_pooling(encoder)
     if embedding.windowed:
@@ -132,7 +132,7 @@ def json_payload(
     late_policy: Any,
 ) -> dict[str, Any]:
     from core.embed import late_windows
-    from core.ingest import document_to_dict
+    from core.formats import document_to_dict
 
     payload: dict[str, Any] = {
         "document": document_to_dict(doc),

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from core.cli.index_cmd import add_embed_arguments, http_encoder_of, methods_help
 from core.cli.options import add_policy_arguments, policy_of
 from core.errors import LabelError
-from core.ingest.formats import describe_formats
+from core.formats.registry import describe_formats
 from core.methods import EVALUATED
 
 DEFAULT_METHODS = ",".join(EVALUATED)
@@ -91,10 +91,10 @@ def parse_ks(text: str) -> tuple[int, ...]:
 
 
 def expand_docs(paths: Sequence[str]) -> list[Path]:
-    """The files ``index`` would read for the same paths (``core.index_inputs.
+    """The files ``index`` would read for the same paths (``core.index.inputs.
     collect_files``: folders recursively, hidden folders skipped), so ``index DIR`` and
     ``eval --docs DIR`` read the same documents; a folder with none is a ``LabelError``."""
-    from core.index_inputs import collect_files
+    from core.index.inputs import collect_files
 
     found: list[Path] = []
     for raw in paths:
@@ -112,18 +112,18 @@ def load_model(args: argparse.Namespace) -> tuple[Any, Callable[..., Any], Any]:
     """``(encoder, method_records, tokenizer)`` for ``--model``, or for ``--embed-url``
     (the server encodes; the default model's tokenizer counts chunk tokens, torch is not
     loaded): the seam tests replace."""
-    from core.index import method_records
-    from core.tokens import load_tokenizer
+    from core.index.indexer import method_records
+    from core.model.tokens import load_tokenizer
 
     remote = http_encoder_of(args)
     if remote is not None:
         return remote, method_records, load_tokenizer(remote.model_dir)
-    import torch
-
     from core.embed import load_encoder
 
-    torch.use_deterministic_algorithms(True)
-    return load_encoder(args.model), method_records, load_tokenizer(args.model)
+    # torch (deterministic algorithms on) loads with the weights, at the first text
+    # encoded: a run whose vectors are all cached imports neither.
+    encoder = load_encoder(args.model, deterministic=True)
+    return encoder, method_records, load_tokenizer(args.model)
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -131,7 +131,7 @@ def _config(args: argparse.Namespace) -> Any:
     from core.evaluate import EvalConfig
 
     if http_encoder_of(args) is not None:  # checks the --embed-* flags before any work
-        from core.embed.http import http_default_methods, require_usable
+        from core.methods.embedding import http_default_methods, require_usable
 
         methods = parse_methods(args.methods) or http_default_methods()
         require_usable(methods)
@@ -156,7 +156,7 @@ def doc_parts(parser: Any, policy: Any, tokenizer: Any) -> Callable[[Any], Any]:
     """``doc -> (blocks, chunks)``: the document's blocks, parsed once per document, and
     its chunks under ``policy`` (the run's chunker, and what its diagnosis reads)."""
     from core.chunk import chunk_document
-    from core.parse import parse_document
+    from core.formats import parse_document
 
     parsed: dict[str, Any] = {}
 

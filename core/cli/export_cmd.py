@@ -2,7 +2,7 @@
 
 Chunks FILE exactly as ``chunk`` does (same options, same spans) and writes one JSON
 object a line in the shape a LangChain or LlamaIndex user loads directly, with the full
-provenance in its metadata (``core.export``). Without ``--out`` the lines go to stdout.
+provenance in its metadata (``core.render.export``). Without ``--out`` the lines go to stdout.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from core.cli.options import add_file_and_policy_options, check_out, policy_of
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from core.export import EXPORT_SHAPES
+    from core.render.export import EXPORT_SHAPES
 
     parser = subparsers.add_parser(
         "export",
@@ -31,10 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from core.chunk import chunk_document
-    from core.export import export_jsonl
-    from core.ingest import load_document
-    from core.parse import parse_document
-    from core.tokens import load_tokenizer
+    from core.formats import load_document, parse_document
+    from core.model.tokens import load_tokenizer
+    from core.render.export import export_jsonl
 
     check_out(args.out)
     policy = policy_of(args)

@@ -87,7 +87,7 @@ def _read(args: argparse.Namespace) -> tuple[str, str, list[Any]]:
 
 def _library_docs(store_dir: Path | None, have: set[str]) -> list[Any]:
     """The current version of every library document not among ``have`` (by doc_id)."""
-    from core.ingest import load_document
+    from core.formats import load_document
     from core.library import Library
 
     if store_dir is None or not (store_dir / "library").is_dir():

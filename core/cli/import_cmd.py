@@ -84,7 +84,7 @@ def run_qa(args: argparse.Namespace) -> int:
         print(f"wrote {count} queries with evidence (resolved at eval time) to {args.out}")
         return 0
     from core.cli.eval_cmd import expand_docs
-    from core.ingest import load_document
+    from core.formats import load_document
 
     docs = [load_document(path) for path in expand_docs(args.docs)]
     resolved, unresolved = resolve_queries(queries, docs, threshold=args.threshold)

@@ -61,7 +61,7 @@ def _documents(args: argparse.Namespace, chunk_set: Any, location: Any) -> list[
     from core.cli.eval_cmd import expand_docs
     from core.cli.options import load_each
     from core.evaluate.traces import TraceError
-    from core.ingest import load_document
+    from core.formats import load_document
     from core.library import Library
 
     if args.docs:
@@ -112,14 +112,14 @@ def run(args: argparse.Namespace) -> int:
 
     remote = http_encoder_of(args) is not None  # checks the --embed-* flags before any work
     if args.methods is None and remote:
-        from core.embed.http import http_default_methods
+        from core.methods.embedding import http_default_methods
 
         methods: tuple[str, ...] = tuple(http_default_methods())
     else:
         asked = args.methods or DEFAULT_METHODS
         methods = () if asked.strip().lower() == "none" else _methods(asked)
     if remote and methods:
-        from core.embed.http import require_usable
+        from core.methods.embedding import require_usable
 
         require_usable(methods)
     docs = _documents(args, chunk_set, location)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.cli.options import add_policy_arguments, policy_of
 from core.errors import ChunkscopeError, ModelError
-from core.ingest.formats import describe_formats
+from core.formats.registry import describe_formats
 
 if TYPE_CHECKING:
     from core.embed.http import HttpEncoder
@@ -222,7 +222,7 @@ def _keep_sources(store: Any, report: Any) -> None:
     read again and kept only if it still has the bytes that were indexed)."""
     from pathlib import Path
 
-    from core.ingest import sha256_of
+    from core.formats import sha256_of
     from core.ingest.files import read_source
     from core.library import Library
 
@@ -237,8 +237,8 @@ def _keep_sources(store: Any, report: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.index import DocumentFile, collect_files, index_documents
-    from core.parse import PARSERS
+    from core.formats import PARSERS
+    from core.index.indexer import DocumentFile, collect_files, index_documents
     from core.store import ChunkStore
 
     policy = policy_of(args)

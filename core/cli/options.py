@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ChunkscopeError
-from core.ingest.formats import describe_formats
+from core.formats.registry import describe_formats
 
 
 def add_file_and_policy_options(parser: argparse.ArgumentParser) -> None:
@@ -118,7 +118,7 @@ def load_each(paths: Sequence[Path], **options: Any) -> tuple[list[Any], list[st
     """Load every file, one ``error:`` line on stderr for each that fails; return the
     documents and the failures' messages (a bad file never ends a run over many)."""
     from core.cli.one_line import error_line
-    from core.ingest import load_document
+    from core.formats import load_document
 
     docs, failures = [], []
     for path in paths:

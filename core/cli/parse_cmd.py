@@ -1,7 +1,7 @@
 """``chunkscope parse FILE``: load one file and print its typed blocks.
 
 With ``--json`` one object is printed: ``{"document": {...}, "blocks": [...]}``, the
-document as ``core.ingest.document_to_dict`` makes it (``"text"`` only with
+document as ``core.formats.document_to_dict`` makes it (``"text"`` only with
 ``--with-text``) and each block as ``{"kind", "level", "char_start", "char_end", "page",
 "bbox", "heading_path", "header_rows", "text"}`` (``header_rows``: a table's column-heading
 rows as ``[start, end]`` spans; ``page`` is 1-based, ``null`` for reflowable text;
@@ -16,7 +16,7 @@ import json
 import sys
 from typing import TextIO
 
-from core.ingest.formats import describe_formats
+from core.formats.registry import describe_formats
 
 _PREVIEW_CHARS = 60
 
@@ -48,8 +48,7 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from core.cli.progress import ProgressBar
-    from core.ingest import document_to_dict, load_document
-    from core.parse import parse_document
+    from core.formats import document_to_dict, load_document, parse_document
 
     started = time.perf_counter()
     doc = load_document(args.file, password=args.password)

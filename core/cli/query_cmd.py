@@ -94,7 +94,7 @@ def resolve_methods(
 
 def run(args: argparse.Namespace) -> int:
     from core.embed import load_encoder
-    from core.retrieve import check_query, compare, comparison_to_dict
+    from core.retrieve.comparison import check_query, compare, comparison_to_dict
     from core.store import ChunkStore
 
     check_query(args.text)

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 from core.cli import eval_cmd
 from core.cli.index_cmd import methods_help
 from core.errors import LabelError
-from core.ingest.formats import describe_formats
+from core.formats.registry import describe_formats
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     from core.cli.options import check_out, failed_files_line, load_each
     from core.cli.progress import ProgressBar
     from core.evaluate import read_queries
-    from core.parse import parse_document
+    from core.formats import parse_document
     from core.tune import run_sweep
 
     grid = _grid(args)

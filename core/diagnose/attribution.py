@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from core import methods
-from core.types import Chunk, Document
+from core.provenance.types import Chunk, Document
 
 BATCH = 8
 Progress = Callable[[int, int], None]
@@ -81,7 +81,8 @@ def late_attribution(
 ) -> Attribution:
     """How much each sentence of the chunk's window outside it moved its late cosine."""
     from core.chunk.sentence_bounds import sentence_spans
-    from core.embed.late import check_late_pooling, document_tokens, late_windows
+    from core.embed.late import document_tokens, late_windows
+    from core.methods.embedding import check_late_pooling
 
     check_late_pooling(encoder)
     tokens = document_tokens(encoder, doc)

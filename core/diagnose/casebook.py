@@ -30,12 +30,13 @@ a method-specific miss there): both are reported apart, never silently dropped.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.methods import BENCHED, embedding_methods
-from core.types import ChunkPolicy
+from core.provenance.types import ChunkPolicy
 
 CAUSES = ("context", "boundary", "vocabulary", "label", "parse", "method")
 POLICY = ChunkPolicy(name="fixed", size=300, overlap=0)
@@ -67,6 +68,17 @@ class Family:
     facts: tuple[Fact, ...]
     filler: tuple[str, ...]
     other_topic: tuple[str, ...]  # long text about something else (method cases)
+    # How this family words its constructions (the defaults: the tuned families' words).
+    ask: str = "What is the {aspect} of {name}?"
+    variants: tuple[str, str, str, str] = ("Lite", "Max", "Mini", "Pro")  # gold, asked, others
+    variant_heading: str = "{section} of the {v} model"
+    boundary: str = (
+        "The {aspect} of {name}, as set out in the annex and confirmed by the last "
+        "independent review of the figures, stands at {value} {unit}."
+    )
+    echo: str = "The {aspect} of {name} was confirmed at {value} {unit} in the last review."
+    damage: tuple[int, ...] = ()  # ``_damage`` modes by case; () the tuned families' own
+    held_out: bool = False  # never used to set a threshold (``HELD_OUT``)
 
 
 FAMILIES: tuple[Family, ...] = (
@@ -357,6 +369,341 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 
+# Held out: families no threshold was ever set on (other domains, other wordings of the
+# queries, the variants, the cut sentence, and other damage: CID codes, reversed words,
+# letter-spaced text), built with their own seed. Measure them before changing any rule.
+HELD_OUT_SEED = 2804
+HELD_OUT: tuple[Family, ...] = (
+    Family(
+        name="vessel",
+        ref="The vessel",
+        subjects=(
+            ("Marisol Tern", "MRT-08"),
+            ("Gannet Ardent", "GNA-17"),
+            ("Kestrel Bay", "KSB-26"),
+            ("Lorne Carrick", "LNC-35"),
+            ("Sable Fenton", "SBF-44"),
+            ("Wendle Osprey", "WDO-53"),
+        ),
+        title="{name} vessel particulars",
+        neutral_title="Vessel particulars {n}",
+        intro="These particulars describe the {name}, a coastal cargo ship entered on the "
+        "flag registry last spring.",
+        facts=(
+            Fact(
+                "Tonnage",
+                "gross tonnage",
+                "{ref} measures {v} gross tons on its current certificate.",
+                "tons",
+                900,
+                9000,
+                "how bulky is the {code}",
+            ),
+            Fact(
+                "Crew",
+                "crew complement",
+                "{ref} sails with a complement of {v} seafarers.",
+                "seafarers",
+                6,
+                40,
+                "how many hands work aboard {code}",
+            ),
+            Fact(
+                "Speed",
+                "service speed",
+                "{ref} makes {v} knots in calm water when laden.",
+                "knots",
+                9,
+                24,
+                "how swift is the {code}",
+            ),
+            Fact(
+                "Bunkers",
+                "bunker capacity",
+                "{ref} holds {v} cubic metres of fuel oil in its tanks.",
+                "cubic metres",
+                80,
+                900,
+                "how much diesel fits inside {code}",
+            ),
+        ),
+        filler=(
+            "Lifeboats are inspected by the surveyor at every annual visit.",
+            "The bridge was refitted with new radar two winters ago.",
+            "Hatch covers fold hydraulically and seal against spray.",
+            "Ballast water is treated before it is pumped overboard.",
+            "The galley serves three meals a day to the people on watch.",
+            "Charts are updated weekly from the hydrographic office.",
+            "Deck cranes lift loose timber and steel coils.",
+            "The hull was painted in the dry dock at the yard in June.",
+        ),
+        other_topic=(
+            "The harbour pilots meet in a tavern that once sold rope and tar.",
+            "A storm in the old days washed the lighthouse keeper's cottage away.",
+            "Children race paper boats along the quay during the summer regatta.",
+            "Fishermen mend their nets on the slipway by the chapel.",
+            "The museum keeps a figurehead carved from a single oak trunk.",
+            "Gulls nest every spring on the roof of the customs house.",
+        ),
+        ask="What {aspect} does {name} have?",
+        variants=("Coaster", "Oceanic", "Riverine", "Harbourer"),
+        variant_heading="{section}, {v} design",
+        boundary=(
+            "For {name}, the {aspect} recorded by the classification society in its most "
+            "recent survey, after the sea trials off the northern cape, is {value} {unit}."
+        ),
+        echo="Surveyors noted the {aspect} of {name} as {value} {unit} at the last visit.",
+        damage=(3, 4, 5),
+        held_out=True,
+    ),
+    Family(
+        name="software",
+        ref="This release",
+        subjects=(
+            ("Nimbra Ledger", "NBL-4X"),
+            ("Quillon Desk", "QLD-7V"),
+            ("Sorvent Atlas", "SVA-2W"),
+            ("Trellic Hub", "TLH-9Z"),
+            ("Velmont Forms", "VMF-3Y"),
+            ("Zandor Sync", "ZDS-6U"),
+        ),
+        title="{name} release notes",
+        neutral_title="Release notes {n}",
+        intro="These notes accompany the new version of {name}, a bookkeeping tool for "
+        "small firms.",
+        facts=(
+            Fact(
+                "Memory",
+                "memory footprint",
+                "{ref} needs {v} megabytes of working memory on a typical desktop.",
+                "megabytes",
+                120,
+                4000,
+                "how much RAM does {code} eat",
+            ),
+            Fact(
+                "Accounts",
+                "maximum number of users",
+                "{ref} supports up to {v} concurrent accounts per installation.",
+                "accounts",
+                5,
+                500,
+                "how many people can sign into {code} together",
+            ),
+            Fact(
+                "Licensing",
+                "licence price",
+                "{ref} costs {v} dollars per seat each year.",
+                "dollars",
+                20,
+                600,
+                "how expensive is a {code} subscription",
+            ),
+            Fact(
+                "Support",
+                "support period",
+                "{ref} receives security fixes for {v} months after launch.",
+                "months",
+                6,
+                60,
+                "until when is {code} patched",
+            ),
+        ),
+        filler=(
+            "Back up your ledger before installing the new version.",
+            "The installer checks for a previous copy and keeps its settings.",
+            "Menus were reorganised after feedback from early testers.",
+            "Keyboard shortcuts are listed in the help window.",
+            "Reports can be exported as spreadsheets or printed.",
+            "The dark theme now follows the system setting.",
+            "Known issues are tracked on the public board.",
+            "Translations were updated for six languages.",
+        ),
+        other_topic=(
+            "The team moved into a converted warehouse near the station.",
+            "Lunch is cooked on Fridays by whoever lost the chess game.",
+            "A stray cat adopted the office and sleeps on the printer.",
+            "The meeting rooms are named after mountain passes.",
+            "Every winter the staff hold a quiz about old arcade games.",
+            "Bicycles crowd the hallway on dry mornings.",
+        ),
+        ask="Tell me the {aspect} for {name}.",
+        variants=("Starter", "Enterprise", "Team", "Cloud"),
+        variant_heading="{section} ({v} edition)",
+        boundary=(
+            "The {aspect} for {name}, across the supported platforms listed in the appendix "
+            "and once the optional modules are enabled, comes to {value} {unit}."
+        ),
+        echo="Testing put the {aspect} for {name} at {value} {unit} on the reference set.",
+        damage=(4, 5, 3),
+        held_out=True,
+    ),
+    Family(
+        name="route",
+        ref="The route",
+        subjects=(
+            ("Harlow Edge", "HWE-12"),
+            ("Mossgill Way", "MGW-31"),
+            ("Pennock Ridge", "PNR-45"),
+            ("Wraybeck Trail", "WBT-58"),
+            ("Tarnside Path", "TSP-67"),
+            ("Oakhollow Walk", "OHW-73"),
+        ),
+        title="{name} walking guide",
+        neutral_title="Walking guide {n}",
+        intro="This guide describes {name}, a waymarked hill walk starting from the village "
+        "car park.",
+        facts=(
+            Fact(
+                "Distance",
+                "total distance",
+                "{ref} covers {v} kilometres from the gate to the summit cairn and back.",
+                "kilometres",
+                4,
+                30,
+                "how far is the {code} hike",
+            ),
+            Fact(
+                "Ascent",
+                "height gain",
+                "{ref} climbs {v} metres in all, most of it in the first hour.",
+                "metres",
+                150,
+                1400,
+                "how much uphill on {code}",
+            ),
+            Fact(
+                "Timing",
+                "walking time",
+                "{ref} takes about {v} hours at a steady pace.",
+                "hours",
+                2,
+                9,
+                "how lengthy an outing is {code}",
+            ),
+            Fact(
+                "Shelter",
+                "number of huts",
+                "{ref} passes {v} mountain huts that open in summer.",
+                "huts",
+                2,
+                9,
+                "how many refuges line {code}",
+            ),
+        ),
+        filler=(
+            "Wear boots with a good grip after rain.",
+            "Sheep graze on the open fell, so keep dogs on a lead.",
+            "The waymarks are yellow arrows on wooden posts.",
+            "Mobile signal is poor in the upper valley.",
+            "A tea room by the bridge opens at weekends.",
+            "Maps are sold at the visitor centre.",
+            "Streams can rise quickly after a storm.",
+            "Leave gates as you find them.",
+        ),
+        other_topic=(
+            "The chapel in the valley was built by quarry workers.",
+            "Legend says a giant threw the boulders across the moor.",
+            "The old railway carried slate down to the coast.",
+            "Otters have returned to the river below the mill.",
+            "A poet lived for a year in the cottage by the ford.",
+            "The village fete ends with a race up the church tower steps.",
+        ),
+        ask="{name}: what is its {aspect}?",
+        variants=("short loop", "summit loop", "valley loop", "ridge loop"),
+        variant_heading="{section} on the {v}",
+        boundary=(
+            "The {aspect} of {name}, measured on foot by the rangers with a wheel and "
+            "checked against the survey map of the national park, is {value} {unit}."
+        ),
+        echo="Rangers give the {aspect} of {name} as {value} {unit} on the park's board.",
+        damage=(5, 3, 4),
+        held_out=True,
+    ),
+    Family(
+        name="grant",
+        ref="The programme",
+        subjects=(
+            ("Ardent Futures", "ADF-81"),
+            ("Bellhaven Awards", "BHA-22"),
+            ("Cindral Fellows", "CDF-36"),
+            ("Dovecote Prize", "DCP-47"),
+            ("Elmstead Bursary", "ESB-59"),
+            ("Fallowmere Grants", "FMG-64"),
+        ),
+        title="{name} call for proposals",
+        neutral_title="Call for proposals {n}",
+        intro="This call invites applications to {name}, which supports early-career researchers.",
+        facts=(
+            Fact(
+                "Amount",
+                "maximum award",
+                "{ref} awards at most {v} thousand pounds to each project.",
+                "thousand",
+                20,
+                900,
+                "what is the ceiling on {code} money",
+            ),
+            Fact(
+                "Window",
+                "application window",
+                "{ref} stops accepting proposals {v} days after the launch event.",
+                "days",
+                14,
+                90,
+                "when is the cutoff for {code}",
+            ),
+            Fact(
+                "Funding",
+                "funding period",
+                "{ref} funds each project for {v} months.",
+                "months",
+                6,
+                48,
+                "over what span does {code} pay out",
+            ),
+            Fact(
+                "Awards",
+                "number of awards",
+                "{ref} expects to make {v} awards in this round.",
+                "awards",
+                3,
+                60,
+                "how many winners will {code} pick",
+            ),
+        ),
+        filler=(
+            "Applicants must hold a doctorate or expect one within a year.",
+            "Proposals are read by two referees from outside the institution.",
+            "Budgets must list equipment and travel separately.",
+            "Shortlisted applicants are invited to a short interview.",
+            "Part-time applicants are welcome.",
+            "Letters of support should be signed and dated.",
+            "Results are announced by email.",
+            "Questions can be sent to the office by post.",
+        ),
+        other_topic=(
+            "The foundation began with a bequest from a lighthouse keeper.",
+            "Its first office was above a bakery in the old town.",
+            "The archive holds letters from every early recipient.",
+            "A portrait of the founder hangs in the reading room.",
+            "The garden behind the building grows rare ferns.",
+            "Each autumn the staff walk the coastal path together.",
+        ),
+        ask="Which {aspect} applies to {name}?",
+        variants=("2021 round", "2024 round", "2022 round", "2023 round"),
+        variant_heading="{section} in the {v}",
+        boundary=(
+            "The {aspect} of {name}, subject to the conditions of the trust deed and to the "
+            "rules approved by the trustees this spring, is fixed at {value} {unit}."
+        ),
+        echo="The trustees fixed the {aspect} of {name} at {value} {unit} this spring.",
+        damage=(3, 5, 4),
+        held_out=True,
+    ),
+)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BookQuery:
     """A labelled query and the cause its failure has by construction."""
@@ -388,7 +735,7 @@ def _subject(fam: Family, number: int, rng: random.Random) -> tuple[str, str]:
     first = _FIRST[(number + len(fam.name)) % len(_FIRST)]
     second = _SECOND[(number * 3 + len(fam.name)) % len(_SECOND)]
     name = f"{first}{second}"
-    if fam.name in ("device", "company"):
+    if fam.name in ("device", "company") or fam.held_out:
         name += " " + _SECOND[(number * 7) % len(_SECOND)].capitalize() + "ia"
     code = fam.subjects[(number - 1) % len(fam.subjects)][1]
     return name, f"{code[:2]}{chr(65 + number % 26)}-{number}{rng.randint(10, 99)}"
@@ -424,8 +771,16 @@ _SOUP = "#%&+<=>@^~|\\"
 
 
 def _damage(text: str, how: int, rng: random.Random) -> str:
-    """``text`` as a broken font encoding shows it: glyph soup, unmapped glyphs (private
-    use code points), or a shifted alphabet."""
+    """``text`` as a broken font encoding shows it: glyph soup (0), unmapped glyphs
+    (private use code points, 1), a shifted alphabet (2); or as a broken extraction shows
+    it: CID codes for every letter (3), each word's letters reversed (4: a mirrored text
+    run), letters spaced apart (5: a font with no word spacing, set letter by letter)."""
+    if how == 3:
+        return "".join(f"(cid:{ord(ch) % 97 + 3})" if ch.isalpha() else ch for ch in text)
+    if how == 4:
+        return re.sub(r"[A-Za-z]+", lambda m: m.group()[::-1], text)
+    if how == 5:
+        return re.sub(r"[A-Za-z]+", lambda m: " ".join(m.group()), text)
     if how == 0:
         return "".join(rng.choice(_SOUP) if ch.isalnum() else ch for ch in text)
     if how == 1:
@@ -434,15 +789,20 @@ def _damage(text: str, how: int, rng: random.Random) -> str:
 
 
 def build_casebook(
-    *, per_cause: int = 2, seed: int = 0, families: Sequence[str] | None = None
+    *,
+    per_cause: int = 2,
+    seed: int | None = None,
+    families: Sequence[str] | None = None,
+    held_out: bool = False,
 ) -> Casebook:
     """``per_cause`` queries per (family, cause): ``4 x 6 x per_cause`` in all (``families``:
     only those named), each on its own document, every document a distractor for the
-    others; a method case brings a second document, all about the asked aspect."""
-    rng = random.Random(seed)
+    others; a method case brings a second document, all about the asked aspect.
+    ``held_out``: the ``HELD_OUT`` families instead, by default with ``HELD_OUT_SEED``."""
+    rng = random.Random(seed if seed is not None else HELD_OUT_SEED if held_out else 0)
     sources: dict[str, str] = {}
     queries: list[BookQuery] = []
-    for fam in FAMILIES:
+    for fam in HELD_OUT if held_out else FAMILIES:
         if families is not None and fam.name not in families:
             continue
         number = 0
@@ -456,7 +816,7 @@ def build_casebook(
                 text, query, gold = built
                 assert text.count(gold) == 1, (doc, gold)
                 subject = code if cause == "vocabulary" else name
-                subject += " Max" if cause == "label" else ""
+                subject += f" {fam.variants[1]}" if cause == "label" else ""
                 sources[doc + ".md"] = text
                 if cause == "method":
                     for j in range(DIGESTS):
@@ -475,7 +835,7 @@ def _build(
 ) -> tuple[str, str, str]:  # fmt: skip
     """``(markdown, query, gold text)`` of one case."""
     value = _figure(rng, fact)
-    query = f"What is the {fact.aspect} of {name}?"
+    query = fam.ask.format(aspect=fact.aspect, name=name)
     others = [f for f in fam.facts if f is not fact]
     normal = [_section(fam, f, _fact_sentence(f, name, _figure(rng, f)), rng) for f in others]
     title = fam.title.format(name=name)
@@ -489,10 +849,7 @@ def _build(
         sections.insert(2 + i % (len(sections) - 1), _section(fam, fact, gold, rng))
         return _doc(fam, fam.neutral_title.format(n=number), intro, sections), query, gold
     if cause == "boundary":
-        gold = (
-            f"The {fact.aspect} of {name}, as set out in the annex and confirmed by the "
-            f"last independent review of the figures, stands at {value} {fact.unit}."
-        )
+        gold = fam.boundary.format(aspect=fact.aspect, name=name, value=value, unit=fact.unit)
         head = _doc(fam, title, intro, normal)
         # place the gold so that the policy's boundary falls in its middle
         cut = ((len(head) // POLICY.size) + 2) * POLICY.size
@@ -509,30 +866,34 @@ def _build(
         question = fact.paraphrase.format(code=code) + "?"
         return _doc(fam, title, intro, sections), question[0].upper() + question[1:], gold
     if cause == "label":
-        twin = _fact_sentence(fact, f"{name} Lite", _figure(rng, fact))
-        answer = _fact_sentence(fact, f"{name} Max", value)
+        lite, asked, *rest = fam.variants
+        twin = _fact_sentence(fact, f"{name} {lite}", _figure(rng, fact))
+        answer = _fact_sentence(fact, f"{name} {asked}", value)
         variants = [
-            f"## {fact.section} of the {v} model\n\n{_fill(rng, fam.filler, 2)} "
+            f"## {fam.variant_heading.format(section=fact.section, v=v)}\n\n"
+            f"{_fill(rng, fam.filler, 2)} "
             + _fact_sentence(fact, f"{name} {v}", _figure(rng, fact))
-            for v in ("Mini", "Pro")
+            for v in rest
         ]  # fmt: skip
         sections = [
             *normal[:1],
             _section(fam, fact, answer, rng),
             *variants,
             *normal[1:],
-            f"## {fact.section} of the Lite model\n\n{_fill(rng, fam.filler, 2)} {twin}",
+            f"## {fam.variant_heading.format(section=fact.section, v=lite)}\n\n"
+            f"{_fill(rng, fam.filler, 2)} {twin}",
         ]
-        query = f"What is the {fact.aspect} of {name} Max?"
+        query = fam.ask.format(aspect=fact.aspect, name=f"{name} {asked}")
         return _doc(fam, title, intro, sections), query, twin
     if cause == "parse":
-        gold = _damage(_fact_sentence(fact, name, value), i % 3 if fam.name != "trial" else 2,
-                       rng)  # fmt: skip
+        how = fam.damage[i % len(fam.damage)] if fam.damage else i % 3
+        how = 2 if fam.name == "trial" else how
+        gold = _damage(_fact_sentence(fact, name, value), how, rng)
         sections = [*normal, _section(fam, fact, gold, rng)]
         return _doc(fam, title, intro, sections), query, gold
     # method: a short answer inside a long text about something else
     gold = _fact_sentence(fact, name, value)
-    echo = f"The {fact.aspect} of {name} was confirmed at {value} {fact.unit} in the last review."
+    echo = fam.echo.format(aspect=fact.aspect, name=name, value=value, unit=fact.unit)
     story = [f"## Notes {j + 1}\n\n{_fill(rng, fam.other_topic, 7)}" for j in range(4)]
     sections = [*story[:2], f"{gold} {echo}", *story[2:]]
     return _doc(fam, title, intro, sections), query, gold
@@ -647,7 +1008,7 @@ def measure(book: Casebook, run: Any, diagnoses: Mapping[str, Mapping[str, Any]]
 
 def casebook_documents(book: Casebook) -> list[Any]:
     """The casebook's documents, read as any markdown file is (``core.ingest``)."""
-    from core.ingest import load_document
+    from core.formats import load_document
 
     return [load_document(text.encode(), name=name) for name, text in book.sources.items()]
 

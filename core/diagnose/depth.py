@@ -2,7 +2,7 @@
 
 A dense method's ranks come from every stored vector of the scope, read once per
 (store, collection, index version) and kept in memory as float64, the precision
-``core.ranking`` ranks in (8 bytes x width per chunk: about 300 MB for 100,000 chunks of
+``core.retrieve.ranking`` ranks in (8 bytes x width per chunk: about 300 MB for 100,000 chunks of
 a 384-wide model); a query then costs one matrix-vector product. Ranks are 1-based;
 equal scores keep the chunk order of the scope (document id, then position), as
 everywhere else. A lexical method's ranks come from its
@@ -25,8 +25,8 @@ from core.store import scan
 
 if TYPE_CHECKING:
     from core.protocols import QueryEncoder
+    from core.provenance.types import ChunkPolicy
     from core.store import ChunkStore
-    from core.types import ChunkPolicy
 
 _LOADED: OrderedDict[tuple[str, str, str], _Vectors] = OrderedDict()
 _KEEP_LOADED = 3
@@ -78,7 +78,7 @@ class _Vectors:
     row_of: dict[str, int]
 
     def cosines(self, rows: slice | np.ndarray, query: np.ndarray) -> np.ndarray:
-        """Cosines of ``rows`` with ``query``, computed as ``core.ranking.rank_in_memory``
+        """Cosines of ``rows`` with ``query``, computed as ``core.retrieve.ranking.rank_in_memory``
         does, so equal inputs rank alike."""
         q = np.asarray(query, dtype=np.float64).reshape(-1)
         norms = self.norms[rows] * (np.linalg.norm(q) or 1.0)
@@ -157,7 +157,7 @@ def _scope_scores(
     if spec.family == "fused":
         from core.methods.fusion import fuse_ranked, ranks_of
 
-        tables = []
+        tables, in_order = [], []
         for part in spec.parts:
             got = _scope_scores(
                 store, part, model=model, policy=policy, query=query, qvec=qvec, doc_id=doc_id
@@ -165,6 +165,7 @@ def _scope_scores(
             if got is None:
                 continue
             ids, scores = got
+            in_order.append(ids)
             ranks = ranks_of(scores)[0]
             tables.append(
                 {c: (int(r), float(s)) for c, r, s in zip(ids, ranks, scores, strict=True)}
@@ -172,8 +173,9 @@ def _scope_scores(
         if not tables:
             return None
         fused = fuse_ranked(spec, tables)
-        best = {c: min(t[c][0] for t in tables if c in t) for c in fused}
-        order = sorted(fused, key=lambda c: (best[c], c))  # ties as core.ranking breaks them
+        # every part lists the scope in chunk order: equal fused scores keep that order,
+        # as core.retrieve.ranking and the evaluation break them
+        order = [c for c in dict.fromkeys(c for ids in in_order for c in ids) if c in fused]
         return order, np.asarray([fused[c] for c in order])
     vectors = loaded_vectors(store, model=model, method=method, policy=policy)
     if vectors is None or qvec is None:

@@ -23,7 +23,7 @@ from core.diagnose.depth import FullRank
 from core.evaluate.corpus import ChunkFn, Corpus, build_corpus
 from core.evaluate.scoring import EmbedFn, Progress, Ticker, records_of
 from core.protocols import TextEncoder
-from core.types import Document
+from core.provenance.types import Document
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
@@ -47,7 +47,7 @@ class RunRanker:
         if missing:
             raise ValueError(f"run {run.run_id} needs these documents as run: {missing}")
         if embed is None:
-            from core.index import method_records
+            from core.index.indexer import method_records
 
             embed = method_records
         self.run, self.encoder, self.embed, self.cache = run, encoder, embed, cache

@@ -12,7 +12,7 @@ from typing import Any
 
 from core.diagnose.signals import Case, Diagnosis, Hit, diagnose
 from core.diagnose.terms import all_term_spans, chunk_shares
-from core.types import Block, Chunk, Document
+from core.provenance.types import Block, Chunk, Document
 
 Chunker = Callable[[Document], tuple[Sequence[Block], Sequence[Chunk]]]
 
@@ -20,7 +20,7 @@ Chunker = Callable[[Document], tuple[Sequence[Block], Sequence[Chunk]]]
 def default_chunker(policy: Any) -> Chunker:
     """The default parser's blocks, and the chunks of ``policy`` (a ``ChunkPolicy``)."""
     from core.chunk import chunk_document
-    from core.parse import parse_document
+    from core.formats import parse_document
 
     def parts(doc: Document) -> tuple[Sequence[Block], Sequence[Chunk]]:
         blocks = parse_document(doc).blocks

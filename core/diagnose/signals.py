@@ -42,7 +42,7 @@ from functools import lru_cache
 
 from core import methods as registry
 from core.diagnose.terms import Span, chunk_terms, name_like, query_terms, terms_of
-from core.types import Block, Chunk, Document
+from core.provenance.types import Block, Chunk, Document
 
 CAUSE_NAMES = ("parse", "label", "method", "boundary", "vocabulary", "context")  # tie order
 QUALIFIERS = re.compile(
@@ -73,8 +73,19 @@ LABEL_COVERAGE = 0.98  # aligned evidence below this: the label may point at the
 HOLDS = 0.5  # a signal at least this strong is shown as holding
 STRONG, WEAK, RUNNER_UP = 0.6, 0.3, 0.2
 CLEAR_MARGIN, WEAK_MARGIN = 0.25, 0.1
+SAME_FIGURES = 3  # a hit holding this many of the gold's figures (and 80 %) repeats its facts
 NEAR_DUPLICATE = 0.5  # Jaccard similarity of a passage's terms and the gold's: its twin
 METHOD_STRENGTH = 0.85  # every other method finds the gold
+PREFIX_FINDS = 0.75  # the prefixed method finds the gold its plain twin misses
+# A fiscal period as questions write it (FY2022, Q2, Q22023, Q2'2023, H1): a date, not a name.
+PERIOD = re.compile(r"(?:fy|cy|h[12]|q[1-4])(?:['’]?\d{2,4})?|\d{1,2}q\d{2,4}", re.I)
+# Where a reader of the gold finds its context: the document's opening (a cover page, a
+# title, an introduction), the last headings above the gold, the text just read before it
+# within its section, the gold itself and a little after.
+OPENING_CHARS = 1_500
+LEAD_CHARS = 2_000
+TRAIL_CHARS = 500
+GOVERNING_HEADINGS = 3
 CONFIDENCES = ("strong", "weak", "unclear")
 
 
@@ -269,8 +280,10 @@ def content_terms(terms: Mapping[str, str]) -> dict[str, str]:
 
 def _not_language(case: Case) -> tuple[float, list[Span]]:
     """The share of the gold's non-space characters that are not language: symbols other
-    than prose punctuation, unmapped glyphs, and words found nowhere else in the corpus
-    (a name or figure excepted), with the spans of the damaged runs."""
+    than prose punctuation, unmapped glyphs (private-use code points, or the ``(cid:N)``
+    codes an extractor writes for a glyph it cannot map), letters set apart one by one (a
+    font without word spacing: "T h e u n i t"), and words found nowhere else in the
+    corpus (a name or figure excepted), with the spans of the damaged runs."""
     from core.parse.garbled import COMMON
 
     spans = _spans_of(case)
@@ -282,13 +295,23 @@ def _not_language(case: Case) -> tuple[float, list[Span]]:
         text = case.doc.text[ga:gb]
         for m in re.finditer(r"\S+", text):
             counted += len(m.group())
+        codes = [(m.start(), m.end()) for m in CID_CODE.finditer(text)]
+        for m in [*CID_CODE.finditer(text), *SPACED_LETTERS.finditer(text)]:
+            bad += sum(not ch.isspace() for ch in m.group())
+            damaged.append((ga + m.start(), ga + m.end()))
+
+        def coded(at: int, codes: list[Span] = codes) -> bool:
+            return any(a <= at < b for a, b in codes)
+
         for m in re.finditer(r"[^\w\s]", text):
+            if coded(m.start()):
+                continue
             if m.group() not in COMMON:
                 bad += 1
                 damaged.append((ga + m.start(), ga + m.end()))
         for a, b, term in _word_terms(text):
             word = text[a:b]
-            if len(word) < 3 or any(ch.isdigit() for ch in word) or name_like(word):
+            if coded(a) or len(word) < 3 or any(ch.isdigit() for ch in word) or name_like(word):
                 continue
             if _is_word(word.lower()):
                 continue
@@ -304,6 +327,8 @@ def _not_language(case: Case) -> tuple[float, list[Span]]:
     return (bad / counted if counted else 0.0), damaged
 
 
+CID_CODE = re.compile(r"\(cid:\d+\)")
+SPACED_LETTERS = re.compile(r"(?<!\S)(?:[^\W\d_] ){3,}[^\W\d_](?!\S)")
 _SUFFIXES = ("s", "es", "ed", "d", "ing", "ly", "er", "ers", "al", "ation", "ment")
 
 
@@ -312,7 +337,7 @@ def _dictionary() -> frozenset[str]:
     """Whole words of the default model's WordPiece vocabulary (about 20,000 English
     words; empty when the model package is missing)."""
     try:
-        from core.modelpath import default_model_dir
+        from core.model.paths import default_model_dir
 
         lines = (default_model_dir() / "vocab.txt").read_text("utf-8").split()
     except (OSError, ImportError, ValueError, RuntimeError):
@@ -414,7 +439,8 @@ def _ocr_signals(case: Case) -> list[Signal]:
 
 
 def _figures(text: str) -> set[str]:
-    return {m.group().replace(",", "") for m in FIGURE.finditer(text) if len(m.group()) >= 2}
+    found = (m.group().replace(",", "").rstrip("%") for m in FIGURE.finditer(text))
+    return {f for f in found if len(f) >= 2}
 
 
 def _twin_passage(text: str, gold_text: str, gold_terms: set[str]) -> tuple[float, set[str]]:
@@ -465,6 +491,8 @@ def _label(case: Case, terms: Mapping[str, str], method: str) -> tuple[list[Sign
         if len(figures) >= 2 and ranked:
             fig = len(figures & _figures(hit.text)) / len(figures)
             key = sum(t in held for t in asked) / max(1, len(asked))
+            if len(figures) >= SAME_FIGURES and fig >= 0.8:
+                key = max(key, 0.75)  # the same several figures: the same facts stand there
             if fig * key > two[0]:
                 why = (
                     f"a top hit holds {fig:.0%} of the gold's figures and {key:.0%} of the "
@@ -650,20 +678,25 @@ def discriminating(case: Case, query_terms: Mapping[str, str]) -> dict[str, str]
     }
 
 
+def _period(word: str) -> bool:
+    return PERIOD.fullmatch(word) is not None
+
+
 def _weight(word: str) -> float:
-    return 2.0 if name_like(word) else 1.0
+    return 2.0 if name_like(word) and not _period(word) else 1.0
 
 
 def _vocabulary(
-    case: Case, terms: Mapping[str, str], corpus_terms: set[str], method: str, damage: float
-) -> list[Signal]:
+    case: Case, terms: Mapping[str, str], corpus_terms: set[str], method: str, damage: float,
+    far: Mapping[str, str],
+) -> list[Signal]:  # fmt: skip
     content = content_terms(terms)
     in_doc = set(case.doc_terms)
     absent_doc = [t for t in content if t not in in_doc]
     total = sum(_weight(w) for w in content.values()) or 1.0
     share = sum(_weight(content[t]) for t in absent_doc) / total
     nowhere = [content[t] for t in absent_doc if t not in corpus_terms]
-    names = [w for w in nowhere if name_like(w)]
+    names = [w for w in nowhere if name_like(w) and not _period(w)]
     family = registry.get(method).family
     lexical = {m: r for m, r in case.ranks.items() if registry.get(m).family == "lexical"}
     dense = {m: r for m, r in case.ranks.items() if registry.get(m).family == "dense"}
@@ -677,6 +710,8 @@ def _vocabulary(
     elif family == "lexical" and found_dense and not found_lex and chunk_lacks:
         cross = 0.5
     words = ", ".join(content[t] for t in absent_doc)
+    away = sum(_weight(w) for w in far.values()) / total
+    elsewhere = ", ".join(far.values())
     shown = ", ".join(f"{m} {'-' if r is None else r}" for m, r in {**lexical, **dense}.items())
     return [
         Signal(
@@ -686,6 +721,14 @@ def _vocabulary(
             "weight; names and figures count double)"
             + (f"; no document holds {', '.join(nowhere)}" if nowhere else "")
             if absent_doc else "the document uses every content word of the query",
+        ),
+        Signal(
+            cause="vocabulary", name="query words absent from the gold and its context",
+            strength=_clip((share + away) * 1.2) * (1.0 - 0.7 * damage) if far else 0.0,
+            detail=f"the document uses {elsewhere} only away from the gold (not in its "
+            "section, the headings above it, its title or opening): the gold says it in other "
+            f"words ({share + away:.0%} of the query's weight with the words no part of the "
+            "document uses)" if far else "no query word stands only away from the gold",
         ),
         Signal(
             cause="vocabulary", name="names or figures absent from the corpus",
@@ -757,13 +800,50 @@ def _cover_pages(doc: Document) -> frozenset[int]:
     return _COVERS[doc.sha256]
 
 
-def _context(
-    case: Case, terms: Mapping[str, str], method: str, twin: float, damage: float
-) -> list[Signal]:
+def _governing(case: Case) -> list[Span]:
+    """Where a reader of the gold finds its context: the document's opening, the last
+    ``GOVERNING_HEADINGS`` headings above the gold, the text read just before it within
+    its section (at most ``LEAD_CHARS``), the gold itself and ``TRAIL_CHARS`` after it."""
+    start, end = _gold_range(case)
+    above = sorted(
+        (b.char_start, b.char_end) for b in case.blocks
+        if b.kind == "heading" and b.char_start < start
+    )[-GOVERNING_HEADINGS:]  # fmt: skip
+    section = above[-1][0] if above else 0
+    lead = max(section, start - LEAD_CHARS)
+    return [(0, OPENING_CHARS), *above, (lead, end + TRAIL_CHARS)]
+
+
+def missing_terms(case: Case, terms: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The discriminating query terms the document holds but the gold chunk does not,
+    split: ``(near, far)``. Near: the gold's context names them (its document's title, or
+    a mention in ``_governing``): what a reader of the gold knows and the chunk does not
+    say (context). Far: the document uses them only away from the gold, in passages about
+    something else: the gold says it in other words (vocabulary)."""
     chosen = discriminating(case, content_terms(terms))
     best = _best_chunk(case)
     held = terms_of(best.text) if best else set()
     missing = [t for t in chosen if t in case.doc_terms and t not in held]
+    title = terms_of(re.sub(r"[_\W]+", " ", case.doc.title))
+    places = _governing(case)
+    spans = _spans_of(case)
+    near: dict[str, str] = {}
+    far: dict[str, str] = {}
+    for t in missing:
+        named = t in title or any(
+            pa <= a < pb for a, _ in spans.get(t, ()) for pa, pb in places
+        )  # fmt: skip
+        (near if named else far)[t] = chosen[t]
+    return near, far
+
+
+def _context(
+    case: Case, terms: Mapping[str, str], method: str, twin: float, damage: float,
+    near: Mapping[str, str],
+) -> list[Signal]:  # fmt: skip
+    chosen = dict(near)
+    best = _best_chunk(case)
+    missing = list(near)
     total = sum(_weight(w) for w in content_terms(terms).values()) or 1.0
     share = sum(_weight(chosen[t]) for t in missing) / total
     evidence = [s for t in missing if (s := _evidence(case, t, best)) is not None]
@@ -777,6 +857,9 @@ def _context(
         strength *= 0.5  # only in furniture or boilerplate: a weak hint
     strength *= 1.0 - 0.6 * twin  # a near-duplicate hit holding them explains them better
     words = ", ".join(chosen[t] for t in missing) or "none"
+    plain = registry.embedding_method(prefixed=False).name
+    prefix_rank = case.ranks.get(prefixed)
+    finds = method == plain and bool(missing) and prefix_rank is not None and prefix_rank <= case.k
     ranks = " · ".join(
         f"{m} {'-' if r is None else r}"
         for m, r in case.ranks.items()
@@ -785,13 +868,19 @@ def _context(
     return [
         Signal(
             cause="context", name="query terms outside the gold chunk", strength=strength,
-            detail=f"the document holds {words} (discriminating query terms) but the gold "
-            "chunk does not"
+            detail=f"the gold's context (its title, the opening, the headings and text above "
+            f"it) holds {words} (discriminating query terms) but the gold chunk does not"
             + (f"; the title or heading path holds {', '.join(in_path)} ({prefixed} sees it)"
                if in_path else ""),
             spans=tuple(evidence),
         ),
-        Signal(cause="context", name="dense ranks", strength=0.0, detail=f"gold rank: {ranks}"),
+        Signal(
+            cause="context", name="the prefixed method finds it", strength=PREFIX_FINDS if finds
+            else 0.0,
+            detail=f"{prefixed} (the same model with the title and headings in front) ranks the "
+            f"gold {prefix_rank}, {method} does not reach the top {case.k}" if finds
+            else f"gold rank: {ranks}",
+        ),
     ]  # fmt: skip
 
 
@@ -830,15 +919,23 @@ def diagnose(case: Case, *, method: str, corpus_terms: set[str]) -> Diagnosis:
     twin = next(s.strength for s in labels if s.name == "gold is a near-duplicate of the answer")
     parse = _parse(case)
     damage = max(s.strength for s in parse if s.name == "gold text is not language")
-    vocabulary = _vocabulary(case, terms, corpus_terms, method, damage)
-    unused = max(s.strength for s in vocabulary if s.name == "query words the document never uses")
+    near, far = missing_terms(case, terms)
+    if second is not None:  # the method found the answer, standing in a second place: the
+        # label explains the miss better than what the gold chunk lacks (as a twin does)
+        twin = max(twin, next(s.strength for s in labels if s.name == "answer in two places"))
+    vocabulary = _vocabulary(case, terms, corpus_terms, method, damage, far)
+    unused = max(
+        s.strength for s in vocabulary
+        if s.name in ("query words the document never uses",
+                      "query words absent from the gold and its context")
+    )  # fmt: skip
     signals = [
         *parse,
         *labels,
         *_method(case, method, unused),
         *_boundary(case, terms),
         *vocabulary,
-        *_context(case, terms, method, twin, damage),
+        *_context(case, terms, method, twin, damage, near),
     ]
     cause, decided_by, confidence, runner, scores = weigh(signals)
     best = _best_chunk(case)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.methods.lexical import word_spans
-from core.types import Chunk
+from core.provenance.types import Chunk
 
 Span = tuple[int, int]
 

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 from core.embed.naive import encode_alone, header_variant, text_digest
 from core.embed.records import ChunkVector
 from core.protocols import TextEncoder
-from core.types import Chunk, Document
+from core.provenance.types import Chunk, Document
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
     from core.embed.late import WindowPolicy
-    from core.methods import MethodSpec
+    from core.methods.spec import MethodSpec
 
 Progress = Callable[[int, int], None]
 HEADING_SEPARATOR = " > "

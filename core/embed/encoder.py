@@ -8,11 +8,16 @@ tokens included, or the ``cls`` token's state) and L2 normalisation. Batches are
 by token length so padding stays small.
 
 Models load only from local folders (``HF_HUB_OFFLINE=1``); nothing is downloaded.
+``load_encoder`` reads the tokenizer, the config and the limits without importing torch;
+the weights (and torch, its thread count, deterministic algorithms when asked, the device
+"auto" picks) load when a text is first encoded, so a run whose vectors are all cached
+never pays for them.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -25,12 +30,14 @@ import numpy as np
 from core.embed.modelconfig import (
     POOLINGS,
     Pooling,
+    load_tokenizer,
     model_limits,
+    read_config,
     read_pooling,
     sentence_config,
 )
 from core.errors import ModelError
-from core.modelpath import ENV_POOLING, default_model_dir, pooling_choice, resolve_model_dir
+from core.model.paths import ENV_POOLING, default_model_dir, pooling_choice, resolve_model_dir
 
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -54,11 +61,15 @@ class SpecialTokens:
 
 
 class Encoder:
-    """A loaded model: use :func:`load_encoder` to build one.
+    """A model: use :func:`load_encoder` to build one.
 
     ``max_tokens`` is the sequence limit *including* special tokens (the model's
     ``max_seq_length``; at most ``position_limit``); ``content_tokens`` is what is left
     for text. ``encode_texts`` returns float32 rows of shape ``(n, dim)``, L2-normalised.
+
+    ``model`` is the torch module: given, or loaded by ``load_model(device)`` on first use
+    (then ``dim``, the config's hidden size, is checked against it). ``device`` may be
+    ``auto``: it is resolved (importing torch) when first read.
     """
 
     def __init__(
@@ -66,24 +77,32 @@ class Encoder:
         *,
         name: str,
         model_dir: Path,
-        model: Any,
         tokenizer: Any,
         pooling: Pooling,
         max_tokens: int,
         position_limit: int,
         device: str,
+        model: Any = None,
+        load_model: Callable[[str], Any] | None = None,
+        dim: int | None = None,
         lowercase: bool = False,
     ) -> None:
+        if model is None and load_model is None:
+            raise ValueError("give the model or a load_model function")
         self.model_dir = model_dir
         self.name = name
-        self.model = model
+        self._model = model
+        self._load_model = load_model
+        self._lock = threading.Lock()
         self.tokenizer = tokenizer
         self.pooling: Pooling = pooling
         self.max_tokens = max_tokens
         self.position_limit = position_limit
-        self.device = device
+        self._device = device  # as asked: auto, cpu or cuda
+        self._chosen = device if device == "cpu" else None  # checked when first read
         self.lowercase = lowercase
-        self.dim = int(model.config.hidden_size)
+        self._dim = int(model.config.hidden_size) if model is not None else dim
+        self._resolved: tuple[Path, Path] | None = None  # (model_dir, its resolved path)
         self.specials = _special_tokens(tokenizer)
         self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
         self.uses_token_types = "token_type_ids" in tokenizer.model_input_names
@@ -96,13 +115,59 @@ class Encoder:
     def __repr__(self) -> str:
         return (
             f"Encoder(name={self.name!r}, pooling={self.pooling!r}, "
-            f"max_tokens={self.max_tokens}, dim={self.dim}, device={self.device!r})"
+            f"max_tokens={self.max_tokens}, dim={self._dim}, device={self._device!r})"
         )
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the weights are in memory (False until a text is first encoded)."""
+        return self._model is not None
+
+    @property
+    def model(self) -> Any:
+        """The torch module, loaded on first use."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    assert self._load_model is not None
+                    model = self._load_model(self.device)
+                    hidden = int(model.config.hidden_size)
+                    if self._dim is not None and hidden != self._dim:
+                        raise ModelError(
+                            f"{self.model_dir}: the weights have {hidden} dimensions, "
+                            f"its config.json says {self._dim}"
+                        )
+                    self._dim, self._model = hidden, model
+        return self._model
+
+    @model.setter
+    def model(self, value: Any) -> None:
+        self._model = value
+
+    @property
+    def device(self) -> str:
+        """``cpu`` or ``cuda``: ``auto`` is resolved, and ``cuda`` checked, on first read."""
+        if self._chosen is None:
+            self._chosen = _choose_device(self._device)
+        return self._chosen
+
+    @device.setter
+    def device(self, value: str) -> None:
+        self._device = self._chosen = value
+
+    @property
+    def dim(self) -> int:
+        """Vector width: the config's hidden size (the weights' once they are loaded)."""
+        if self._dim is None:
+            return int(self.model.config.hidden_size)
+        return self._dim
 
     @property
     def identity(self) -> str:
         """What makes two encoders give the same vectors: folder and pooling (cache keys)."""
-        return f"{self.name}|{self.model_dir.resolve()}|{self.pooling}"
+        if self._resolved is None or self._resolved[0] != self.model_dir:
+            self._resolved = (self.model_dir, self.model_dir.resolve())
+        return f"{self.name}|{self._resolved[1]}|{self.pooling}"
 
     @property
     def padded_share(self) -> float:
@@ -313,23 +378,30 @@ def _variant_name(
     return f"{base} ({', '.join(changed)})" if changed else base
 
 
-def _load_parts(model_dir: Path) -> tuple[Any, Any]:
-    from transformers import AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging
+def _weights_loader(model_dir: Path, *, deterministic: bool) -> Callable[[str], Any]:
+    """``device -> model``: what the encoder calls when a text is first encoded."""
 
-    bar_was_on = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-        model = AutoModel.from_pretrained(model_dir, local_files_only=True)
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"cannot load a model from {model_dir}: {exc}".splitlines()[0]) from exc
-    finally:
-        if bar_was_on:
-            hf_logging.enable_progress_bar()
-    if not getattr(tokenizer, "is_fast", False):
-        raise ModelError(f"{model_dir} has no fast tokenizer (tokenizer.json): offsets need one")
-    return model, tokenizer
+    def load(device: str) -> Any:
+        import torch
+        from transformers import AutoModel
+        from transformers.utils import logging as hf_logging
+
+        if deterministic:
+            torch.use_deterministic_algorithms(True)
+        _configure_threads()
+        bar_was_on = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()
+        try:
+            model = AutoModel.from_pretrained(model_dir, local_files_only=True)
+        except (OSError, ValueError) as exc:
+            line = f"cannot load a model from {model_dir}: {exc}".splitlines()[0]
+            raise ModelError(line) from exc
+        finally:
+            if bar_was_on:
+                hf_logging.enable_progress_bar()
+        return model.eval().to(device)
+
+    return load
 
 
 def load_encoder(
@@ -338,6 +410,7 @@ def load_encoder(
     pooling: str | None = None,
     device: str = "auto",
     max_tokens: int | None = None,
+    deterministic: bool = False,
 ) -> Encoder:
     """Load a local model folder (default: all-MiniLM-L6-v2 from its package).
 
@@ -350,6 +423,10 @@ def load_encoder(
     changes the vectors away from the folder's own (a pooling other than its config's, a
     different sequence limit) is written into it: ``all-MiniLM-L6-v2 (cls pooling)``.
     Vectors of two settings then never share a collection.
+
+    Nothing here imports torch: the weights load when a text is first encoded (with
+    ``torch.use_deterministic_algorithms(True)`` first when ``deterministic``), and the
+    device ``auto`` is resolved then.
     """
     pooling = pooling_choice(pooling)
     if pooling is not None and pooling not in POOLINGS:
@@ -362,11 +439,11 @@ def load_encoder(
             f"{path} has no sentence-transformers pooling config (modules.json, "
             f"1_Pooling/config.json): pass --pooling mean or --pooling cls (or set {ENV_POOLING})"
         )
-    chosen_device = _choose_device(device)
-    _configure_threads()
-    model, tokenizer = _load_parts(path)
-    model.eval().to(chosen_device)
-    limits = model_limits(path, model.config, tokenizer)
+    if device not in DEVICES:
+        raise ModelError(f"unknown device {device!r}: use auto, cpu or cuda")
+    tokenizer = load_tokenizer(path)
+    config = read_config(path)
+    limits = model_limits(path, config, tokenizer)
     limit, own_limit = limits.position_tokens, limits.seq_tokens
     st_config = sentence_config(path)
     seq_limit = int(max_tokens if max_tokens is not None else own_limit)
@@ -375,12 +452,13 @@ def load_encoder(
             _model_name(path), chosen != configured, seq_limit != own_limit, chosen, seq_limit
         ),
         model_dir=path,
-        model=model,
+        load_model=_weights_loader(path, deterministic=deterministic),
+        dim=int(config.hidden_size),
         tokenizer=tokenizer,
         pooling=chosen,  # type: ignore[arg-type]
         max_tokens=seq_limit,
         position_limit=limit,
-        device=chosen_device,
+        device=device,
         lowercase=bool(st_config.get("do_lower_case", False)),
     )
     if not encoder.specials.count < seq_limit <= limit:

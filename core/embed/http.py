@@ -11,10 +11,10 @@ normalisation.
 What such a server can and cannot give:
 
 - one vector per text, each text encoded alone: the methods whose vectors are texts
-  encoded alone (``core.embed.encodes_texts_alone``) run on it unchanged;
+  encoded alone (``core.methods.embedding.encodes_texts_alone``) run on it unchanged;
 - no token states: late chunking pools the states of a whole document's tokens, so it is
-  refused with its reason (:func:`method_support`, :func:`require_usable`), and so is a
-  fusion that needs it;
+  refused with its reason (``core.methods.embedding.method_support`` and
+  ``require_usable``), and so is a fusion that needs it;
 - no view of its tokenizer: chunk sizes and each record's ``token_count`` are counted
   with the tokenizer of ``model_dir`` (the packaged MiniLM-L6's unless another local
   folder is named), which chunking counts with too; ``truncated_tokens`` is recorded as 0
@@ -44,7 +44,7 @@ import os
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -52,10 +52,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from core import methods as registry
-from core.embed import encodes_texts_alone
 from core.errors import ModelError
-from core.modelpath import default_model_dir, resolve_model_dir
+from core.model.paths import default_model_dir, resolve_model_dir
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -64,14 +62,10 @@ __all__ = [
     "EmbedServerError",
     "HttpEncoder",
     "MalformedAnswerError",
-    "MethodSupport",
     "ServerHttpError",
     "ServerUnreachableError",
     "TokenStatesError",
     "endpoint_url",
-    "http_default_methods",
-    "method_support",
-    "require_usable",
 ]
 
 DEFAULT_KEY_ENV = "CHUNKSCOPE_EMBED_KEY"
@@ -448,66 +442,3 @@ def _read_key(key_env: str, *, required: bool) -> str:
     if required and not key:
         raise ModelError(f"${key_env} is empty or not set: export the API key there")
     return key
-
-
-# -- which methods an embeddings server can run ------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MethodSupport:
-    """``usable``: the methods an :class:`HttpEncoder` can run, in the order asked;
-    ``refused``: each other method with the one-line reason."""
-
-    usable: tuple[str, ...]
-    refused: Mapping[str, str]
-
-
-def _part_refusal(part: str) -> str | None:
-    """Why the stored method ``part`` cannot run on an embeddings server, or None."""
-    spec = registry.get(part)
-    if spec.family != "dense" or encodes_texts_alone(spec):
-        return None
-    if (spec.embedding is not None and spec.embedding.windowed) or spec.needs_mean_pooling:
-        return (
-            f"{part} pools the token states of a whole document, and an embeddings server "
-            "returns only one vector per text"
-        )
-    return f"{part} encodes token ids with a local model, which an embeddings server does not take"
-
-
-def method_support(methods: Iterable[str] | None = None) -> MethodSupport:
-    """Which of ``methods`` (default: every registered one) run on an
-    :class:`HttpEncoder`. Lexical methods need no encoder; a dense method runs when its
-    vectors are texts encoded alone; a fusion runs when all its parts do."""
-    names = registry.base_methods() if methods is None else tuple(methods)
-    usable: list[str] = []
-    refused: dict[str, str] = {}
-    for raw in names:
-        name = registry.get(raw).name
-        for part in registry.get(name).indexed_parts:
-            reason = _part_refusal(part)
-            if reason is not None:
-                refused[name] = reason if part == name else f"{name} fuses {part}, and {reason}"
-                break
-        else:
-            usable.append(name)
-    return MethodSupport(usable=tuple(dict.fromkeys(usable)), refused=refused)
-
-
-def http_default_methods() -> tuple[str, ...]:
-    """The methods an evaluation over an embeddings server starts on: those of the
-    registry's side-by-side comparison (``core.methods.COMPARED``) that it can run."""
-    return method_support(registry.COMPARED).usable
-
-
-def require_usable(methods: Iterable[str]) -> None:
-    """``TokenStatesError`` (one line: the first refused method, why, and what to use
-    instead) when any of ``methods`` cannot run on an embeddings server."""
-    support = method_support(methods)
-    if not support.refused:
-        return
-    name, reason = next(iter(support.refused.items()))
-    instead = ", ".join(method_support().usable)
-    raise TokenStatesError(
-        f"{reason}: with --embed-url use {instead}, or run {name} with a local --model"
-    )

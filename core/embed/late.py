@@ -37,11 +37,11 @@ from core.embed.spans import (
 )
 from core.errors import ModelError, PoolingError
 from core.protocols import TextEncoder
-from core.types import Chunk, Document
+from core.provenance.types import Chunk, Document
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
-    from core.methods import MethodSpec
+    from core.methods.spec import MethodSpec
 
 Progress = Callable[[int, int], None]
 DOC_TOKEN_CACHE_SIZE = 4
@@ -121,15 +121,17 @@ def window_policy(
     return WindowPolicy(window=window, stride=stride, margin=default_margin(window))
 
 
-def check_late_pooling(encoder: TextEncoder) -> None:
+def check_late_pooling(encoder: TextEncoder, *, instead: Sequence[str] = ()) -> None:
+    """``PoolingError`` when ``encoder`` is not mean-pooled: late chunking's per-span
+    averages are then not vectors it was trained to produce. ``instead`` names the
+    methods the message offers in its place (``core.methods.embedding`` passes the
+    registry's)."""
     if encoder.pooling != "mean":
-        from core import methods
-
-        others = [m for m in methods.embedding_methods() if not methods.get(m).needs_mean_pooling]
+        use = f"use --method {' or '.join(instead)}, or" if instead else "use"
         raise PoolingError(
             f"late chunking needs a mean-pooled model, but {encoder.name} pools the "
             f"{encoder.pooling.upper()} token: its per-span averages are not vectors it was "
-            f"trained to produce; use --method {' or '.join(others)}, or a mean-pooled model"
+            f"trained to produce; {use} a mean-pooled model"
         )
 
 

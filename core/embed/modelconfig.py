@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Literal
 
 from core.errors import ModelError
@@ -97,14 +98,62 @@ def model_limits(model_dir: Path, config: Any, tokenizer: Any) -> ModelLimits:
     return ModelLimits(seq_tokens=min(int(default_max or limit), limit), position_tokens=limit)
 
 
+# What the encoder reads from a transformers config before any weight is loaded.
+_PLAIN_CONFIG_KEYS = ("hidden_size", "max_position_embeddings")
+
+
+def read_config(model_dir: Path) -> Any:
+    """The folder's transformers config: read as plain JSON when ``config.json`` names
+    ``hidden_size`` and ``max_position_embeddings`` itself (BERT-like models: no torch
+    import), else through ``transformers.AutoConfig`` (which imports torch) for the
+    models whose config names them otherwise. ``ModelError`` (one line) if unreadable."""
+    path = model_dir / "config.json"
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{path} is unreadable: fix it or use another model") from exc
+    if isinstance(raw, dict) and all(isinstance(raw.get(k), int) for k in _PLAIN_CONFIG_KEYS):
+        return SimpleNamespace(**{"model_type": "", "pad_token_id": None, **raw})
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(model_dir, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot read the model in {model_dir}: {exc}".splitlines()[0]) from exc
+
+
+def load_tokenizer(model_dir: Path) -> Any:
+    """The folder's fast tokenizer, by the class its ``tokenizer_config.json`` names (so
+    ``transformers.AutoTokenizer``, which imports torch, is only the fallback).
+    ``ModelError`` (one line) if it cannot be loaded or is not a fast tokenizer."""
+    import transformers
+    from transformers.utils import logging as hf_logging
+
+    named = ""
+    path = model_dir / "tokenizer_config.json"
+    try:
+        if path.is_file():
+            named = str(json.loads(path.read_text(encoding="utf-8")).get("tokenizer_class") or "")
+    except (OSError, ValueError, AttributeError):
+        named = ""
+    cls = getattr(transformers, named, None) if named.isidentifier() else None
+    if cls is None or not hasattr(cls, "from_pretrained"):
+        cls = transformers.AutoTokenizer
+    bar_was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        tokenizer = cls.from_pretrained(model_dir, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot load a model from {model_dir}: {exc}".splitlines()[0]) from exc
+    finally:
+        if bar_was_on:
+            hf_logging.enable_progress_bar()
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelError(f"{model_dir} has no fast tokenizer (tokenizer.json): offsets need one")
+    return tokenizer
+
+
 def read_model_limits(model_dir: Path) -> ModelLimits:
     """``model_limits`` from the folder's config and tokenizer, without the weights;
     ``ModelError`` (one line) for a folder they cannot be read from."""
-    from transformers import AutoConfig, AutoTokenizer
-
-    try:
-        config = AutoConfig.from_pretrained(model_dir, local_files_only=True)
-        tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"cannot read the model in {model_dir}: {exc}".splitlines()[0]) from exc
-    return model_limits(model_dir, config, tokenizer)
+    return model_limits(model_dir, read_config(model_dir), load_tokenizer(model_dir))

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 from core.embed.encoder import Encoder
 from core.embed.records import ChunkVector
 from core.protocols import TextEncoder
-from core.types import Chunk, Document
+from core.provenance.types import Chunk, Document
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
     from core.embed.late import WindowPolicy
-    from core.methods import MethodSpec
+    from core.methods.spec import MethodSpec
 
 Progress = Callable[[int, int], None]
 
@@ -81,7 +81,7 @@ def encode_texts_alone(
     ``encoder.model_dir`` (the one chunking counts with, which need not be the one the
     encoder uses), and ``truncated_tokens`` is 0 because such an encoder does not say
     what it cut."""
-    from core.tokens import load_tokenizer
+    from core.model.tokens import load_tokenizer
 
     tokenizer = load_tokenizer(encoder.model_dir)
     vectors = encoder.encode_texts(texts, progress=progress)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.serial import Fields
+from core.provenance.serial import Fields
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0

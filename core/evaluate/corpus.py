@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.cite import Citation, CitationStatus
 from core.errors import LabelError
-from core.types import Chunk, Document
+from core.provenance.cite import Citation, CitationStatus
+from core.provenance.types import Chunk, Document
 
 ChunkFn = Callable[[Document], Sequence[Chunk]]
 

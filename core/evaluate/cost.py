@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core import methods as registry
-from core.embed import Encoder, encodes_texts_alone, uncached_chunks
+from core.embed import Encoder
 from core.embed.late import late_windows
 from core.evaluate.corpus import ChunkFn, build_corpus
 from core.evaluate.runner import EvalConfig, default_chunker
-from core.types import Document
+from core.methods.embedding import encodes_texts_alone, uncached_chunks
+from core.provenance.types import Document
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache

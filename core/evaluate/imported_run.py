@@ -41,7 +41,7 @@ from core.evaluate.traces import TraceError, TraceHit, TraceQuery, trace_depth
 from core.imported.anchor import DocumentText, anchor_document
 from core.imported.chunkset import ChunkSet, policy_spec
 from core.imported.shapes import ForeignChunk
-from core.types import Document
+from core.provenance.types import Document
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache

@@ -28,14 +28,14 @@ from typing import TypeGuard
 
 from core.errors import LabelError
 from core.evaluate.labels import Evidence, GoldSpan, LabelledQuery
-from core.types import Document
+from core.provenance.types import Document
 
 Loader = Callable[[Path], Document]
 _MAX_SHOWN = 5
 
 
 def _default_loader(path: Path) -> Document:
-    from core.ingest import load_document
+    from core.formats import load_document
 
     return load_document(path)
 

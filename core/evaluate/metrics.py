@@ -34,7 +34,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core.cite import SpanLike
+from core.provenance.cite import SpanLike
 
 DUPLICATE_SHARE = 0.5
 NDCG_DEPTH = 10

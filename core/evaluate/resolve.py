@@ -33,7 +33,7 @@ from core.align.window import align_words
 from core.align.words import Word, words_of
 from core.errors import LabelError
 from core.evaluate.labels import Evidence, GoldSpan, LabelledQuery
-from core.types import Document
+from core.provenance.types import Document
 
 DEFAULT_THRESHOLD = 0.95
 _RegionKey = tuple[str, int, int]  # (document sha256, char_start, char_end)

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from core.cite import Citation
 from core.errors import LabelError
 from core.evaluate.bootstrap import DeltaInterval
 from core.evaluate.labels import GoldSpan, LabelledQuery
 from core.evaluate.resolve import Unresolved
-from core.serial import (
+from core.provenance.cite import Citation
+from core.provenance.serial import (
     Fields,
     as_bool,
     as_float,

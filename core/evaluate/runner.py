@@ -24,7 +24,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from core import methods as registry
-from core.cite import Citation
 from core.embed.cache import shared_cache
 from core.errors import LabelError
 from core.evaluate.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, DeltaInterval, metric_deltas
@@ -41,7 +40,8 @@ from core.evaluate.run_file import (
     queries_digest,
 )
 from core.evaluate.scoring import EmbedFn, Scored, Scorer, Ticker, allowed_mask, score_method
-from core.types import Chunk, ChunkPolicy, Document
+from core.provenance.cite import Citation
+from core.provenance.types import Chunk, ChunkPolicy, Document
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
@@ -80,7 +80,7 @@ class EvalConfig:
 def default_chunker(policy: ChunkPolicy, tokenizer: Any = None) -> ChunkFn:
     """Parse with the default parser, then chunk with ``policy``."""
     from core.chunk import chunk_document
-    from core.parse import parse_document
+    from core.formats import parse_document
 
     def chunks_of(doc: Document) -> Sequence[Chunk]:
         return chunk_document(doc, parse_document(doc).blocks, policy, tokenizer=tokenizer)
@@ -104,7 +104,7 @@ def run_eval(
     """Evaluate ``queries`` over ``docs``; see the module docstring.
 
     ``encoder`` needs ``encode_texts(texts) -> (n, dim)`` and ``name``; ``embed`` (the
-    records of one stored method) defaults to ``core.index.method_records`` (each method's
+    records of one stored method) defaults to ``core.index.indexer.method_records`` (each method's
     registered index step) and ``chunker`` to the default parser plus
     ``config.policy`` (both are seams for tests and for other pipelines). ``progress``
     gets ``(done, total)`` over all chunks times methods while embedding. Queries that do
@@ -129,7 +129,7 @@ def run_eval(
     clock["chunked"] = time.perf_counter()
     spec = MetricSpec.for_ks(config.ks, doc_level=config.scope == "corpus" and len(docs) > 1)
     if embed is None:
-        from core.index import method_records
+        from core.index.indexer import method_records
 
         embed = method_records
     stored = registry.needs_indexing(config.methods)

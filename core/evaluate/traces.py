@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import ChunkscopeError
-from core.serial import json_objects
+from core.provenance.serial import json_objects
 
 TRACE_SHAPES: tuple[str, ...] = ("hits", "ragas", "openinference")
 _DOCS = "retrieval.documents"

@@ -27,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from core.cite import Citation
 from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE
 from core.errors import LabelError
 from core.evaluate.labels import GoldSpan, LabelledQuery, write_queries
 from core.evaluate.run_file import EvalRun, QueryRecord, RankedHit, Suggestion
-from core.serial import Fields
+from core.provenance.cite import Citation
+from core.provenance.serial import Fields
 
 CAUSES: tuple[str, ...] = (
     "parse", "boundary", "context", "vocabulary", "label", "method", "other"

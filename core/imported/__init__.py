@@ -34,7 +34,7 @@ from core.imported.chunkset import (
     sets_folder,
 )
 from core.imported.shapes import SHAPES, ForeignChunk, ImportChunksError, read_chroma, read_file
-from core.types import Document
+from core.provenance.types import Document
 
 __all__ = [
     "CLAIMS",

@@ -38,7 +38,7 @@ from core.align.exact import View, exact_matches, whitespace_free_view
 from core.align.window import align_words
 from core.align.words import Word, words_of
 from core.imported.shapes import ForeignChunk
-from core.types import Document
+from core.provenance.types import Document
 
 AnchorKind = Literal["exact", "aligned", "ambiguous", "missing"]
 ClaimKind = Literal["ok", "wrong", "absent", "unchecked"]

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from core.errors import ChunkscopeError
-from core.serial import json_objects
+from core.provenance.serial import json_objects
 
 SHAPES: tuple[str, ...] = ("langchain", "llamaindex", "chunks")
 MAX_ROWS = 2_000_000

@@ -24,8 +24,8 @@ import re
 import zipfile
 
 from core.errors import EmptyFileError, UnsupportedFileError
-from core.ingest.formats import LoadRequest
-from core.types import Document, MarkupBlock, TextLine
+from core.ingest.request import LoadRequest
+from core.provenance.types import Document, MarkupBlock, TextLine
 
 MAX_UNPACKED_BYTES = 512 * 2**20
 _HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)

@@ -40,8 +40,8 @@ from html.parser import HTMLParser
 import numpy as np
 
 from core.errors import EmptyFileError, UnsupportedFileError
-from core.ingest.formats import LoadRequest
-from core.types import Document, MarkupBlock, TextLine
+from core.ingest.request import LoadRequest
+from core.provenance.types import Document, MarkupBlock, TextLine
 
 _SKIPPED = frozenset(
     {"script", "style", "template", "noscript", "iframe", "object", "svg", "head", "math"}

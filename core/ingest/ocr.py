@@ -19,7 +19,7 @@ document's by ``ocr_s`` (checked before each page, by ``core.ingest.pdf_text``).
 
 What a page's OCR gives the canonical-text builder (``core.ingest.pdf_text``) is, per
 Tesseract paragraph, its lines as the parts a text line has (``OcrLineParts``: the
-``LineParts`` of ``core.ingest.stext_native`` and the line's confidence) in the page's
+``LineParts`` of ``core.native.stext`` and the line's confidence) in the page's
 unrotated text space (points): a line's words joined by one space, each word's box split
 evenly among its characters (Tesseract's ``tsv`` gives no glyph widths), the space
 between two words boxed by the gap between them, and the line's confidence: the mean of

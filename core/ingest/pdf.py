@@ -6,7 +6,7 @@ the builder is ``core.ingest.pdf_text``):
 * Source: ``page.get_text("rawdict")`` per character, with ligatures and whitespace
   preserved (so the rules below decide) and glyphs outside the media box clipped. Image
   blocks are not extracted. Invisible text (an OCR layer under a scan) is text and kept.
-  Where the compiled reader is built (``core.ingest.stext_native``) the same values are
+  Where the compiled reader is built (``core.native.stext``) the same values are
   read from the same text page without building rawdict's dicts.
 * Ligatures U+FB00..U+FB06 (ff, fi, fl, ffi, ffl, long-s t, st) expand to their letters;
   the glyph box is split evenly along x among them, so each letter has its own box.
@@ -35,7 +35,7 @@ the builder is ``core.ingest.pdf_text``):
 * Reading order: the page's blocks are ordered by a recursive XY-cut that reads columns
   left to right inside bands separated by full-width blocks (``core.ingest.reading_order``).
 * Tables found by ``find_tables`` (on pages whose text and drawings form a grid, see
-  ``core.ingest.tables``) are read as one unit, row by row: the lines whose centres lie
+  ``core.tables.finder``) are read as one unit, row by row: the lines whose centres lie
   in the table are grouped into printed rows (top to bottom) and read left to right,
   fragments separated by an inserted tab and rows by ``"\\n"`` (a wrapped cell's second
   line lands in the next row). A table's text is therefore one contiguous span.
@@ -62,7 +62,7 @@ from core.ingest.ocr import OCR_FONT, OcrProgress, policy_in_force
 from core.ingest.pdf_guard import mupdf_errors, page_count
 from core.ingest.pdf_outline import outline_entries
 from core.ingest.pdf_text import build_canonical_text
-from core.types import Document, TextLine
+from core.provenance.types import Document, TextLine
 
 _JUNK_TITLE = re.compile(
     r"^(untitled|title|document\d*|microsoft word - .*|.*\.(pdf|docx?|dvi|tex|indd|ps|rtf))$",

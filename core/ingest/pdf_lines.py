@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 import pymupdf
 
-from core.geometry import BBox, Box, bounding, contains_centre, union_of
-from core.ingest import stext_native
-from core.ingest.grid_rows import FIGURE_END, FIGURE_UNITS, Fragment
-from core.ingest.stext_native import LineParts
-from core.ingest.tables import TableRegion
+from core.native import stext as stext_native
+from core.native.stext import LineParts
+from core.provenance.geometry import BBox, Box, bounding, contains_centre, union_of
+from core.tables.finder import TableRegion
+from core.tables.grid_rows import FIGURE_END, FIGURE_UNITS, Fragment
 
 NAN_BOX: BBox = (float("nan"),) * 4
 LIGATURES: dict[str, str] = {
@@ -78,7 +78,7 @@ def clean_lines(block: Iterable[LineParts | None], rect: pymupdf.Rect) -> list[L
 def raw_line_parts(raw_line: dict) -> LineParts | None:
     """What a rawdict line holds for the canonical text: its characters, their boxes,
     its bbox, whether it runs left to right, and the font, size and flags of its first
-    span with the most characters (``core.ingest.stext_native`` reads the same)."""
+    span with the most characters (``core.native.stext`` reads the same)."""
     spans = raw_line["spans"]
     if not spans:
         return None
@@ -113,7 +113,7 @@ def visible_char_boxes(blocks: list[list[Line]]) -> np.ndarray:
 
 
 def grid_fragments(blocks: list[list[Line]]) -> list[Fragment]:
-    """Every line's box and text for the numeric grids (``core.ingest.grids``). A line
+    """Every line's box and text for the numeric grids (``core.tables.grids``). A line
     that ends a figure with a hanging sign or unit or a joined currency sign
     (``FIGURE_END``) is cut into the figure's digits, the sign, the unit and the currency
     sign, so the figure's column is where its digits end, as in a right-aligned column."""

@@ -17,7 +17,7 @@ import pymupdf
 from pymupdf import mupdf
 from pymupdf.utils import getLinkDict
 
-from core.types import OutlineEntry
+from core.provenance.types import OutlineEntry
 
 _NAMED_PREFIX = "#nameddest="
 

@@ -1,7 +1,7 @@
 """The canonical-text builder for PDFs (the rules are in ``core.ingest.pdf``'s docstring).
 
 Works page by page on ``page.get_text("rawdict")`` (or on the same lines read by the
-compiled reader, ``core.ingest.stext_native``): cleans each line's characters and
+compiled reader, ``core.native.stext``): cleans each line's characters and
 merges lines that share a baseline (``core.ingest.pdf_lines``), orders the page's blocks
 (``reading_order``), and appends text plus one box row per character to flat lists that
 become numpy arrays once at the end. Box rows are collected in the page's unrotated
@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pymupdf
 
-from core.gc_pause import paused_gc
-from core.geometry import bounding
-from core.ingest import limits, ocr, pdf_guard, stext_native
+from core.ingest import limits, ocr, pdf_guard
+from core.ingest.gc_pause import paused_gc
 from core.ingest.pdf_lines import (
     NAN_BOX,
     Line,
@@ -35,8 +34,10 @@ from core.ingest.pdf_lines import (
     visible_char_boxes,
 )
 from core.ingest.reading_order import reading_order
-from core.ingest.tables import TableBudget, TableRegion, table_regions
-from core.types import BBox, OcrLine, Page, TextLine
+from core.native import stext as stext_native
+from core.provenance.geometry import bounding
+from core.provenance.types import BBox, OcrLine, Page, TextLine
+from core.tables.finder import TableBudget, TableRegion, table_regions
 
 RAWDICT_FLAGS = (
     pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
@@ -147,7 +148,7 @@ def build_canonical_text(
 ) -> CanonicalText:
     """Canonical text, per-character maps, pages and lines of an opened, readable PDF.
 
-    Table regions (``core.ingest.tables``, cached under ``doc_sha256``) are read row by
+    Table regions (``core.tables.finder``, cached under ``doc_sha256``) are read row by
     row as one unit. Every page is checked against ``core.ingest.limits`` before its
     characters are extracted (``core.ingest.pdf_guard``), and the text so far against
     the ``chars`` and ``lines`` limits after each page; ``name`` names the file in errors.
@@ -298,7 +299,7 @@ def unrotated_rect(page: pymupdf.Page) -> pymupdf.Rect:
 def _page_blocks(page: pymupdf.Page, name: str) -> list[list[Line]]:
     """The page's text blocks as cleaned lines (empty blocks left out), after its
     character count is checked (``pdf_guard.page_textpage``). The lines are read by the
-    compiled reader when it is built (``core.ingest.stext_native``), else from rawdict:
+    compiled reader when it is built (``core.native.stext``), else from rawdict:
     the same values either way."""
     rect = unrotated_rect(page)
     textpage = pdf_guard.page_textpage(page, RAWDICT_FLAGS, name)

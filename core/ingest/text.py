@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from core.errors import EmptyFileError, UnsupportedFileError
 from core.ingest import limits
-from core.types import Document, MarkupBlock, TextLine
+from core.provenance.types import Document, MarkupBlock, TextLine
 
 _NEWLINES = re.compile(r"\r\n?")
 _ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")

@@ -25,11 +25,11 @@ import html
 import re
 from dataclasses import dataclass
 
-from core.cues import Cue
 from core.errors import EmptyFileError, UnsupportedFileError
-from core.ingest.formats import LoadRequest
+from core.ingest.request import LoadRequest
 from core.ingest.text import decode_text
-from core.types import Document, TextLine
+from core.provenance.cues import Cue
+from core.provenance.types import Document, TextLine
 
 PAUSE_S = 2.0
 _SPACE = re.compile(r"\s+")

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from core.methods.spec import MethodSpec, ScoreScale
+from core.methods.spec import MethodSpec, ScoreScale, UnknownMethodError
 
 DEFAULT_RRF_K = 60
 _NAME = re.compile(r"^hybrid\((?P<parts>[^;()]+)(?:;(?P<params>[^()]*))?\)$")
@@ -33,8 +33,6 @@ WSUM_SCALE = ScoreScale(
 
 
 def _error(message: str) -> Exception:
-    from core.methods import UnknownMethodError
-
     return UnknownMethodError(message)
 
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from core.embed.cache import VectorCache
     from core.embed.records import ChunkVector
     from core.protocols import TextEncoder
-    from core.types import Chunk, Document
+    from core.provenance.types import Chunk, Document
 
 K1 = 1.5
 B = 0.75
@@ -173,18 +173,17 @@ _SPECS = (  # name, what it reads, colour, order (simpler first), contextual pre
 )  # fmt: skip
 
 
-def register_all() -> None:
-    from core.methods import register
-
-    for name, summary, colour, order, contextual in _SPECS:
-        register(
-            MethodSpec(
-                name=name,
-                family="lexical",
-                score=BM25,
-                summary=summary,
-                colour=colour,
-                order=order,
-                index=lexical_step(name, contextual=contextual),
-            )
+def builtin_specs() -> list[MethodSpec]:
+    """The built-in lexical methods, for the package to register."""
+    return [
+        MethodSpec(
+            name=name,
+            family="lexical",
+            score=BM25,
+            summary=summary,
+            colour=colour,
+            order=order,
+            index=lexical_step(name, contextual=contextual),
         )
+        for name, summary, colour, order, contextual in _SPECS
+    ]

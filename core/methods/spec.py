@@ -21,15 +21,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from core.errors import ChunkscopeError
+
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
     from core.embed.encoder import Encoder
     from core.embed.late import WindowPolicy
     from core.embed.records import ChunkVector
     from core.protocols import TextEncoder
-    from core.types import Chunk, Document
+    from core.provenance.types import Chunk, Document
 
 Family = Literal["dense", "lexical", "fused", "external"]
+
+
+class UnknownMethodError(ChunkscopeError):
+    """A method name that is neither registered nor a well-formed fusion."""
+
+
 Progress = Callable[[int, int], None]
 
 
@@ -101,7 +109,7 @@ class VariantRule(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DenseEmbedding:
-    """How ``core.embed.embed_chunks`` computes and caches a dense method's vectors.
+    """How ``core.methods.embedding.embed_chunks`` computes and caches a dense method's vectors.
 
     ``windowed``: the vectors pool a whole document's token states over macro-windows
     (late chunking), so a window policy is resolved and passed to ``vectors`` and

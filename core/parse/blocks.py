@@ -13,9 +13,9 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
-from core.geometry import union_of
 from core.parse.garbled import garbled
-from core.types import BBox, Block, BlockKind, Document, TextLine
+from core.provenance.geometry import union_of
+from core.provenance.types import BBox, Block, BlockKind, Document, TextLine
 
 _SPACE_RUN = re.compile(r"\s+")
 

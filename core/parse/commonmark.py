@@ -38,7 +38,7 @@ from typing import Any
 
 from core.ingest import limits
 from core.parse.markup_blocks import parse_markup
-from core.types import Block, BlockKind, Document, MarkupBlock, TextLine
+from core.provenance.types import Block, BlockKind, Document, MarkupBlock, TextLine
 
 _KINDS: dict[str, BlockKind] = {
     "heading_open": "heading",

@@ -37,7 +37,7 @@ from collections import Counter, defaultdict
 from typing import Literal
 
 from core.parse.headings import body_size
-from core.types import Document, TextLine
+from core.provenance.types import Document, TextLine
 
 FurnitureKind = Literal["header", "footer"]
 EDGE_SHARE = 0.12

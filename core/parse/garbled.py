@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from core.types import Block
+    from core.provenance.types import Block
 
 MIN_CHARS = 12
 MAX_SYMBOL_SHARE = 0.3

@@ -33,7 +33,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.types import OutlineEntry, TextLine
+from core.provenance.types import OutlineEntry, TextLine
 
 MAX_LINES = 3
 MAX_CHARS = 160

@@ -25,10 +25,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from core.geometry import contains_centre
 from core.ingest.pdf_guard import normalise_rotation
 from core.ingest.pdf_text import page_table_regions
-from core.ingest.tables import TableBudget, cached_table_regions
 from core.parse.blocks import lines_bbox, make_block
 from core.parse.furniture import furniture_lines
 from core.parse.headings import (
@@ -43,7 +41,9 @@ from core.parse.headings import (
     looks_like_heading,
     numbering_depth,
 )
-from core.types import BBox, Block, Document, TextLine
+from core.provenance.geometry import contains_centre
+from core.provenance.types import BBox, Block, Document, TextLine
+from core.tables.finder import TableBudget, cached_table_regions
 
 CODE_SHARE = 0.8
 OUTLINE_SHARE = 0.5

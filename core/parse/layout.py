@@ -42,7 +42,7 @@ from core.parse.heuristic import (
     run_block,
     set_heading_levels,
 )
-from core.types import BBox, Block, Document, TextLine
+from core.provenance.types import BBox, Block, Document, TextLine
 
 LAYOUT_KINDS: dict[str, str] = {
     "text": "paragraph",

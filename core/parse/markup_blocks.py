@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.parse.blocks import make_block
-from core.types import Block, Document, MarkupBlock
+from core.provenance.types import Block, Document, MarkupBlock
 
 
 def parse_markup(doc: Document, markup: Sequence[MarkupBlock] | None = None) -> list[Block | None]:

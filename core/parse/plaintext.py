@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from core.parse.blocks import make_block
-from core.types import Block, Document
+from core.provenance.types import Block, Document
 
 _TEXT_ITEM = re.compile(r"^\s*([-*+•◦▪‣·–]|\d{1,3}[.)]|[a-zA-Z][.)]|\(\w{1,3}\))\s+\S")
 

@@ -11,7 +11,7 @@ import bisect
 import dataclasses
 
 from core.parse.blocks import make_block
-from core.types import Block, Document
+from core.provenance.types import Block, Document
 
 
 def parse_transcript(doc: Document) -> list[Block | None]:

@@ -89,13 +89,21 @@ def _unit(rows: np.ndarray) -> np.ndarray:
     return np.divide(mat, norms, out=np.zeros_like(mat), where=norms > 0)
 
 
+def _solver(stacked: np.ndarray) -> str:
+    """Many more points than dimensions: the covariance's eigenvectors (a d x d problem)
+    give the components in a fraction of an SVD of the whole matrix; scikit-learn's own
+    choice picks them only past ten points per dimension."""
+    n, dim = stacked.shape
+    return "covariance_eigh" if n >= 2 * dim else "auto"
+
+
 def _fit(kind: str, stacked: np.ndarray) -> _Fitted:
     from sklearn.decomposition import PCA  # type: ignore[import-untyped]
 
     started = time.perf_counter()
     n, dim = stacked.shape
     if kind == "pca":
-        pca = PCA(n_components=2, random_state=SEED).fit(stacked)
+        pca = PCA(n_components=2, svd_solver=_solver(stacked), random_state=SEED).fit(stacked)
         xy = pca.transform(stacked)
         a, b = (100 * pca.explained_variance_ratio_).tolist()
         note = f"PCA: the two axes hold {a:.0f}% and {b:.0f}% of the vectors' variance"
@@ -104,7 +112,8 @@ def _fit(kind: str, stacked: np.ndarray) -> _Fitted:
         raise ChunkscopeError(f"UMAP needs at least {UMAP_MIN_POINTS} points; PCA draws {n}")
     import umap  # type: ignore[import-untyped]
 
-    pca = PCA(n_components=min(UMAP_DIMS, dim, n), random_state=SEED).fit(stacked)
+    pca = PCA(n_components=min(UMAP_DIMS, dim, n), svd_solver=_solver(stacked), random_state=SEED)
+    pca = pca.fit(stacked)
     reduced = pca.transform(stacked)
     reducer = umap.UMAP(
         n_neighbors=min(UMAP_NEIGHBOURS, n - 1), n_components=2, random_state=SEED,

@@ -26,8 +26,8 @@ from core.store import scan
 from core.store.records import StoredHit
 
 if TYPE_CHECKING:
+    from core.provenance.types import ChunkPolicy
     from core.store import ChunkStore
-    from core.types import ChunkPolicy
 
 MAX_POINTS = 20_000
 SAMPLE_SEED = 0

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from core.cite import Citation, CitationStatus
-from core.types import Document
+from core.provenance.cite import Citation, CitationStatus
+from core.provenance.types import Document
 
 # At most 12 digits an offset: no document is near 10**12 characters, and a longer run
 # of digits (a crafted link) would make ``int`` refuse it or cost quadratic time.

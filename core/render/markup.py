@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.types import BBox
+from core.provenance.types import BBox
 
 _SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_-]*$")
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.geometry import union_of
-from core.types import BBox, Block, Document
+from core.provenance.geometry import union_of
+from core.provenance.types import BBox, Block, Document
 
 BLOCK_COLOURS: dict[str, str] = {
     "heading": "#d1495b",

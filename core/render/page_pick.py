@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
+from core.provenance.types import BBox, Document
 from core.render.markup import escape
 from core.render.overlay import (
     CHUNK_COLOURS,
@@ -29,7 +30,6 @@ from core.render.overlay import (
     span_line_boxes,
 )
 from core.render.pages import DEFAULT_ZOOM, render_page_png
-from core.types import BBox, Document
 
 STEP_PT = 6.0  # the most distance between two click markers along a line, in points
 PICK_TRACE = "chunks"  # the name of the trace whose points a click selects

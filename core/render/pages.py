@@ -20,7 +20,7 @@ from collections import OrderedDict
 import pymupdf
 
 from core.ingest.pdf_guard import mupdf_errors
-from core.types import Document
+from core.provenance.types import Document
 
 DEFAULT_ZOOM = 2.0
 MAX_SIDE_PX = 8000

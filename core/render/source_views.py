@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import bisect
 
-from core.cite import clock_range
+from core.provenance.cite import clock_range
+from core.provenance.types import Document
 from core.render.markup import escape, marked_text_html
 from core.render.views import highlight_mark
-from core.types import Document
 
 
 def cited_turns(doc: Document, char_start: int, char_end: int, around: int = 2) -> range:

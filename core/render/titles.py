@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from core.types import Block
+from core.provenance.types import Block
 
 TITLE_SEPARATOR = " — "
 PATH_SEPARATOR = " › "
@@ -136,11 +136,16 @@ _COLUMN_WORDS = re.compile(
     re.IGNORECASE,
 )
 TITLE_MAX_CHARS = 140
+_EXHIBIT = re.compile(r"exhibit\s+\d+(?:\.\d+)?", re.IGNORECASE)
 
 
-def _title_like(text: str) -> bool:
-    """A statement's or section's title line: a few capitalised words, no sentence."""
+def _title_like(text: str, *, lone: bool = False) -> bool:
+    """A statement's or section's title line: a few capitalised words, no sentence; one
+    word of four letters or more when it is in capitals ("SIGNATURES"), or, with
+    ``lone``, capitalised ("Overview")."""
     flat = " ".join(text.split())
+    if _EXHIBIT.fullmatch(text.split("\n")[0].strip()):
+        return True  # "EXHIBIT 31.1": an exhibit's title line
     if not 3 <= len(flat) <= TITLE_MAX_CHARS or flat[-1] in ".;,":
         return False
     if flat[-1] == ":" and not flat.isupper():
@@ -151,8 +156,11 @@ def _title_like(text: str) -> bool:
         return False
     bare = re.sub(r"\([^)]*\)", " ", flat)  # "(Unaudited)", "($MM)": kept, not counted
     words = [w for w in re.findall(r"[A-Za-z][A-Za-z'’-]*", bare) if w.lower() not in _SMALL_WORDS]
-    if len(words) < 2 or len(re.findall(r"\d+", flat)) > 1:  # figures: a row, not a title
+    if len(re.findall(r"\d+", flat)) > 1:  # figures: a row, not a title
         return False
+    if len(words) < 2:
+        one = words[0] if len(words) == 1 and len(bare.split()) == 1 else ""
+        return len(one) >= 4 and (one.isupper() or (lone and one[0].isupper()))
     capital = sum(w[0].isupper() for w in words)
     return capital >= 0.8 * len(words)
 
@@ -162,21 +170,35 @@ def title_lines(blocks: Sequence[Block]) -> list[Block]:
     block of a page when it reads as a title (a statement's title above its table; not a
     unit line, a period or a heading row), spanning the whole block; its heading path
     holds the title, without a first line naming the company ("ACME INC. AND
-    SUBSIDIARIES") when a second line follows."""
+    SUBSIDIARIES") when a second line follows.
+
+    A block typed as a running header whose text stands in no other header or footer of
+    the document is a section's heading set at the top of its page ("Note 3 - Restructuring
+    ...", "Item 6. Exhibits", "Overview"), not furniture: a running header repeats."""
     ordered = sorted(blocks, key=lambda b: b.char_start)
     body = [b for b in ordered if b.kind not in ("header", "footer")]
+    furniture = [b for b in ordered if b.kind in ("header", "footer")]
+    repeats: dict[str, int] = {}
+    for b in furniture:
+        repeats[_folded(b.text)] = repeats.get(_folded(b.text), 0) + 1
+    once = [b for b in furniture if b.kind == "header" and repeats[_folded(b.text)] == 1]
     out: list[Block] = []
     seen_pages: set[int] = set()
+    firsts = []
     for block in body:
-        first_on_page = block.page not in seen_pages
+        if block.page not in seen_pages and block.kind in ("paragraph", "caption"):
+            firsts.append(block)
         seen_pages.add(block.page)
-        if block.kind != "paragraph" or not first_on_page:
-            continue
+    for block in sorted([*firsts, *once], key=lambda b: b.char_start):
         title = block.text
         lines = title.split("\n")
         if len(lines) > 1 and _OWNER_LINE.search(lines[0].strip()):
             title = title[len(lines[0]) + 1 :]
-        if not _title_like(title) or len(title.split("\n")) > 2:
+        if _EXHIBIT.fullmatch(lines[0].strip()):
+            title = "\n".join(lines[:2])  # the exhibit's number and its title line
+        elif block.kind == "caption":
+            continue  # a figure's or table's caption is no section title
+        if not _title_like(title, lone=block.kind == "header") or len(title.split("\n")) > 2:
             continue
         out.append(  # the whole block's span (a chunk opening at the company line is
             Block(  # the statement's), titled by its heading path

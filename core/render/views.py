@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
-from core.geometry import union_of
-from core.ingest.formats import get_format
+from core.formats.registry import get_format
+from core.provenance.geometry import union_of
+from core.provenance.types import BBox, Block, Chunk, Document
 from core.render.markup import Mark, Shape
 from core.render.overlay import (
     BLOCK_COLOURS,
@@ -30,7 +31,6 @@ from core.render.overlay import (
     span_line_boxes,
     start_tick,
 )
-from core.types import BBox, Block, Chunk, Document
 
 if TYPE_CHECKING:
     from core.chunk import ChunkStats

@@ -99,7 +99,7 @@ def run_ray(
     methods = tuple(registry.needs_indexing(methods))
     encoder = load_encoder(args.model, pooling=args.pooling, device="cpu")
     if any(registry.get(m).needs_mean_pooling for m in methods):
-        from core.embed.late import check_late_pooling
+        from core.methods.embedding import check_late_pooling
 
         check_late_pooling(encoder)
     job = RayJob(

@@ -4,7 +4,7 @@
           -> embed per method (actors holding the model; one per GPU when there are GPUs)
           -> write (an actor with one server connection) -> the driver's counts
 
-Records are those of the plain indexer: the same steps make them (``core.index``) and
+Records are those of the plain indexer: the same steps make them (``core.index.indexer``) and
 the same ``upsert_document`` stores them, so chunk ids, spans and metadata are equal and
 vectors equal to float tolerance (bf16 on a GPU: about 1e-2). Each (document, method) gets
 its completion marker after its last batch, so a run that loses a worker (Ray retries the
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ChunkscopeError
-from core.index import DocIndexResult, IndexProgress, IndexReport
+from core.index.indexer import DocIndexResult, IndexProgress, IndexReport
 from core.scale.cluster import ClusterRequest, import_ray, ray_cluster
 from core.scale.plan import plan_run
 from core.scale.report import RayIndexReport, stage_stats
@@ -237,7 +237,7 @@ def index_on_ray(
     written = {r["method"] for r in rows if r["method"] and not r["error"]}
     if not halted:
         _refresh_lexical(job.host, job, written, methods)
-    from core.ingest import doc_id_for
+    from core.formats import doc_id_for
 
     order = {doc_id_for(p.name): i for i, p in enumerate(files)}  # the plain run's order
     documents = sorted(_results(plan.settled, rows), key=lambda d: order.get(d.doc_id, 0))

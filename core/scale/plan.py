@@ -1,6 +1,6 @@
 """What a Ray run has to do, decided on the driver before any worker starts.
 
-The same identity and skip rules as the plain indexer (``core.index``): each file is
+The same identity and skip rules as the plain indexer (``core.index.indexer``): each file is
 hashed without being parsed; a (document version, method) complete in the store is
 skipped; a file whose id is stored from a file of another name is refused on its line
 (unless ``force``); two files sharing one id are refused up front. The store's markers
@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import ChunkscopeError
-from core.index import DocIndexResult
-from core.index_identity import StoredNames
-from core.index_inputs import DocumentFile, refuse_shared_ids
-from core.ingest import doc_id_for
+from core.formats import doc_id_for
+from core.index.identity import StoredNames
+from core.index.indexer import DocIndexResult
+from core.index.inputs import DocumentFile, refuse_shared_ids
 from core.protocols import ChunkIndex, IndexListing
-from core.types import ChunkPolicy
+from core.provenance.types import ChunkPolicy
 
 if TYPE_CHECKING:
     from core.store.markers import IndexedDoc

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.index import IndexReport
+from core.index.indexer import IndexReport
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

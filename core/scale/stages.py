@@ -28,8 +28,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from core.errors import ChunkscopeError, StoreLostError
-from core.index import DocumentFile, IndexSteps, default_steps
-from core.types import ChunkPolicy
+from core.index.indexer import DocumentFile, IndexSteps, default_steps
+from core.provenance.types import ChunkPolicy
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

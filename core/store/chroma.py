@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from core.config import StoreLocation, resolve_store
+from core.provenance.types import Chunk, ChunkPolicy, Document
 from core.store import markers, scan
 from core.store.client import connect, lost_server
 from core.store.markers import IndexedDoc
@@ -27,7 +28,6 @@ from core.store.records import (
     UpsertReport,
     hits_from_query,
 )
-from core.types import Chunk, ChunkPolicy, Document
 
 if TYPE_CHECKING:
     from core.embed import ChunkVector

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from core.embed.records import CONTEXT_LEVELS
-from core.serial import Fields
+from core.provenance.serial import Fields
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.methods.lexical import Bm25Index, indexed_text, matched_words
+from core.provenance.types import ChunkPolicy
 from core.store import markers, scan
 from core.store.records import StoredHit, hit_from_record
-from core.types import ChunkPolicy
 
 if TYPE_CHECKING:
     from core.store.chroma import ChunkStore

@@ -25,9 +25,9 @@ from typing import Any
 
 from core.chunk.registry import policy_from_dict
 from core.ingest.revision import PARSE_REVISION
-from core.serial import Fields
+from core.provenance.serial import Fields
+from core.provenance.types import ChunkPolicy, Document
 from core.store.scan import ids_where, iter_pages, where_doc
-from core.types import ChunkPolicy, Document
 
 META_COLLECTION = "chunkscope-meta"
 

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.cite import Citation
 from core.errors import StoreError
-from core.serial import Fields
-from core.types import Chunk, ChunkPolicy, Document
+from core.provenance.cite import Citation
+from core.provenance.serial import Fields
+from core.provenance.types import Chunk, ChunkPolicy, Document
 
 if TYPE_CHECKING:
     from core.embed import ChunkVector

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.chunk import PolicyError, policy_from_args
-from core.types import ChunkPolicy
+from core.provenance.types import ChunkPolicy
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

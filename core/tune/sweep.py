@@ -28,9 +28,9 @@ from core.errors import ChunkscopeError
 from core.evaluate.labels import LabelledQuery
 from core.evaluate.run_file import model_fingerprint, queries_digest
 from core.evaluate.runner import ChunkFn, EmbedFn, EvalConfig, run_eval
+from core.provenance.types import Block, ChunkPolicy, Document
 from core.tune.grid import GridPoint
 from core.tune.sweep_records import ZERO_COST, MethodCost, Sweep, SweepPoint, sweep_id_of
-from core.types import Block, ChunkPolicy, Document
 
 SweepProgress = Callable[[int, int, int, int], None]
 ParseFn = Callable[[Document], Sequence[Block]]
@@ -84,7 +84,7 @@ class _Meter:
 
 def _parsed(parse: ParseFn | None) -> ParseFn:
     """``parse`` (default: the fast parser) memoised per document version."""
-    from core.parse import parse_document
+    from core.formats import parse_document
 
     done: dict[tuple[str, str], Sequence[Block]] = {}
 
@@ -158,7 +158,7 @@ def run_sweep(
     ``resume``: a sweep of the same identity whose finished points are kept as they are.
     ``on_point(sweep)`` is called after every point (to save it as it grows).
     """
-    from core.index import method_records
+    from core.index.indexer import method_records
 
     if not grid:
         raise ChunkscopeError("the sweep has no point: give at least one size and overlap")

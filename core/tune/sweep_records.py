@@ -23,8 +23,8 @@ from core.chunk.registry import policy_from_dict
 from core.errors import LabelError
 from core.evaluate.run_file import EvalRun
 from core.evaluate.triage import default_triage_path
-from core.serial import Fields, as_float, as_stored
-from core.types import ChunkPolicy
+from core.provenance.serial import Fields, as_float, as_stored
+from core.provenance.types import ChunkPolicy
 
 SWEEP_FORMAT = 1
 SWEEP_KIND = "chunkscope-sweep"

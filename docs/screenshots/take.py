@@ -24,8 +24,8 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from core.cite import Citation  # noqa: E402
-from core.ingest import load_document  # noqa: E402
+from core.provenance.cite import Citation  # noqa: E402
+from core.formats import load_document  # noqa: E402
 from core.render.links import source_params  # noqa: E402
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, running_app  # noqa: E402
 

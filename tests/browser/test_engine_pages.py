@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from core.ingest import load_document
+from core.formats import load_document
 from core.render.views import highlight_shapes
 from tests.browser.conftest import RUN_TIMEOUT_MS, running_app
 from tests.browser.test_workbench import wait_idle

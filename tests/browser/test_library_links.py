@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlparse
 
-from core.ingest import load_document
+from core.formats import load_document
 from core.render.views import highlight_shapes
 from tests.browser.conftest import RUN_TIMEOUT_MS, running_app
 from tests.browser.test_workbench import go_to, highlighted_lines, open_app, shot, upload, wait_idle

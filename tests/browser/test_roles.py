@@ -5,9 +5,9 @@ the address bar."""
 
 from __future__ import annotations
 
-from core.cite import Citation
-from core.ingest import load_document
+from core.formats import load_document
 from core.library import Library
+from core.provenance.cite import Citation
 from core.render.links import link_url, source_params
 from core.render.views import highlight_shapes
 from core.store import ChunkStore

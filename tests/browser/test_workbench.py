@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
-from core.cite import Citation
-from core.ingest import load_document
+from core.formats import load_document
+from core.provenance.cite import Citation
 from core.render.links import source_params
 from core.render.views import highlight_shapes
 from tests.conftest import PDF_DIR, SAMPLE_DOCS

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.evaluate import EvalConfig, read_queries
-from core.ingest import load_document
+from core.formats import load_document
 from core.tune import parse_grid, run_sweep
 from core.tune.curves import Series, best_cells, bootstrap_interval, crossovers, curves
 from core.tune.job import SweepJob

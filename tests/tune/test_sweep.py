@@ -13,7 +13,7 @@ import pytest
 from core.chunk import PolicyError
 from core.cli import main
 from core.evaluate import EvalConfig
-from core.ingest import load_document
+from core.formats import load_document
 from core.tune import (
     SweepCancelled,
     load_sweep,

@@ -1,0 +1,3 @@
+"""The model's files (``paths``: local folders only) and its tokenizer as the chunkers
+see it (``tokens``).
+"""

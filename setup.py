@@ -1,0 +1,84 @@
+"""The compiled PDF reader, ``core.native._stext`` (``core/native/stext.c``), as an
+optional extension of the package: ``pip install -e .`` builds it against the MuPDF
+headers and library inside the installed PyMuPDF wheel. Everything else about the package
+is in pyproject.toml.
+
+PyMuPDF must be importable where the build runs: the Makefile installs the pinned
+requirements first and then runs ``pip install --no-build-isolation --no-deps -e .``, so
+the module is compiled against the very PyMuPDF that loads it. Where the build cannot
+run (no C compiler, no Python or MuPDF headers, no PyMuPDF, no MuPDF library to link),
+the installation goes on without the module, one line says so, and PDFs are read in
+Python (``core.native.stext`` says which reader is in use).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.errors import BaseError, CCompilerError
+
+SOURCE = "core/native/stext.c"
+
+
+def mupdf_paths() -> tuple[Path, Path]:
+    """The include folder and the shared MuPDF C library of the installed PyMuPDF."""
+    import pymupdf  # the one that will load the module (see the module docstring)
+
+    folder = Path(pymupdf.__file__).parent
+    include = folder / "mupdf-devel" / "include"
+    if not (include / "mupdf" / "fitz.h").is_file():
+        raise FileNotFoundError(f"no MuPDF headers in {include}")
+    libraries = [
+        p
+        for pattern in ("libmupdf.so*", "libmupdf*.dylib")
+        for p in folder.glob(pattern)
+        if "cpp" not in p.name
+    ]
+    if not libraries:
+        raise FileNotFoundError(f"no MuPDF C library in {folder}")
+    return include, sorted(libraries)[-1]
+
+
+class OptionalBuild(build_ext):
+    """``build_ext`` that never fails the installation: a module that cannot be built is
+    left out with one line on stderr."""
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            include, library = mupdf_paths()
+            ext.include_dirs = [str(include)]
+            ext.extra_objects = [str(library)]  # linked by path: its soname is recorded
+            ext.extra_link_args = [f"-Wl,-rpath,{library.parent}"]
+            super().build_extension(ext)
+        except (ImportError, OSError, BaseError, CCompilerError) as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            print(
+                f"chunkscope: compiled PDF reader not built ({reason[:300]}); "
+                "PDFs are read in Python",
+                file=sys.stderr,
+            )
+
+    def copy_file(self, infile: str, outfile: str, *args: Any, **kwargs: Any) -> Any:
+        """The built module copied next to its source as a new file, never written over
+        the old one: a process that loaded the old one keeps reading it."""
+        Path(outfile).unlink(missing_ok=True)
+        return super().copy_file(infile, outfile, *args, **kwargs)
+
+
+setup(
+    ext_modules=[
+        Extension(
+            "core.native._stext",
+            [SOURCE],
+            depends=[SOURCE],
+            optional=True,
+            # no fused multiply-add: every float step as Python's own (tested equal)
+            extra_compile_args=["-ffp-contract=off"],
+        )
+    ],
+    cmdclass={"build_ext": OptionalBuild},
+)
