@@ -276,7 +276,8 @@ def _tie_order(
         count[score] = count.get(score, 0) + 1
     wanted = [c for c, s in fused.items() if count[s] > 1]
     found: dict[str, tuple[str, int, int]] = {}
-    for part in parts:
+    # a lexical part holds its scope's metadata in memory; a dense one reads the store
+    for part in sorted(parts, key=lambda p: registry.get(p.method).family != "lexical"):
         missing = [c for c in wanted if c not in found]
         if not missing or part.order_of is None:
             continue
