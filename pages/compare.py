@@ -40,15 +40,8 @@ if not entries:
 eng.load_indexed_sources(entries)
 
 state = st.session_state
-policies = model.reconcile_policy(state, K.POLICY, entries)
 row = st.columns([3, 3, 4, 1])
-policy = policies[row[0].selectbox("Policy", list(policies), key=K.POLICY)]
-docs_here = model.documents_under(entries, policy.key)
-scope = row[1].selectbox(
-    "Scope", model.reconcile_scope(state, K.SCOPE, docs_here, eng.ALL), key=K.SCOPE,
-    format_func=lambda d: eng.scope_label(d, len(docs_here)),
-)  # fmt: skip
-doc_id = None if scope == eng.ALL else scope
+policy, docs_here, doc_id = eng.pick_policy_and_scope(row[0], row[1], entries)
 whole = doc_id is None and len(docs_here) > 1  # cards name their document only among several
 offered = meth.offered_methods()
 model.reconcile_methods(state, K.METHODS, offered)

@@ -36,15 +36,8 @@ if not entries:
     st.stop()
 eng.load_indexed_sources(entries)
 
-policies = model.reconcile_policy(state, K.POLICY, entries)
 row = st.columns([3, 3, 4, 1])
-policy = policies[row[0].selectbox("Policy", list(policies), key=K.POLICY)]
-docs_here = model.documents_under(entries, policy.key)
-scope_id = row[1].selectbox(
-    "Scope", model.reconcile_scope(state, K.SCOPE, docs_here, eng.ALL), key=K.SCOPE,
-    format_func=lambda d: eng.scope_label(d, len(docs_here)),
-)  # fmt: skip
-doc_id = None if scope_id == eng.ALL else scope_id
+policy, _, doc_id = eng.pick_policy_and_scope(row[0], row[1], entries)
 stored = model.stored_methods(entries, policy.key, doc_id)
 dense = [m for m in registry.base_methods() if registry.get(m).family == "dense" and m in stored]
 model.reconcile_methods(state, MapKey.METHODS, dense)

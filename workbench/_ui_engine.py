@@ -19,7 +19,9 @@ page's own glue (query sets, runs, triage) is in ``_ui_triage``.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -37,6 +39,7 @@ from core.provenance.types import ChunkPolicy, Document
 from core.retrieve.comparison import Comparison, compare
 from core.store.contexts import chunk_contexts
 from workbench import _ui, _ui_controls, _ui_jobs, _ui_roles
+from workbench import _ui_compare_model as model
 from workbench._ui_reads import read_document
 from workbench.state import EngineKey, Key
 
@@ -110,6 +113,23 @@ def indexed_here() -> tuple:
     except ChunkscopeError as exc:
         st.error(_ui.md(exc), icon=":material/error:")
         st.stop()
+
+
+def pick_policy_and_scope(
+    policy_cell: Any, scope_cell: Any, entries: Sequence[Any]
+) -> tuple[ChunkPolicy, list[str], str | None]:
+    """The Policy and Scope pickers Compare and Map share (one choice for both pages): the
+    policy picked, the documents indexed under it, and the document in scope (None: the
+    whole index)."""
+    state = st.session_state
+    policies = model.reconcile_policy(state, EngineKey.POLICY, entries)
+    policy = policies[policy_cell.selectbox("Policy", list(policies), key=EngineKey.POLICY)]
+    docs_here = model.documents_under(entries, policy.key)
+    scope = scope_cell.selectbox(
+        "Scope", model.reconcile_scope(state, EngineKey.SCOPE, docs_here, ALL),
+        key=EngineKey.SCOPE, format_func=lambda d: scope_label(d, len(docs_here)),
+    )  # fmt: skip
+    return policy, docs_here, None if scope == ALL else scope
 
 
 def scope_label(scope_id: str, n_docs: int) -> str:
