@@ -59,7 +59,7 @@ registered = _REGISTRY.registered  # ``spec`` registered for the duration of a `
 
 def policy_names() -> tuple[str, ...]:
     """Registered policy names, simpler first: the choices everywhere."""
-    return tuple(sorted(_REGISTRY, key=lambda n: (_REGISTRY[n].order, n)))
+    return tuple(s.name for s in _REGISTRY.ordered(lambda s: s.order))
 
 
 def all_policies() -> tuple[PolicySpec, ...]:

@@ -69,8 +69,8 @@ unregister = _REGISTRY.unregister  # tests that register a toy method clean up w
 def base_methods() -> tuple[str, ...]:
     """Registered (stored) method names, simpler first: the default choices everywhere
     (an external retriever ranks only its own logged queries, so it is never offered)."""
-    own = [n for n, s in _REGISTRY.items() if s.family != "external"]
-    return tuple(sorted(own, key=lambda n: (_REGISTRY[n].order, n)))
+    ordered = _REGISTRY.ordered(lambda s: s.order)
+    return tuple(s.name for s in ordered if s.family != "external")
 
 
 EXTERNAL_ORDER = -100  # deltas read "our method minus yours": positive where ours did better
