@@ -34,11 +34,12 @@ test: $(STAMP)
 	if [ $$rc -eq 5 ]; then echo "error: no tests were collected"; exit 1; fi; exit $$rc
 
 # The inner loop: no model, browser, server, Ray, hostile-file, AppTest page, whole-corpus
-# or mypy test.
+# or mypy test, spread over every core (pytest-xdist; each worker has its own temporary
+# folders, and the tests share no state on disk outside them).
 FAST := not slow and not browser and not server and not typing and not ray and not hostile \
 	and not app and not corpus
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "$(FAST)"
+	$(PY) -m pytest -q -n auto -m "$(FAST)"
 
 bench: $(STAMP)
 	$(VENV)/bin/chunkscope bench

@@ -37,7 +37,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from core.errors import LibraryError
+from core.formats import sha256_of
 from core.provenance.serial import Fields
+from core.store.scan import iter_pages
 
 if TYPE_CHECKING:
     from core.store import ChunkStore
@@ -164,8 +166,6 @@ class _ChromaBackend:
         col.upsert(ids=[f"v-{entry.sha256}"], embeddings=[[1.0]], metadatas=[meta])
 
     def entries(self) -> list[LibraryEntry]:
-        from core.store.scan import iter_pages
-
         found: list[LibraryEntry] = []
         for page in iter_pages(self._col(), where={"kind": "entry"}, include=["metadatas"]):
             found.extend(LibraryEntry.from_dict(m) for m in page["metadatas"])
@@ -243,8 +243,6 @@ class Library:
     def add(self, data: bytes, *, name: str, doc_id: str, sha256: str) -> LibraryEntry:
         """Keep ``data`` (whose sha256 the caller computed) as the current version of
         ``doc_id``; bytes already kept are not written again."""
-        from core.formats import sha256_of
-
         if sha256_of(data) != sha256:
             raise LibraryError(f"{name}: the bytes do not match sha256 {sha256[:12]}…")
         entry = LibraryEntry(
@@ -292,8 +290,6 @@ class Library:
 
     def read(self, entry: LibraryEntry) -> bytes:
         """The bytes of ``entry``, checked against its sha256."""
-        from core.formats import sha256_of
-
         data = self._backend.read(entry.sha256)
         if data is None or sha256_of(data) != entry.sha256:
             raise LibraryError(

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from core.embed.cache import VectorCache
     from core.embed.records import ChunkVector
     from core.provenance.types import Chunk, ChunkPolicy, Document
+    from core.store.chroma_records import ScopeRecords, StoredHit, UpsertReport
     from core.store.markers import IndexedDoc
-    from core.store.records import ScopeRecords, StoredHit, UpsertReport
 
 Progress = Callable[[int, int], None]
 

@@ -1,7 +1,7 @@
 """One small generic registry: named specs registered once, read everywhere.
 
-Each axis that grows has one (DESIGN.md): formats (``core.formats.registry``), chunking
-policies (``core.chunk.registry``) and retrieval methods (``core.methods.registry``).
+Each axis that grows has one (DESIGN.md): formats (``core.formats.format_registry``), chunking
+policies (``core.chunk.policy_registry``) and retrieval methods (``core.methods.method_registry``).
 A registry is a read-only mapping from name to spec, in registration order; a second
 entry of one name is refused unless it replaces the first on purpose. Built-in entries
 are registered the same way for every axis: the stage's package registers its

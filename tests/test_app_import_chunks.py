@@ -14,7 +14,7 @@ from langchain_core.documents import Document as LCDocument
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 from streamlit.testing.v1 import AppTest
 
-from core.chunk import registry
+from core.chunk import policy_registry as registry
 from core.cli import main
 from core.formats import load_document
 from core.imported import import_chunks, read_file, save_chunk_set

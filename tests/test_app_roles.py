@@ -21,7 +21,7 @@ import pytest
 from fakes import FakeEncoder, fake_embed_chunks
 from streamlit.testing.v1 import AppTest
 
-from core.chunk import registry
+from core.chunk import policy_registry as registry
 from core.evaluate import EvalConfig, TriageStore, run_eval, save_run, tag_query
 from core.formats import load_document
 from core.imported import import_chunks, read_file, save_chunk_set

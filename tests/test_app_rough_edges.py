@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.evaluate import CAUSES, load_run, sample_failures
 from core.formats import load_document
-from core.formats.registry import all_formats
+from core.formats.format_registry import all_formats
 from tests.test_app_engine_pages import (
     TIMEOUT_S,
     column,

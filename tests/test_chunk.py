@@ -17,7 +17,9 @@ from core.chunk import (
     chunk_stats,
     default_policy,
     policy_from_args,
-    registry,
+)
+from core.chunk import (
+    policy_registry as registry,
 )
 from core.model.tokens import Tokenizer, load_tokenizer
 from core.provenance.types import Block, Chunk, ChunkPolicy, Document, make_chunk_id

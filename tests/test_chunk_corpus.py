@@ -15,7 +15,8 @@ import pytest
 from conftest import PDF_PASSWORDS, openable_pdfs, text_corpora
 from test_chunk import assert_chunk_invariants
 
-from core.chunk import chunk_document, default_policy, registry
+from core.chunk import chunk_document, default_policy
+from core.chunk import policy_registry as registry
 from core.formats import load_document, parse_document
 from core.model.tokens import load_tokenizer
 from core.provenance.types import Block, ChunkPolicy, Document

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_chunk import assert_chunk_invariants
 
-from core.chunk import _overlapping, chunk_document, policy_from_args, registry
+from core.chunk import _overlapping, chunk_document, policy_from_args
+from core.chunk import policy_registry as registry
 from core.formats import load_document, parse_document
 from core.model.tokens import load_tokenizer
 from core.provenance.types import ChunkPolicy

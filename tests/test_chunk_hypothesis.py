@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_chunk import assert_chunk_invariants
 
-from core.chunk import chunk_document, chunk_stats, registry
+from core.chunk import chunk_document, chunk_stats
+from core.chunk import policy_registry as registry
 from core.model.tokens import load_tokenizer
 from core.provenance.types import BLOCK_KINDS, Block, ChunkPolicy, Document
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import BAD_PDFS, PDF_DIR, ROOT, TEXT_CORPORA
 
-from core.chunk import registry
+from core.chunk import policy_registry as registry
 from core.cli import main
 
 SIGCONF = PDF_DIR / "sample-sigconf.pdf"

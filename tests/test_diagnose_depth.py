@@ -14,7 +14,7 @@ from fakes import (
 from core.diagnose.depth import full_depth_ranks
 from core.provenance.types import ChunkPolicy
 from core.retrieve import ranking
-from core.retrieve.ranking import Scope, rank_in_memory, rank_scope
+from core.retrieve.ranking import Scope, StoreRanker, rank_in_memory
 from core.store import ChunkStore
 
 POLICY = ChunkPolicy(name="fixed", size=300)
@@ -51,7 +51,7 @@ def test_full_depth_ranks_equal_the_exact_full_ranking(filled, doc_id):
     recs = store.scope_records(model=enc.name, method="naive", policy=POLICY, doc_id=doc_id)
     brute = {c: r for c, r, _ in rank_in_memory(enc.encode_query(query), recs.matrix, recs.ids)}
     for method in METHODS:
-        engine = rank_scope(scope, method, query=query, qvec=enc.encode_query(query), depth=size)
+        engine = StoreRanker(scope, query=query, qvec=enc.encode_query(query)).rank(method, size)
         for cid in recs.ids[:: max(1, len(recs.ids) // 12)]:
             found = full_depth_ranks(
                 query, cid, methods=[method], encoder=enc, store=store, policy=POLICY,

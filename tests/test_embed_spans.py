@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.embed.spans import (
+from core.embed.token_spans import (
     DocTokens,
     plan_windows,
     token_spans,

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, SAMPLE_DOCS, TEXT_CORPORA
 
-from core.chunk import chunk_document, default_policy, registry
+from core.chunk import chunk_document, default_policy
+from core.chunk import policy_registry as registry
 from core.cli import main
 from core.formats import load_document, parse_document
 from core.model.tokens import load_tokenizer

@@ -13,7 +13,7 @@ from core.cli import main
 from core.cli.eval_cmd import expand_docs
 from core.errors import EmptyFileError, LabelError, NotAPdfError, UnsupportedFileError
 from core.formats import load_document, parse_document
-from core.formats.registry import (
+from core.formats.format_registry import (
     FormatSpec,
     all_formats,
     register,

@@ -21,7 +21,8 @@ from llama_index.core.node_parser import SentenceSplitter
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 from llama_index.core.vector_stores.utils import node_to_metadata_dict
 
-from core.chunk import chunk_document, policy_from_args, registry
+from core.chunk import chunk_document, policy_from_args
+from core.chunk import policy_registry as registry
 from core.cli import main
 from core.formats import load_document, parse_document
 from core.imported import (

@@ -16,7 +16,7 @@ from fakes import FakeEncoder, fake_embed_chunks
 from openinference.semconv.trace import DocumentAttributes, SpanAttributes
 
 from core import methods as method_registry
-from core.chunk import registry as policy_registry
+from core.chunk import policy_registry as policy_registry
 from core.cli import eval_cmd, main
 from core.evaluate import LabelledQuery, load_run
 from core.evaluate.imported_run import import_run

@@ -1,7 +1,7 @@
 """The layers of ``core``: imports point down the pipeline, imports inside functions
 counted too (they hide a cycle as well as a top-level one does).
 
-Read from the source with ``ast``, without importing anything. Three rules:
+Read from the source with ``ast``, without importing anything. Four rules:
 
 - ``core`` never imports Streamlit, nor the workbench or the pages;
 - a module of a stage imports no module of a later stage (``STAGES`` below: the order of
@@ -9,7 +9,10 @@ Read from the source with ``ast``, without importing anything. Three rules:
   every module of core has a stage;
 - the import graph has no cycle between our modules beyond the ``KNOWN_KNOTS`` listed
   here as debts: a new cycle fails, and so does a listed one that has grown or gone (the
-  list is then brought up to date).
+  list is then brought up to date);
+- a module of core imports another at its top, never inside a function, unless the other
+  loads a heavy package when imported (``LAZY_CORE``, each with its reason): a lazy
+  import of a cheap module fails, and so does a listed module no longer imported lazily.
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("core.store",),
     ("core.imported",),
     ("core.index", "core.library"),
+    ("core.retrieve",),  # one ranking contract: Compare's store and Evaluate's memory
     ("core.evaluate",),
-    ("core.retrieve",),
     ("core.diagnose", "core.projection"),
     ("core.tune",),
     ("core.render",),
@@ -53,6 +56,23 @@ FORBIDDEN: tuple[tuple[str, str], ...] = (
 )
 # Cycles still to untie, each as its set of modules (none: a new one fails).
 KNOWN_KNOTS: tuple[frozenset[str], ...] = ()
+# The modules (a package: its modules too) that may be imported inside a function, each
+# because importing it loads a heavy package that its importers' paths must not load.
+# Measured with ``python -X importtime``: PyMuPDF costs 0.6-0.9 s with the pymupdf4llm and
+# onnxruntime it loads, and ``chunkscope --help``'s parser, ``core.evaluate`` and
+# ``core.retrieve.comparison`` load none of it.
+LAZY_CORE: dict[str, str] = {
+    "core.ingest.pdf": "opens PDFs: PyMuPDF (the format catalogue loads it for a PDF)",
+    "core.ingest.pdf_text": "PyMuPDF's text flags at import",
+    "core.parse.heuristic": "parses PDF pages: PyMuPDF",
+    "core.parse.layout": "parses PDF pages: PyMuPDF",
+    "core.native": "PyMuPDF (stext), and the compiled _stext: absent until built",
+    "core.render": "draws PDF pages and charts: PyMuPDF and Plotly (export, bench only)",
+    "core.bench.ocr_cases": "renders PDF pages for OCR: PyMuPDF",
+    "core.bench.table_cases": "finds tables on PDF pages: PyMuPDF",
+}
+# Imports inside functions still to move up, each as (importer, imported).
+LAZY_DEBTS: tuple[tuple[str, str], ...] = ()
 
 
 def _rank(module: str) -> int | None:
@@ -210,3 +230,77 @@ def test_the_only_cycles_are_the_known_debts() -> None:
 def test_the_cycle_finder_finds_a_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _knots(graph) == [frozenset({"a", "b", "c"})]
+
+
+def _inner_imports(name: str, path: Path, known: set[str]) -> set[tuple[str, str]]:
+    """``(name, module)`` for each module of core that ``name`` imports inside a function
+    (``if TYPE_CHECKING:`` blocks aside), resolved as ``_imports`` does."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = _type_only(tree)
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inside.update(id(n) for n in ast.walk(node) if n is not node)
+    out: set[tuple[str, str]] = set()
+    for node in ast.walk(tree):
+        if id(node) not in inside or id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            out.update((name, a.name) for a in node.names if a.name in known)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                module = full if full in known else base
+                if module in known:
+                    out.add((name, module))
+    return out
+
+
+def _lazy_allowed(module: str) -> str | None:
+    """The ``LAZY_CORE`` entry that covers ``module``, None when none does."""
+    for entry in LAZY_CORE:
+        if module == entry or module.startswith(entry + "."):
+            return entry
+    return None
+
+
+def _lazy_imports() -> set[tuple[str, str]]:
+    modules = _modules()
+    known = set(modules)
+    found: set[tuple[str, str]] = set()
+    for name, path in modules.items():
+        found |= _inner_imports(name, path, known)
+    return found
+
+
+def test_imports_inside_functions_are_only_of_heavy_modules() -> None:
+    lazy = _lazy_imports()
+    cheap = {pair for pair in lazy if _lazy_allowed(pair[1]) is None}
+    assert cheap == set(LAZY_DEBTS), (
+        f"import these at the top of the module: {sorted(cheap - set(LAZY_DEBTS))}; "
+        f"gone from LAZY_DEBTS: {sorted(set(LAZY_DEBTS) - cheap)}"
+    )
+    used = {_lazy_allowed(module) for _, module in lazy}
+    assert set(LAZY_CORE) <= used, f"no longer imported lazily: {set(LAZY_CORE) - used}"
+
+
+def test_a_lazy_import_of_a_cheap_module_is_caught(tmp_path: Path) -> None:
+    path = tmp_path / "mod.py"
+    path.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from core.chunk import fixed\n"
+        "def f():\n    from core.errors import ChunkscopeError\n"
+        "    from core.render import pages\n    return ChunkscopeError, pages\n",
+        encoding="utf-8",
+    )
+    known = {"core.errors", "core.render", "core.render.pages", "core.chunk.fixed"}
+    found = _inner_imports("core.x", path, known)
+    assert found == {("core.x", "core.errors"), ("core.x", "core.render.pages")}
+    assert _lazy_allowed("core.errors") is None
+    assert _lazy_allowed("core.render.pages") == "core.render"
+    assert _lazy_allowed("core.ingest.pdf_lines") is None  # a prefix of a name is not its package

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from core.errors import ChunkscopeError
 from core.formats import load_document
-from core.formats.registry import is_supported_name
+from core.formats.format_registry import is_supported_name
 from core.ingest.ocr import engine_version
 from core.ingest.revision import PARSE_REVISION
 from tests.conftest import CORPUS, PDF_PASSWORDS, SAMPLE_DOCS, openable_pdfs, text_corpora

@@ -11,10 +11,11 @@ import pytest
 from fakes import FakeEncoder, fake_embed_chunks
 from streamlit.testing.v1 import AppTest
 
-from core.chunk import PolicyError, chunk_document, default_policy, policy_from_args, registry
+from core.chunk import PolicyError, chunk_document, default_policy, policy_from_args
+from core.chunk import policy_registry as registry
 from core.chunk.analysis import DocAnalysis
 from core.chunk.annotate import BlockIndex
-from core.chunk.registry import PolicySpec
+from core.chunk.policy_registry import PolicySpec
 from core.chunk.skip import kept_regions
 from core.chunk.spans import Piece, strip_span
 from core.cli import main

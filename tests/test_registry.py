@@ -46,9 +46,9 @@ def test_a_registered_block_cleans_up_even_when_it_fails():
 
 
 def test_every_stage_registry_is_one_of_these_with_its_builtins():
-    from core.chunk import registry as policies
-    from core.formats import registry as formats
-    from core.methods import registry as methods
+    from core.chunk import policy_registry as policies
+    from core.formats import format_registry as formats
+    from core.methods import method_registry as methods
 
     for module, builtins in (
         (formats, {"pdf", "text", "markdown"}),

@@ -23,7 +23,7 @@ from core.retrieve.rerank import (
     rerank,
 )
 from core.store import ChunkStore
-from core.store.records import StoredHit
+from core.store.chroma_records import StoredHit
 
 TEXT = "Alpha pumps water.\n\nBeta keeps it warm.\n\nGamma stops the noise.\n\nDelta holds."
 DOC = make_document("manual", TEXT, title="Manual")

@@ -131,7 +131,7 @@ def test_ray_records_equal_the_plain_indexers_and_a_rerun_skips(
     server = ChunkStore.open(host=chroma_server)
     assert_same_records(server, plain, enc.name)
 
-    from core.store.lexical import lexical_collection
+    from core.store.lexical_index import lexical_collection
 
     lexical = lexical_collection(server, model=enc.name, method="bm25", policy=POLICY)
     assert lexical is not None

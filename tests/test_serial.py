@@ -96,7 +96,7 @@ def test_a_malformed_run_file_gives_one_line_naming_the_field(tmp_path):
 
 
 def test_a_malformed_store_record_names_the_record_and_the_field():
-    from core.store.records import hit_from_record
+    from core.store.chroma_records import hit_from_record
 
     meta = {"char_start": "0", "char_end": 2, "method": "naive"}
     with pytest.raises(RecordError, match=r"^record c1\.char_start: expected an integer, got '0'$"):
@@ -122,7 +122,7 @@ def test_a_sweep_point_reads_its_costs_through_the_typed_reader():
 
 def test_a_store_record_of_a_newer_schema_is_refused_with_what_to_do():
     from core.errors import StoreError
-    from core.store.records import SCHEMA_VERSION, hit_from_record
+    from core.store.chroma_records import SCHEMA_VERSION, hit_from_record
 
     meta = {"schema": SCHEMA_VERSION + 1, "char_start": 0, "char_end": 2}
     with pytest.raises(StoreError, match=r"newer than this Chunkscope's .*: upgrade Chunkscope"):

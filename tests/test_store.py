@@ -17,7 +17,7 @@ from core.config import ENV_CHROMA, ENV_STORE, parse_host, resolve_store
 from core.errors import StoreError
 from core.provenance.types import ChunkPolicy
 from core.store import ChunkStore
-from core.store.records import chunk_metadata
+from core.store.chroma_records import chunk_metadata
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY = ChunkPolicy(name="fixed", size=400, overlap=0)
@@ -487,7 +487,7 @@ def _every_policy_variant() -> list[ChunkPolicy]:
     """Every registered policy at its defaults, and with each option it takes on."""
     from dataclasses import replace
 
-    from core.chunk import registry
+    from core.chunk import policy_registry as registry
 
     variants = []
     for spec in registry.all_policies():

@@ -25,12 +25,13 @@ from pathlib import Path
 import streamlit as st
 
 from core.config import DEFAULT_STORE_DIRNAME, ENV_CHROMA, ENV_STORE
-from core.errors import ChunkscopeError, StoreError
-from core.formats.registry import all_formats, describe_suffixes, is_supported_name
+from core.errors import ChunkscopeError
+from core.formats.format_registry import all_formats, describe_suffixes, is_supported_name
 from core.model.paths import resolve_model_dir
 from core.model.tokens import load_tokenizer
 from core.provenance.types import Document
 from core.render.views import document_row
+from workbench import _ui_library, _ui_store
 from workbench._ui_reads import read_document
 from workbench.state import Key
 
@@ -44,7 +45,7 @@ def upload_help() -> str:
     """The uploader's help: every format it reads with its suffixes (the registry's).
 
     The uploader takes any file and ``read_upload`` refuses the others in one line
-    (``core.formats.registry.upload_format``): given a ``type=`` list, Streamlit's browser
+    (``core.formats.format_registry.upload_format``): given a ``type=`` list, Streamlit's browser
     side refuses them itself with nothing but "<MIME type> files are not allowed"."""
     return f"Reads {describe_suffixes()}. Any other file is refused with a line saying so."
 
@@ -152,40 +153,6 @@ def model_info_or_stop() -> ModelInfo:
         raise  # st.stop() raises; this line is for the type checker
 
 
-@st.cache_resource(show_spinner="Opening the chunk store…")
-def _open_store(kind: str, address: str):  # -> core.store.ChunkStore
-    from core.store import ChunkStore
-
-    if kind == "server":
-        return ChunkStore.open(host=address)
-    return ChunkStore.open(address)
-
-
-def store(*, create: bool = False):  # -> core.store.ChunkStore | None
-    """The store configured in the sidebar, or None for a folder that does not exist yet
-    (nothing indexed); with ``create``, that folder is made (an embedded store) instead.
-    Raises ``StoreError`` with a one-line message when it cannot be opened."""
-    kind, address = st.session_state[Key.STORE_KIND], st.session_state[Key.STORE_ADDR].strip()
-    if not address:
-        raise StoreError("give a store folder or a Chroma server HOST:PORT in the sidebar")
-    missing = kind == "folder" and not (Path(address).expanduser() / "chroma.sqlite3").exists()
-    if missing and not create:
-        return None
-    return _open_store(kind, address)
-
-
-def indexed_versions() -> dict[str, set[str]]:
-    """doc_id -> sha256 of every version in the store (empty when there is no store)."""
-    try:
-        opened = store()
-    except ChunkscopeError:
-        return {}
-    found: dict[str, set[str]] = {}
-    for entry in opened.indexed_documents() if opened else []:
-        found.setdefault(entry.doc_id, set()).add(entry.sha256)
-    return found
-
-
 # -- library ------------------------------------------------------------------------------
 
 
@@ -213,16 +180,12 @@ def datasheets() -> dict[str, Document]:
 def library() -> dict[str, Document]:
     """Every document on hand: samples, the store's library (what any session or
     ``chunkscope index`` kept), overridden by this session's uploads."""
-    from workbench import _ui_library
-
     return {**samples(), **_ui_library.kept_documents(), **st.session_state[Key.DOCS]}
 
 
 def own_documents() -> dict[str, Document]:
     """The user's documents: the store's library and this session's uploads, without the
     bundled samples (a sample counts only when its bytes were uploaded or kept)."""
-    from workbench import _ui_library
-
     bundled = {d.doc_id: d.sha256 for d in samples().values()}
     held = {**_ui_library.kept_documents(), **st.session_state[Key.DOCS]}
     return {i: d for i, d in held.items() if bundled.get(i) != d.sha256}
@@ -274,9 +237,7 @@ def doc_token_count(doc_id: str, sha256: str, _doc: Document) -> int:
 
 def library_rows() -> list[dict[str, object]]:
     """One table row per library document (the Library page's table)."""
-    from workbench import _ui_library
-
-    indexed, uploaded = indexed_versions(), st.session_state[Key.DOCS]
+    indexed, uploaded = _ui_store.indexed_versions(), st.session_state[Key.DOCS]
     kept = {e.doc_id: e.sha256 for e in _ui_library.kept_entries()}
     rows = []
     for doc in library().values():

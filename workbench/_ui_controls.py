@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.chunk import policy_from_args, registry
+from core.chunk import policy_from_args
+from core.chunk import policy_registry as registry
 from core.provenance.types import ChunkPolicy, Document
 from core.render.views import stats_items
 from workbench import _ui

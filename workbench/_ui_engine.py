@@ -2,7 +2,7 @@
 
 - ``init_state``: the session-state keys of these pages (``workbench.state.EngineKey``)
   at their defaults, once;
-- ``encoder``/``vector_cache`` (``st.cache_resource``); the store is ``_ui.store()``;
+- ``encoder``/``vector_cache`` (``st.cache_resource``); the store is ``_ui_store.store()``;
 - ``comparison``: one comparison per query, scope, policy, methods, shown ``k`` and index
   state (each method ranked ``WIDE`` deep, its top ``k`` read), cached, so a repeated
   query answers from memory;
@@ -38,7 +38,7 @@ from core.methods.embedding import check_late_pooling
 from core.provenance.types import ChunkPolicy, Document
 from core.retrieve.comparison import Comparison, compare
 from core.store.contexts import chunk_contexts
-from workbench import _ui, _ui_controls, _ui_jobs, _ui_roles
+from workbench import _ui, _ui_controls, _ui_jobs, _ui_roles, _ui_store
 from workbench import _ui_compare_model as model
 from workbench._ui_reads import read_document
 from workbench.state import EngineKey, Key
@@ -108,7 +108,7 @@ def indexed_here() -> tuple:
     model loads (stops the page with the one-line reason when either cannot open)."""
     require_encoder()
     try:
-        opened = _ui.store()
+        opened = _ui_store.store()
         return opened, (indexed(opened) if opened else [])
     except ChunkscopeError as exc:
         st.error(_ui.md(exc), icon=":material/error:")
@@ -192,7 +192,7 @@ def _compare_cached(
 def comparison(query: str, methods, policy: ChunkPolicy, doc_id: str | None, entries, k: int):
     """Each method ranked ``WIDE`` deep with its top ``k`` read (``core.retrieve.comparison``), from
     memory when asked before."""
-    opened = _ui.store()
+    opened = _ui_store.store()
     key = (policy.key, opened.location.describe(), index_state(entries))
     return _compare_cached(query, tuple(methods), doc_id, *key, k, policy, opened)
 
@@ -267,7 +267,7 @@ def start_index(docs: list[Document], policy: ChunkPolicy, methods: list[str]) -
     """Index ``docs`` in the background (an embedded store folder is made when missing)."""
     if not _ui_roles.require_editor("index documents"):
         return
-    opened = _ui.store(create=True)
+    opened = _ui_store.store(create=True)
     job = IndexJob(docs=docs, methods=tuple(methods), policy=policy, index=index_documents)
     job.start(opened, encoder(), vector_cache())
     st.session_state[EngineKey.JOB] = job

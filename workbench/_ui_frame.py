@@ -14,7 +14,7 @@ from core.config import ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError
 from core.render.markup import STYLESHEET
 from core.render.views import kind_label
-from workbench import _ui, _ui_imports, _ui_ocr, _ui_reads, _ui_roles
+from workbench import _ui, _ui_imports, _ui_ocr, _ui_reads, _ui_roles, _ui_store
 from workbench.state import FrameKey, Key, doc_widget
 
 # The menu: sections of (page script, title, icon), in order; the first page is home.
@@ -115,7 +115,7 @@ def sidebar() -> None:
         if _ui_roles.editing_enabled():  # a viewer reads where the store is, below
             _store_controls()
         try:
-            opened = _ui.store()
+            opened = _ui_store.store()
             st.caption(opened.location.describe() if opened else "No index in this folder yet.")
             info = _ui.model_info()
             st.caption(

@@ -20,7 +20,7 @@ from core.render.overlay import span_line_boxes
 from core.render.titles import ChunkTitle, HeadingIndex, chunk_titles, stored_title
 from core.render.views import first_words, highlight_mark, highlight_shapes
 from core.retrieve.comparison import Comparison, hit_of
-from workbench import _ui, _ui_cite, _ui_parse
+from workbench import _ui, _ui_cite, _ui_parse, _ui_store
 from workbench import _ui_engine as eng
 
 MAX_CARDS = 50  # cards per method column: more would make a page of thousands of cards
@@ -92,7 +92,7 @@ def _doc_titles(
 def titles_of(hits, policy, entries) -> dict[str, ChunkTitle]:
     """Card titles of ``hits`` by chunk id (``core.render.titles``): from the document's
     blocks when its indexed version is loaded, else from the stored heading path."""
-    opened = _ui.store()
+    opened = _ui_store.store()
     found: dict[str, ChunkTitle] = {}
     for doc_id in sorted({h.doc_id for h in hits}):
         doc = _ui.library().get(doc_id)

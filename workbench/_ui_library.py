@@ -18,7 +18,7 @@ from core.formats import parse_document
 from core.library import Library, LibraryEntry, Removal, remove_document
 from core.parse.garbled import garbled_totals
 from core.provenance.types import Document
-from workbench import _ui, _ui_roles
+from workbench import _ui_roles, _ui_store
 from workbench._ui_reads import read_document
 from workbench.state import Key
 
@@ -29,7 +29,7 @@ def kept_library(*, create: bool = False) -> Library | None:
     """The library beside the sidebar's store; None when there is no store (yet) or it
     cannot be opened (the sidebar shows that error)."""
     try:
-        opened = _ui.store(create=create)
+        opened = _ui_store.store(create=create)
     except ChunkscopeError:
         if create:
             raise
@@ -157,7 +157,7 @@ def remove(doc_id: str) -> Removal | None:
     with the one-line refusal, for a viewer."""
     if not _ui_roles.require_editor("remove documents"):
         return None
-    opened = _ui.store()
+    opened = _ui_store.store()
     if opened is None:
         raise ChunkscopeError("there is no store yet, so nothing to remove")
     removal = remove_document(opened, doc_id)

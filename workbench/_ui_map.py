@@ -26,7 +26,7 @@ from core.provenance.cite import CitationStatus
 from core.render.links import parse_span
 from core.render.map_chart import OTHER, STATUS_COLOURS
 from core.render.titles import stored_title
-from workbench import _ui, _ui_cite
+from workbench import _ui, _ui_cite, _ui_store
 from workbench import _ui_depth as dep
 from workbench import _ui_engine as eng
 from workbench import _ui_inspect as ins
@@ -98,7 +98,7 @@ def _scope(
 def scope(methods, policy, doc_id: str | None, entries, keep: Sequence[str]) -> MapScope:
     """The drawn chunks: read once per index state; read again with ``keep`` only when
     the scope is sampled and the sample missed some of them."""
-    opened = _ui.store()
+    opened = _ui_store.store()
     key = (opened.location.describe(), eng.index_state(entries), eng.encoder().name)
     base = _scope(*key, tuple(methods), policy.key, doc_id, (), policy, opened)
     if not base.sampled or all(c in base.row_of for c in keep):
@@ -228,7 +228,7 @@ def rank_panel(
     chunk = drawn.chunks[drawn.row_of[chunk_id]]
     st.subheader("Where does it rank?")
     ranks = full_depth_ranks(
-        query, chunk_id, methods=methods, encoder=eng.encoder(), store=_ui.store(),
+        query, chunk_id, methods=methods, encoder=eng.encoder(), store=_ui_store.store(),
         policy=policy, doc_id=doc_id, k=k,
     )  # fmt: skip
     st.caption(

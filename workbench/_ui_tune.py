@@ -91,7 +91,7 @@ def sweep_label(sweep: Sweep) -> str:
 
 def grid_controls() -> list:
     """Policy, unit, sizes and overlaps; the grid's points (``PolicyError`` if impossible)."""
-    from core.chunk import registry
+    from core.chunk import policy_registry as registry
 
     cells = st.columns([1.8, 1, 1.8, 1.4])  # "structure" was clipped at 1.4
     sweepable = [n for n in registry.policy_names() if not registry.get(n).fixed_boundaries]

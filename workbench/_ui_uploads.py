@@ -13,11 +13,11 @@ import logging
 import streamlit as st
 
 from core.errors import ChunkscopeError, PasswordRequiredError
-from core.formats.registry import upload_format
+from core.formats.format_registry import upload_format
 from core.ingest.files import display_name
 from core.provenance.types import Document
 from core.render.views import stale_note
-from workbench import _ui, _ui_ocr, _ui_roles
+from workbench import _ui, _ui_ocr, _ui_roles, _ui_store
 from workbench._ui import Note, md
 from workbench._ui_reads import read_document
 from workbench.state import Key
@@ -44,7 +44,7 @@ def add_document(doc: Document) -> Note:
 def stale_message(doc: Document, old_sha: str) -> str:
     """Which stored citations the new version made stale (by hash, never by name)."""
     try:
-        opened = _ui.store()
+        opened = _ui_store.store()
         n_stale = opened.records_with_other_sha(doc.doc_id, doc.sha256) if opened else 0
         versions = opened.indexed_documents() if opened else []
     except ChunkscopeError as exc:

@@ -18,10 +18,17 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from core.bench.inputs import ROOT, BenchInputs, check_spans, parse_rounds
+from core.bench.inputs import ROOT, BenchInputs, check_spans, head_document, parse_rounds
 from core.bench.report import CaseResult
 from core.bench.timing import interleaved, timed
+from core.chunk import chunk_document, chunk_stats, default_policy, policy_from_args
+from core.embed import load_encoder
+from core.formats import load_document, parse_document
 from core.methods import BENCHED
+from core.methods.embedding import embed_chunks
+from core.model.paths import resolve_model_dir
+from core.model.tokens import load_tokenizer
+from core.provenance.cite import Citation
 from core.provenance.types import ChunkPolicy, Document
 
 # Re-chunk policies: (policy, unit, slider step). Each round moves the size one step up.
@@ -38,15 +45,11 @@ UI_OVERLAP_CHARS = 100
 
 def _size_at(name: str, unit: str, step_size: int, step: int) -> ChunkPolicy:
     """The policy after ``step + 1`` slider moves up from the default size."""
-    from core.chunk import policy_from_args
-
     default = policy_from_args(name, None, None, unit)
     return policy_from_args(name, default.size + step_size * (step + 1), None, unit)
 
 
 def _default(name: str, unit: str) -> ChunkPolicy:
-    from core.chunk import policy_from_args
-
     return policy_from_args(name, None, None, unit)
 
 
@@ -58,7 +61,6 @@ def parse_case(inputs: BenchInputs, path: Path) -> CaseResult:
     """
     import pymupdf
 
-    from core.formats import load_document, parse_document
     from core.ingest.pdf_text import RAWDICT_FLAGS
 
     parse_only: list[float] = []
@@ -122,8 +124,6 @@ def _chonkie_step(name: str, unit: str, step_size: int) -> Callable[[str, int, f
     if unit == "tokens":
         from tokenizers import Tokenizer
 
-        from core.model.paths import resolve_model_dir
-
         tokenizer: Any = Tokenizer.from_file(str(resolve_model_dir() / "tokenizer.json"))
     else:
         tokenizer = "character"
@@ -154,8 +154,6 @@ def rechunk_case(
         theirs = _chonkie_step(name, unit, step_size)
     except ImportError:
         return _skipped_rechunk(name, unit, group, "chonkie is not installed (the bench extra)")
-
-    from core.chunk import chunk_document
 
     tokenizer = inputs.tokenizer()
 
@@ -224,8 +222,6 @@ def _skipped_rechunk(name: str, unit: str, group: str, reason: str) -> CaseResul
 
 def _text_window(tokenizer: Any) -> int:
     """Text tokens of the default model's window (``max_seq_length`` less specials)."""
-    from core.model.paths import resolve_model_dir
-
     config = resolve_model_dir() / "sentence_bert_config.json"
     window = json.loads(config.read_text())["max_seq_length"] if config.is_file() else 512
     return int(window) - int(tokenizer.special_tokens_per_text)
@@ -238,8 +234,6 @@ def slider_move(doc: Document, blocks: tuple, tokenizer: Any, page: int, step: i
     the rendered page (image from the page cache after the first move), the marked text
     of the page and the citation of its first chunk. Streamlit's own work is not in here.
     """
-    from core.chunk import chunk_document, chunk_stats, policy_from_args
-    from core.provenance.cite import Citation
     from core.render.charts import chunk_size_figure
     from core.render.markup import marked_text_html, page_html
     from core.render.pages import DEFAULT_ZOOM, render_page_png
@@ -331,13 +325,6 @@ def memory_case(inputs: BenchInputs) -> CaseResult:
 def memory_probe(pdf: str, late_chars: int | None, device: str) -> dict[str, Any]:
     """Run in a fresh process: peak RSS (MiB) after imports, parse, chunk and late embed."""
     import resource
-
-    from core.bench.inputs import head_document
-    from core.chunk import chunk_document, default_policy
-    from core.embed import load_encoder
-    from core.formats import load_document, parse_document
-    from core.methods.embedding import embed_chunks
-    from core.model.tokens import load_tokenizer
 
     def peak() -> float:
         # VmHWM belongs to this process image; ru_maxrss survives exec and may report

@@ -13,11 +13,21 @@ from typing import Any
 
 import numpy as np
 
-from core.bench.inputs import BenchInputs
+from core.bench.inputs import BenchInputs, head_document, shared_dir
 from core.bench.report import CaseResult
 from core.bench.store_cases import DENSE, SEED, _ensure_scale, _unit_vectors, _with_extra, model_dim
 from core.bench.timing import interleaved, timed
+from core.chunk import default_policy, policy_from_args
+from core.diagnose.attribution import late_attribution
+from core.diagnose.casebook import CAUSES, build_casebook, run_casebook
+from core.diagnose.depth import full_depth_ranks, loaded_vectors
+from core.diagnose.run_failures import diagnose_run
+from core.embed.late import late_windows
+from core.evaluate import EvalConfig, import_chunking_eval, run_eval
+from core.formats import load_document
 from core.methods import BENCHED
+from core.methods.embedding import embed_chunks
+from core.store import ChunkStore
 
 LEXICAL = BENCHED.lexical
 
@@ -35,9 +45,6 @@ class _Encoder:
 
 
 def depth_case(inputs: BenchInputs, n: int) -> CaseResult:
-    from core.diagnose.depth import full_depth_ranks, loaded_vectors
-    from core.store import ChunkStore
-
     s = inputs.settings
     store = ChunkStore.open(s.cache_dir / "scale")
     model, policy, _ = _ensure_scale(store, inputs.document(s.pdf), n)
@@ -87,12 +94,6 @@ ATTRIBUTION_CHARS = 2_600  # cut back until the headline's head fits one late wi
 def attribution_case(inputs: BenchInputs) -> CaseResult:
     """Context attribution of one chunk whose late window holds about 510 tokens, against
     one late embedding of the same document (a forward pass and a pooling)."""
-    from core.bench.inputs import head_document
-    from core.chunk import policy_from_args
-    from core.diagnose.attribution import late_attribution
-    from core.embed.late import late_windows
-    from core.methods.embedding import embed_chunks
-
     s = inputs.settings
     encoder = inputs.encoder()
     chars = ATTRIBUTION_CHARS
@@ -139,12 +140,6 @@ SIGNALS_LIMIT_S = 5.0
 def signals_case(inputs: BenchInputs) -> CaseResult:
     """The evidence of every failure of the shared 472-query set (bm25 and naive, fixed
     800/100 characters), against the evaluation that found them."""
-    from core.bench.inputs import shared_dir
-    from core.chunk import default_policy
-    from core.diagnose.run_failures import diagnose_run
-    from core.evaluate import EvalConfig, import_chunking_eval, run_eval
-    from core.formats import load_document
-
     folder = shared_dir() / "corpus" / "chunking_evaluation"
     docs = {p.stem: load_document(p) for p in sorted((folder / "corpora").glob("*.md"))}
     queries = import_chunking_eval(folder, loader=lambda path: docs[path.stem])
@@ -196,8 +191,6 @@ def agreement_cases(inputs: BenchInputs) -> list[CaseResult]:
     whose suggestion differs from the constructed cause; the baseline, the share a
     suggestion drawn by the failures' own cause frequencies would miss (a guess that
     knows the mix)."""
-    from core.diagnose.casebook import build_casebook
-
     per_cause = 1 if inputs.settings.quick else PER_CAUSE
     tuned = build_casebook(per_cause=per_cause)
     held = build_casebook(per_cause=per_cause, held_out=True)
@@ -213,7 +206,6 @@ def _agreement_rows(
     inputs: BenchInputs, book: Any, key: str, which: str, per_cause: int, target: float,
     cause_target: float,
 ) -> list[CaseResult]:  # fmt: skip
-    from core.diagnose.casebook import CAUSES, run_casebook
 
     took, (run, found, agreement) = timed(lambda: run_casebook(book, inputs.encoder()))
     total = agreement.total or 1

@@ -20,7 +20,11 @@ import numpy as np
 from core.bench.inputs import BenchInputs, check_spans
 from core.bench.report import CaseResult
 from core.bench.timing import Timing, interleaved
+from core.chunk import default_policy
+from core.embed import late_windows
+from core.formats import parse_document
 from core.methods import BENCHED
+from core.methods.embedding import embed_chunks
 
 ALONE, WINDOWED = BENCHED.alone, BENCHED.windowed  # the two embed cases, and their keys
 
@@ -43,10 +47,6 @@ def _flops(encoder: Any, lengths: list[int]) -> float:
 
 def _workload(inputs: BenchInputs) -> dict[str, Any]:
     """Chunks of the embedding input and the sequence lengths each method runs."""
-    from core.chunk import default_policy
-    from core.embed import late_windows
-    from core.formats import parse_document
-
     doc = inputs.head_document()
     blocks = parse_document(doc).blocks
     chunks = inputs.chunks(doc, blocks, default_policy("structure"))
@@ -69,7 +69,6 @@ def embed_run(inputs: BenchInputs) -> dict[str, Any]:
     """Time every embedding contender the run asked for, once, interleaved (cached)."""
     if inputs.embed_timings is not None:
         return inputs.embed_timings
-    from core.methods.embedding import embed_chunks
 
     s = inputs.settings
     work = _workload(inputs)

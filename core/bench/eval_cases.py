@@ -24,6 +24,9 @@ from typing import Any
 
 from core.bench.inputs import BenchInputs, shared_dir
 from core.bench.report import CaseResult
+from core.chunk import policy_from_args
+from core.embed import VectorCache
+from core.evaluate import EvalConfig, import_qa, run_eval
 from core.methods import EVALUATED
 
 FILINGS = (
@@ -37,9 +40,6 @@ WARM_LIMIT_S = 10.0
 
 
 def _workload(inputs: BenchInputs) -> dict[str, Any]:
-    from core.chunk import policy_from_args
-    from core.evaluate import import_qa
-
     root = shared_dir() / "corpus" / "financebench"
     docs = [inputs.document(root / "pdfs" / f"{name}.pdf") for name in FILINGS]
     asked = import_qa(root / "questions.jsonl", question="question",
@@ -53,9 +53,6 @@ def _workload(inputs: BenchInputs) -> dict[str, Any]:
 def _evaluate(work: dict[str, Any], folder: str) -> tuple[float, Any, dict[str, float]]:
     """One evaluation through a new cache on ``folder``: its seconds, the run, and what
     the encoder did meanwhile (sequences, real and padded tokens, forward seconds)."""
-    from core.embed import VectorCache
-    from core.evaluate import EvalConfig, run_eval
-
     encoder = work["encoder"]
     config = EvalConfig(policy=work["policy"], methods=METHODS)
     before = _encoder_counts(encoder)

@@ -28,7 +28,9 @@ from core.bench.embed_cases import encoder_flops
 from core.bench.inputs import BenchSettings
 from core.bench.report import CaseResult
 from core.bench.timing import interleaved
+from core.embed.encoder import Encoder
 from core.methods import BENCHED
+from core.model.paths import resolve_model_dir
 
 CHUNK_TOKENS = 512
 
@@ -62,9 +64,6 @@ def random_encoder(shape: EncoderShape, device: str) -> Any:
     """Our ``Encoder`` around a randomly initialised BERT of ``shape`` (seeded)."""
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
-
-    from core.embed.encoder import Encoder
-    from core.model.paths import resolve_model_dir
 
     config = BertConfig(
         vocab_size=shape.vocab,

@@ -20,6 +20,13 @@ from typing import Any
 from core.bench.inputs import BenchInputs, shared_dir
 from core.bench.report import CaseResult
 from core.bench.timing import interleaved
+from core.chunk import policy_registry as policies
+from core.evaluate import EvalConfig, import_qa, pin_labels, resolve_queries, run_eval
+from core.evaluate.imported_run import import_run
+from core.evaluate.traces import TraceHit, TraceQuery
+from core.imported import ForeignChunk, import_chunks
+from core.imported.anchor import anchor_document
+from core.imported.chunkset import policy_spec
 from core.methods import BESIDE_A_RUN
 
 WINDOW = 800
@@ -55,8 +62,6 @@ def foreign_chunks(path: Path) -> list:
     """The other extractor's chunks of one PDF (see the module doc)."""
     import pymupdf
 
-    from core.imported import ForeignChunk
-
     chunks: list[ForeignChunk] = []
     with pymupdf.open(path) as pdf:
         for number, page in enumerate(pdf, start=1):
@@ -76,8 +81,6 @@ def foreign_chunks(path: Path) -> list:
 
 
 def import_case(inputs: BenchInputs, path: Path) -> CaseResult:
-    from core.imported.anchor import anchor_document
-
     doc = inputs.document(path)
     chunks = foreign_chunks(path)
     text = doc.text
@@ -141,8 +144,6 @@ def tfidf_log(chunks: list, questions: list) -> list:
     import math
     from collections import Counter
 
-    from core.evaluate.traces import TraceHit, TraceQuery
-
     bags = [Counter(_terms(c.text)) for c in chunks]
     df = Counter(t for bag in bags for t in bag)
     idf = {t: math.log((1 + len(bags)) / (1 + n)) + 1 for t, n in df.items()}
@@ -172,12 +173,6 @@ def run_case(inputs: BenchInputs) -> CaseResult:
     filings and score it beside naive, late and bm25 over the same spans; against the
     same evaluation of our methods alone (what importing the log adds)."""
     import time
-
-    from core.chunk import registry as policies
-    from core.evaluate import EvalConfig, import_qa, pin_labels, resolve_queries, run_eval
-    from core.evaluate.imported_run import import_run
-    from core.imported import import_chunks
-    from core.imported.chunkset import policy_spec
 
     paths = filing_paths(quick=False)
     docs = [inputs.document(p) for p in paths]

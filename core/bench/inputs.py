@@ -13,8 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.chunk import chunk_document
+from core.embed import load_encoder
 from core.errors import ChunkscopeError
+from core.formats import load_document, parse_document
 from core.methods import BENCHED
+from core.model.tokens import load_tokenizer
 from core.provenance.types import Block, Chunk, ChunkPolicy, Document
 
 ENV_SHARED = "CHUNKSCOPE_SHARED"
@@ -129,28 +133,20 @@ class BenchInputs:
         self.embed_timings: dict[str, Any] | None = None
 
     def document(self, path: Path) -> Document:
-        from core.formats import load_document
-
         if path not in self._docs:
             self._docs[path] = load_document(path)
         return self._docs[path]
 
     def blocks(self, path: Path) -> tuple[Block, ...]:
-        from core.formats import parse_document
-
         if path not in self._blocks:
             self._blocks[path] = parse_document(self.document(path)).blocks
         return self._blocks[path]
 
     def tokenizer(self) -> Any:
-        from core.model.tokens import load_tokenizer
-
         return load_tokenizer()
 
     def encoder(self) -> Any:
         """The default model on ``settings.device`` (raises ``ModelError`` without CUDA)."""
-        from core.embed import load_encoder
-
         if self._encoder is None:
             self._encoder = load_encoder(device=self.settings.device)
         return self._encoder
@@ -162,16 +158,12 @@ class BenchInputs:
         return self._head
 
     def chunks(self, doc: Document, blocks: tuple[Block, ...], policy: ChunkPolicy) -> list[Chunk]:
-        from core.chunk import chunk_document
-
         return chunk_document(doc, blocks, policy, self.tokenizer())
 
 
 def head_document(doc: Document, n_chars: int | None) -> Document:
     """``doc`` itself, or a text document of its first ``n_chars`` characters (cut back to
     the last line break so no word is split) read through ``load_document``."""
-    from core.formats import load_document
-
     if n_chars is None or n_chars >= len(doc.text):
         return doc
     cut = doc.text.rfind("\n", 0, n_chars)

@@ -4,7 +4,7 @@
   ``BUILD_CHUNKS`` chunks of 800 characters cut from the headline document, against
   bm25s's own pipeline (``bm25s.tokenize`` with the same stemmer and stopwords, then
   ``BM25.index``); target: at most ``BUILD_LIMIT_S`` seconds.
-- query at scale: a top-10 BM25 query through ``core.retrieve.ranking.rank_scope`` (the freshness
+- query at scale: a top-10 BM25 query through ``core.retrieve.ranking.StoreRanker`` (the freshness
   check of the persisted index against the store's markers, scoring every chunk,
   selecting and hydrating the top 10 into checked records) against a top-10 dense query
   through ``ChunkStore.query`` on a collection of the same size and the same records
@@ -30,6 +30,10 @@ from core.bench.store_cases import (
 )
 from core.bench.timing import interleaved, timed
 from core.methods import BENCHED
+from core.methods.lexical import Bm25Index, _stemmer
+from core.retrieve.ranking import Scope, StoreRanker
+from core.store import ChunkStore, markers, scan
+from core.store.lexical_index import lexical_collection
 
 LEXICAL = BENCHED.lexical
 
@@ -46,8 +50,6 @@ def _cut(text: str, n: int, width: int) -> list[str]:
 
 def build_case(inputs: BenchInputs) -> CaseResult:
     import bm25s
-
-    from core.methods.lexical import Bm25Index, _stemmer
 
     s = inputs.settings
     texts = _cut(inputs.document(s.pdf).text, BUILD_CHUNKS, BUILD_CHARS)
@@ -81,8 +83,6 @@ def build_case(inputs: BenchInputs) -> CaseResult:
 def _ensure_lexical(store: Any, doc: Any, n: int, model: str, policy: Any) -> float | None:
     """The bm25 twin of the synthetic dense collection (same ids, spans and texts), with
     a completion marker; returns its build time, None when reused."""
-    from core.store import markers, scan
-
     name = store.collection_name(model, LEXICAL, policy)
     col = store.client.get_or_create_collection(
         name, metadata={"hnsw:space": "cosine", "model": model}, embedding_function=None
@@ -114,10 +114,6 @@ def _ensure_lexical(store: Any, doc: Any, n: int, model: str, policy: Any) -> fl
 
 
 def query_case(inputs: BenchInputs, n: int) -> CaseResult:
-    from core.retrieve.ranking import Scope, rank_scope
-    from core.store import ChunkStore
-    from core.store.lexical import lexical_collection
-
     s = inputs.settings
     doc = inputs.document(s.pdf)
     store = ChunkStore.open(s.cache_dir / "scale")
@@ -134,7 +130,8 @@ def query_case(inputs: BenchInputs, n: int) -> CaseResult:
     scope = Scope(store=store, model=model, policy=policy, doc_id=None)
 
     def lexical(step: int) -> Any:
-        return rank_scope(scope, LEXICAL, query=queries[step], qvec=None, depth=TOP_K).top(TOP_K)
+        ranker = StoreRanker(scope, query=queries[step], qvec=None)
+        return ranker.rank(LEXICAL, TOP_K).top(TOP_K)
 
     t = interleaved(
         {

@@ -26,11 +26,16 @@ from typing import Any
 
 import numpy as np
 
+from core import methods as registry
 from core.bench.inputs import BenchInputs
+from core.bench.lexical_cases import _ensure_lexical
 from core.bench.report import CaseResult
 from core.bench.store_cases import DENSE, SEED, _ensure_scale, _unit_vectors, _with_extra, model_dim
 from core.bench.timing import interleaved, timed
-from core.methods import BENCHED
+from core.methods import BENCHED, COMPARED
+from core.projection import fit, layout, read_scope
+from core.retrieve.comparison import compare
+from core.store import ChunkStore, scan
 
 PAGE_DEPTH = 5000  # workbench/_ui_engine.WIDE
 PAGE_K = 10
@@ -41,8 +46,6 @@ COMPARE_QUERIES = 5  # the old call takes seconds a round at 100k: few rounds
 def twins() -> tuple[str, ...]:
     """The dense methods of ``COMPARED`` besides the synthetic collection's own: each gets
     a twin collection."""
-    from core import methods as registry
-
     stored = registry.needs_indexing(registry.COMPARED)
     return tuple(m for m in stored if registry.get(m).family == "dense" and m != DENSE)
 
@@ -66,8 +69,6 @@ class _Encoder:
 def _ensure_twin(store: Any, model: str, policy: Any, method: str, n: int) -> float | None:
     """A dense twin of the synthetic collection under ``method`` (same ids, spans and
     texts, other vectors); its build time, None when reused."""
-    from core.store import scan
-
     name = store.collection_name(model, method, policy)
     col = store.client.get_or_create_collection(
         name, metadata={"hnsw:space": "cosine", "model": model}, embedding_function=None
@@ -98,9 +99,6 @@ def _ensure_twin(store: Any, model: str, policy: Any, method: str, n: int) -> fl
 def compare_store(inputs: BenchInputs, n: int) -> tuple[Any, str, Any, dict[str, float | None]]:
     """The store, model and policy of ``n`` synthetic records under every method of
     ``COMPARED``, and each collection's build time (None: reused)."""
-    from core.bench.lexical_cases import _ensure_lexical
-    from core.store import ChunkStore
-
     s = inputs.settings
     doc = inputs.document(s.pdf)
     store = ChunkStore.open(s.cache_dir / "scale")
@@ -113,9 +111,6 @@ def compare_store(inputs: BenchInputs, n: int) -> tuple[Any, str, Any, dict[str,
 
 
 def compare_case(inputs: BenchInputs, n: int) -> CaseResult:
-    from core.methods import COMPARED
-    from core.retrieve.comparison import compare
-
     s = inputs.settings
     store, model, policy, builds = compare_store(inputs, n)
     encoder = _Encoder(model, model_dim())
@@ -169,9 +164,6 @@ def compare_case(inputs: BenchInputs, n: int) -> CaseResult:
 def _map_scope(inputs: BenchInputs, n: int) -> tuple[Any, float]:
     """``MAP_POINTS`` chunks of the synthetic collection of ``n`` records (a seeded
     sample when larger) and the time their vectors took to read."""
-    from core.projection import read_scope
-    from core.store import ChunkStore
-
     s = inputs.settings
     store = ChunkStore.open(s.cache_dir / "scale")
     model, policy, _ = _ensure_scale(store, inputs.document(s.pdf), n)
@@ -184,16 +176,12 @@ def _map_scope(inputs: BenchInputs, n: int) -> tuple[Any, float]:
 
 
 def _forget_fits() -> None:
-    from core.projection import fit
-
     fit._FITTED.clear()
 
 
 def map_cases(inputs: BenchInputs, n: int) -> list[CaseResult]:
     """The PCA and UMAP rows of ``MAP_POINTS`` points drawn from ``n`` records."""
     from sklearn.decomposition import PCA  # type: ignore[import-untyped]
-
-    from core.projection import layout
 
     s = inputs.settings
     drawn, read_s = _map_scope(inputs, n)
@@ -228,8 +216,6 @@ def map_cases(inputs: BenchInputs, n: int) -> list[CaseResult]:
 
 def _umap_row(drawn: Any, matrix: np.ndarray, query: np.ndarray, points: int, where: str):
     import umap  # type: ignore[import-untyped]
-
-    from core.projection import layout
 
     warm = _unit_vectors(4500, 50, SEED + 7)  # past 4,096 points UMAP searches neighbours
     compile_s, _ = timed(  # with NN-descent: both paths compiled before the timed fits

@@ -24,6 +24,8 @@ import pymupdf
 from core.bench.inputs import BenchInputs, shared_dir
 from core.bench.report import CaseResult
 from core.bench.timing import interleaved
+from core.formats import load_document, parse_document
+from core.ingest.ocr import clear_memo, engine_version, missing_line
 
 RESOLUTIONS: tuple[int, ...] = (150, 300)
 TARGET_ACCURACY: dict[int, float] = {150: 0.90, 300: 0.95}
@@ -140,8 +142,6 @@ def word_accuracy(reference: str, recognised: str) -> float:
 
 
 def _documents(dpi: int) -> tuple[Any, bytes]:
-    from core.formats import load_document
-
     text_pdf = known_text_pdf()
     reference = load_document(text_pdf, name="known-text.pdf", ocr="never")
     return reference, image_only_pdf(text_pdf, dpi)
@@ -149,9 +149,6 @@ def _documents(dpi: int) -> tuple[Any, bytes]:
 
 def ocr_case(inputs: BenchInputs, dpi: int) -> CaseResult:
     """One resolution: OCR time per page against the layout model's, word accuracy."""
-    from core.formats import load_document, parse_document
-    from core.ingest.ocr import clear_memo, engine_version, missing_line
-
     key = f"ocr:{dpi}dpi"
     label = f"ocr {dpi} dpi known text"
     if engine_version() is None:
@@ -200,9 +197,6 @@ def ocr_case(inputs: BenchInputs, dpi: int) -> CaseResult:
 
 def vicksburg_case(inputs: BenchInputs) -> CaseResult:
     """The shared scan with an invisible OCR layer: our OCR against that layer."""
-    from core.formats import load_document
-    from core.ingest.ocr import clear_memo, engine_version, missing_line
-
     key, label = "ocr:vicksburg", f"ocr {VICKSBURG} against its own layer"
     path = shared_dir() / "corpus" / "pdfs" / VICKSBURG
     if engine_version() is None or not path.is_file():

@@ -9,6 +9,20 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from core.bench import (
+    cases,
+    diagnose_cases,
+    embed_cases,
+    eval_cases,
+    gpu,
+    import_cases,
+    lexical_cases,
+    map_cases,
+    scale_cases,
+    scale_corpus,
+    store_cases,
+    sweep_cases,
+)
 from core.bench.inputs import BenchInputs, BenchSettings
 from core.bench.machine import load_average, machine_info
 from core.bench.report import CaseResult
@@ -24,8 +38,6 @@ def _one(fn: Callable[[], CaseResult]) -> Thunk:
 
 def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     """``(case, label, thunk)`` for every row group the settings ask for, in order."""
-    from core.bench import cases, embed_cases, gpu
-
     s = inputs.settings
     steps: list[tuple[str, str, Thunk]] = []
     if "parse" in s.cases:
@@ -37,8 +49,6 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     if "rechunk" in s.cases:
         steps += _rechunk_steps(inputs)
     if "import" in s.cases:
-        from core.bench import import_cases
-
         for path in import_cases.filing_paths(s.quick):
             thunk = _one(partial(import_cases.import_case, inputs, path))
             steps.append(("import", f"import {path.name}", thunk))
@@ -51,8 +61,6 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         if case in s.cases:
             steps.append((case, label, _skip(case, no_cuda) if no_cuda else _one(fn)))
     if "sweep" in s.cases:
-        from core.bench import sweep_cases
-
         thunk = lambda: sweep_cases.sweep_cases(inputs)  # noqa: E731
         sweep = _skip("sweep", no_cuda) if no_cuda else thunk
         steps.append(("sweep", f"{BENCHED.windowed} sweep", sweep))
@@ -61,21 +69,15 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     if "lexical" in s.cases:
         steps += _lexical_steps(inputs)
     if "depth" in s.cases:
-        from core.bench import diagnose_cases
-
         for n in s.scale_sizes:
             thunk = _one(partial(diagnose_cases.depth_case, inputs, n))
             steps.append(("depth", f"full-depth rank at {n:,}", thunk))
     if "signals" in s.cases:
-        from core.bench import diagnose_cases as signal_cases
-
         steps.append(
-            ("signals", "failure signals", _one(lambda: signal_cases.signals_case(inputs)))
+            ("signals", "failure signals", _one(lambda: diagnose_cases.signals_case(inputs)))
         )
     if "attribution" in s.cases:
-        from core.bench import diagnose_cases as dc
-
-        thunk = _one(lambda: dc.attribution_case(inputs))
+        thunk = _one(lambda: diagnose_cases.attribution_case(inputs))
         steps.append(
             (
                 "attribution",
@@ -84,9 +86,9 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
             )
         )
     if "diagnose" in s.cases:
-        from core.bench import diagnose_cases as agree
-
-        steps.append(("diagnose", "diagnosis agreement", lambda: agree.agreement_cases(inputs)))
+        steps.append(
+            ("diagnose", "diagnosis agreement", lambda: diagnose_cases.agreement_cases(inputs))
+        )
     if "compare" in s.cases or "map" in s.cases:
         steps += _map_steps(inputs)
     if "ui" in s.cases:
@@ -99,9 +101,7 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     if "scale" in s.cases:
         steps.append(("scale", "ray indexer", lambda: _scale_rows(inputs)))
     if "import-run" in s.cases:
-        from core.bench import import_cases as ic
-
-        thunk = _one(lambda: ic.run_case(inputs))
+        thunk = _one(lambda: import_cases.run_case(inputs))
         steps.append(
             ("import-run", "import a run", _skip("import-run", no_cuda) if no_cuda else thunk)
         )
@@ -113,8 +113,6 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
             steps.append(("ocr", f"ocr {dpi} dpi", thunk))
         steps.append(("ocr", "ocr vicksburg", _one(partial(ocr_cases.vicksburg_case, inputs))))
     if "eval" in s.cases:
-        from core.bench import eval_cases
-
         thunk = lambda: eval_cases.eval_cases(inputs)  # noqa: E731
         steps.append(
             ("eval", "evaluation, cold and warm", _skip("eval", no_cuda) if no_cuda else thunk)
@@ -125,14 +123,10 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
 
 
 def _scale_rows(inputs: BenchInputs) -> list[CaseResult]:
-    from core.bench import scale_cases
-
     return scale_cases.scale_cases(inputs)
 
 
 def _scale_corpus_rows(inputs: BenchInputs) -> list[CaseResult]:
-    from core.bench import scale_corpus
-
     return scale_corpus.scale_corpus_cases(inputs)
 
 
@@ -148,8 +142,6 @@ def _table_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
 
 def _rechunk_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     """Per policy: the headline PDF alone (50 ms limit), then every other document."""
-    from core.bench import cases
-
     s = inputs.settings
     groups: list[tuple[str, tuple[Path, ...]]] = [("headline", (s.pdf,))]
     if s.other_pdfs or s.texts:
@@ -164,8 +156,6 @@ def _rechunk_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
 
 
 def _store_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
-    from core.bench import store_cases
-
     steps: list[tuple[str, str, Thunk]] = [
         ("store", "store upsert/query", lambda: store_cases.store_cases(inputs))
     ]
@@ -177,8 +167,6 @@ def _store_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
 
 def _map_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
     """Compare's call at each scale size; the map of ``map_cases.MAP_POINTS`` points."""
-    from core.bench import map_cases
-
     s = inputs.settings
     steps: list[tuple[str, str, Thunk]] = []
     if "compare" in s.cases:
@@ -193,8 +181,6 @@ def _map_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
 
 
 def _lexical_steps(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
-    from core.bench import lexical_cases
-
     steps: list[tuple[str, str, Thunk]] = [
         (
             "lexical",

@@ -32,7 +32,13 @@ from typing import Any
 from core.bench.inputs import BenchInputs, shared_dir
 from core.bench.machine import usable_cores
 from core.bench.report import CaseResult
+from core.chunk import policy_from_args
+from core.embed import load_encoder
+from core.index.indexer import DocumentFile, index_documents
 from core.methods import BENCHED
+from core.scale import RayJob, RayOptions, index_on_ray
+from core.scale.cluster import ClusterRequest, import_ray, start_local
+from core.store import ChunkStore
 
 SCALE_PDFS = (
     "sample-sigconf.pdf", "plumber_federal-register-2020-17221.pdf",
@@ -98,10 +104,6 @@ def chroma_server() -> Iterator[str]:
 
 def _plain(files: list[Path], policy: Any) -> tuple[float, int]:
     """Seconds (model load included) and chunk tokens embedded, once per dense method."""
-    from core.embed import load_encoder
-    from core.index.indexer import DocumentFile, index_documents
-    from core.store import ChunkStore
-
     with chroma_server() as host:
         store = ChunkStore.open(host=host)
         started = time.perf_counter()
@@ -116,9 +118,6 @@ def _plain(files: list[Path], policy: Any) -> tuple[float, int]:
 
 def _ray(files: list[Path], policy: Any, workers: int, gpus: float, device: str) -> Any:
     """``(seconds, RayIndexReport)`` of one run on the Ray already started."""
-    from core.embed import load_encoder
-    from core.scale import RayJob, RayOptions, index_on_ray
-
     encoder = load_encoder(device="cpu")
     with chroma_server() as host:
         load = functools.partial(load_encoder, device=device)
@@ -140,13 +139,10 @@ def _per_worker(run: Any) -> float:
 def scale_cases(inputs: BenchInputs) -> list[CaseResult]:
     """The overhead row, then the scaling rows (run or skipped)."""
     try:
-        from core.scale.cluster import ClusterRequest, import_ray, start_local
-
         ray = import_ray()
     except Exception as exc:  # Ray is an optional extra
         return [CaseResult(key="scale:skipped", case="scale", label="scale (skipped)",
                            skipped=str(exc))]  # fmt: skip
-    from core.chunk import policy_from_args
 
     policy = policy_from_args("structure", None, None, None)  # the index command's default
     files = scale_paths(inputs.settings.quick)

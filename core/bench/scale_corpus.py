@@ -39,9 +39,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+from core import methods as registry
 from core.bench.inputs import BenchInputs, shared_dir
 from core.bench.machine import load_average, usable_cores
 from core.bench.report import CaseResult
+from core.bench.scale_cases import chroma_server
+from core.chunk import policy_from_args
+from core.embed import load_encoder
+from core.retrieve.comparison import compare
+from core.scale import RayJob, RayOptions, index_on_ray
+from core.scale.cluster import ClusterRequest, import_ray, start_local
+from core.store import ChunkStore
 
 TEXTS = ("finance", "pubmed", "wikitexts", "state_of_the_union", "chatlogs")
 BASE_CHARS = 6_500
@@ -120,14 +128,10 @@ def write_corpus(folder: Path, docs: int, distinct: int = DISTINCT) -> tuple[lis
 def scale_corpus_cases(inputs: BenchInputs) -> list[CaseResult]:
     """The index row, one query row per method, and the Compare row."""
     try:
-        from core.scale.cluster import import_ray
-
         ray = import_ray()
     except Exception as exc:  # Ray is an optional extra
         return [CaseResult(key="scale-corpus:skipped", case="scale-corpus",
                            label="scale corpus (skipped)", skipped=str(exc))]  # fmt: skip
-    from core.bench.scale_cases import chroma_server
-    from core.scale.cluster import ClusterRequest, start_local
 
     cores = usable_cores()
     with tempfile.TemporaryDirectory(prefix="cs-scale-corpus-") as folder:
@@ -146,11 +150,6 @@ def scale_corpus_cases(inputs: BenchInputs) -> list[CaseResult]:
 
 
 def _index(files: list[Path], n_bases: int, host: str, cores: int) -> Any:
-    from core import methods as registry
-    from core.chunk import policy_from_args
-    from core.embed import load_encoder
-    from core.scale import RayJob, RayOptions, index_on_ray
-
     policy = policy_from_args("fixed", POLICY_TOKENS, 0, "tokens")
     methods = registry.base_methods()
     encoder = load_encoder(device="cpu")
@@ -197,11 +196,6 @@ def _p50_ms(samples: list[float]) -> str:
 
 
 def _query_rows(host: str, policy: Any, methods: tuple[str, ...]) -> list[CaseResult]:
-    from core import methods as registry
-    from core.embed import load_encoder
-    from core.retrieve.comparison import compare
-    from core.store import ChunkStore
-
     encoder = load_encoder(device="cpu")
     store = ChunkStore.open(host=host)
     started = time.perf_counter()
@@ -231,8 +225,6 @@ def _query_rows(host: str, policy: Any, methods: tuple[str, ...]) -> list[CaseRe
 
 
 def _method_row(method: str, encoder: Any, store: Any, policy: Any) -> CaseResult:
-    from core.retrieve.comparison import compare
-
     def ask(query: str) -> Any:
         return compare(query, methods=(method,), encoder=encoder, store=store, policy=policy,
                        k=QUERY_K)  # fmt: skip

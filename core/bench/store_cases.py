@@ -23,8 +23,13 @@ import numpy as np
 from core.bench.inputs import BenchInputs
 from core.bench.report import CaseResult
 from core.bench.timing import Timing, interleaved, timed
+from core.chunk import default_policy
+from core.embed import ChunkVector
 from core.methods import BENCHED
+from core.model.paths import resolve_model_dir
 from core.provenance.types import Chunk, ChunkPolicy, Document
+from core.store import ChunkStore
+from core.store.chroma_records import chunk_metadata
 
 MODEL = "bench-random"
 SEED = 0
@@ -38,15 +43,10 @@ def _unit_vectors(n: int, dim: int, seed: int) -> np.ndarray:
 
 
 def model_dim() -> int:
-    from core.model.paths import resolve_model_dir
-
     return int(json.loads((resolve_model_dir() / "config.json").read_text())["hidden_size"])
 
 
 def _records(doc: Document, chunks: list[Chunk], policy: ChunkPolicy, model: str) -> dict:
-    from core.embed import ChunkVector
-    from core.store.records import chunk_metadata
-
     matrix = _unit_vectors(len(chunks), model_dim(), SEED)
     vectors = [
         ChunkVector(chunk_id=c.chunk_id, method=DENSE, vector=matrix[i], token_count=c.token_count)
@@ -84,8 +84,6 @@ def _raw_query(col: Any, vector: np.ndarray) -> dict:
 
 def store_cases(inputs: BenchInputs) -> list[CaseResult]:
     """Upsert and query rows for the headline document (structure policy chunks)."""
-    from core.chunk import default_policy
-
     s = inputs.settings
     doc, policy = inputs.document(s.pdf), default_policy("structure")
     chunks = inputs.chunks(doc, inputs.blocks(s.pdf), policy)
@@ -104,8 +102,6 @@ def _store_timings(
     inputs: BenchInputs, folder: Path, doc: Document, chunks: list[Chunk], policy: ChunkPolicy
 ) -> tuple[dict[str, Timing], dict[str, Timing], int]:
     """Upsert timings (a fresh collection per round), then query timings on the last."""
-    from core.store import ChunkStore
-
     s = inputs.settings
     rec = _records(doc, chunks, policy, MODEL)
     ids, texts = [c.chunk_id for c in chunks], [c.text for c in chunks]
@@ -167,8 +163,6 @@ def _row(key: str, label: str, t: dict[str, Timing], baseline: str, note: str) -
 
 def scale_case(inputs: BenchInputs, n: int) -> CaseResult:
     """Top-10 query p50 through our wrapper and raw Chroma in a collection of ``n`` records."""
-    from core.store import ChunkStore
-
     s = inputs.settings
     doc = inputs.document(s.pdf)
     store = ChunkStore.open(s.cache_dir / "scale")
@@ -211,8 +205,6 @@ def _with_extra(row: CaseResult, extra: dict[str, Any]) -> CaseResult:
 def _ensure_scale(store: Any, doc: Document, n: int) -> tuple[str, ChunkPolicy, float | None]:
     """A collection of ``n`` synthetic records of ``doc`` (exact 64-char spans, ids
     ``syn-<i>``); returns its model name, policy and the build time (None if reused)."""
-    from core.chunk import default_policy
-
     policy = default_policy("fixed")
     dim = model_dim()
     model = f"bench-synthetic-{n}-d{dim}-s{SEED}"
@@ -229,9 +221,6 @@ def _ensure_scale(store: Any, doc: Document, n: int) -> tuple[str, ChunkPolicy, 
 def _fill_scale(
     col: Any, store: Any, doc: Document, n: int, model: str, policy: ChunkPolicy, dim: int
 ) -> None:
-    from core.embed import ChunkVector
-    from core.store.records import chunk_metadata
-
     width = 64
     room = max(1, len(doc.text) - width)
     sample = Chunk(

@@ -22,7 +22,11 @@ from typing import Any
 from core.bench.inputs import BenchInputs, check_spans
 from core.bench.report import CaseResult
 from core.bench.timing import interleaved
+from core.embed import VectorCache
+from core.embed.late import document_tokens
+from core.formats import parse_document
 from core.methods import BENCHED
+from core.methods.embedding import embed_chunks
 from core.provenance.types import ChunkPolicy
 
 LATE = BENCHED.windowed
@@ -38,8 +42,6 @@ SWEEP_POLICIES: tuple[ChunkPolicy, ...] = (
 
 
 def _workload(inputs: BenchInputs) -> dict[str, Any]:
-    from core.formats import parse_document
-
     doc = inputs.head_document()
     blocks = parse_document(doc).blocks
     chunked = [inputs.chunks(doc, blocks, p) for p in SWEEP_POLICIES]
@@ -49,9 +51,6 @@ def _workload(inputs: BenchInputs) -> dict[str, Any]:
 
 
 def sweep_cases(inputs: BenchInputs) -> list[CaseResult]:
-    from core.embed import VectorCache
-    from core.methods.embedding import embed_chunks
-
     work = _workload(inputs)
     doc, chunked, encoder = work["doc"], work["chunked"], work["encoder"]
     s = inputs.settings
@@ -84,8 +83,6 @@ def sweep_cases(inputs: BenchInputs) -> list[CaseResult]:
 
 
 def _rows(doc: Any, chunked: list, encoder: Any, timings: dict, size: int) -> list[CaseResult]:
-    from core.embed.late import document_tokens
-
     n_tokens = len(document_tokens(encoder, doc))
     sizes = ", ".join(f"{p.key} {len(c)}" for p, c in zip(SWEEP_POLICIES, chunked, strict=True))
     per_k = size / n_tokens * 1000 / 2**20

@@ -19,6 +19,9 @@ from core.bench.inputs import BenchInputs, check_spans, parse_rounds, shared_dir
 from core.bench.report import CaseResult
 from core.bench.table_quality import FINANCEBENCH, TABLE_PDFS, Quality, reference_for, score
 from core.bench.timing import interleaved
+from core.formats import load_document, parse_document
+from core.ingest.pdf_text import RAWDICT_FLAGS
+from core.tables.finder import clear_table_cache
 
 QUICK_DOCUMENTS = ("Pfizer_2023Q2_10Q.pdf",)
 
@@ -36,10 +39,6 @@ def table_paths(quick: bool) -> list[Path]:
 
 def tables_case(inputs: BenchInputs, path: Path) -> CaseResult:
     import pymupdf
-
-    from core.formats import load_document, parse_document
-    from core.ingest.pdf_text import RAWDICT_FLAGS
-    from core.tables.finder import clear_table_cache
 
     def ours(step: int) -> object:
         clear_table_cache()

@@ -20,7 +20,7 @@ Every chunk is one span of ``doc.text`` with exact provenance:
 * size: ``len(text) <= size`` (chars) or ``token_count <= size`` (tokens) unless
   ``oversize``, which is set only when one uncuttable unit alone is larger.
 
-Policies come from the registry (``core.chunk.registry``; built-ins and their default
+Policies come from the registry (``core.chunk.policy_registry``; built-ins and their default
 sizes in ``core.chunk.builtin``): ``chunk_document`` asks the policy's spec for the
 pieces and builds every record the same way, so the guarantees on records, ids, sizes
 and metadata hold for any registered policy (coverage is each policy's own rule). With
@@ -34,10 +34,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from core.chunk import builtin, registry
+from core.chunk import builtin
+from core.chunk import policy_registry as registry
 from core.chunk.analysis import DocAnalysis, analysis_for
 from core.chunk.annotate import BlockIndex
-from core.chunk.registry import PolicyError, PolicySpec
+from core.chunk.policy_registry import PolicyError, PolicySpec
 from core.chunk.sentence_bounds import sentence_spans
 from core.chunk.spans import Piece
 from core.chunk.stats import ChunkStats, chunk_stats

@@ -1,4 +1,4 @@
-"""The built-in policies as registry entries (``core.chunk.registry``).
+"""The built-in policies as registry entries (``core.chunk.policy_registry``).
 
 Default sizes suit all-MiniLM-L6-v2, whose window is 256 tokens including ``[CLS]`` and
 ``[SEP]``: ``fixed`` 800/100 chars (English prose runs about 4-5 chars a token) or 200/40

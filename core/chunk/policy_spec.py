@@ -1,6 +1,6 @@
 """What a chunking policy is: ``PolicySpec`` (its name, units and default sizes, the
 function that cuts a document into pieces, the options it takes) and the options
-(``OPTIONS``) a ``ChunkPolicy`` may turn on. The registry (``core.chunk.registry``) keeps
+(``OPTIONS``) a ``ChunkPolicy`` may turn on. The registry (``core.chunk.policy_registry``) keeps
 the specs; the built-in ones are in ``core.chunk.builtin``.
 """
 
@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.errors import ChunkscopeError
+from core.provenance.types import ChunkPolicy
 
 if TYPE_CHECKING:
     from core.chunk.analysis import DocAnalysis
     from core.chunk.annotate import BlockIndex
     from core.chunk.spans import Piece
-    from core.provenance.types import ChunkPolicy, PolicyUnit
+    from core.provenance.types import PolicyUnit
 
 PieceFn = Callable[["DocAnalysis", "BlockIndex", "ChunkPolicy"], "list[Piece]"]
 
@@ -101,7 +102,5 @@ class PolicySpec:
 
     def default_policy(self) -> ChunkPolicy:
         """The policy at its default unit and sizes, no option on."""
-        from core.provenance.types import ChunkPolicy
-
         size, overlap = self.sizes[self.unit]
         return ChunkPolicy(name=self.name, size=size, overlap=overlap, unit=self.unit)

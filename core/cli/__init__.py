@@ -19,7 +19,9 @@ from core.cli.one_line import (
     limit_arguments,
 )
 from core.cli.options import add_ocr_argument, ocr_argument
+from core.config import resolve_store
 from core.errors import ChunkscopeError
+from core.imported.chunkset import register_chunk_sets, sets_folder
 
 # Order here is the order in `chunkscope --help`.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -67,9 +69,6 @@ def _offer_chunk_sets(args: argparse.Namespace | None) -> None:
     """Register the store's imported chunk sets as policies (``core.imported``), so every
     command that takes or reads a policy knows them: the default store's before the
     parser lists the policies, the store a command names once it is parsed."""
-    from core.config import resolve_store
-    from core.imported.chunkset import register_chunk_sets, sets_folder
-
     store, host = getattr(args, "store", None), getattr(args, "chroma_host", None)
     if args is not None and store is None and host is None:
         return  # the default store's sets are registered already

@@ -13,6 +13,17 @@ import argparse
 import json
 import sys
 
+from core.bench import (
+    CASE_NAMES,
+    OPT_IN_CASES,
+    default_settings,
+    format_table,
+    run_bench,
+    settings_dict,
+    to_json,
+)
+from core.errors import ChunkscopeError
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -33,7 +44,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="cpu",
         help="where the encoder runs; cuda also runs the long-context case (default cpu)",
     )
-    from core.bench.inputs import CASE_NAMES, OPT_IN_CASES
 
     opt_in = ", ".join(OPT_IN_CASES)
     parser.add_argument(
@@ -49,9 +59,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def parse_cases(value: str | None) -> tuple[str, ...]:
-    from core.bench import CASE_NAMES, OPT_IN_CASES
-    from core.errors import ChunkscopeError
-
     if not value:
         return CASE_NAMES
     known = (*CASE_NAMES, *OPT_IN_CASES)
@@ -65,9 +72,6 @@ def parse_cases(value: str | None) -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.bench import default_settings, format_table, run_bench, settings_dict, to_json
-    from core.errors import ChunkscopeError
-
     if args.docs < 1:
         raise ChunkscopeError(f"--docs must be at least 1, not {args.docs}")
     settings = default_settings(

@@ -17,9 +17,14 @@ from typing import Any, TextIO
 
 from core.cli import eval_cmd
 from core.cli.index_cmd import methods_help
-from core.cli.options import add_policy_arguments
+from core.cli.options import add_policy_arguments, check_out, failed_files_line, load_each
+from core.embed import VectorCache
 from core.errors import LabelError
-from core.formats.registry import describe_formats
+from core.evaluate import TriageStore, load_run, read_queries, resolve_queries, run_eval, save_run
+from core.evaluate.triage import CAUSES
+from core.formats.format_registry import describe_formats
+from core.tune import gate
+from core.tune.gate import parse_limits
 
 SHOWN_REGRESSIONS = 20
 
@@ -76,9 +81,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _inputs(args: argparse.Namespace) -> dict[str, Any]:
     """Everything read before any work: malformed input fails here, with exit 2."""
-    from core.evaluate import load_run, read_queries
-    from core.tune.gate import parse_limits
-
     minimums = parse_limits(args.min, "--min")
     drops = parse_limits(args.max_drop, "--max-drop")
     if drops and not args.baseline:
@@ -99,8 +101,6 @@ def _inputs(args: argparse.Namespace) -> dict[str, Any]:
 
 def _tagged(args: argparse.Namespace) -> tuple[Any, dict[str, str], list[Any]]:
     """The tagged run, its cases (query id -> tagged method) and their labels."""
-    from core.evaluate import TriageStore, load_run
-
     past = load_run(args.tagged)
     tags = TriageStore(args.triage_db).tags(past.run_id)
     if not tags:
@@ -115,10 +115,6 @@ def _tagged(args: argparse.Namespace) -> tuple[Any, dict[str, str], list[Any]]:
 
 def _saved(args: argparse.Namespace) -> int:
     """``--run``: the thresholds and the baseline against a saved run, nothing evaluated."""
-    from core.evaluate import load_run
-    from core.tune import gate
-    from core.tune.gate import parse_limits
-
     if args.docs or args.queries or args.tagged:
         raise LabelError("--run checks a saved run: leave out --docs, --queries and --tagged")
     minimums = parse_limits(args.min, "--min")
@@ -151,10 +147,6 @@ def _saved(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.cli.options import check_out, failed_files_line, load_each
-    from core.embed import VectorCache
-    from core.tune import gate
-
     if args.run:
         return _saved(args)
     if not args.docs:
@@ -183,8 +175,6 @@ def run(args: argparse.Namespace) -> int:
         findings += _must_pass(evaluate, docs, cases, labels)
     verdict = gate.Verdict(findings=tuple(findings), regressions=tuple(found))
     if args.out and result is not None:
-        from core.evaluate import save_run
-
         save_run(result, args.out)
     if args.json:
         json.dump(verdict.to_dict() | {"run_id": result.run_id if result else None}, sys.stdout)
@@ -195,8 +185,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _evaluator(args: argparse.Namespace, config: Any, docs: list, model: tuple, cache: Any) -> Any:
-    from core.evaluate import run_eval
-
     encoder, embed, tokenizer = model
     parts = eval_cmd.doc_parts(args.parser, config.policy, tokenizer)
 
@@ -213,8 +201,6 @@ def _evaluator(args: argparse.Namespace, config: Any, docs: list, model: tuple, 
 
 def parse_causes(text: str | None) -> dict[str, int]:
     """``"parse=0,label=2"`` -> ``{"parse": 0, "label": 2}``; ``LabelError`` if malformed."""
-    from core.evaluate.triage import CAUSES
-
     out: dict[str, int] = {}
     for item in (part.strip() for part in (text or "").split(",")):
         if not item:
@@ -254,8 +240,6 @@ def new_failures(run: Any, baseline: Any, method: str, cause: str) -> list[str]:
 
 def cause_findings(run: Any, baseline: Any, limits: dict[str, int]) -> list:
     """One finding per method and ``--max-new`` cause: the failures newly suggested as it."""
-    from core.tune import gate
-
     if not limits:
         return []
     if not any(q.suggested for q in run.queries) and any(
@@ -288,9 +272,6 @@ def cause_findings(run: Any, baseline: Any, limits: dict[str, int]) -> list:
 
 def _must_pass(evaluate: Any, docs: list, cases: dict[str, str], labels: list) -> list:
     """The tagged cases as findings: those that no longer resolve fail with their reason."""
-    from core.evaluate import resolve_queries
-    from core.tune import gate
-
     _, unresolved = resolve_queries(labels, docs)
     reasons = {u.query_id: u.reason for u in unresolved}
     kept = [label for label in labels if label.id not in reasons]

@@ -17,7 +17,11 @@ import sys
 import time
 from typing import TYPE_CHECKING, TextIO
 
+from core.chunk import chunk_document
 from core.cli.options import add_file_and_policy_options, policy_of
+from core.formats import document_to_dict, load_document, parse_document
+from core.model.tokens import load_tokenizer
+from core.provenance.cite import format_clock
 
 if TYPE_CHECKING:
     from core.provenance.types import Chunk
@@ -44,10 +48,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.chunk import chunk_document
-    from core.formats import document_to_dict, load_document, parse_document
-    from core.model.tokens import load_tokenizer
-
     policy = policy_of(args)
     started = time.perf_counter()
     doc = load_document(args.file, password=args.password)
@@ -94,8 +94,6 @@ def _one_line(text: str, width: int) -> str:
 def _pages(chunk) -> str:  # chunk: Chunk; a transcript chunk shows its start time
     pages = chunk.pages
     if chunk.start_s is not None:
-        from core.provenance.cite import format_clock
-
         return format_clock(chunk.start_s)
     if not pages:
         return "-"

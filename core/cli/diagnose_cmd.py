@@ -14,7 +14,15 @@ import json
 import sys
 from typing import Any, TextIO
 
+from core.chunk import chunk_document
+from core.chunk.policy_registry import policy_from_dict
+from core.cli.eval_cmd import expand_docs
+from core.cli.options import load_each
+from core.diagnose.run_failures import diagnose_methods
 from core.errors import LabelError
+from core.evaluate import load_run
+from core.formats import parse_document
+from core.model.tokens import load_tokenizer
 
 CONFIDENCES = ("strong", "weak", "unclear")
 
@@ -41,9 +49,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _documents(args: argparse.Namespace, run: Any) -> dict[str, Any]:
-    from core.cli.eval_cmd import expand_docs
-    from core.cli.options import load_each
-
     docs, _ = load_each(expand_docs(args.docs))
     found = {d.doc_id: d for d in docs if run.corpus.get(d.doc_id) == d.sha256}
     missing = [d for d in run.corpus if d not in found]
@@ -56,15 +61,9 @@ def _documents(args: argparse.Namespace, run: Any) -> dict[str, Any]:
 
 
 def _chunker(args: argparse.Namespace, run: Any) -> Any:
-    from core.chunk import chunk_document
-    from core.chunk.registry import policy_from_dict
-    from core.formats import parse_document
-
     policy = policy_from_dict(run.policy)
     tokenizer = None
     if policy.unit == "tokens":
-        from core.model.tokens import load_tokenizer
-
         tokenizer = load_tokenizer(None)
 
     def parts(doc: Any) -> Any:
@@ -89,8 +88,6 @@ def _stored(run: Any, methods: list[str]) -> list[dict[str, object]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.evaluate import load_run
-
     result = load_run(args.run)
     if args.method is not None and args.method not in result.methods:
         raise LabelError(
@@ -98,8 +95,6 @@ def run(args: argparse.Namespace) -> int:
         )
     methods = [args.method] if args.method else list(result.methods)
     if args.docs:
-        from core.diagnose.run_failures import diagnose_methods
-
         docs = _documents(args, result)
         found = diagnose_methods(result, docs, methods, chunker=_chunker(args, result))
         queries = {q.id: q.query for q in result.queries}

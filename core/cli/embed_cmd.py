@@ -23,7 +23,15 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from core import methods
+from core.chunk import chunk_document
 from core.cli.options import add_file_and_policy_options, policy_of
+from core.cli.progress import ProgressBar
+from core.embed import late_windows, load_encoder, window_policy
+from core.embed.late import document_tokens
+from core.formats import document_to_dict, load_document, parse_document
+from core.methods.embedding import check_late_pooling, embed_chunks, embedding_of
+from core.model.tokens import load_tokenizer
 
 if TYPE_CHECKING:
     from core.methods import MethodSpec
@@ -40,7 +48,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "spans are the same under every method; only the vectors differ."
         ),
     )
-    from core import methods
 
     add_file_and_policy_options(parser)
     default = methods.EMBEDDED
@@ -64,13 +71,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.chunk import chunk_document
-    from core.cli.progress import ProgressBar
-    from core.embed import load_encoder, window_policy
-    from core.formats import load_document, parse_document
-    from core.methods.embedding import embed_chunks, embedding_of
-    from core.model.tokens import load_tokenizer
-
     policy = policy_of(args)
     doc = load_document(args.file, password=args.password)
     encoder = load_encoder(
@@ -79,12 +79,8 @@ def run(args: argparse.Namespace) -> int:
     spec, embedding = embedding_of(args.method)
     late_policy = None
     if spec.needs_mean_pooling:
-        from core.methods.embedding import check_late_pooling
-
         check_late_pooling(encoder)
     if embedding.windowed:
-        from core.embed.late import document_tokens
-
         late_policy = window_policy(
             encoder,
             window_tokens=args.window,
@@ -131,9 +127,6 @@ def json_payload(
     vectors: Sequence[Any],
     late_policy: Any,
 ) -> dict[str, Any]:
-    from core.embed import late_windows
-    from core.formats import document_to_dict
-
     payload: dict[str, Any] = {
         "document": document_to_dict(doc),
         "model": model_dict(encoder),

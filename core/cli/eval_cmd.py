@@ -17,11 +17,31 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from core.cli.index_cmd import add_embed_arguments, http_encoder_of, methods_help
-from core.cli.options import add_policy_arguments, policy_of
+import core.embed
+from core import methods as registry
+from core.chunk import chunk_document
+from core.cli.index_cmd import add_embed_arguments, http_encoder_of, methods_help, parse_methods
+from core.cli.options import (
+    add_policy_arguments,
+    check_out,
+    failed_files_line,
+    load_each,
+    policy_of,
+)
+from core.cli.progress import ProgressBar
+from core.diagnose.run_failures import suggest_run
+from core.embed import VectorCache
 from core.errors import LabelError
-from core.formats.registry import describe_formats
+from core.evaluate import EvalConfig, read_queries, run_eval, save_run
+from core.evaluate.bootstrap import verdict
+from core.evaluate.compare import metrics_by_doc
+from core.formats import parse_document
+from core.formats.format_registry import describe_formats
+from core.index.indexer import method_records
+from core.index.sources import collect_files
 from core.methods import EVALUATED
+from core.methods.embedding import http_default_methods, require_usable
+from core.model.tokens import load_tokenizer
 
 DEFAULT_METHODS = ",".join(EVALUATED)
 
@@ -91,11 +111,9 @@ def parse_ks(text: str) -> tuple[int, ...]:
 
 
 def expand_docs(paths: Sequence[str]) -> list[Path]:
-    """The files ``index`` would read for the same paths (``core.index.inputs.
+    """The files ``index`` would read for the same paths (``core.index.sources.
     collect_files``: folders recursively, hidden folders skipped), so ``index DIR`` and
     ``eval --docs DIR`` read the same documents; a folder with none is a ``LabelError``."""
-    from core.index.inputs import collect_files
-
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -112,27 +130,19 @@ def load_model(args: argparse.Namespace) -> tuple[Any, Callable[..., Any], Any]:
     """``(encoder, method_records, tokenizer)`` for ``--model``, or for ``--embed-url``
     (the server encodes; the default model's tokenizer counts chunk tokens, torch is not
     loaded): the seam tests replace."""
-    from core.index.indexer import method_records
-    from core.model.tokens import load_tokenizer
-
     remote = http_encoder_of(args)
     if remote is not None:
         return remote, method_records, load_tokenizer(remote.model_dir)
-    from core.embed import load_encoder
 
     # torch (deterministic algorithms on) loads with the weights, at the first text
     # encoded: a run whose vectors are all cached imports neither.
-    encoder = load_encoder(args.model, deterministic=True)
+    # looked up when called, so a replaced loader (a test's small encoder) is the one used
+    encoder = core.embed.load_encoder(args.model, deterministic=True)
     return encoder, method_records, load_tokenizer(args.model)
 
 
 def _config(args: argparse.Namespace) -> Any:
-    from core.cli.index_cmd import parse_methods
-    from core.evaluate import EvalConfig
-
     if http_encoder_of(args) is not None:  # checks the --embed-* flags before any work
-        from core.methods.embedding import http_default_methods, require_usable
-
         methods = parse_methods(args.methods) or http_default_methods()
         require_usable(methods)
     else:
@@ -155,9 +165,6 @@ def _config(args: argparse.Namespace) -> Any:
 def doc_parts(parser: Any, policy: Any, tokenizer: Any) -> Callable[[Any], Any]:
     """``doc -> (blocks, chunks)``: the document's blocks, parsed once per document, and
     its chunks under ``policy`` (the run's chunker, and what its diagnosis reads)."""
-    from core.chunk import chunk_document
-    from core.formats import parse_document
-
     parsed: dict[str, Any] = {}
 
     def parts(doc: Any) -> Any:
@@ -170,10 +177,6 @@ def doc_parts(parser: Any, policy: Any, tokenizer: Any) -> Callable[[Any], Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.cli.options import check_out, failed_files_line, load_each
-    from core.cli.progress import ProgressBar
-    from core.evaluate import read_queries, run_eval
-
     config = _config(args)
     check_out(args.out)
     queries = read_queries(args.queries)
@@ -190,10 +193,7 @@ def run(args: argparse.Namespace) -> int:
 
     cache = None
     if args.cache:
-        from core.embed import VectorCache
-
         cache = VectorCache(args.cache)
-    from core import methods as registry
 
     bar = ProgressBar(f"indexing ({', '.join(registry.needs_indexing(config.methods))})")
     try:
@@ -221,16 +221,12 @@ def run(args: argparse.Namespace) -> int:
 def with_suggestions(result: Any, docs: Sequence[Any], parts: Callable[..., Any]) -> Any:
     """The run with the diagnosis's suggested cause stored per failed query and method
     (``core.diagnose``), so ``diagnose``, ``check --max-new`` and triage exports read it."""
-    from core.diagnose.run_failures import suggest_run
-
     return suggest_run(result, {d.doc_id: d for d in docs}, chunker=parts)[0]
 
 
 def emit_run(result: Any, args: argparse.Namespace) -> bool:
     """Save the run to ``--out`` when asked, then print it: one JSON object (without the
     per-query hits) with ``--json``, else the tables. Returns whether tables were printed."""
-    from core.evaluate import save_run
-
     if args.out:
         save_run(result, args.out)
         print(f"saved {result.run_id} to {args.out}", file=sys.stderr)
@@ -249,7 +245,6 @@ def _cell(value: float | None) -> str:
 def _delta_cell(delta: Any) -> str:
     if delta is None:
         return "-"
-    from core.evaluate.bootstrap import verdict
 
     mark = "*" if verdict(delta) == "clear" else "?" if delta.excludes_zero else " "
     return f"{delta.delta:+.3f} [{delta.low:+.3f}, {delta.high:+.3f}]{mark}"
@@ -302,8 +297,6 @@ def print_run(run: Any, out: TextIO) -> None:
 
 def print_by_doc(run: Any, out: TextIO) -> None:
     """hit@text_k / mrr per gold document, when the queries span several documents."""
-    from core.evaluate.compare import metrics_by_doc
-
     rows = metrics_by_doc(run)
     if len(rows) < 2:
         return

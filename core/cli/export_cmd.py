@@ -11,7 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from core.chunk import chunk_document
 from core.cli.options import add_file_and_policy_options, check_out, policy_of
+from core.formats import load_document, parse_document
+from core.model.tokens import load_tokenizer
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,9 +33,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.chunk import chunk_document
-    from core.formats import load_document, parse_document
-    from core.model.tokens import load_tokenizer
     from core.render.export import export_jsonl
 
     check_out(args.out)

@@ -23,7 +23,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from core.cli.eval_cmd import expand_docs
 from core.cli.index_cmd import add_store_arguments
+from core.cli.options import load_each
+from core.config import resolve_store
+from core.formats import load_document
+from core.imported import (
+    ImportChunksError,
+    check_name,
+    import_chunks,
+    read_chroma,
+    read_file,
+    report_dict,
+    save_chunk_set,
+    sets_folder,
+)
+from core.imported.chunkset import name_from
+from core.ingest.files import read_source
+from core.library import Library
+from core.store import ChunkStore
 
 _SHOWN_PROBLEMS = 10
 
@@ -63,9 +81,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _read(args: argparse.Namespace) -> tuple[str, str, list[Any]]:
-    from core.imported import ImportChunksError, read_chroma, read_file
-    from core.ingest.files import read_source
-
     keys = {"source": args.source_key, "start": args.start_key, "page": args.page_key,
             "page_base": args.page_base}  # fmt: skip
     if args.chroma is not None:
@@ -87,9 +102,6 @@ def _read(args: argparse.Namespace) -> tuple[str, str, list[Any]]:
 
 def _library_docs(store_dir: Path | None, have: set[str]) -> list[Any]:
     """The current version of every library document not among ``have`` (by doc_id)."""
-    from core.formats import load_document
-    from core.library import Library
-
     if store_dir is None or not (store_dir / "library").is_dir():
         return []
     library = Library.in_folder(store_dir / "library")
@@ -103,10 +115,6 @@ def _library_docs(store_dir: Path | None, have: set[str]) -> list[Any]:
 
 def _keep_sources(args: argparse.Namespace, docs: list[Any], paths: list[Path]) -> None:
     """Add the given files to the store's library (the workbench opens them from there)."""
-    from core.ingest.files import read_source
-    from core.library import Library
-    from core.store import ChunkStore
-
     by_path = {str(p): p for p in paths}
     store = ChunkStore.open(args.store, host=args.chroma_host)
     library = Library.of_store(store)
@@ -118,19 +126,6 @@ def _keep_sources(args: argparse.Namespace, docs: list[Any], paths: list[Path]) 
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.cli.eval_cmd import expand_docs
-    from core.cli.options import load_each
-    from core.config import resolve_store
-    from core.imported import (
-        ImportChunksError,
-        check_name,
-        import_chunks,
-        report_dict,
-        save_chunk_set,
-        sets_folder,
-    )
-    from core.imported.chunkset import name_from
-
     shape, origin, chunks = _read(args)
     name = check_name(args.name or name_from(args.collection or origin))
     location = resolve_store(args.store, args.chroma_host)

@@ -13,6 +13,18 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.cli.eval_cmd import expand_docs
+from core.cli.options import check_out
+from core.evaluate import (
+    import_chunking_eval,
+    import_qa,
+    pin_labels,
+    resolve_queries,
+    write_queries,
+)
+from core.evaluate.resolve import check_threshold
+from core.formats import load_document
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     chunking = subparsers.add_parser(
@@ -51,9 +63,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_chunking_eval(args: argparse.Namespace) -> int:
-    from core.cli.options import check_out
-    from core.evaluate import import_chunking_eval, write_queries
-
     check_out(args.out)
     queries = import_chunking_eval(args.dir)
     spans = sum(len(q.gold) for q in queries)
@@ -64,10 +73,6 @@ def run_chunking_eval(args: argparse.Namespace) -> int:
 
 
 def run_qa(args: argparse.Namespace) -> int:
-    from core.cli.options import check_out
-    from core.evaluate import import_qa, pin_labels, resolve_queries, write_queries
-    from core.evaluate.resolve import check_threshold
-
     check_out(args.out)
     check_threshold(args.threshold)
     queries = import_qa(
@@ -83,8 +88,6 @@ def run_qa(args: argparse.Namespace) -> int:
         count = write_queries(args.out, queries)
         print(f"wrote {count} queries with evidence (resolved at eval time) to {args.out}")
         return 0
-    from core.cli.eval_cmd import expand_docs
-    from core.formats import load_document
 
     docs = [load_document(path) for path in expand_docs(args.docs)]
     resolved, unresolved = resolve_queries(queries, docs, threshold=args.threshold)

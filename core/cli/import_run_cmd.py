@@ -18,8 +18,28 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli.index_cmd import add_embed_arguments, add_store_arguments, methods_help
+from core.cli import eval_cmd
+from core.cli.eval_cmd import emit_run, expand_docs, parse_ks
+from core.cli.index_cmd import (
+    add_embed_arguments,
+    add_store_arguments,
+    http_encoder_of,
+    methods_help,
+    parse_methods,
+)
+from core.cli.options import check_out, load_each
+from core.cli.progress import ProgressBar
+from core.config import resolve_store
+from core.embed import VectorCache
+from core.evaluate import read_queries
+from core.evaluate.imported_run import import_run
+from core.evaluate.traces import TraceError, read_trace
+from core.formats import load_document
+from core.imported import chunk_sets, sets_folder
+from core.ingest.files import read_source
+from core.library import Library
 from core.methods import BESIDE_A_RUN
+from core.methods.embedding import http_default_methods, require_usable
 
 DEFAULT_METHODS = ",".join(BESIDE_A_RUN)
 
@@ -58,12 +78,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _documents(args: argparse.Namespace, chunk_set: Any, location: Any) -> list[Any]:
-    from core.cli.eval_cmd import expand_docs
-    from core.cli.options import load_each
-    from core.evaluate.traces import TraceError
-    from core.formats import load_document
-    from core.library import Library
-
     if args.docs:
         docs, failures = load_each(expand_docs(args.docs))
         if failures:
@@ -85,16 +99,6 @@ def _documents(args: argparse.Namespace, chunk_set: Any, location: Any) -> list[
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.cli.eval_cmd import emit_run, load_model, parse_ks
-    from core.cli.options import check_out
-    from core.cli.progress import ProgressBar
-    from core.config import resolve_store
-    from core.evaluate import read_queries
-    from core.evaluate.imported_run import import_run
-    from core.evaluate.traces import TraceError, read_trace
-    from core.imported import chunk_sets, sets_folder
-    from core.ingest.files import read_source
-
     check_out(args.out)
     ks = parse_ks(args.k)
     location = resolve_store(args.store, args.chroma_host)
@@ -108,26 +112,19 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.trace)
     shape, trace = read_trace(read_source(path, str(path)), path.name, shape=args.shape)
     labels = read_queries(args.queries)
-    from core.cli.index_cmd import http_encoder_of
 
     remote = http_encoder_of(args) is not None  # checks the --embed-* flags before any work
     if args.methods is None and remote:
-        from core.methods.embedding import http_default_methods
-
         methods: tuple[str, ...] = tuple(http_default_methods())
     else:
         asked = args.methods or DEFAULT_METHODS
         methods = () if asked.strip().lower() == "none" else _methods(asked)
     if remote and methods:
-        from core.methods.embedding import require_usable
-
         require_usable(methods)
     docs = _documents(args, chunk_set, location)
-    encoder, embed, _ = load_model(args)
+    encoder, embed, _ = eval_cmd.load_model(args)  # looked up when called, as in sweep
     cache = None
     if args.cache:
-        from core.embed import VectorCache
-
         cache = VectorCache(args.cache)
     bar = ProgressBar("indexing the set's spans") if methods else None
     try:
@@ -144,8 +141,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _methods(text: str) -> tuple[str, ...]:
-    from core.cli.index_cmd import parse_methods
-
     return parse_methods(text) or ()
 
 

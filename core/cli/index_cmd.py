@@ -23,14 +23,21 @@ import json
 import signal
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import core.embed
+from core import methods as registry
 from core.cli.options import add_policy_arguments, policy_of
+from core.cli.progress import ProgressBar
+from core.embed.http import DEFAULT_KEY_ENV, HttpEncoder
 from core.errors import ChunkscopeError, ModelError
-from core.formats.registry import describe_formats
-
-if TYPE_CHECKING:
-    from core.embed.http import HttpEncoder
+from core.formats import PARSERS, sha256_of
+from core.formats.format_registry import describe_formats
+from core.index.indexer import DocumentFile, collect_files, index_documents
+from core.ingest.files import read_source
+from core.library import Library
+from core.scale.cli import add_ray_arguments, check_ray_arguments, print_ray_summary, run_ray
+from core.store import ChunkStore
 
 DEFAULT_POLICY = "structure"
 
@@ -88,7 +95,6 @@ def http_encoder_of(args: argparse.Namespace) -> HttpEncoder | None:
         raise ModelError("--embed-url needs --embed-model NAME: the model the server is asked for")
     if getattr(args, "model", None):
         raise ModelError("--model and --embed-url both name the encoder: give one of them")
-    from core.embed.http import DEFAULT_KEY_ENV, HttpEncoder
 
     return HttpEncoder(
         url, model, key_env=key_env or DEFAULT_KEY_ENV, require_key=key_env is not None
@@ -101,16 +107,13 @@ def parse_methods(text: str | None) -> tuple[str, ...] | None:
     default)."""
     if text is None:
         return None
-    from core import methods
 
-    return methods.parse_methods(text)
+    return registry.parse_methods(text)
 
 
 def methods_help(default: str) -> str:
     """The ``--methods`` help: every registered method, and how to name a fusion."""
-    from core import methods
-
-    names = ", ".join(methods.base_methods())
+    names = ", ".join(registry.base_methods())
     return f"comma list of {names}, or hybrid(A,B;rrf60) / hybrid(A,B;w0.5,0.5) ({default})"
 
 
@@ -129,7 +132,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--password", help="password of encrypted PDFs")
     parser.add_argument("--force", action="store_true", help="re-embed stored versions too")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    from core.scale.cli import add_ray_arguments  # argparse only: Ray is imported on use
 
     add_ray_arguments(parser)
     parser.set_defaults(func=run)
@@ -157,8 +159,6 @@ class _StopOnFirstInterrupt:
 
 
 def _progress_printer() -> Callable[[Any], None]:
-    from core.cli.progress import ProgressBar
-
     bars: dict[tuple[str, str | None, str], Any] = {}
 
     def show(event: Any) -> None:
@@ -222,10 +222,6 @@ def _keep_sources(store: Any, report: Any) -> None:
     read again and kept only if it still has the bytes that were indexed)."""
     from pathlib import Path
 
-    from core.formats import sha256_of
-    from core.ingest.files import read_source
-    from core.library import Library
-
     library = Library.of_store(store)
     for result in report.documents:
         if result.error or not result.sha256:
@@ -237,17 +233,11 @@ def _keep_sources(store: Any, report: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.formats import PARSERS
-    from core.index.indexer import DocumentFile, collect_files, index_documents
-    from core.store import ChunkStore
-
     policy = policy_of(args)
-    from core import methods as registry
 
     methods = parse_methods(args.methods) or registry.base_methods()
     if args.parser not in PARSERS:
         raise ChunkscopeError(f"unknown parser {args.parser!r}: use {' or '.join(PARSERS)}")
-    from core.scale.cli import check_ray_arguments
 
     check_ray_arguments(args)
     files = collect_files(args.paths)
@@ -256,9 +246,9 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "ray":
         return _run_on_ray(args, files, policy, methods)
     store = ChunkStore.open(args.store, host=args.chroma_host)
-    from core.embed import load_encoder
 
-    encoder = load_encoder(args.model, pooling=args.pooling, device=args.device)
+    # looked up when called, so a replaced loader (a test's small encoder) is the one used
+    encoder = core.embed.load_encoder(args.model, pooling=args.pooling, device=args.device)
     docs = [DocumentFile(path=p, password=args.password) for p in files]
     with _StopOnFirstInterrupt() as should_cancel:
         report = index_documents(
@@ -294,9 +284,6 @@ def _print_report(report: Any, n_files: int, store_description: str) -> None:
 
 def _run_on_ray(args: argparse.Namespace, files: list, policy: Any, methods: tuple) -> int:
     """``--engine ray`` (``core.scale``): the same report, plus per-stage throughput."""
-    from core.scale.cli import print_ray_summary, run_ray
-    from core.store import ChunkStore
-
     with _StopOnFirstInterrupt() as should_cancel:
         run, host = run_ray(args, files, policy, methods, should_cancel)
     report = run.report

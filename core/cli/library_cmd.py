@@ -13,6 +13,8 @@ import json
 import sys
 
 from core.cli.index_cmd import add_store_arguments
+from core.library import Library, remove_document
+from core.store import ChunkStore
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,9 +42,6 @@ def _rows(library, everything: bool) -> list[dict[str, object]]:  # noqa: ANN001
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from core.library import Library
-    from core.store import ChunkStore
-
     store = ChunkStore.open(args.store, host=args.chroma_host)
     library = Library.of_store(store)
     rows = _rows(library, args.all)
@@ -62,9 +61,6 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_remove(args: argparse.Namespace) -> int:
-    from core.library import remove_document
-    from core.store import ChunkStore
-
     store = ChunkStore.open(args.store, host=args.chroma_host)
     removal = remove_document(store, args.doc_id)
     if args.json:

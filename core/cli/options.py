@@ -12,8 +12,13 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from core.chunk import policy_from_args
+from core.chunk import policy_registry as registry
+from core.cli.one_line import error_line
 from core.errors import ChunkscopeError
-from core.formats.registry import describe_formats
+from core.formats import load_document
+from core.formats.format_registry import describe_formats
+from core.ingest.ocr import ENV_OCR, OCR_POLICIES, policy_override
 
 
 def add_file_and_policy_options(parser: argparse.ArgumentParser) -> None:
@@ -32,10 +37,8 @@ def add_policy_arguments(
 ) -> None:
     """``--policy`` (a registered policy; without ``default``, ``query`` takes the one the
     index holds), ``--size``, ``--overlap``, ``--unit`` and one flag per policy option, all
-    read from the policy registry (``core.chunk.registry``). An unknown name is refused by
+    read from the policy registry (``core.chunk.policy_registry``). An unknown name is refused by
     ``policy_of`` with the registry's one-line message."""
-    from core.chunk import registry
-
     names = registry.policy_names()
     if default is not None:
         note = f"default {default}"
@@ -61,8 +64,6 @@ def add_policy_arguments(
 
 def add_policy_option_flags(parser: argparse.ArgumentParser) -> None:
     """One ``store_true`` flag per policy option, saying which policies take it."""
-    from core.chunk import registry
-
     for option in registry.OPTIONS:
         takers = " or ".join(registry.accepting(option.name))
         parser.add_argument(
@@ -73,8 +74,6 @@ def add_policy_option_flags(parser: argparse.ArgumentParser) -> None:
 
 def add_ocr_argument(parser: argparse.ArgumentParser) -> None:
     """``--ocr auto|always|never``: which PDF pages are read by OCR (``core.ingest.ocr``)."""
-    from core.ingest.ocr import ENV_OCR, OCR_POLICIES
-
     parser.add_argument(
         "--ocr", choices=OCR_POLICIES, default=None,
         help="read PDF pages by OCR (Tesseract): auto, the pages without a text layer "
@@ -84,15 +83,11 @@ def add_ocr_argument(parser: argparse.ArgumentParser) -> None:
 
 def ocr_argument(args: argparse.Namespace) -> AbstractContextManager[None]:
     """The ``--ocr`` given on the command line, in force inside a ``with``."""
-    from core.ingest.ocr import policy_override
-
     return policy_override(getattr(args, "ocr", None))
 
 
 def policy_of(args: argparse.Namespace) -> Any:
     """The ``ChunkPolicy`` the policy arguments ask for (``PolicyError``: one line)."""
-    from core.chunk import policy_from_args, registry
-
     options = {o.name: bool(getattr(args, o.name, False)) for o in registry.OPTIONS}
     return policy_from_args(args.policy, args.size, args.overlap, args.unit, **options)
 
@@ -117,9 +112,6 @@ def check_out(path: str | os.PathLike[str] | None) -> None:
 def load_each(paths: Sequence[Path], **options: Any) -> tuple[list[Any], list[str]]:
     """Load every file, one ``error:`` line on stderr for each that fails; return the
     documents and the failures' messages (a bad file never ends a run over many)."""
-    from core.cli.one_line import error_line
-    from core.formats import load_document
-
     docs, failures = [], []
     for path in paths:
         try:

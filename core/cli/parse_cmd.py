@@ -16,7 +16,9 @@ import json
 import sys
 from typing import TextIO
 
-from core.formats.registry import describe_formats
+from core.cli.progress import ProgressBar
+from core.formats import document_to_dict, load_document, parse_document
+from core.formats.format_registry import describe_formats
 
 _PREVIEW_CHARS = 60
 
@@ -46,9 +48,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import time
-
-    from core.cli.progress import ProgressBar
-    from core.formats import document_to_dict, load_document, parse_document
 
     started = time.perf_counter()
     doc = load_document(args.file, password=args.password)

@@ -19,6 +19,8 @@ import sys
 import textwrap
 from typing import Any
 
+import core.embed
+from core import methods as registry
 from core.cli.index_cmd import (
     add_model_arguments,
     add_policy_arguments,
@@ -26,7 +28,10 @@ from core.cli.index_cmd import (
     methods_help,
     parse_methods,
 )
+from core.cli.options import policy_of
 from core.errors import StoreError
+from core.retrieve.comparison import check_query, compare, comparison_to_dict
+from core.store import ChunkStore
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -48,8 +53,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def resolve_policy(args: argparse.Namespace, indexed: list[Any], model: str) -> Any:
     """The asked policy, or the single policy stored for ``model``."""
-    from core.cli.options import policy_of
-
     if args.policy is not None:
         return policy_of(args)
     policies = {d.policy_key: d.policy for d in indexed if d.model == model and d.complete}
@@ -80,7 +83,6 @@ def resolve_methods(
         and d.complete
         and (args.doc is None or d.doc_id == args.doc)
     }
-    from core import methods as registry
 
     methods = tuple(m for m in registry.base_methods() if m in held)
     if not methods:
@@ -93,16 +95,13 @@ def resolve_methods(
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.embed import load_encoder
-    from core.retrieve.comparison import check_query, compare, comparison_to_dict
-    from core.store import ChunkStore
-
     check_query(args.text)
     if args.k < 1:
         raise StoreError(f"--k must be at least 1, got {args.k}")
     store = ChunkStore.open(args.store, host=args.chroma_host)
     indexed = store.indexed_documents()
-    encoder = load_encoder(args.model, pooling=args.pooling, device=args.device)
+    # looked up when called, so a replaced loader (a test's small encoder) is the one used
+    encoder = core.embed.load_encoder(args.model, pooling=args.pooling, device=args.device)
     policy = resolve_policy(args, indexed, encoder.name)
     methods = resolve_methods(args, indexed, encoder.name, policy.key)
     cmp = compare(
@@ -135,8 +134,6 @@ def _cell(hit: Any, width: int, with_doc: bool) -> list[str]:
 
 
 def _heading(method: str) -> str:
-    from core import methods as registry
-
     return f"{method} ({registry.get(method).score.label})"
 
 

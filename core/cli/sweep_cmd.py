@@ -20,15 +20,29 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from core.chunk import policy_registry as registry
 from core.cli import eval_cmd
-from core.cli.index_cmd import methods_help
+from core.cli.index_cmd import methods_help, parse_methods
+from core.cli.options import check_out, failed_files_line, load_each
+from core.cli.progress import ProgressBar
+from core.embed import VectorCache
+from core.embed.cache import shared_cache
 from core.errors import LabelError
-from core.formats.registry import describe_formats
+from core.evaluate import EvalConfig, read_queries
+from core.formats import parse_document
+from core.formats.format_registry import describe_formats
+from core.tune import (
+    load_sweep,
+    parse_grid,
+    parse_overlaps,
+    parse_sizes,
+    run_sweep,
+    save_sweep,
+    store_sweeps_dir,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from core.chunk import registry
-
     parser = subparsers.add_parser(
         "sweep",
         help="evaluate a grid of chunk sizes and overlaps under several methods",
@@ -67,16 +81,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _grid(args: argparse.Namespace) -> list[Any]:
-    from core.tune import parse_grid, parse_overlaps, parse_sizes
-
     policies = eval_cmd.parse_list(args.policy, "--policy")
     return parse_grid(policies, parse_sizes(args.size), parse_overlaps(args.overlap), args.unit)
 
 
 def _template(args: argparse.Namespace, policy: Any) -> Any:
-    from core.cli.index_cmd import parse_methods
-    from core.evaluate import EvalConfig
-
     methods = parse_methods(args.methods) or parse_methods(eval_cmd.DEFAULT_METHODS) or ()
     try:
         return EvalConfig(
@@ -95,8 +104,6 @@ def _template(args: argparse.Namespace, policy: Any) -> Any:
 def _previous(path: str | None) -> Any:
     from pathlib import Path
 
-    from core.tune import load_sweep
-
     return load_sweep(path) if path and Path(path).is_file() else None
 
 
@@ -106,9 +113,6 @@ def _cache(folder: str | None) -> Iterator[Any]:
     every command and page shares (``core.embed.cache.shared_cache``); with that switched
     off, late token states live in a temporary folder for the sweep's length (so every
     document's states survive between points, however many documents there are)."""
-    from core.embed import VectorCache
-    from core.embed.cache import shared_cache
-
     if folder:
         yield VectorCache(folder)
         return
@@ -121,12 +125,6 @@ def _cache(folder: str | None) -> Iterator[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.cli.options import check_out, failed_files_line, load_each
-    from core.cli.progress import ProgressBar
-    from core.evaluate import read_queries
-    from core.formats import parse_document
-    from core.tune import run_sweep
-
     grid = _grid(args)
     template = _template(args, grid[0].policy)
     check_out(args.out)
@@ -180,8 +178,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _keep(sweep: Any, out: str | None) -> Any:
     """Save the sweep in the store's ``sweeps/`` (the Tune page's list) and to ``out``."""
-    from core.tune import save_sweep, store_sweeps_dir
-
     if out:
         save_sweep(sweep, out)
     return save_sweep(sweep, store_sweeps_dir() / f"{sweep.sweep_id}.json")

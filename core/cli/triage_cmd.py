@@ -20,6 +20,9 @@ import json
 import sys
 from typing import Any, TextIO
 
+from core.cli.options import check_out
+from core.evaluate import TriageStore, export_tags, load_run, sample_failures, tag_query
+from core.evaluate.triage import default_method, failed_queries
 from core.methods import PAIRED
 
 CAUSE_CHOICES = ("parse", "boundary", "context", "vocabulary", "label", "method", "other")
@@ -66,8 +69,6 @@ def _action(actions: Any, name: str, help_text: str) -> argparse.ArgumentParser:
 
 
 def _open(args: argparse.Namespace) -> tuple[Any, Any]:
-    from core.evaluate import TriageStore, load_run
-
     return load_run(args.run), TriageStore(args.db)
 
 
@@ -99,9 +100,6 @@ def print_failure(number: int, failure: Any, out: TextIO) -> None:
 
 
 def run_sample(args: argparse.Namespace) -> int:
-    from core.evaluate import sample_failures
-    from core.evaluate.triage import default_method, failed_queries
-
     run, store = _open(args)
     method = args.method or default_method(run)
     failures = sample_failures(run, method, n=args.n, seed=args.seed, store=store)
@@ -128,8 +126,6 @@ def run_sample(args: argparse.Namespace) -> int:
 
 
 def run_tag(args: argparse.Namespace) -> int:
-    from core.evaluate import tag_query
-
     run, store = _open(args)
     tag = tag_query(store, run, args.query_id, args.cause, note=args.note, method=args.method)
     note = f" ({tag.note})" if tag.note else ""
@@ -138,9 +134,6 @@ def run_tag(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from core.cli.options import check_out
-    from core.evaluate import export_tags
-
     check_out(args.out)
     run, store = _open(args)
     count = export_tags(store, run, args.out)

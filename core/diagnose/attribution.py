@@ -26,6 +26,10 @@ from typing import Any
 import numpy as np
 
 from core import methods
+from core.chunk.sentence_bounds import sentence_spans
+from core.embed.contextual import contextual_prefix
+from core.embed.late import document_tokens, late_windows
+from core.methods.embedding import check_late_pooling
 from core.provenance.types import Chunk, Document
 
 BATCH = 8
@@ -80,10 +84,6 @@ def late_attribution(
     doc: Document, chunk: Chunk, query: str, encoder: Any, *, progress: Progress | None = None
 ) -> Attribution:
     """How much each sentence of the chunk's window outside it moved its late cosine."""
-    from core.chunk.sentence_bounds import sentence_spans
-    from core.embed.late import document_tokens, late_windows
-    from core.methods.embedding import check_late_pooling
-
     check_late_pooling(encoder)
     tokens = document_tokens(encoder, doc)
     mine = np.flatnonzero((tokens.starts < chunk.char_end) & (tokens.ends > chunk.char_start))
@@ -134,8 +134,6 @@ def contextual_attribution(
     doc: Document, chunk: Chunk, query: str, encoder: Any, *, progress: Progress | None = None
 ) -> Attribution:
     """How much each word of the contextual prefix moved the contextual cosine."""
-    from core.embed.contextual import contextual_prefix
-
     prefix = contextual_prefix(doc, chunk)
     words = [(m.start(), m.end()) for m in re.finditer(r"\S+", prefix)]
     body = chunk.encoder_text

@@ -35,6 +35,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.diagnose.run_failures import diagnose_methods
+from core.diagnose.terms import query_terms, terms_of
+from core.evaluate import EvalConfig, run_eval
+from core.evaluate.labels import Evidence, LabelledQuery
+from core.formats import load_document
 from core.methods import BENCHED, embedding_methods
 from core.provenance.types import ChunkPolicy
 
@@ -918,8 +923,6 @@ def _digest(fam: Family, fact: Fact, rng: random.Random) -> str:
 def _check_vocabulary(sources: Mapping[str, str], queries: Sequence[BookQuery]) -> None:
     """A vocabulary case's code for its subject stands in no document (its
     construction), checked by the lexical index's own terms."""
-    from core.diagnose.terms import query_terms, terms_of
-
     every = set().union(*(terms_of(t) for t in sources.values()))
     for q in queries:
         if q.cause != "vocabulary":
@@ -1008,14 +1011,10 @@ def measure(book: Casebook, run: Any, diagnoses: Mapping[str, Mapping[str, Any]]
 
 def casebook_documents(book: Casebook) -> list[Any]:
     """The casebook's documents, read as any markdown file is (``core.ingest``)."""
-    from core.formats import load_document
-
     return [load_document(text.encode(), name=name) for name, text in book.sources.items()]
 
 
 def casebook_queries(book: Casebook) -> list[Any]:
-    from core.evaluate.labels import Evidence, LabelledQuery
-
     return [
         LabelledQuery(id=q.id, query=q.query, doc=q.doc, evidence=(Evidence(text=q.gold),))
         for q in book.queries
@@ -1026,9 +1025,6 @@ def run_casebook(
     book: Casebook, encoder: Any, *, methods: Sequence[str] = METHODS, embed: Any = None
 ) -> tuple[Any, dict[str, dict[str, Any]], Agreement]:
     """Evaluate the casebook, diagnose every failure, measure the agreement."""
-    from core.diagnose.run_failures import diagnose_methods
-    from core.evaluate import EvalConfig, run_eval
-
     docs = casebook_documents(book)
     config = EvalConfig(policy=POLICY, methods=tuple(methods), ks=KS, resamples=10)
     run = run_eval(casebook_queries(book), docs, config, encoder=encoder, embed=embed)

@@ -6,8 +6,9 @@ A dense method's ranks come from every stored vector of the scope, read once per
 a 384-wide model); a query then costs one matrix-vector product. Ranks are 1-based;
 equal scores keep the chunk order of the scope (document id, then position), as
 everywhere else. A lexical method's ranks come from its
-term index (``core.store.lexical``), which scores every chunk anyway; a fusion's from its
-parts' full rankings (``core.methods.fusion``).
+term index (``core.store.lexical_index``), which scores every chunk anyway; a fusion's from its
+parts' full rankings. Every ranking is made by ``core.retrieve.ranking`` (``rank_scores``,
+``fuse_rankings``), the rules Compare and Evaluate rank by.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core import methods as registry
+from core.retrieve.ranking import OrderKey, Ranking, fuse_rankings, rank_scores
 from core.store import scan
+from core.store.lexical_index import fingerprint, lexical_collection
 
 if TYPE_CHECKING:
     from core.protocols import QueryEncoder
@@ -76,6 +79,7 @@ class _Vectors:
     norms: np.ndarray  # float64 row norms
     doc_ids: np.ndarray
     row_of: dict[str, int]
+    keys: list[OrderKey]  # each row's chunk-order key
 
     def cosines(self, rows: slice | np.ndarray, query: np.ndarray) -> np.ndarray:
         """Cosines of ``rows`` with ``query``, computed as ``core.retrieve.ranking.rank_in_memory``
@@ -103,7 +107,7 @@ def _read_vectors(store: ChunkStore, name: str) -> _Vectors | None:
         doc_ids = np.asarray([r[0][0] for r in rows], dtype=object)
         return _Vectors(
             ids=ids, matrix=matrix, norms=norms, doc_ids=doc_ids,
-            row_of={c: i for i, c in enumerate(ids)},
+            row_of={c: i for i, c in enumerate(ids)}, keys=[r[0] for r in rows],
         )  # fmt: skip
 
     return store._read(name, read, None)
@@ -113,8 +117,6 @@ def loaded_vectors(
     store: ChunkStore, *, model: str, method: str, policy: ChunkPolicy
 ) -> _Vectors | None:
     """A dense collection's vectors, read once per index version (see the module docstring)."""
-    from core.store.lexical import fingerprint
-
     name = store.collection_name(model, method, policy)
     key = (store.location.describe(), name, fingerprint(store, name))
     if key not in _LOADED:
@@ -128,13 +130,7 @@ def loaded_vectors(
     return _LOADED[key]
 
 
-def _rank_in(scores: np.ndarray, row: int) -> int:
-    """1-based rank of ``row``: better scores, then equal ones earlier in chunk order."""
-    s = scores[row]
-    return int((scores > s).sum() + (scores[:row] == s).sum()) + 1
-
-
-def _scope_scores(
+def _scope_ranking(
     store: ChunkStore,
     method: str,
     *,
@@ -143,47 +139,64 @@ def _scope_scores(
     query: str,
     qvec: np.ndarray | None,
     doc_id: str | None,
-) -> tuple[list[str], np.ndarray] | None:
-    """``(ids, scores)`` of every chunk of the scope in chunk order, or None."""
+    depth: int,
+) -> Ranking | None:
+    """``method``'s exact ranking of every chunk of the scope, ``depth`` deep, or None
+    when nothing of the scope is indexed under it."""
     spec = registry.get(method)
     if spec.family == "lexical":
-        from core.store.lexical import lexical_collection
-
         col = lexical_collection(store, model=model, method=method, policy=policy)
         if col is None:
             return None
         lo, hi = col.rows(doc_id)
-        return list(col.ids[lo:hi]), col.index.scores(query)[lo:hi]
-    if spec.family == "fused":
-        from core.methods.fusion import fuse_ranked, ranks_of
 
-        tables, in_order = [], []
+        def position(chunk_id: str) -> int | None:
+            row = col.row_of.get(chunk_id)
+            return None if row is None or not lo <= row < hi else row - lo
+
+        def lexical_order(ids: list[str]) -> dict[str, OrderKey]:
+            rows = {c: col.row_of.get(c) for c in ids}
+            return {c: _key(col.metadatas[r]) for c, r in rows.items() if r is not None}
+
+        return rank_scores(
+            method, col.ids[lo:hi], col.index.scores(query)[lo:hi], depth, position=position,
+            order_of=lexical_order,
+        )  # fmt: skip
+    if spec.family == "fused":
+        parts = []
         for part in spec.parts:
-            got = _scope_scores(
-                store, part, model=model, policy=policy, query=query, qvec=qvec, doc_id=doc_id
-            )
-            if got is None:
-                continue
-            ids, scores = got
-            in_order.append(ids)
-            ranks = ranks_of(scores)[0]
-            tables.append(
-                {c: (int(r), float(s)) for c, r, s in zip(ids, ranks, scores, strict=True)}
-            )
-        if not tables:
-            return None
-        fused = fuse_ranked(spec, tables)
-        # every part lists the scope in chunk order: equal fused scores keep that order,
-        # as core.retrieve.ranking and the evaluation break them
-        order = [c for c in dict.fromkeys(c for ids in in_order for c in ids) if c in fused]
-        return order, np.asarray([fused[c] for c in order])
+            got = _scope_ranking(
+                store, part, model=model, policy=policy, query=query, qvec=qvec,
+                doc_id=doc_id, depth=1 << 62,
+            )  # fmt: skip
+            if got is not None:
+                parts.append(got)
+        return fuse_rankings(spec, parts, depth) if parts else None
     vectors = loaded_vectors(store, model=model, method=method, policy=policy)
     if vectors is None or qvec is None:
         return None
-    if doc_id is None:
-        return vectors.ids, vectors.cosines(slice(None), qvec)
-    rows = np.flatnonzero(vectors.doc_ids == doc_id)
-    return [vectors.ids[i] for i in rows], vectors.cosines(rows, qvec)
+    lo, hi = 0, len(vectors.ids)
+    if doc_id is not None:  # rows are in chunk order: a document's are together
+        inside = np.flatnonzero(vectors.doc_ids == doc_id)
+        lo, hi = (int(inside[0]), int(inside[-1]) + 1) if len(inside) else (0, 0)
+
+    def dense_position(chunk_id: str) -> int | None:
+        row = vectors.row_of.get(chunk_id)
+        return None if row is None or not lo <= row < hi else row - lo
+
+    def dense_order(wanted: list[str]) -> dict[str, OrderKey]:
+        rows = {c: vectors.row_of.get(c) for c in wanted}
+        return {c: vectors.keys[r] for c, r in rows.items() if r is not None}
+
+    ids = vectors.ids if (lo, hi) == (0, len(vectors.ids)) else vectors.ids[lo:hi]
+    return rank_scores(
+        method, ids, vectors.cosines(slice(lo, hi), qvec), depth, position=dense_position,
+        order_of=dense_order,
+    )  # fmt: skip
+
+
+def _key(meta: Any) -> OrderKey:
+    return (str(meta["doc_id"]), int(meta["chunk_index"]), int(meta["char_start"]))
 
 
 def full_depth_ranks(
@@ -204,31 +217,23 @@ def full_depth_ranks(
     qvec = np.asarray(encoder.encode_query(query), dtype=np.float32) if dense else None
     out = {}
     for method in names:
-        got = _scope_scores(
-            store, method, model=encoder.name, policy=policy, query=query, qvec=qvec, doc_id=doc_id
-        )
-        ids, scores = got if got is not None else ([], np.zeros(0))
-        row = _find(ids, chunk_id)
-        n = len(scores)
-        kth = float(np.partition(scores, n - min(k, n))[n - min(k, n)]) if n else None
+        ranking = _scope_ranking(
+            store, method, model=encoder.name, policy=policy, query=query, qvec=qvec,
+            doc_id=doc_id, depth=k,
+        )  # fmt: skip
+        found = ranking.lookup(chunk_id) if ranking is not None else None
+        top = ranking.ranked[:k] if ranking is not None else []
         out[method] = FullRank(
             method=method,
             chunk_id=chunk_id,
-            rank=None if row is None else _rank_in(np.asarray(scores), row),
-            score=None if row is None else float(scores[row]),
-            scope_size=n,
+            rank=None if found is None else found[0],
+            score=None if found is None else found[1],
+            scope_size=ranking.size if ranking is not None else 0,
             k=k,
-            top_score=float(scores.max()) if n else None,
-            kth_score=kth,
+            top_score=top[0][2] if top else None,
+            kth_score=top[-1][2] if top else None,
         )
     return out
-
-
-def _find(ids: Sequence[str], chunk_id: str) -> int | None:
-    try:
-        return ids.index(chunk_id)
-    except ValueError:
-        return None
 
 
 def timed_full_depth(*args: Any, **kwargs: Any) -> tuple[dict[str, FullRank], float]:

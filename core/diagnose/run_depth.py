@@ -22,8 +22,11 @@ from core import methods as registry
 from core.diagnose.depth import FullRank
 from core.evaluate.corpus import ChunkFn, Corpus, build_corpus
 from core.evaluate.scoring import EmbedFn, Progress, Ticker, records_of
+from core.index.indexer import method_records
+from core.methods.lexical import Bm25Index, indexed_text
 from core.protocols import TextEncoder
 from core.provenance.types import Document
+from core.retrieve.ranking import MemoryRanker, Ranking
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
@@ -47,12 +50,9 @@ class RunRanker:
         if missing:
             raise ValueError(f"run {run.run_id} needs these documents as run: {missing}")
         if embed is None:
-            from core.index.indexer import method_records
-
             embed = method_records
         self.run, self.encoder, self.embed, self.cache = run, encoder, embed, cache
         self.corpus: Corpus = build_corpus([docs[d] for d in run.corpus], chunker)
-        self.row_of = {c.chunk_id: i for i, c in enumerate(self.corpus.chunks)}
         self._sides: dict[str, Any] = {}
 
     @property
@@ -76,8 +76,6 @@ class RunRanker:
             tick = ticker or Ticker(0, None)
             records = records_of(self.corpus, method, self.encoder, self.embed, self.cache, tick)
             if spec.family == "lexical":
-                from core.methods.lexical import Bm25Index, indexed_text
-
                 texts = [
                     indexed_text(r.prefix, c.text)
                     for r, c in zip(records, self.corpus.chunks, strict=True)
@@ -89,26 +87,24 @@ class RunRanker:
                 self._sides[method] = np.vstack(rows) if rows else np.zeros((0, width))
         return self._sides[method]
 
-    def _scores(self, method: str, query: str, allowed: np.ndarray | None, qvec) -> np.ndarray:
-        """``(n_chunks,)`` scores of ``query`` under ``method``, as the run scored them."""
-        spec = registry.get(method)
-        if spec.family == "fused":
-            from core.methods.fusion import fuse_matrices
-
-            parts = [self._scores(p, query, allowed, qvec)[None, :] for p in spec.parts]
-            mask = None if allowed is None else allowed[None, :]
-            return fuse_matrices(spec, parts, mask)[0]
+    def _scores(self, method: str, query: str, qvec: Any) -> np.ndarray:
+        """``(n_chunks,)`` scores of ``query`` under a stored method, as the run scored them."""
         side = self._side(method)
-        if spec.family == "lexical":
+        if registry.get(method).family == "lexical":
             return side.score_matrix([query])[0]
         return qvec() @ side.T
 
-    def allowed(self, doc_id: str) -> np.ndarray | None:
-        """The chunks a query on ``doc_id`` was ranked among (None: all of them)."""
+    def rows(self, doc_id: str) -> tuple[int, int]:
+        """The rows ``[lo, hi)`` a query on ``doc_id`` was ranked among (all of them, for a
+        run over the whole corpus)."""
         if self.run.scope != "doc":
-            return None
-        position = [d.doc_id for d, _ in self.corpus.chunks_by_doc].index(doc_id)
-        return self.corpus.doc_index == position
+            return 0, len(self.corpus.chunks)
+        start = 0
+        for doc, chunks in self.corpus.chunks_by_doc:
+            if doc.doc_id == doc_id:
+                return start, start + len(chunks)
+            start += len(chunks)
+        raise ValueError(f"run {self.run.run_id} holds no document {doc_id!r}")
 
     def full_depth(
         self, query: str, doc_id: str, chunk_id: str, *, k: int | None = None
@@ -116,7 +112,9 @@ class RunRanker:
         """``chunk_id``'s rank under every method of the run for ``query`` (a query on
         ``doc_id``), with rank 1's and rank ``k``'s scores (``k``: the run's text k)."""
         k = k or self.run.text_k
-        allowed = self.allowed(doc_id)
+        lo, hi = self.rows(doc_id)
+        ids = [c.chunk_id for c in self.corpus.chunks[lo:hi]]
+        scored: dict[str, np.ndarray] = {}
         encoded: list[np.ndarray] = []
 
         def qvec() -> np.ndarray:
@@ -124,14 +122,18 @@ class RunRanker:
                 encoded.append(np.asarray(self.encoder.encode_texts([query]), np.float32)[0])
             return encoded[0]
 
-        row = self.row_of.get(chunk_id)
+        def scores(method: str) -> np.ndarray:
+            if method not in scored:
+                scored[method] = self._scores(method, query, qvec)[lo:hi]
+            return scored[method]
+
+        ranker = MemoryRanker(ids, scores)  # as the run ranked it (core.evaluate.scoring)
         out = {}
         for method in self.run.methods:
             if registry.get(method).family == "external":
                 out[method] = self._logged(method, query, chunk_id, k)
                 continue
-            scores = self._scores(method, query, allowed, qvec)
-            out[method] = _full_rank(method, chunk_id, scores, allowed, row, k)
+            out[method] = _full_rank(method, chunk_id, ranker.rank(method, k), k)
         return out
 
     def _logged(self, method: str, query: str, chunk_id: str, k: int) -> FullRank:
@@ -154,21 +156,11 @@ class RunRanker:
         return next((c for d, c in self.corpus.chunks_by_doc if d.doc_id == doc_id), [])
 
 
-def _full_rank(
-    method: str, chunk_id: str, scores: np.ndarray, allowed, row: int | None, k: int
-) -> FullRank:
-    keep = np.ones(len(scores), bool) if allowed is None else allowed
-    scoped = np.where(keep, scores, -np.inf)
-    inside = scores[keep]
-    n = len(inside)
-    kth = float(np.sort(inside)[::-1][min(k, n) - 1]) if n else None
-    found = row is not None and bool(keep[row])
-    rank = None
-    if found:
-        s = scoped[row]
-        rank = int((scoped > s).sum() + (scoped[:row] == s).sum()) + 1
+def _full_rank(method: str, chunk_id: str, ranking: Ranking, k: int) -> FullRank:
+    found = ranking.lookup(chunk_id)
+    top = ranking.ranked[:k]
     return FullRank(
-        method=method, chunk_id=chunk_id, rank=rank,
-        score=float(scores[row]) if found else None, scope_size=n, k=k,
-        top_score=float(inside.max()) if n else None, kth_score=kth,
+        method=method, chunk_id=chunk_id, rank=None if found is None else found[0],
+        score=None if found is None else found[1], scope_size=ranking.size, k=k,
+        top_score=top[0][2] if top else None, kth_score=top[-1][2] if top else None,
     )  # fmt: skip

@@ -10,8 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from core.chunk import chunk_document
+from core.chunk.policy_registry import policy_from_dict
 from core.diagnose.signals import Case, Diagnosis, Hit, diagnose
 from core.diagnose.terms import all_term_spans, chunk_shares
+from core.evaluate.run_file import Suggestion
+from core.formats import parse_document
 from core.provenance.types import Block, Chunk, Document
 
 Chunker = Callable[[Document], tuple[Sequence[Block], Sequence[Chunk]]]
@@ -19,8 +23,6 @@ Chunker = Callable[[Document], tuple[Sequence[Block], Sequence[Chunk]]]
 
 def default_chunker(policy: Any) -> Chunker:
     """The default parser's blocks, and the chunks of ``policy`` (a ``ChunkPolicy``)."""
-    from core.chunk import chunk_document
-    from core.formats import parse_document
 
     def parts(doc: Document) -> tuple[Sequence[Block], Sequence[Chunk]]:
         blocks = parse_document(doc).blocks
@@ -52,8 +54,6 @@ def diagnose_methods(
 ) -> dict[str, dict[str, Diagnosis]]:
     """``diagnose_run`` for each of ``methods`` (default: every method of the run), each
     document chunked and read once: ``{method: {query id: diagnosis}}``."""
-    from core.chunk.registry import policy_from_dict
-
     parts = chunker or default_chunker(policy_from_dict(run.policy))
     built: dict[str, tuple[Sequence[Block], Sequence[Chunk], dict[str, float], Any]] = {}
     every = {d: all_term_spans(doc.text) for d, doc in docs.items()}  # read once each
@@ -118,8 +118,6 @@ def suggest_run(
     """The run with each failed query's suggestion per failed method stored
     (``QueryRecord.suggested``), and the diagnoses themselves."""
     import dataclasses
-
-    from core.evaluate.run_file import Suggestion
 
     found = diagnose_methods(run, docs, chunker=chunker)
     records = []

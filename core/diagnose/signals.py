@@ -41,7 +41,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from core import methods as registry
-from core.diagnose.terms import Span, chunk_terms, name_like, query_terms, terms_of
+from core.chunk.sentence_bounds import sentence_spans
+from core.diagnose.terms import Span, all_term_spans, chunk_terms, name_like, query_terms, terms_of
+from core.ingest.ocr import ocr_reading
+from core.methods.lexical import word_spans
+from core.model.paths import default_model_dir
+from core.parse.garbled import COMMON
 from core.provenance.types import Block, Chunk, Document
 
 CAUSE_NAMES = ("parse", "label", "method", "boundary", "vocabulary", "context")  # tie order
@@ -256,7 +261,6 @@ def _best_chunk(case: Case) -> Chunk | None:
 def _spans_of(case: Case) -> Mapping[str, Sequence[Span]]:
     if case.term_spans:
         return case.term_spans
-    from core.diagnose.terms import all_term_spans
 
     return all_term_spans(case.doc.text)
 
@@ -284,8 +288,6 @@ def _not_language(case: Case) -> tuple[float, list[Span]]:
     codes an extractor writes for a glyph it cannot map), letters set apart one by one (a
     font without word spacing: "T h e u n i t"), and words found nowhere else in the
     corpus (a name or figure excepted), with the spans of the damaged runs."""
-    from core.parse.garbled import COMMON
-
     spans = _spans_of(case)
     several = bool(case.doc_share)
     gold = _gold_chars(case)
@@ -337,8 +339,6 @@ def _dictionary() -> frozenset[str]:
     """Whole words of the default model's WordPiece vocabulary (about 20,000 English
     words; empty when the model package is missing)."""
     try:
-        from core.model.paths import default_model_dir
-
         lines = (default_model_dir() / "vocab.txt").read_text("utf-8").split()
     except (OSError, ImportError, ValueError, RuntimeError):
         return frozenset()
@@ -355,8 +355,6 @@ def _is_word(word: str) -> bool:
 
 
 def _word_terms(text: str) -> list[tuple[int, int, str]]:
-    from core.methods.lexical import word_spans
-
     return list(word_spans(text))
 
 
@@ -411,8 +409,6 @@ LOW_OCR = 0.85
 def _ocr_signals(case: Case) -> list[Signal]:
     """Gold read by OCR at low confidence (only for documents with OCR'd pages): the share
     of the gold read by OCR, weighted by how far its lines' confidence falls short."""
-    from core.ingest.ocr import ocr_reading
-
     readings = [
         (r, b - a) for a, b in _gold_chars(case)
         if (r := ocr_reading(case.doc, a, b)) is not None
@@ -446,8 +442,6 @@ def _figures(text: str) -> set[str]:
 def _twin_passage(text: str, gold_text: str, gold_terms: set[str]) -> tuple[float, set[str]]:
     """The passage of ``text`` (a run of its sentences about as long as the gold) most
     like the gold: ``(Jaccard similarity of their terms, the passage's terms)``."""
-    from core.chunk.sentence_bounds import sentence_spans
-
     spans = list(sentence_spans(text)) or [(0, len(text))]
     each = [terms_of(text[a:b]) for a, b in spans]
     size = max(1, len(gold_text))

@@ -27,7 +27,7 @@ import numpy as np
 
 from core.embed.encoder import Encoder
 from core.embed.records import ChunkVector, LateWindow
-from core.embed.spans import (
+from core.embed.token_spans import (
     DocTokens,
     WindowPlan,
     plan_windows,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from core.embed.encoder import Encoder
 from core.embed.records import ChunkVector
+from core.model.tokens import load_tokenizer
 from core.protocols import TextEncoder
 from core.provenance.types import Chunk, Document
 
@@ -81,8 +82,6 @@ def encode_texts_alone(
     ``encoder.model_dir`` (the one chunking counts with, which need not be the one the
     encoder uses), and ``truncated_tokens`` is 0 because such an encoder does not say
     what it cut."""
-    from core.model.tokens import load_tokenizer
-
     tokenizer = load_tokenizer(encoder.model_dir)
     vectors = encoder.encode_texts(texts, progress=progress)
     return [

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from core import methods as method_registry
+from core.chunk import policy_registry as policy_registry
 from core.evaluate.corpus import Corpus
 from core.evaluate.labels import LabelledQuery
 from core.evaluate.metrics import MetricSpec, query_metrics
@@ -253,8 +254,6 @@ def import_run(
 ) -> EvalRun:
     """The run of ``trace`` (see the module docstring); ``TraceError`` (one line) when the
     log fits neither the labels nor the chunk set."""
-    from core.chunk import registry as policy_registry
-
     held = {d.doc_id: d for d in docs if chunk_set.docs.get(d.doc_id) == d.sha256}
     if missing := sorted(set(chunk_set.docs) - set(held)):
         raise TraceError(

@@ -28,6 +28,7 @@ from typing import TypeGuard
 
 from core.errors import LabelError
 from core.evaluate.labels import Evidence, GoldSpan, LabelledQuery
+from core.formats import load_document
 from core.provenance.types import Document
 
 Loader = Callable[[Path], Document]
@@ -35,8 +36,6 @@ _MAX_SHOWN = 5
 
 
 def _default_loader(path: Path) -> Document:
-    from core.formats import load_document
-
     return load_document(path)
 
 

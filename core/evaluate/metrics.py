@@ -34,9 +34,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core.provenance.cite import SpanLike
+from core.provenance.cite import DUPLICATE_SHARE, SpanLike
 
-DUPLICATE_SHARE = 0.5
 NDCG_DEPTH = 10
 
 

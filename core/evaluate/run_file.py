@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from core import methods
 from core.errors import LabelError
 from core.evaluate.bootstrap import DeltaInterval
-from core.evaluate.labels import GoldSpan, LabelledQuery
+from core.evaluate.labels import GoldSpan, LabelledQuery, query_from_dict
 from core.evaluate.resolve import Unresolved
 from core.provenance.cite import Citation
 from core.provenance.serial import (
@@ -144,8 +145,6 @@ class QueryRecord:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "query") -> QueryRecord:
-        from core.evaluate.labels import query_from_dict
-
         fields = Fields(data, where)
         keys = ("id", "query", "doc", "gold")
         label = query_from_dict({key: fields.raw(key) for key in keys})
@@ -308,8 +307,6 @@ def _imported(info: Mapping[str, object]) -> Mapping[str, object]:
     every page and command that reads the run can name it (``core.methods``)."""
     name = info.get("method")
     if isinstance(name, str) and name:
-        from core import methods
-
         methods.register_external(name, scored=bool(info.get("scored", False)))
     return info
 

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from core import methods as registry
+from core.chunk import chunk_document
 from core.embed.cache import shared_cache
 from core.errors import LabelError
 from core.evaluate.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, DeltaInterval, metric_deltas
@@ -39,7 +40,9 @@ from core.evaluate.run_file import (
     model_fingerprint,
     queries_digest,
 )
-from core.evaluate.scoring import EmbedFn, Scored, Scorer, Ticker, allowed_mask, score_method
+from core.evaluate.scoring import EmbedFn, Scored, Scorer, Ticker, scope_rows, score_method
+from core.formats import parse_document
+from core.index.indexer import method_records
 from core.provenance.cite import Citation
 from core.provenance.types import Chunk, ChunkPolicy, Document
 
@@ -79,8 +82,6 @@ class EvalConfig:
 
 def default_chunker(policy: ChunkPolicy, tokenizer: Any = None) -> ChunkFn:
     """Parse with the default parser, then chunk with ``policy``."""
-    from core.chunk import chunk_document
-    from core.formats import parse_document
 
     def chunks_of(doc: Document) -> Sequence[Chunk]:
         return chunk_document(doc, parse_document(doc).blocks, policy, tokenizer=tokenizer)
@@ -129,11 +130,9 @@ def run_eval(
     clock["chunked"] = time.perf_counter()
     spec = MetricSpec.for_ks(config.ks, doc_level=config.scope == "corpus" and len(docs) > 1)
     if embed is None:
-        from core.index.indexer import method_records
-
         embed = method_records
     stored = registry.needs_indexing(config.methods)
-    allowed = allowed_mask(resolved, corpus, config.scope)
+    rows = scope_rows(resolved, corpus, config.scope)
     scorer = Scorer(
         corpus=corpus,
         queries=[q.query.query for q in resolved],
@@ -141,7 +140,6 @@ def run_eval(
         embed=embed,
         cache=cache,
         ticker=Ticker(len(corpus.chunks) * len(stored), progress),
-        allowed=allowed,
         done={},
     )
     for method in stored:  # every index step first, so "embedded" times the encoder alone
@@ -150,7 +148,7 @@ def run_eval(
     scored = {
         m: given[m](resolved, corpus, spec)
         if given and m in given
-        else score_method(resolved, corpus, scorer.scores(m), allowed, spec)
+        else score_method(resolved, corpus, scorer, m, rows, spec)
         for m in config.methods
     }
     clock["ranked"] = time.perf_counter()

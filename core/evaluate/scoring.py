@@ -15,7 +15,9 @@ from core.evaluate.corpus import Corpus
 from core.evaluate.metrics import MetricSpec, first_relevant_rank, query_metrics
 from core.evaluate.resolve import ResolvedQuery
 from core.evaluate.run_file import RankedHit
+from core.methods.lexical import Bm25Index, indexed_text
 from core.protocols import RecordsFn, TextEncoder
+from core.retrieve.ranking import MemoryRanker
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
@@ -45,7 +47,8 @@ def records_of(
 
 @dataclass(slots=True)
 class Scorer:
-    """Score matrices ``(n_queries, n_chunks)`` per method, each part computed once."""
+    """Score matrices ``(n_queries, n_chunks)`` per stored method, each computed once (a
+    fusion is made per query from its parts' rows, by the ranker)."""
 
     corpus: Corpus
     queries: list[str]
@@ -53,7 +56,6 @@ class Scorer:
     embed: EmbedFn
     cache: VectorCache | None
     ticker: Ticker
-    allowed: np.ndarray | None
     done: dict[str, np.ndarray]
     query_matrix: np.ndarray | None = None
 
@@ -65,18 +67,13 @@ class Scorer:
     def _compute(self, spec: registry.MethodSpec) -> np.ndarray:
         n_chunks = len(self.corpus.chunks)
         if spec.family == "fused":
-            from core.methods.fusion import fuse_matrices
-
-            parts = [self.scores(p) for p in spec.parts]
-            return fuse_matrices(spec, parts, self.allowed)
+            raise ValueError(f"{spec.name} is fused: rank it through its parts")
         records = records_of(
             self.corpus, spec.name, self.encoder, self.embed, self.cache, self.ticker
         )
         if not n_chunks:
             return np.zeros((len(self.queries), 0), dtype=np.float32)
         if spec.family == "lexical":
-            from core.methods.lexical import Bm25Index, indexed_text
-
             texts = [
                 indexed_text(r.prefix, c.text)
                 for r, c in zip(records, self.corpus.chunks, strict=True)
@@ -105,18 +102,6 @@ class Ticker:
         return report
 
 
-def rank_rows(scores: np.ndarray, allowed: np.ndarray | None, depth: int) -> list[np.ndarray]:
-    """Per query, chunk indices best first (stable on ties), cut at ``depth``."""
-    if allowed is not None:
-        scores = np.where(allowed, scores, -np.inf)
-    order = np.argsort(-scores, axis=1, kind="stable")[:, :depth]
-    out = []
-    for row, picked in enumerate(order):
-        keep = np.isfinite(scores[row, picked])
-        out.append(picked[keep])
-    return out
-
-
 def gold_masks(queries: Sequence[ResolvedQuery], corpus: Corpus) -> list[np.ndarray]:
     """Per query, which chunks of the whole corpus overlap one of its gold spans."""
     starts = np.array([c.char_start for c in corpus.chunks], dtype=np.int64)
@@ -142,45 +127,51 @@ class Scored:
     scope_size: int = 0  # the chunks this query was ranked among
 
 
-def allowed_mask(
+def scope_rows(
     resolved: Sequence[ResolvedQuery], corpus: Corpus, scope: str
-) -> np.ndarray | None:
-    """``(n_queries, n_chunks)`` mask of the chunks each query may rank (None: all)."""
+) -> list[tuple[int, int]]:
+    """Per query, the rows ``[lo, hi)`` of the corpus it is ranked among: every chunk, or
+    (``scope="doc"``) its own document's, which the corpus keeps together."""
     if scope != "doc":
-        return None
-    position = {doc.doc_id: i for i, (doc, _) in enumerate(corpus.chunks_by_doc)}
-    wanted = np.array([position[q.doc_id] for q in resolved], dtype=np.int64)
-    return corpus.doc_index[None, :] == wanted[:, None]
-
-
-def _full_goldrank_rows(
-    scores: np.ndarray, allowed: np.ndarray | None, gold: np.ndarray
-) -> tuple[int | None, int]:
-    """``(rank of the best gold chunk at full depth, chunks ranked)`` for one query row:
-    better scores, then equal ones earlier in corpus order, as ``_rank`` orders them."""
-    row = np.where(allowed, scores, -np.inf) if allowed is not None else scores
-    size = int(np.isfinite(row).sum()) if allowed is not None else len(row)
-    candidates = np.flatnonzero(gold & np.isfinite(row))
-    if not len(candidates):
-        return None, size
-    best = candidates[np.argmax(row[candidates])]  # argmax keeps the earliest of equals
-    s = row[best]
-    return int((row > s).sum() + (row[:best] == s).sum()) + 1, size
+        return [(0, len(corpus.chunks))] * len(resolved)
+    rows: dict[str, tuple[int, int]] = {}
+    start = 0
+    for doc, chunks in corpus.chunks_by_doc:
+        rows[doc.doc_id] = (start, start + len(chunks))
+        start += len(chunks)
+    return [rows[q.doc_id] for q in resolved]
 
 
 def score_method(
     resolved: Sequence[ResolvedQuery],
     corpus: Corpus,
-    scores: np.ndarray,
-    allowed: np.ndarray | None,
+    scorer: Scorer,
+    method: str,
+    rows: Sequence[tuple[int, int]],
     spec: MetricSpec,
 ) -> list[Scored]:
-    """Rank every query by one method's score matrix and score the ranking."""
+    """Rank every query under one method over its rows of the corpus (``scope_rows``),
+    through the in-memory ranker Compare's store ranker shares its rules with
+    (``core.retrieve.ranking``), and score the ranking."""
     masks = gold_masks(resolved, corpus)
     relevant = [int(m.sum()) for m in masks]
+    ids = [c.chunk_id for c in corpus.chunks]
+    row_of = {cid: i for i, cid in enumerate(ids)}
+    scoped: dict[tuple[int, int], list[str]] = {}
     out = []
-    for row, picked in enumerate(rank_rows(scores, allowed, spec.depth)):
-        query = resolved[row]
+    for row, query in enumerate(resolved):
+        lo, hi = rows[row]
+        in_scope = scoped.setdefault((lo, hi), ids[lo:hi])
+
+        def scores(part: str, row: int = row, lo: int = lo, hi: int = hi) -> np.ndarray:
+            return scorer.scores(part)[row, lo:hi]
+
+        def position(chunk_id: str, lo: int = lo, hi: int = hi) -> int | None:
+            i = row_of.get(chunk_id, -1)
+            return i - lo if lo <= i < hi else None
+
+        ranking = MemoryRanker(in_scope, scores, position).rank(method, spec.depth)
+        picked = [row_of[cid] for cid, _, _ in ranking.ranked[: spec.depth]]
         gold = [(g.char_start, g.char_end) for g in query.gold]
         ranked = [corpus.chunks[i] for i in picked]
         values = query_metrics(
@@ -192,12 +183,11 @@ def score_method(
             valid=corpus.valid[picked].tolist(),
         )
         hits = tuple(
-            RankedHit(chunk_id=corpus.chunks[i].chunk_id, rank=r, score=float(scores[row, i]))
-            for r, i in enumerate(picked, start=1)
+            RankedHit(chunk_id=cid, rank=rank, score=score)
+            for cid, rank, score in ranking.ranked[: spec.depth]
         )
-        full, size = _full_goldrank_rows(
-            scores[row], None if allowed is None else allowed[row], masks[row]
-        )
+        gold_ranks = [ranking.lookup(in_scope[i]) for i in np.flatnonzero(masks[row][lo:hi])]
+        full = min((found[0] for found in gold_ranks if found), default=None)
         first = first_relevant_rank(ranked, query.doc_id, gold)
-        out.append(Scored(hits, values, first, full, size))
+        out.append(Scored(hits, values, first, full, hi - lo))
     return out

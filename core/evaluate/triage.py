@@ -31,6 +31,7 @@ from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE
 from core.errors import LabelError
 from core.evaluate.labels import GoldSpan, LabelledQuery, write_queries
 from core.evaluate.run_file import EvalRun, QueryRecord, RankedHit, Suggestion
+from core.methods import PAIRED
 from core.provenance.cite import Citation
 from core.provenance.serial import Fields
 
@@ -88,8 +89,6 @@ def default_triage_path() -> Path:
 def default_method(run: EvalRun) -> str:
     """The method triaged when none is named: an imported run's retriever; else the
     elaborate one of ``PAIRED`` (late) if the run has it, else the first."""
-    from core.methods import PAIRED
-
     imported = run.imported.get("method") if run.imported else None
     if isinstance(imported, str) and imported in run.methods:
         return imported  # an imported run is read for its own retriever's failures

@@ -9,7 +9,8 @@ the parser its format names (``parsing.py``).
 
 from __future__ import annotations
 
-from core.formats import catalogue, registry
+from core.formats import catalogue
+from core.formats import format_registry as registry
 from core.formats.loading import doc_id_for, document_to_dict, load_document, sha256_of
 from core.formats.parsing import PARSERS, ParseResult, ParserName, parse_document
 

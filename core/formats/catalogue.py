@@ -1,16 +1,25 @@
 """The formats Chunkscope ships (``builtin_specs``), registered by ``core.formats`` when
 it is first imported.
 
-Each spec composes a loader of ``core.ingest`` with a parser of ``core.parse``. They are
-imported when a file of the format is first read, so registering costs nothing: PyMuPDF,
-markdown-it, python-docx and the layout model load only for the formats in use.
+Each spec composes a loader of ``core.ingest`` with a parser of ``core.parse``. The PDF
+ones are imported when a PDF is first read, and markdown-it and python-docx inside the
+functions that use them, so registering stays cheap: PyMuPDF, markdown-it, python-docx
+and the layout model load only for the formats in use.
 """
 
 from __future__ import annotations
 
 from core.errors import NotAPdfError
-from core.formats.registry import FormatSpec
+from core.formats.format_registry import FormatSpec
+from core.ingest.docx import load_docx
+from core.ingest.html import load_html
 from core.ingest.request import LoadRequest
+from core.ingest.text import load_text
+from core.ingest.transcript import load_transcript
+from core.parse.commonmark import markdown_markup, parse_commonmark
+from core.parse.markup_blocks import parse_markup
+from core.parse.plaintext import parse_plain_text
+from core.parse.turns import parse_transcript
 from core.provenance.types import Block, Document
 
 PDF_MAGIC = b"%PDF-"
@@ -44,15 +53,10 @@ def _parse_pdf_layout(doc: Document, **kwargs: object) -> list[Block | None]:
 
 
 def _load_text(req: LoadRequest) -> Document:
-    from core.ingest.text import load_text
-
     return load_text(req.data, name=req.name, source=req.source, ids=req.ids, kind="text")
 
 
 def _load_markdown(req: LoadRequest) -> Document:
-    from core.ingest.text import load_text
-    from core.parse.commonmark import markdown_markup
-
     return load_text(
         req.data,
         name=req.name,
@@ -64,14 +68,10 @@ def _load_markdown(req: LoadRequest) -> Document:
 
 
 def _parse_plain(doc: Document) -> list[Block | None]:
-    from core.parse.plaintext import parse_plain_text
-
     return parse_plain_text(doc)
 
 
 def _parse_markdown(doc: Document) -> list[Block | None]:
-    from core.parse.commonmark import parse_commonmark
-
     return parse_commonmark(doc)
 
 
@@ -113,20 +113,14 @@ _BUILT_IN.append(
 
 
 def _load_vtt(req: LoadRequest) -> Document:
-    from core.ingest.transcript import load_transcript
-
     return load_transcript(req, kind="vtt")
 
 
 def _load_srt(req: LoadRequest) -> Document:
-    from core.ingest.transcript import load_transcript
-
     return load_transcript(req, kind="srt")
 
 
 def _parse_transcript(doc: Document) -> list[Block | None]:
-    from core.parse.transcript import parse_transcript
-
     return parse_transcript(doc)
 
 
@@ -157,14 +151,10 @@ _BUILT_IN.append(
 
 
 def _load_html(req: LoadRequest) -> Document:
-    from core.ingest.html import load_html
-
     return load_html(req)
 
 
 def _parse_markup(doc: Document) -> list[Block | None]:
-    from core.parse.markup_blocks import parse_markup
-
     return parse_markup(doc)
 
 
@@ -180,8 +170,6 @@ _BUILT_IN.append(
 
 
 def _load_docx(req: LoadRequest) -> Document:
-    from core.ingest.docx import load_docx
-
     return load_docx(req)
 
 

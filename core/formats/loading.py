@@ -1,6 +1,6 @@
 """Load a file of any registered format: source bytes to a ``Document``.
 
-``load_document`` asks the format registry (``core.formats.registry``) which format reads
+``load_document`` asks the format registry (``core.formats.format_registry``) which format reads
 the bytes: a PDF header in the first KiB makes a PDF (a file named as text only when it
 starts with the header), otherwise the suffix decides, and anything unclaimed that is not
 a binary container is UTF-8 text. The rules for each format's canonical text are in its
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.errors import EmptyFileError
-from core.formats.registry import resolve_format
+from core.formats.format_registry import resolve_format
 from core.ingest import limits
 from core.ingest.files import display_name, read_source
 from core.ingest.request import LoadRequest

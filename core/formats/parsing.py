@@ -8,7 +8,7 @@ b.text``. Headings have ``level >= 1``; ``heading_path`` is the breadcrumb of en
 headings (a heading's own path ends with itself).
 
 Parsers: ``"fast"`` (default) is the block parser the document's format registers
-(``core.formats.registry``: ``core.parse.heuristic`` for PDFs, ``core.parse.plaintext`` for
+(``core.formats.format_registry``: ``core.parse.heuristic`` for PDFs, ``core.parse.plaintext`` for
 text, ``core.parse.commonmark`` for Markdown, ...); ``"layout"`` uses a format's
 layout-model parser where it has one (PyMuPDF's layout model for PDFs,
 ``core.parse.layout``) and falls back to the fast one; ``"fast+layout"`` (PDFs) is the
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.errors import ChunkscopeError
-from core.formats.registry import get_format
+from core.formats.format_registry import get_format
 from core.parse.blocks import finish
 from core.provenance.types import Block, Document
 

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.chunk import registry
+from core.chunk import policy_registry as registry
 from core.chunk.spans import Piece
 from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE, StoreLocation
 from core.imported.anchor import ANCHORS, CLAIMS, Anchor

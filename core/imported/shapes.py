@@ -31,8 +31,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.errors import ChunkscopeError
+from core.config import StoreLocation, parse_host
+from core.errors import ChunkscopeError, StoreError
 from core.provenance.serial import json_objects
+from core.store.client import connect
 
 SHAPES: tuple[str, ...] = ("langchain", "llamaindex", "chunks")
 MAX_ROWS = 2_000_000
@@ -276,10 +278,6 @@ def read_chroma(
     """The chunks of Chroma collection ``collection`` in ``where`` (a folder with
     ``chroma.sqlite3``, or a server ``HOST:PORT``), in the collection's order."""
     from pathlib import Path
-
-    from core.config import StoreLocation, parse_host
-    from core.errors import StoreError
-    from core.store.client import connect
 
     folder = Path(where).expanduser()
     if folder.is_dir():

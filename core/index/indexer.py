@@ -22,19 +22,25 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from core import methods as registry
+from core.chunk import chunk_document
 from core.embed.cache import shared_cache
 from core.errors import ChunkscopeError, StoreLostError
+from core.formats import PARSERS, ParserName, parse_document
 from core.index.identity import StoredNames, item_name
-from core.index.inputs import DocumentFile, collect_files, input_id, refuse_shared_ids
+from core.index.sources import DocumentFile, collect_files, input_id, refuse_shared_ids
+from core.methods.embedding import check_late_pooling
+from core.model.tokens import load_tokenizer
 from core.protocols import RecordsFn, TextEncoder
 from core.provenance.types import Block, Chunk, ChunkPolicy, Document
+from core.store.lexical_index import lexical_collection
 
 if TYPE_CHECKING:
     from core.embed import ChunkVector
     from core.embed.cache import VectorCache
     from core.store import ChunkStore
 
-__all__ = [  # what callers import from here (the inputs live in core.index.inputs)
+__all__ = [  # what callers import from here (the inputs live in core.index.sources)
     "DocIndexResult",
     "DocumentFile",
     "IndexProgress",
@@ -107,8 +113,6 @@ class IndexSteps:
 def _parse(doc: Document, parser: str) -> Sequence[Block]:
     from typing import cast
 
-    from core.formats import PARSERS, ParserName, parse_document
-
     if parser not in PARSERS:
         raise ChunkscopeError(f"unknown parser {parser!r}: use {' or '.join(PARSERS)}")
     return parse_document(doc, parser=cast(ParserName, parser)).blocks
@@ -118,9 +122,6 @@ def _chunk(
     doc: Document, blocks: Sequence[Block], policy: ChunkPolicy, encoder: TextEncoder
 ) -> list[Chunk]:
     """Chunks counted (and, for token policies, sized) with the encoder's own tokenizer."""
-    from core.chunk import chunk_document
-    from core.model.tokens import load_tokenizer
-
     return chunk_document(doc, blocks, policy, tokenizer=load_tokenizer(encoder.model_dir))
 
 
@@ -134,9 +135,7 @@ def method_records(
     cache: VectorCache | None = None,
 ) -> list[ChunkVector]:
     """The records of one stored method, made by its registered index step."""
-    from core import methods
-
-    step = methods.get(method).index
+    step = registry.get(method).index
     if step is None:
         raise ValueError(f"{method} is a fusion: index its parts")
     return step(doc, chunks, encoder, progress=progress, cache=cache)
@@ -278,10 +277,7 @@ def _index_one(run: _Run, item: Document | DocumentFile, state: _DocState) -> No
 
 def _refresh_lexical(run: _Run, results: Sequence[DocIndexResult]) -> None:
     """Build (and persist) the term index of every lexical method this run wrote to, so
-    the first query does not pay for it (``core.store.lexical``)."""
-    from core import methods as registry
-    from core.store.lexical import lexical_collection
-
+    the first query does not pay for it (``core.store.lexical_index``)."""
     written = {m for r in results for m in r.indexed}
     for method in run.methods:
         if method in written and registry.get(method).family == "lexical":
@@ -312,15 +308,11 @@ def index_documents(
     cache (``core.embed.cache.shared_cache``): a span any page or command has embedded
     before is read back, not encoded again.
     """
-    from core import methods as registry
-
     if not methods or len(set(methods)) != len(methods):
         raise ValueError("methods must be a non-empty list without repeats")
     methods = registry.needs_indexing(methods)  # a fusion is indexed as its parts
     refuse_shared_ids(docs)
     if any(registry.get(m).needs_mean_pooling for m in methods):
-        from core.methods.embedding import check_late_pooling
-
         check_late_pooling(encoder)  # refuse before any document is touched
     started = time.perf_counter()
     run = _Run(

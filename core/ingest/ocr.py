@@ -40,12 +40,15 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pymupdf
 
 from core.errors import ChunkscopeError, OcrUnavailableError
 from core.ingest.limits import exceeded, value
+
+if TYPE_CHECKING:
+    import pymupdf
 
 __all__ = [
     "ENV_OCR",
@@ -203,6 +206,8 @@ def recognise_page(
         if key in _recognised:
             _recognised.move_to_end(key)
             return _recognised[key]
+    import pymupdf  # here, not at the top: reading the OCR settings never loads PyMuPDF
+
     pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
     if _blank(pixmap):  # nothing drawn: nothing to recognise
         blocks: tuple[tuple[OcrLineParts, ...], ...] = ()
@@ -261,6 +266,8 @@ def _lines_of(
     tsv: str, scale: float, derotate: pymupdf.Matrix
 ) -> tuple[tuple[OcrLineParts, ...], ...]:
     """Paragraphs of lines from Tesseract's ``tsv`` (words at level 5)."""
+    import pymupdf  # here, not at the top: reading the OCR settings never loads PyMuPDF
+
     grouped: dict[tuple[str, str], dict[str, list[tuple[str, tuple[float, ...], float]]]] = {}
     for row in tsv.splitlines()[1:]:
         cols = row.split("\t")

@@ -12,8 +12,9 @@ demand (``fusion.py``), so any combination of registered methods is a method.
 
 from __future__ import annotations
 
-from core.methods import dense, lexical, registry
-from core.methods.registry import (
+from core.methods import dense, lexical
+from core.methods import method_registry as registry
+from core.methods.method_registry import (
     BENCHED,
     BESIDE_A_RUN,
     COMPARED,

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from core.embed import contextual, late, naive
+from core.methods import embedding
 from core.methods.spec import COSINE, DenseEmbedding, IndexStep, MethodSpec, Progress
 
 if TYPE_CHECKING:
@@ -42,8 +43,6 @@ def embed_step(method: str) -> IndexStep:
         progress: Progress | None = None,
         cache: VectorCache | None = None,
     ) -> list[ChunkVector]:
-        from core.methods import embedding
-
         return embedding.embed_chunks(doc, chunks, method, encoder, progress=progress, cache=cache)
 
     return index

@@ -21,7 +21,7 @@ from core.embed.late import check_late_pooling as _check_pooling
 from core.embed.naive import naive_vectors
 from core.embed.records import ChunkVector
 from core.errors import ModelError
-from core.methods import registry
+from core.methods import method_registry as registry
 from core.methods.spec import DenseEmbedding, MethodSpec, UnknownMethodError
 from core.protocols import TextEncoder
 from core.provenance.types import Chunk, Document

@@ -26,11 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.embed.contextual import contextual_prefix
+from core.embed.records import ChunkVector
 from core.methods.spec import BM25, IndexStep, MethodSpec, Progress
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
-    from core.embed.records import ChunkVector
     from core.protocols import TextEncoder
     from core.provenance.types import Chunk, Document
 
@@ -134,9 +135,6 @@ def lexical_step(method: str, *, contextual: bool) -> IndexStep:
         progress: Progress | None = None,
         cache: VectorCache | None = None,
     ) -> list[ChunkVector]:
-        from core.embed.contextual import contextual_prefix
-        from core.embed.records import ChunkVector
-
         out = []
         for chunk in chunks:
             lines = [contextual_prefix(doc, chunk) if contextual else ""]

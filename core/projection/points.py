@@ -23,7 +23,8 @@ import numpy as np
 from core import methods as registry
 from core.errors import ChunkscopeError, StoreError
 from core.store import scan
-from core.store.records import StoredHit
+from core.store.chroma_records import StoredHit
+from core.store.lexical_index import fingerprint
 
 if TYPE_CHECKING:
     from core.provenance.types import ChunkPolicy
@@ -88,8 +89,6 @@ def _ids(store: ChunkStore, name: str, doc_id: str | None) -> list[str]:
 
 
 def _version(store: ChunkStore, names: Sequence[str], sizes: Sequence[int]) -> str:
-    from core.store.lexical import fingerprint
-
     raw = "|".join(f"{n}:{s}:{fingerprint(store, n)}" for n, s in zip(names, sizes, strict=True))
     return hashlib.blake2b(raw.encode(), digest_size=8).hexdigest()
 

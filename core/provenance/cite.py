@@ -17,6 +17,11 @@ from typing import Protocol
 from core.provenance.serial import Fields, as_int
 from core.provenance.types import Document
 
+# A span repeats an earlier one of the same document version when more than this share of
+# its characters lies inside it (``core.evaluate.metrics.duplicate_flags``,
+# ``core.retrieve.rerank``).
+DUPLICATE_SHARE = 0.5
+
 
 class SpanLike(Protocol):
     """A half-open span of one document version's canonical text, with its text."""

@@ -24,7 +24,7 @@ from core.provenance.cues import Cue as Cue  # re-exported: a Document holds its
 from core.provenance.cues import cue_time_ranges as cue_time_ranges
 from core.provenance.geometry import BBox as BBox  # re-exported: records name their boxes by it
 
-DocKind = str  # the name of the document's format in ``core.formats.registry``
+DocKind = str  # the name of the document's format in ``core.formats.format_registry``
 BlockKind = Literal[
     "heading", "paragraph", "list", "table", "code", "caption", "header", "footer", "turn"
 ]
@@ -141,7 +141,7 @@ class Document:
     For PDFs, ``char_page[i]`` is the 1-based page of ``text[i]`` (0 for characters the
     builder inserted, such as line breaks) and ``char_bbox_pt[i]`` its box (NaN for
     inserted characters). Reflowable documents (every format but PDF) have no pages and
-    both maps are ``None``. ``kind`` names the format (``core.formats.registry``).
+    both maps are ``None``. ``kind`` names the format (``core.formats.format_registry``).
     Transcripts have ``cues``, sorted by ``char_start`` and not overlapping. Formats
     with markup (HTML, Word) list the blocks it declares in ``markup_blocks``. For HTML,
     ``char_raw_span[i]`` is the half-open byte range of ``source_bytes`` (the raw file)
@@ -255,7 +255,7 @@ class Block:
 class ChunkPolicy:
     """A chunking policy as data: hashable, printable, stored with every chunk.
 
-    Plain data: ``name`` names a policy of the registry (``core.chunk.registry``), which
+    Plain data: ``name`` names a policy of the registry (``core.chunk.policy_registry``), which
     checks, where policies are made from input (``policy_from_args``,
     ``registry.policy_from_dict``) and where one is used (``chunk_document``), that it
     exists, counts in ``unit`` and accepts every option that is on. ``size``/``overlap`` are

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
+from core import methods
 from core.render.markup import escape
 
 RERANK_COLOUR = "#7768ae"
@@ -75,8 +76,6 @@ def spread(targets: Sequence[float], *, gap: float, low: float, high: float) -> 
 def method_colour(name: str) -> str:
     """Colour of a method (the registry's) or of a stage such as ``late+rerank`` (by its
     last part)."""
-    from core import methods
-
     key = name.split("+")[-1].strip()
     if key == "rerank":
         return RERANK_COLOUR

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
-from core.formats.registry import get_format
+from core.formats.format_registry import get_format
 from core.provenance.geometry import union_of
 from core.provenance.types import BBox, Block, Chunk, Document
 from core.render.markup import Mark, Shape

@@ -2,11 +2,11 @@
 
 The query is encoded once, on its own, when a dense method is asked (every dense method
 compares chunk vectors against the same query vector). How each method ranks a scope,
-and when a rank is exact, is ``core.retrieve.ranking``'s: dense ranks are exact within
-``EXACT_LIMIT`` chunks and searched to ``ANN_DEPTH`` beyond, lexical ranks are always
-exact, fused ranks are exact when their parts' are. A chunk beyond the depth searched
-under a method gets its score but no rank (``None``). Each method's scores are on its
-own scale (``core.methods.get(m).score``).
+and when a rank is exact, is the store backend's (``core.retrieve.ranking.StoreRanker``):
+dense ranks are exact within ``EXACT_LIMIT`` chunks and searched to ``ANN_DEPTH`` beyond,
+lexical ranks are always exact, fused ranks are exact when their parts' are. A chunk
+beyond the depth searched under a method gets its score but no rank (``None``). Each
+method's scores are on its own scale (``core.methods.get(m).score``).
 
 What is read is what is shown: each method is ranked ``depth`` deep (ids and scores
 only), its top ``k`` are hydrated into checked records, and its score curve is the
@@ -29,8 +29,15 @@ import numpy as np
 from core import methods as registry
 from core.errors import ChunkscopeError, StoreError
 from core.provenance.types import ChunkPolicy
-from core.retrieve.ranking import ANN_DEPTH, EXACT_LIMIT, Ranking, Scope, rank_in_memory, rank_scope
-from core.store.records import StoredHit
+from core.retrieve.ranking import (
+    ANN_DEPTH,
+    EXACT_LIMIT,
+    Ranking,
+    Scope,
+    StoreRanker,
+    rank_in_memory,
+)
+from core.store.chroma_records import StoredHit
 
 if TYPE_CHECKING:
     from core.protocols import QueryEncoder
@@ -188,8 +195,8 @@ def compare(
         _check_scope(sizes[m], doc_id, m, model, policy)
     dense = any(registry.get(p).family == "dense" for p in registry.needs_indexing(names))
     qvec = np.asarray(encoder.encode_query(query), dtype=np.float32) if dense else None
-    made: dict[tuple[str, int], Ranking] = {}  # a fusion's parts reuse the methods' own
-    per = {m: rank_scope(scope, m, query=query, qvec=qvec, depth=depth, ranked=made) for m in names}
+    ranker = StoreRanker(scope, query=query, qvec=qvec)  # a fusion's parts reuse the methods'
+    per = {m: ranker.rank(m, depth) for m in names}
     tops = {m: per[m].top(k) for m in names}
     shown = [h.chunk_id for m in names for h in tops[m]]
     return Comparison(

@@ -39,10 +39,10 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from core.evaluate.metrics import DUPLICATE_SHARE
-from core.provenance.cite import CitationStatus
+from core import methods
+from core.provenance.cite import DUPLICATE_SHARE, CitationStatus
 from core.provenance.types import Document
-from core.store.records import StoredHit
+from core.store.chroma_records import StoredHit
 
 FEATURES: tuple[str, ...] = ("score", "citation", "heading", "duplicate")
 FEATURE_HELP: dict[str, str] = {
@@ -172,8 +172,6 @@ def first_stage_scores(
 ) -> list[float]:
     """The ``score`` feature of each hit (see the module docstring); ``score_range`` is
     the (lowest, highest) score of all candidates when ``hits`` are only some of them."""
-    from core import methods
-
     raw = [h.score for h in hits]
     if not hits or methods.get(hits[0].method).score.kind == "cosine":
         return raw
@@ -257,8 +255,6 @@ def rerank_top(
     whose new score reaches ``T`` has its duplicate flag, score and place exactly as in a
     rerank of all candidates; the result keeps those (at least ``k``) and counts all.
     """
-    from core import methods
-
     chosen = weights or RerankWeights()
     w = chosen.as_dict()
     raw = np.asarray(scores, dtype=np.float64)

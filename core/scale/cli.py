@@ -19,7 +19,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from core import methods as registry
+from core.cli.progress import ProgressBar
+from core.config import resolve_store
+from core.embed import load_encoder
 from core.errors import ChunkscopeError
+from core.methods.embedding import check_late_pooling
+from core.scale import RayJob, RayOptions, index_on_ray
+from core.scale.cluster import import_ray
 
 
 def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,8 +66,6 @@ def check_ray_arguments(args: argparse.Namespace) -> None:
 
 
 def _server_host(args: argparse.Namespace) -> str:
-    from core.config import resolve_store
-
     if args.store is not None:
         raise ChunkscopeError(
             "--engine ray writes to a Chroma server: use --chroma-host, not --store"
@@ -75,8 +80,6 @@ def _server_host(args: argparse.Namespace) -> str:
 
 
 def _progress() -> Callable[[Any], None]:
-    from core.cli.progress import ProgressBar
-
     bar = ProgressBar("ray: (document, method) pairs stored")
     return lambda event: bar(event.done, event.total)
 
@@ -89,18 +92,11 @@ def run_ray(
     should_cancel: Callable[[], bool],
 ) -> Any:
     """Index ``files`` on Ray; returns ``(RayIndexReport, the server's HOST:PORT)``."""
-    from core import methods as registry
-    from core.embed import load_encoder
-    from core.scale import RayJob, RayOptions, index_on_ray
-    from core.scale.cluster import import_ray
-
     import_ray()  # the one-line install hint before anything is loaded
     host = _server_host(args)
     methods = tuple(registry.needs_indexing(methods))
     encoder = load_encoder(args.model, pooling=args.pooling, device="cpu")
     if any(registry.get(m).needs_mean_pooling for m in methods):
-        from core.methods.embedding import check_late_pooling
-
         check_late_pooling(encoder)
     job = RayJob(
         policy=policy,

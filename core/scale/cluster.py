@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import core
 from core.errors import ChunkscopeError
 
 LOCAL_OBJECT_STORE_BYTES = 512 * 1024**2  # 512 MiB: rows are pickled documents and vectors
@@ -55,8 +56,6 @@ def import_ray():  # noqa: ANN201 (the module)
 def local_runtime_env(*extra: str) -> dict[str, dict[str, str]]:
     """Workers import the driver's ``core`` (then ``extra`` folders, then the inherited
     ``PYTHONPATH``), not whichever copy an editable install points at."""
-    import core
-
     root = str(Path(core.__file__).resolve().parent.parent)
     inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     return {"env_vars": {"PYTHONPATH": os.pathsep.join([root, *extra, *inherited])}}

@@ -27,12 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core import methods as registry
 from core.errors import ChunkscopeError
+from core.formats import doc_id_for
 from core.index.indexer import DocIndexResult, IndexProgress, IndexReport
 from core.scale.cluster import ClusterRequest, import_ray, ray_cluster
 from core.scale.plan import plan_run
-from core.scale.report import RayIndexReport, stage_stats
+from core.scale.stage_report import RayIndexReport, stage_stats
 from core.scale.stages import Embedder, RayJob, Writer, parse_row
+from core.store import ChunkStore
+from core.store.lexical_index import lexical_collection
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,10 +147,6 @@ def _results(
 
 
 def _refresh_lexical(host: str, job: RayJob, written: set[str], methods: Sequence[str]) -> None:
-    from core import methods as registry
-    from core.store import ChunkStore
-    from core.store.lexical import lexical_collection
-
     store = ChunkStore.open(host=host)
     for method in methods:
         if method in written and registry.get(method).family == "lexical":
@@ -214,8 +214,6 @@ def index_on_ray(
 ) -> RayIndexReport:
     """Index ``files`` under ``methods`` (a fusion's parts already resolved) into the
     server ``job.host``; see the module docstring."""
-    from core.store import ChunkStore
-
     started = time.perf_counter()
     store = ChunkStore.open(host=job.host)
     plan = plan_run(files, store=store, model=job.model, methods=methods, policy=job.policy,
@@ -237,7 +235,6 @@ def index_on_ray(
     written = {r["method"] for r in rows if r["method"] and not r["error"]}
     if not halted:
         _refresh_lexical(job.host, job, written, methods)
-    from core.formats import doc_id_for
 
     order = {doc_id_for(p.name): i for i, p in enumerate(files)}  # the plain run's order
     documents = sorted(_results(plan.settled, rows), key=lambda d: order.get(d.doc_id, 0))

@@ -20,7 +20,7 @@ from core.errors import ChunkscopeError
 from core.formats import doc_id_for
 from core.index.identity import StoredNames
 from core.index.indexer import DocIndexResult
-from core.index.inputs import DocumentFile, refuse_shared_ids
+from core.index.sources import DocumentFile, refuse_shared_ids
 from core.protocols import ChunkIndex, IndexListing
 from core.provenance.types import ChunkPolicy
 

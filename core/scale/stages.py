@@ -27,9 +27,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from core.embed import VectorCache
 from core.errors import ChunkscopeError, StoreLostError
 from core.index.indexer import DocumentFile, IndexSteps, default_steps
 from core.provenance.types import ChunkPolicy
+from core.store import ChunkStore
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,8 +125,6 @@ class Embedder:
         self.worker = _worker_name()
         self.cache = None
         if job.vector_cache:
-            from core.embed import VectorCache
-
             self.cache = VectorCache()
 
     def _embed(self, doc: Any, chunks: Any, method: str) -> tuple[Any, int]:
@@ -160,8 +160,6 @@ class Writer:
     """A Ray actor with one Chroma connection; stores one (document, method) a row."""
 
     def __init__(self, job: RayJob):
-        from core.store import ChunkStore
-
         self.job = job
         self.store = ChunkStore.open(host=job.host, batch_size=job.store_batch_size)
 

@@ -19,15 +19,15 @@ import numpy as np
 from core.config import StoreLocation, resolve_store
 from core.provenance.types import Chunk, ChunkPolicy, Document
 from core.store import markers, scan
-from core.store.client import connect, lost_server
-from core.store.markers import IndexedDoc
-from core.store.records import (
+from core.store.chroma_records import (
     RecordBatch,
     ScopeRecords,
     StoredHit,
     UpsertReport,
     hits_from_query,
 )
+from core.store.client import connect, lost_server
+from core.store.markers import IndexedDoc
 
 if TYPE_CHECKING:
     from core.embed import ChunkVector

@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.chunk.registry import policy_from_dict
+from core.chunk.policy_registry import policy_from_dict
+from core.ingest.ocr import TEXT_READING, reading_holds, reading_key
 from core.ingest.revision import PARSE_REVISION
 from core.provenance.serial import Fields
 from core.provenance.types import ChunkPolicy, Document
@@ -58,15 +59,11 @@ class IndexedDoc:
 
 
 def _reading_key(doc: Document) -> str:
-    from core.ingest.ocr import reading_key  # PyMuPDF loads only when a marker is written
-
     return reading_key(doc)
 
 
 def _reading_holds(stored: object) -> bool:
     """A marker written before the reading was recorded read its PDF's text layer only."""
-    from core.ingest.ocr import TEXT_READING, reading_holds
-
     return reading_holds(str(stored) if stored else TEXT_READING)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from core.store.records import ScopeRecords
+from core.store.chroma_records import ScopeRecords
 
 PAGE_SIZE = 1000
 Where = dict[str, Any]

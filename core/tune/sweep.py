@@ -24,10 +24,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core import methods as registry
+from core.chunk import chunk_document
 from core.errors import ChunkscopeError
 from core.evaluate.labels import LabelledQuery
 from core.evaluate.run_file import model_fingerprint, queries_digest
 from core.evaluate.runner import ChunkFn, EmbedFn, EvalConfig, run_eval
+from core.formats import parse_document
+from core.index.indexer import method_records
 from core.provenance.types import Block, ChunkPolicy, Document
 from core.tune.grid import GridPoint
 from core.tune.sweep_records import ZERO_COST, MethodCost, Sweep, SweepPoint, sweep_id_of
@@ -84,8 +87,6 @@ class _Meter:
 
 def _parsed(parse: ParseFn | None) -> ParseFn:
     """``parse`` (default: the fast parser) memoised per document version."""
-    from core.formats import parse_document
-
     done: dict[tuple[str, str], Sequence[Block]] = {}
 
     def blocks_of(doc: Document) -> Sequence[Block]:
@@ -98,8 +99,6 @@ def _parsed(parse: ParseFn | None) -> ParseFn:
 
 
 def _chunker(policy: ChunkPolicy, blocks_of: ParseFn, tokenizer: Any) -> ChunkFn:
-    from core.chunk import chunk_document
-
     return lambda doc: chunk_document(doc, blocks_of(doc), policy, tokenizer)
 
 
@@ -158,8 +157,6 @@ def run_sweep(
     ``resume``: a sweep of the same identity whose finished points are kept as they are.
     ``on_point(sweep)`` is called after every point (to save it as it grows).
     """
-    from core.index.indexer import method_records
-
     if not grid:
         raise ChunkscopeError("the sweep has no point: give at least one size and overlap")
     identity = sweep_identity(queries, docs, template, encoder)

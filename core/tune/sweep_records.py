@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core import methods as registry
-from core.chunk.registry import policy_from_dict
+from core.chunk.policy_registry import policy_from_dict
 from core.errors import LabelError
 from core.evaluate.run_file import EvalRun
 from core.evaluate.triage import default_triage_path

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core import methods as registry
 from core.index.indexer import IndexReport
 
 
@@ -91,8 +92,6 @@ class RayIndexReport:
 
 def stage_stats(rows: Sequence[dict[str, Any]]) -> tuple[StageStat, ...]:
     """Parse counted once per document; embed and store once per (document, method)."""
-    from core import methods as registry
-
     parsed = {r["doc_id"]: r for r in rows if r["n_chunks"] >= 0}
     done = [r for r in rows if r["method"] and not r["error"]]
     dense = [r for r in done if registry.get(r["method"]).family == "dense"]

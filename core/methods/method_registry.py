@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-from core.methods.spec import MethodSpec, UnknownMethodError
+from core.methods.fusion import fusion_spec
+from core.methods.spec import THEIR_RANK, THEIRS, MethodSpec, UnknownMethodError
 from core.registry import Registry
 
 # The methods the tool starts on, by role: the one place outside the method modules that
@@ -81,8 +82,6 @@ def register_external(name: str, *, scored: bool) -> MethodSpec:
     """Register (or replace) the external retriever ``name`` of an imported run; its
     scores are the logged ones when ``scored``, else ``1 / rank``. A built-in method's
     name is refused (``UnknownMethodError``, one line)."""
-    from core.methods.spec import THEIR_RANK, THEIRS
-
     known = _REGISTRY.get(name)
     if known is not None and known.family != "external":
         raise UnknownMethodError(f"{name!r} is one of our methods: name your retriever otherwise")
@@ -107,8 +106,6 @@ def get(name: str) -> MethodSpec:
     if name in _REGISTRY:
         return _REGISTRY[name]
     if name.startswith("hybrid"):
-        from core.methods.fusion import fusion_spec
-
         return fusion_spec(name, known=_REGISTRY)
     raise UnknownMethodError(
         f"unknown method {name!r}: use {', '.join(base_methods())} or "

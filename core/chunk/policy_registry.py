@@ -15,13 +15,9 @@ without options keeps the key and the records it always had.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from core.chunk.policy_spec import OPTIONS, PieceFn, PolicyError, PolicyOption, PolicySpec
+from core.provenance.types import ChunkPolicy
 from core.registry import Registry
-
-if TYPE_CHECKING:
-    from core.provenance.types import ChunkPolicy
 
 __all__ = ["OPTIONS", "PieceFn", "PolicyError", "PolicyOption", "PolicySpec"]
 
@@ -92,8 +88,6 @@ def all_units() -> tuple[str, ...]:
 
 def policy_from_dict(data: dict[str, object]) -> ChunkPolicy:
     """A stored policy (``ChunkPolicy.to_dict``), checked against the registry."""
-    from core.provenance.types import ChunkPolicy
-
     policy = ChunkPolicy.from_dict(data)
     check_policy(policy)
     return policy

@@ -28,10 +28,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE
 from core.methods.lexical import Bm25Index, indexed_text, matched_words
 from core.provenance.types import ChunkPolicy
 from core.store import markers, scan
-from core.store.records import StoredHit, hit_from_record
+from core.store.chroma_records import StoredHit, hit_from_record
 
 if TYPE_CHECKING:
     from core.store.chroma import ChunkStore
@@ -156,7 +157,6 @@ def cache_root(store: ChunkStore) -> Path:
     loc = store.location
     if loc.path is not None:
         return loc.path / "lexical"
-    from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE
 
     base = Path(os.environ.get(ENV_STORE, "").strip() or DEFAULT_STORE_DIRNAME).resolve()
     return base / "lexical-cache" / f"{loc.host}-{loc.port}"

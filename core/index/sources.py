@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import ChunkscopeError, UnsupportedFileError
-from core.formats.registry import is_supported_name
+from core.formats import doc_id_for, load_document, sha256_of
+from core.formats.format_registry import is_supported_name
+from core.ingest.files import read_source
 from core.provenance.types import Document
 
 
@@ -28,17 +30,12 @@ class DocumentFile:
 
     def identity(self) -> tuple[str, str] | None:
         """``(doc_id, sha256)`` exactly as ``load_document`` assigns them; None if unreadable."""
-        from core.formats import doc_id_for, sha256_of
-        from core.ingest.files import read_source
-
         try:  # regular files only, bounded: a FIFO or a device must not hang the run
             return doc_id_for(self.path.name), sha256_of(read_source(self.path, str(self.path)))
         except ChunkscopeError:
             return None  # load() raises the same error, reported on the document's line
 
     def load(self) -> Document:
-        from core.formats import load_document
-
         return load_document(self.path, password=self.password)
 
 
@@ -73,8 +70,6 @@ def input_id(item: Document | DocumentFile) -> tuple[str, str]:
     """``(doc_id, source)`` of an input, without loading it (a file's id is the one
     ``load_document`` gives it: its name without the extension)."""
     if isinstance(item, DocumentFile):
-        from core.formats import doc_id_for
-
         return doc_id_for(item.path.name), str(item.path)
     return item.doc_id, item.source
 
