@@ -39,7 +39,7 @@ test: $(STAMP)
 FAST := not slow and not browser and not server and not typing and not ray and not hostile \
 	and not app and not corpus
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -n auto -m "$(FAST)"
+	$(PY) -m pytest -q -n auto --dist worksteal -m "$(FAST)"
 
 bench: $(STAMP)
 	$(VENV)/bin/chunkscope bench

@@ -45,6 +45,11 @@ policy, docs_here, doc_id = eng.pick_policy_and_scope(row[0], row[1], entries)
 whole = doc_id is None and len(docs_here) > 1  # cards name their document only among several
 offered = meth.offered_methods()
 model.reconcile_methods(state, K.METHODS, offered)
+state[K.METHODS] = model.narrowed_default(
+    state[K.METHODS],
+    [m for m in eng.COMPARE_METHODS if m in offered],
+    model.stored_methods(entries, policy.key, doc_id),
+)
 chosen = row[2].multiselect("Methods", offered, key=K.METHODS)
 k_max = _ui_roles.k_limit(K.K)  # any k for an editor (see ins.MAX_CARDS); 50 for a viewer
 k_help = ins.K_HELP if k_max is None else f"Chunks kept per method: up to {k_max} for a viewer."

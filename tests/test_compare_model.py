@@ -107,3 +107,12 @@ def test_picks_offer_ranked_then_extra_chunks_and_default_to_the_most_moved() ->
     assert curves == {"naive": [0.9, 0.8, 0.1], "bm25": [7.0, 3.0, 1.0]}
     assert scales["naive"].kind == "cosine" and scales["bm25"].kind == "bm25"
     assert set(model.slope_ranks(wide, offered.labels)) == {"x", "y", "w", "z"}
+
+
+def test_the_untouched_default_opens_on_the_indexed_methods_only() -> None:
+    default = ["naive", "late", "contextual", "bm25"]
+    stored = {"naive", "late", "bm25"}
+    assert model.narrowed_default(default, default, stored) == ["naive", "late", "bm25"]
+    mine = ["naive", "contextual"]  # the user's own choice is kept, warning and all
+    assert model.narrowed_default(mine, default, stored) == mine
+    assert model.narrowed_default(default, default, set()) == default  # nothing to narrow to

@@ -18,6 +18,7 @@ Read from the source with ``ast``, without importing anything. Four rules:
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,6 +98,13 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    """A file's syntax tree, parsed once per process (several rules read every file)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
 def _type_only(tree: ast.Module) -> set[int]:
     """Ids of the nodes under ``if TYPE_CHECKING:``: names for annotations, never run."""
     skipped: set[int] = set()
@@ -111,7 +119,7 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     """What ``name`` imports anywhere in its file, function bodies included (``from pkg
     import mod`` counts as ``pkg.mod`` when that is a module, else as ``pkg``)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _parsed(path)
     skipped = _type_only(tree)
     out: set[str] = set()
     for node in ast.walk(tree):
@@ -236,7 +244,7 @@ def _inner_imports(name: str, path: Path, known: set[str]) -> set[tuple[str, str
     """``(name, module)`` for each module of core that ``name`` imports inside a function
     (``if TYPE_CHECKING:`` blocks aside), resolved as ``_imports`` does."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _parsed(path)
     skipped = _type_only(tree)
     inside: set[int] = set()
     for node in ast.walk(tree):

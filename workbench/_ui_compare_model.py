@@ -66,6 +66,16 @@ def runnable(chosen: Sequence[str], stored: set[str]) -> tuple[list[str], list[s
     return methods, [m for m in chosen if m not in methods]
 
 
+def narrowed_default(chosen: Sequence[str], default: Sequence[str], stored: set[str]) -> list[str]:
+    """The selection to show: the untouched default (``chosen == default``) narrowed to the
+    methods indexed here, so a store without one of them opens on a ranking, not on a
+    warning; a selection the user made, or a default none of which is indexed, as it is."""
+    if list(chosen) != list(default):
+        return list(chosen)
+    methods, _ = runnable(chosen, stored)
+    return methods or list(chosen)
+
+
 def demo_query_misfits(
     query: str, demo_query: str, docs: Iterable[str], demo: Iterable[str]
 ) -> bool:
