@@ -123,4 +123,5 @@ def iou(a: BBox, b: BBox) -> float:
     inter = w * h
     area_a = (a[2] - a[0]) * (a[3] - a[1])
     area_b = (b[2] - b[0]) * (b[3] - b[1])
-    return inter / (area_a + area_b - inter)
+    union = area_a + area_b - inter
+    return inter / union if union > 0 else 0.0  # areas too small for a float are no area
