@@ -115,6 +115,22 @@ def _type_only(tree: ast.Module) -> set[int]:
     return skipped
 
 
+def _imported(node: ast.AST, package: str, known: set[str]) -> set[str]:
+    """What one statement of a module of ``package`` imports (none when it is no import):
+    ``from pkg import mod`` counts as ``pkg.mod`` when that is a module, else as ``pkg``."""
+    if isinstance(node, ast.Import):
+        return {a.name for a in node.names}
+    if not isinstance(node, ast.ImportFrom):
+        return set()
+    base = node.module or ""
+    if node.level:
+        anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+        base = ".".join([*anchor, base] if base else anchor)
+    return {
+        f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names
+    }
+
+
 def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     """What ``name`` imports anywhere in its file, function bodies included (``from pkg
     import mod`` counts as ``pkg.mod`` when that is a module, else as ``pkg``)."""
@@ -125,15 +141,7 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            for alias in node.names:
-                out.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
+        out |= _imported(node, package, known)
     ours = {m for m in out if m in known and m != name}
     return ours | {m for m in out if m.split(".")[0] in UI}
 
@@ -254,18 +262,7 @@ def _inner_imports(name: str, path: Path, known: set[str]) -> set[tuple[str, str
     for node in ast.walk(tree):
         if id(node) not in inside or id(node) in skipped:
             continue
-        if isinstance(node, ast.Import):
-            out.update((name, a.name) for a in node.names if a.name in known)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            for alias in node.names:
-                full = f"{base}.{alias.name}"
-                module = full if full in known else base
-                if module in known:
-                    out.add((name, module))
+        out.update((name, m) for m in _imported(node, package, known) if m in known)
     return out
 
 

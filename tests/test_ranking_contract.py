@@ -57,21 +57,26 @@ def indexed(tmp_path_factory):
     return docs, policy, store, encoder
 
 
-@pytest.mark.parametrize("depth", [None, 5000])  # the top k alone, and as the page asks it
-@pytest.mark.parametrize("scope", ["corpus", "doc"])
-def test_compare_and_evaluate_rank_a_query_alike(indexed, scope: str, depth: int | None) -> None:
-    docs, policy, store, encoder = indexed
-    methods = (*registry.base_methods(), "hybrid(late,bm25;rrf60)")
+def _evaluate(indexed, methods, scope: str):
+    """The evaluation of ``QUERIES`` on the second datasheet: its labels and its run."""
+    docs, policy, _, encoder = indexed
     target = docs[1]
     labels = [
         LabelledQuery(id=f"q{i}", query=q, doc=target.doc_id,
                       gold=(GoldSpan(char_start=0, char_end=20),))
         for i, q in enumerate(QUERIES)
     ]  # fmt: skip
-    run = run_eval(
-        labels, docs, EvalConfig(policy=policy, methods=methods, ks=(1, 5, 10), scope=scope),
-        encoder=encoder, embed=fake_embed_chunks,
-    )  # fmt: skip
+    config = EvalConfig(policy=policy, methods=methods, ks=(1, 5, 10), scope=scope)
+    return labels, run_eval(labels, docs, config, encoder=encoder, embed=fake_embed_chunks)
+
+
+@pytest.mark.parametrize("depth", [None, 5000])  # the top k alone, and as the page asks it
+@pytest.mark.parametrize("scope", ["corpus", "doc"])
+def test_compare_and_evaluate_rank_a_query_alike(indexed, scope: str, depth: int | None) -> None:
+    docs, policy, store, encoder = indexed
+    methods = (*registry.base_methods(), "hybrid(late,bm25;rrf60)")
+    target = docs[1]
+    labels, run = _evaluate(indexed, methods, scope)
     for label in labels:
         shown = compare(
             label.query, methods=methods, encoder=encoder, store=store, policy=policy, k=10,
@@ -85,25 +90,14 @@ def test_compare_and_evaluate_rank_a_query_alike(indexed, scope: str, depth: int
             assert theirs == ours, (label.query, method)
 
 
-def _evaluate(indexed, methods, scope: str):
-    docs, policy, _, encoder = indexed
-    target = docs[1]
-    labels = [
-        LabelledQuery(id=f"q{i}", query=q, doc=target.doc_id,
-                      gold=(GoldSpan(char_start=0, char_end=20),))
-        for i, q in enumerate(QUERIES)
-    ]  # fmt: skip
-    config = EvalConfig(policy=policy, methods=methods, ks=(1, 5, 10), scope=scope)
-    return labels, run_eval(labels, docs, config, encoder=encoder, embed=fake_embed_chunks)
-
-
 def test_beyond_the_exact_limit_only_the_dense_ranks_change(indexed, monkeypatch) -> None:
     """With the limit and the approximate depth lowered to a few chunks, Compare's dense
     ranks stop at that depth (a chunk past it keeps its score, rank 0 when asked), its
     fusion is no longer exact, and its lexical ranks still equal Evaluate's."""
-    docs, policy, store, encoder = indexed
+    _, policy, store, encoder = indexed
     methods = ("naive", "bm25", "hybrid(naive,bm25;rrf60)")
     labels, run = _evaluate(indexed, methods, "corpus")
+    scope_ids = store.scope_records(model=encoder.name, method="naive", policy=policy).ids
     monkeypatch.setattr(ranking, "EXACT_LIMIT", 5)
     monkeypatch.setattr(ranking, "ANN_DEPTH", 8)
     for label in labels:
@@ -112,11 +106,9 @@ def test_beyond_the_exact_limit_only_the_dense_ranks_change(indexed, monkeypatch
         assert shown.scope_sizes["naive"] > 8 and not shown.exact
         dense = shown.rankings["naive"]
         assert len(dense.ranked) == 8 and not dense.exact
-        past = next(h.chunk_id for h in run.query(label.id).top["naive"][8:]) if len(
-            run.query(label.id).top["naive"]) > 8 else None  # fmt: skip
-        if past is not None and dense.lookup(past) is None:
-            hit = hit_of(shown, "naive", past)
-            assert hit is not None and hit.rank == 0
+        past = next(c for c in scope_ids if dense.lookup(c) is None)  # more than 8 in scope
+        hit = hit_of(shown, "naive", past)
+        assert hit is not None and hit.rank == 0
         assert shown.rankings["bm25"].exact
         ours = [(h.chunk_id, round(h.score, 4)) for h in run.query(label.id).top["bm25"][:5]]
         assert [(h.chunk_id, round(h.score, 4)) for h in shown.results["bm25"]] == ours
