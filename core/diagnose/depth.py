@@ -22,9 +22,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core import methods as registry
-from core.retrieve.ranking import OrderKey, Ranking, fuse_rankings, rank_scores
+from core.retrieve.ranking import (
+    OrderKey,
+    Ranking,
+    Scope,
+    StoreRanker,
+    fuse_rankings,
+    order_key,
+    rank_scores,
+)
 from core.store import scan
-from core.store.lexical_index import fingerprint, lexical_collection
+from core.store.lexical_index import fingerprint
 
 if TYPE_CHECKING:
     from core.protocols import QueryEncoder
@@ -97,7 +105,7 @@ def _read_vectors(store: ChunkStore, name: str) -> _Vectors | None:
             for cid, vec, meta in zip(
                 page["ids"], page["embeddings"], page["metadatas"], strict=True
             ):
-                key = (str(meta["doc_id"]), int(meta["chunk_index"]), int(meta["char_start"]))
+                key = order_key(meta)
                 rows.append((key, cid, vec))
         rows.sort(key=lambda r: r[0])
         stored = np.asarray([r[2] for r in rows], dtype=np.float32).reshape(len(rows), -1)
@@ -144,24 +152,9 @@ def _scope_ranking(
     """``method``'s exact ranking of every chunk of the scope, ``depth`` deep, or None
     when nothing of the scope is indexed under it."""
     spec = registry.get(method)
-    if spec.family == "lexical":
-        col = lexical_collection(store, model=model, method=method, policy=policy)
-        if col is None:
-            return None
-        lo, hi = col.rows(doc_id)
-
-        def position(chunk_id: str) -> int | None:
-            row = col.row_of.get(chunk_id)
-            return None if row is None or not lo <= row < hi else row - lo
-
-        def lexical_order(ids: list[str]) -> dict[str, OrderKey]:
-            rows = {c: col.row_of.get(c) for c in ids}
-            return {c: _key(col.metadatas[r]) for c, r in rows.items() if r is not None}
-
-        return rank_scores(
-            method, col.ids[lo:hi], col.index.scores(query)[lo:hi], depth, position=position,
-            order_of=lexical_order,
-        )  # fmt: skip
+    if spec.family == "lexical":  # the term index scores every chunk: the store's ranking
+        scope = Scope(store=store, model=model, policy=policy, doc_id=doc_id)
+        return StoreRanker(scope, query=query, qvec=qvec).rank(method, depth)
     if spec.family == "fused":
         parts = []
         for part in spec.parts:
@@ -193,10 +186,6 @@ def _scope_ranking(
         method, ids, vectors.cosines(slice(lo, hi), qvec), depth, position=dense_position,
         order_of=dense_order,
     )  # fmt: skip
-
-
-def _key(meta: Any) -> OrderKey:
-    return (str(meta["doc_id"]), int(meta["chunk_index"]), int(meta["char_start"]))
 
 
 def full_depth_ranks(

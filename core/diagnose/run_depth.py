@@ -97,14 +97,7 @@ class RunRanker:
     def rows(self, doc_id: str) -> tuple[int, int]:
         """The rows ``[lo, hi)`` a query on ``doc_id`` was ranked among (all of them, for a
         run over the whole corpus)."""
-        if self.run.scope != "doc":
-            return 0, len(self.corpus.chunks)
-        start = 0
-        for doc, chunks in self.corpus.chunks_by_doc:
-            if doc.doc_id == doc_id:
-                return start, start + len(chunks)
-            start += len(chunks)
-        raise ValueError(f"run {self.run.run_id} holds no document {doc_id!r}")
+        return self.corpus.rows(doc_id if self.run.scope == "doc" else None)
 
     def full_depth(
         self, query: str, doc_id: str, chunk_id: str, *, k: int | None = None

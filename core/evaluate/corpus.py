@@ -26,6 +26,17 @@ class Corpus:
     doc_index: np.ndarray  # (n_chunks,) index of each chunk's document in chunks_by_doc
     valid: np.ndarray  # (n_chunks,) citation verifies against the loaded document
 
+    def rows(self, doc_id: str | None) -> tuple[int, int]:
+        """``[lo, hi)``: the rows of one document's chunks (stacked together), or all."""
+        if doc_id is None:
+            return 0, len(self.chunks)
+        start = 0
+        for doc, chunks in self.chunks_by_doc:
+            if doc.doc_id == doc_id:
+                return start, start + len(chunks)
+            start += len(chunks)
+        raise ValueError(f"the corpus holds no document {doc_id!r}")
+
 
 def build_corpus(docs: Sequence[Document], chunker: ChunkFn) -> Corpus:
     by_id: dict[str, Document] = {}

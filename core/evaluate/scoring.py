@@ -131,15 +131,8 @@ def scope_rows(
     resolved: Sequence[ResolvedQuery], corpus: Corpus, scope: str
 ) -> list[tuple[int, int]]:
     """Per query, the rows ``[lo, hi)`` of the corpus it is ranked among: every chunk, or
-    (``scope="doc"``) its own document's, which the corpus keeps together."""
-    if scope != "doc":
-        return [(0, len(corpus.chunks))] * len(resolved)
-    rows: dict[str, tuple[int, int]] = {}
-    start = 0
-    for doc, chunks in corpus.chunks_by_doc:
-        rows[doc.doc_id] = (start, start + len(chunks))
-        start += len(chunks)
-    return [rows[q.doc_id] for q in resolved]
+    (``scope="doc"``) its own document's."""
+    return [corpus.rows(q.doc_id if scope == "doc" else None) for q in resolved]
 
 
 def score_method(

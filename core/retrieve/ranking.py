@@ -137,8 +137,7 @@ def top_positions(scores: np.ndarray, depth: int) -> np.ndarray:
         return np.argsort(-scores, kind="stable")
     positive = np.flatnonzero(scores > 0)
     if depth <= len(positive) < n // 2:  # BM25: most chunks score 0, the top is among the rest
-        picked = positive[top_positions(scores[positive], depth)]
-        return picked
+        return positive[top_positions(scores[positive], depth)]
     threshold = np.partition(scores, n - depth)[n - depth]  # the depth-th largest
     above = np.flatnonzero(scores > threshold)
     level = np.flatnonzero(scores == threshold)[: depth - len(above)]
@@ -293,7 +292,8 @@ class Scope:
         return self.counted[method]
 
 
-def _order_key(meta: Any) -> OrderKey:
+def order_key(meta: Any) -> OrderKey:
+    """A stored record's place in chunk order, from its metadata."""
     return (str(meta["doc_id"]), int(meta["chunk_index"]), int(meta["char_start"]))
 
 
@@ -344,7 +344,7 @@ class StoreRanker:
             recs = store.scope_records(ids=ids, **where) if ids else None
             if recs is None:
                 return {}
-            return {c: _order_key(m) for c, m in zip(recs.ids, recs.metadatas, strict=True)}
+            return {c: order_key(m) for c, m in zip(recs.ids, recs.metadatas, strict=True)}
 
         if size <= EXACT_LIMIT:
             ids, matrix = store.scope_vectors(doc_id=scope.doc_id, **where)
@@ -380,7 +380,7 @@ class StoreRanker:
 
         def order_of(ids: list[str]) -> dict[str, OrderKey]:
             rows = {c: col.row_of.get(c) for c in ids}
-            return {c: _order_key(col.metadatas[r]) for c, r in rows.items() if r is not None}
+            return {c: order_key(col.metadatas[r]) for c, r in rows.items() if r is not None}
 
         ids = col.ids if (lo, hi) == (0, len(col.ids)) else col.ids[lo:hi]
         return rank_scores(
