@@ -183,3 +183,19 @@ def test_without_blocks_and_on_blank_text(text: str, policy: ChunkPolicy) -> Non
         assert_chunk_invariants(doc, [], policy, chunks, tokenizer)
         if not candidate.strip():
             assert chunks == []
+
+
+def test_a_region_inside_one_token_cell_is_flagged_oversize() -> None:
+    """The garbled first block is skipped, and no token cell of the whole text starts in
+    what is left ("0A" continues the cell of "000𑁒"): that region is one uncut piece of two
+    tokens, over a size of one, so it is flagged oversize (a case the random search found)."""
+    doc = make_doc("000\U00011052" + "0A")
+    blocks = [
+        Block(doc_id=doc.doc_id, doc_sha256=doc.sha256, kind="paragraph", char_start=s,
+              char_end=e, text=doc.text[s:e], page=0, bbox_pt=None, garbled=garbled)
+        for s, e, garbled in ((0, 4, True), (4, 6, False))
+    ]  # fmt: skip
+    policy = ChunkPolicy(name="fixed", size=1, overlap=0, unit="tokens", skip_garbled=True)
+    chunks = chunk_document(doc, blocks, policy, TOKENIZERS["real"])
+    assert [(c.text, c.oversize) for c in chunks] == [("0A", True)]
+    assert_chunk_invariants(doc, blocks, policy, chunks, TOKENIZERS["real"])

@@ -82,9 +82,11 @@ def _token_windows(analysis: DocAnalysis, size: int, overlap: int, lo: int, hi: 
     widened back to ``lo`` and the last clipped at ``hi`` (the whole text: all cells)."""
     text = analysis.text
     cells = Cells(analysis, lo, hi)
-    if cells.first >= cells.last:
+    if cells.first >= cells.last:  # no cell starts here: the region is part of one, uncut
         start, end = strip_span(text, lo, hi)
-        return [Piece(char_start=start, char_end=end)] if start < end else []
+        if start >= end:
+            return []
+        return [Piece(char_start=start, char_end=end, oversize=analysis.count(start, end) > size)]
     analysis.counts(_greedy_spans(cells, size, overlap))  # one batch for the usual case
     pieces: list[Piece] = []
     first = cells.first
