@@ -15,7 +15,8 @@ from core.render.export import EXPORT_SHAPES, export_jsonl
 from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import CHUNK_COLOURS, OVERLAP_COLOUR
 from core.render.views import chunk_marks, chunk_shapes
-from workbench import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_imports, _ui_parse
+from workbench.documents import chunk_sets, parse_cache, session
+from workbench.frame import sidebar
 from workbench.state import (
     ChunksKey,
     Key,
@@ -24,29 +25,31 @@ from workbench.state import (
     cite_widget,
     sizes_chart,
 )
+from workbench.widgets import cite_view, controls
+from workbench.widgets.wording import md
 
-_ui_frame.entry("pages/chunks.py")
+sidebar.entry("pages/chunks.py")
 
-doc = _ui.require_doc()
+doc = session.require_doc()
 parser = st.session_state[Key.PARSER]
 st.title("Chunks")
 st.caption(
-    f"**{_ui.md(doc.doc_id)}** cut by a chunking policy (blocks from the {parser} parser; "
+    f"**{md(doc.doc_id)}** cut by a chunking policy (blocks from the {parser} parser; "
     "change the parser on the Parse page). Moving a slider re-chunks; it never re-parses."
 )
 top = st.columns([1, 1, 2], vertical_alignment="bottom")
 with top[0]:
-    page = _ui_controls.page_number_input(doc) if doc.is_paged else 0
+    page = controls.page_number_input(doc) if doc.is_paged else 0
 compare = top[1].toggle(
     "Compare two policies", key=ChunksKey.COMPARE, persist_state="session",
     help="Two policies side by side on a text; on a PDF one above the other, each page at a "
     "readable size",
 )  # fmt: skip
 # the page across the width, numbers below (two policies side by side stack anyway)
-full = not compare and _ui_cite.full_width(doc, page, "chunks", top[2])
-window = _ui.model_info_or_stop().text_tokens
-_ui_parse.parsed(doc, parser)  # the first parse shows its progress here, outside the fragment
-_ui_cite.show_html(
+full = not compare and cite_view.full_width(doc, page, "chunks", top[2])
+window = session.model_info_or_stop().text_tokens
+parse_cache.parsed(doc, parser)  # the first parse shows its progress here, outside the fragment
+cite_view.show_html(
     legend_html(
         [
             ("chunk", CHUNK_COLOURS[0]),
@@ -68,10 +71,10 @@ def text_view(doc: Document, chunks: Sequence[Chunk], slot: str) -> None:
             return
         start, end = min(c.char_start for c in here), max(c.char_end for c in here)
     else:
-        start, end = _ui_cite.text_window(doc, key=chunks_part_widget(slot, doc.doc_id))
+        start, end = cite_view.text_window(doc, key=chunks_part_widget(slot, doc.doc_id))
     marks = chunk_marks(chunks, start, end)
     st.caption(f"Chars {start:,}-{end:,}: each chunk starts at its number; overlaps underlined.")
-    _ui_cite.show_html(marked_text_html(doc.text[start:end], start, marks))
+    cite_view.show_html(marked_text_html(doc.text[start:end], start, marks))
 
 
 def cite_picker(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
@@ -90,7 +93,7 @@ def cite_picker(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
     with link:
         chunk = chunks[int(number) - 1]
         when = "" if chunk.start_s is None else f" ({clock_range(chunk.start_s, chunk.end_s)})"
-        _ui_cite.citation_link(
+        cite_view.citation_link(
             Citation.of_chunk(chunk), label=f"Open chunk {number}{when} in Source"
         )
 
@@ -112,18 +115,18 @@ def export_buttons(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
 
 
 def panel(slot: str, wide: bool) -> None:
-    policy = _ui_controls.policy_controls(  # the second of a pair starts on another policy
+    policy = controls.policy_controls(  # the second of a pair starts on another policy
         slot, horizontal=wide, first="structure" if slot == "b" else "fixed"
     )
     beside = wide and not full
     view, numbers = st.columns([3, 2], gap="medium") if beside else (st.container(), st.container())
-    chunks = _ui_parse.chunked(doc, parser, policy)
-    stats = _ui_parse.stats_of(doc, parser, policy, window)
-    _ui_imports.chunk_set_notes(doc, policy.name)  # an imported set: what it holds here
+    chunks = parse_cache.chunked(doc, parser, policy)
+    stats = parse_cache.stats_of(doc, parser, policy, window)
+    chunk_sets.chunk_set_notes(doc, policy.name)  # an imported set: what it holds here
     with numbers:
         st.markdown(f"**{policy.key}**")
         if chunks:  # a document without text has no numbers to show (the picker says so)
-            _ui_controls.stats_metrics(stats, columns=2 if beside else 4)
+            controls.stats_metrics(stats, columns=2 if beside else 4)
             st.plotly_chart(
                 chunk_size_figure(stats.token_counts, window, title="Chunk sizes (tokens)"),
                 key=sizes_chart(slot),
@@ -133,7 +136,7 @@ def panel(slot: str, wide: bool) -> None:
     with view:
         if doc.is_paged:
             shapes = chunk_shapes(doc, chunks, page)
-            _ui_cite.show_html(_ui_cite.page_figure(doc, page, shapes))
+            cite_view.show_html(cite_view.page_figure(doc, page, shapes))
             on_page = {i for s in shapes for i in s.data[0][1].split()}
             st.caption(
                 f"Page {page}: {len(on_page)} chunks, each numbered in the margin beside the "
@@ -141,7 +144,7 @@ def panel(slot: str, wide: bool) -> None:
                 "span and size."
             )
         else:
-            _ui_cite.no_pages_note(doc)
+            cite_view.no_pages_note(doc)
             text_view(doc, chunks, slot)
         cite_picker(chunks, slot, policy.key)
     if doc.is_paged:

@@ -9,30 +9,33 @@ from core.errors import ChunkscopeError
 from core.render import rank_charts as charts
 from core.render.context_charts import context_coverage_figure
 from core.retrieve.rerank import FEATURE_HELP, RerankWeights, contribution_rows
-from workbench import _ui, _ui_frame, _ui_roles
-from workbench import _ui_attribution as att
-from workbench import _ui_compare_model as model
-from workbench import _ui_depth as dep
-from workbench import _ui_engine as eng
-from workbench import _ui_inspect as ins
-from workbench import _ui_methods as meth
+from workbench.compare import attribution as att
+from workbench.documents import session
+from workbench.engine import compare_model as model
+from workbench.engine import resources as eng
+from workbench.frame import roles, sidebar
 from workbench.state import EngineKey, weight_widget
+from workbench.widgets import full_depth as dep
+from workbench.widgets import method_picker as meth
+from workbench.widgets import result_cards as ins
+from workbench.widgets import wording
+from workbench.widgets.wording import md
 
-_ui_frame.entry("pages/compare.py")
+sidebar.entry("pages/compare.py")
 eng.init_state()
 K = EngineKey
 NO_BAR = {"displayModeBar": False}
 st.title("Compare")
 st.caption(
     "The same chunk spans ranked by each method and by fusions of them: "
-    + "; ".join(f"{_ui.md(m)}, {_ui.md(registry.get(m).summary)}" for m in registry.base_methods())
+    + "; ".join(f"{md(m)}, {md(registry.get(m).summary)}" for m in registry.base_methods())
     + ". See where each ranks."
 )
 opened, entries = eng.indexed_here()
-if _ui_roles.editing_enabled():
+if roles.editing_enabled():
     eng.index_panel(entries)
 if not entries:
-    if not _ui_roles.editing_enabled():
+    if not roles.editing_enabled():
         st.info("Nothing is indexed for this model yet: an editor indexes documents here.")
     elif not eng.indexing():  # while a job runs, its progress bar says what is happening
         st.info("Nothing is indexed for this model yet: index the demo datasheets above.")
@@ -51,7 +54,7 @@ state[K.METHODS] = model.narrowed_default(
     model.stored_methods(entries, policy.key, doc_id),
 )
 chosen = row[2].multiselect("Methods", offered, key=K.METHODS)
-k_max = _ui_roles.k_limit(K.K)  # any k for an editor (see ins.MAX_CARDS); 50 for a viewer
+k_max = roles.k_limit(K.K)  # any k for an editor (see ins.MAX_CARDS); 50 for a viewer
 k_help = ins.K_HELP if k_max is None else f"Chunks kept per method: up to {k_max} for a viewer."
 k = int(row[3].number_input("k", 1, k_max, key=K.K, help=k_help))
 k = min(k, k_max or k)  # a k sent by hand past the widget's limit
@@ -62,12 +65,12 @@ query = st.text_input(
     "Query",
     value=st.session_state[K.QUERY],
     placeholder="e.g. " + eng.DEMO_QUERY,
-    **_ui.synced(K.QUERY_WIDGET, K.QUERY),  # kept under our key across pages
+    **wording.synced(K.QUERY_WIDGET, K.QUERY),  # kept under our key across pages
 ).strip()
 refusal = eng.late_refusal()
 methods, missing = model.runnable(chosen, model.stored_methods(entries, policy.key, doc_id))
 if missing:
-    then = " Index them above." if _ui_roles.editing_enabled() else ""
+    then = " Index them above." if roles.editing_enabled() else ""
     st.warning(f"Not indexed with {policy.key} here: {', '.join(missing)}.{then}")
 if not query or not methods:
     st.info("Type a query and pick at least one indexed method.")
@@ -88,11 +91,11 @@ cards_k = min(k, ins.MAX_CARDS)
 try:
     wide = eng.comparison(query, methods, policy, doc_id, entries, cards_k)
 except ChunkscopeError as exc:
-    st.error(_ui.md(exc), icon=":material/error:")
+    st.error(md(exc), icon=":material/error:")
     st.stop()
 reranked = None
 if on and stage in wide.results:
-    reranked = model.reranked(wide, stage, k, docs=_ui.library(), weights=weights)
+    reranked = model.reranked(wide, stage, k, docs=session.library(), weights=weights)
 more = {c.chunk_id: c.hit for c in reranked.top(cards_k)} if reranked else {}
 extra = set(more)
 view = model.shown(wide, more)
@@ -108,7 +111,7 @@ if k > cards_k:
 hits = {**more, **{h.chunk_id: h for m in wide.methods for h in wide.results[m]}}
 titles = ins.titles_of([hits[c] for c in {*changes, *extra}], policy, entries)  # card titles
 if refusal:
-    st.info(f"Late chunking is disabled: {_ui.md(refusal)}", icon=":material/block:")
+    st.info(f"Late chunking is disabled: {md(refusal)}", icon=":material/block:")
 names = [*methods, *(["rerank"] if reranked else [])]
 for col, name in zip(st.columns(len(names)), names, strict=True):
     with col:
@@ -152,15 +155,17 @@ hit = hits[selected]
 ins.chunk_inspector(wide, hit, changes.get(selected), reranked)
 where = opened.location.describe()
 ctx = eng.context_chunks(hit.doc_id, policy.key, where, eng.index_state(entries), policy, opened)
-doc = _ui.library().get(hit.doc_id)
+doc = session.library().get(hit.doc_id)
 if doc is not None and doc.sha256 != hit.doc_sha256:
     st.caption(
-        f"No context coverage: the loaded {_ui.md(doc.doc_id)} differs from the indexed "
+        f"No context coverage: the loaded {md(doc.doc_id)} differs from the indexed "
         "version, so the stored offsets do not fit its text."
     )
 elif doc is not None and ctx:
     windows = eng.windows_of(doc) if refusal is None else []
-    tokens = windows[-1].token_end if windows else _ui.doc_token_count(doc.doc_id, doc.sha256, doc)
+    tokens = (
+        windows[-1].token_end if windows else session.doc_token_count(doc.doc_id, doc.sha256, doc)
+    )
     window, limit = eng.late_window_tokens(tokens)
     fig = context_coverage_figure(
         doc_label=doc.doc_id, doc_chars=len(doc.text), doc_tokens=tokens, window_tokens=window,

@@ -8,16 +8,16 @@ from core import methods as registry
 from core.evaluate import CAUSES, agreement, sample_failures
 from core.evaluate.triage import CAUSE_HELP, default_method
 from core.render.failure_charts import cause_bar_figure, rank_scatter_figure
-from workbench import _ui, _ui_eval_form, _ui_frame, _ui_runs_import
-from workbench import _ui_engine as eng
-from workbench import _ui_inspect as ins
-from workbench import _ui_roles as roles
-from workbench import _ui_triage as tri
-from workbench import _ui_why as why
+from workbench.engine import resources as eng
+from workbench.engine import run_files
+from workbench.evaluate import eval_form, run_import, triage, why
+from workbench.frame import roles, sidebar
 from workbench.state import EvalKey, failure_note_key, tag_widget, tagged_export_widget
+from workbench.widgets import result_cards as ins
+from workbench.widgets import wording
 
-_ui_frame.entry("pages/evaluate.py")
-tri.init_state()
+sidebar.entry("pages/evaluate.py")
+run_files.init_state()
 K = EvalKey
 NO_BAR = {"displayModeBar": False}
 st.title("Evaluate & triage")
@@ -26,30 +26,32 @@ st.caption(
     "counts and intervals, then read failures one at a time and tag why each one failed."
 )
 eng.require_encoder()
-runs = tri.saved_runs()
+runs = run_files.saved_runs()
 editing = roles.editing_enabled()  # a viewer reads runs and failures; editors run and tag
 if editing:  # a viewer reads runs; the forms that make them are an editor's
     with st.expander("Run an evaluation", expanded=not runs, icon=":material/play_circle:"):
-        runs = _ui_eval_form.evaluation_form() or runs
+        runs = eval_form.evaluation_form() or runs
 if editing:
     with st.expander("Import a run of your retriever", icon=":material/input:"):
-        _ui_runs_import.import_form()
-        runs = tri.saved_runs()
+        run_import.import_form()
+        runs = run_files.saved_runs()
 if not runs:
-    st.info(_ui_eval_form.no_run_line(editing))
+    st.info(eval_form.no_run_line(editing))
     st.stop()
 if st.session_state[K.RUN] not in runs:
     st.session_state[K.RUN] = next(iter(runs))
-run = runs[st.selectbox("Run", list(runs), key=K.RUN, format_func=lambda r: tri.run_label(runs[r]))]
-docs = st.session_state[K.RUN_DOCS].get(run.run_id) or tri.documents_for(dict(run.corpus))
+run = runs[
+    st.selectbox("Run", list(runs), key=K.RUN, format_func=lambda r: run_files.run_label(runs[r]))
+]
+docs = st.session_state[K.RUN_DOCS].get(run.run_id) or run_files.documents_for(dict(run.corpus))
 if run.unresolved:
     st.warning(f"{len(run.unresolved)} queries did not resolve to a span and were left out.")
-_ui_runs_import.imported_note(run)
+run_import.imported_note(run)
 
 st.subheader(f"{run.n_queries} queries · policy {run.policy.get('key', '')} · top {run.text_k}")
 left, right = st.columns([3, 2], gap="medium")
-metric_rows = _ui_eval_form.metric_table(run)  # whole tables: no row hides below a fold
-left.dataframe(metric_rows, hide_index=True, height=_ui.table_height(len(metric_rows)))
+metric_rows = eval_form.metric_table(run)  # whole tables: no row hides below a fold
+left.dataframe(metric_rows, hide_index=True, height=wording.table_height(len(metric_rows)))
 pair = [m for m in registry.PAIRED if m in run.methods] or list(run.methods[:2])
 if len(pair) == 2:
     points = [(q.id, q.query, q.ranks[pair[0]], q.ranks[pair[1]]) for q in run.queries]
@@ -66,8 +68,8 @@ pairs = [p for p, by_name in run.deltas.items() if any(d is not None for d in by
 if pairs:  # one pair at a time, late against naive first, each table whole
     first = next((i for i, p in enumerate(pairs) if p == "-".join(reversed(registry.PAIRED))), 0)
     pair = st.selectbox("Methods compared", pairs, index=first, key=K.DELTA_PAIR)
-    delta_rows = _ui_eval_form.delta_table(run, pair)
-    st.dataframe(delta_rows, hide_index=True, height=_ui.table_height(len(delta_rows)))
+    delta_rows = eval_form.delta_table(run, pair)
+    st.dataframe(delta_rows, hide_index=True, height=wording.table_height(len(delta_rows)))
     st.caption(
         "“clear” needs the interval off zero and 30 or more queries; with fewer, a "
         "bootstrap interval is too narrow, and the table says how many more queries would "
@@ -75,7 +77,7 @@ if pairs:  # one pair at a time, late against naive first, each table whole
     )
 if st.session_state[K.QUERY_ID] in {q.id for q in run.queries}:
     st.subheader("Query opened from the chart")
-    tri.query_card(run, run.query(st.session_state[K.QUERY_ID]), docs)
+    triage.query_card(run, run.query(st.session_state[K.QUERY_ID]), docs)
 
 st.subheader("Failure reader")
 cells = st.columns([2, 1, 3], vertical_alignment="bottom")
@@ -87,44 +89,46 @@ if st.session_state[K.TRIAGE_METHOD] not in failing:  # one with failures, late'
         failing, key=lambda m: (not n_failed[m], m != first_read)
     )
 method = cells[0].selectbox(
-    "Failures of", failing, key=K.TRIAGE_METHOD, on_change=tri.reset_triage,
+    "Failures of", failing, key=K.TRIAGE_METHOD, on_change=triage.reset_triage,
     format_func=lambda m: f"{m} ({n_failed[m]} failed)",
 )  # fmt: skip
-seed = int(cells[1].number_input("Seed", 0, 9999, key=K.TRIAGE_SEED, on_change=tri.reset_triage))
-triage = tri.triage_store()
+seed = int(cells[1].number_input("Seed", 0, 9999, key=K.TRIAGE_SEED, on_change=triage.reset_triage))
+tag_store = triage.triage_store()
 if not any(q.failed[method] for q in run.queries):
     st.success(f"No failures under {method}: every query has gold in its top {run.text_k}.")
     st.stop()
-sample = sample_failures(run, method, n=tri.N_SAMPLE, seed=seed, store=triage)
-pos = tri.position(sample)
-done = sum(tri.own_tag(f) is not None for f in sample)  # tags of this method's reading
+sample = sample_failures(run, method, n=triage.N_SAMPLE, seed=seed, store=tag_store)
+pos = triage.position(sample)
+done = sum(triage.own_tag(f) is not None for f in sample)  # tags of this method's reading
 cells[2].progress(done / len(sample), text=f"{done} of {len(sample)} read")
 failure = sample[pos]
 st.markdown(
     f"**Failure {pos + 1} of {len(sample)}** · gold not in the top {run.text_k} of {method}"
 )
-tri.query_card(run, run.query(failure.query_id), docs)
+triage.query_card(run, run.query(failure.query_id), docs)
 diagnosis = why.diagnosis_of(run, failure.query_id, method, docs)
 why.why_panel(diagnosis, docs.get(failure.doc_id))
 suggested = diagnosis.suggested if diagnosis and diagnosis.suggested in CAUSES else ""
 note_key = failure_note_key(run.run_id, failure.query_id)
-st.session_state.setdefault(note_key, own.note if (own := tri.own_tag(failure)) else "")
+st.session_state.setdefault(note_key, own.note if (own := triage.own_tag(failure)) else "")
 if editing:
     st.text_input("Note (saved with the tag)", key=note_key)
 size = len(sample)
 buttons = st.columns(len(CAUSES) + 2)
-buttons[0].button("Prev", shortcut="Left", on_click=tri.step, args=(-1, size))
+buttons[0].button("Prev", shortcut="Left", on_click=triage.step, args=(-1, size))
 for i, cause in enumerate(CAUSES if editing else (), start=1):
-    chosen = tri.chosen_cause(failure, suggested) == cause  # exactly one, or none
+    chosen = triage.chosen_cause(failure, suggested) == cause  # exactly one, or none
     hint = " (the suggested cause)" if cause == suggested else ""
     buttons[i].button(
         cause, key=tag_widget(cause), help=CAUSE_HELP[cause] + hint, shortcut=str(i),
-        type="primary" if chosen else "secondary", on_click=tri.tag_failure,
+        type="primary" if chosen else "secondary", on_click=triage.tag_failure,
         args=(run, failure, cause, note_key, size, suggested),
     )  # fmt: skip
-buttons[-1].button("Next", shortcut="Right", on_click=tri.step, args=(1, size))
-tagged = f"Tagged **{own.cause}**. " if own else tri.elsewhere_line(failure) or "Not tagged yet. "
-offered, agreed = agreement(triage, run.run_id)
+buttons[-1].button("Next", shortcut="Right", on_click=triage.step, args=(1, size))
+tagged = (
+    f"Tagged **{own.cause}**. " if own else triage.elsewhere_line(failure) or "Not tagged yet. "
+)
+offered, agreed = agreement(tag_store, run.run_id)
 agreed_line = f" The suggestion agreed with {agreed} of {offered} tags." if offered else ""
 keys = (
     "Keys: "
@@ -135,7 +139,7 @@ st.caption(tagged + keys + agreed_line)
 why.rank_panel(run, run.query(failure.query_id), docs)
 
 chart, files = st.columns([3, 2], gap="medium")
-counts = tri.sample_counts(sample)  # of this method's sample, not the run's every tag
+counts = triage.sample_counts(sample)  # of this method's sample, not the run's every tag
 chart.plotly_chart(cause_bar_figure(counts, n_sampled=size), config=NO_BAR)
 with files:
     st.markdown("**Export the tagged set**")
@@ -143,6 +147,6 @@ with files:
     stem = f"triage-{run.run_id}"
     for suffix, mime in ((".jsonl", "application/jsonl"), (".csv", "text/csv")):
         st.download_button(
-            f"Download {suffix[1:].upper()}", tri.export_bytes(run, suffix), stem + suffix, mime,
+            f"Download {suffix[1:].upper()}", triage.export_bytes(run, suffix), stem + suffix, mime,
             icon=":material/download:", key=tagged_export_widget(suffix),
         )  # fmt: skip

@@ -7,10 +7,14 @@ import streamlit as st
 from core.errors import ChunkscopeError
 from core.ingest.files import display_name
 from core.render.charts import document_lengths_figure, length_percentiles, overflow_share
-from workbench import _ui, _ui_frame, _ui_imports, _ui_library, _ui_roles, _ui_uploads
+from workbench.documents import chunk_sets, kept_docs, session
+from workbench.frame import roles, sidebar
+from workbench.library import uploads
 from workbench.state import Key, LibraryKey
+from workbench.widgets import wording
+from workbench.widgets.wording import md
 
-_ui_frame.entry("pages/library.py")
+sidebar.entry("pages/library.py")
 GARBLED_HELP = (
     "Blocks (and their characters) whose text is not language: glyphs of a custom-encoded "
     "font, unmapped code points (fast parser)"
@@ -25,53 +29,54 @@ st.caption(
 )
 
 files = None
-if _ui_roles.editing_enabled():
+if roles.editing_enabled():
     limit_mb = st.get_option("server.maxUploadSize")
     files = st.file_uploader(
-        f"Add documents: {_ui.format_labels()} (several at once, up to {limit_mb} MB each)",
-        help=_ui.upload_help(),  # no type= list: the browser would refuse with a MIME type alone
+        f"Add documents: {wording.format_labels()} (several at once, up to {limit_mb} MB each)",
+        # no type= list: the browser would refuse with a MIME type alone
+        help=wording.upload_help(),
         accept_multiple_files=True,
         key=LibraryKey.UPLOADER,
     )
-    _ui_uploads.read_uploads(files or [])
+    uploads.read_uploads(files or [])
 else:
-    _ui_roles.viewer_note("add, remove or import documents")
+    roles.viewer_note("add, remove or import documents")
 
 held = {n for f in files or [] for n in (f.name, display_name(f.name))}
 for note in st.session_state[Key.NOTES]:  # notes of files still in the uploader only
     if note.name in held:
         show = {"success": st.success, "warning": st.warning, "error": st.error}[note.level]
-        show(_ui_uploads.note_line(note))
+        show(uploads.note_line(note))
 if removed := st.session_state.pop(Key.REMOVED, None):
-    st.success(_ui.md(removed))
+    st.success(md(removed))
 
 for name in list(st.session_state[Key.PENDING]):
     with st.form(f"password-{name}", border=True):
-        password = st.text_input(f"Password for {_ui.md(display_name(name))}", type="password")
+        password = st.text_input(f"Password for {md(display_name(name))}", type="password")
         if st.form_submit_button("Open", icon=":material/lock_open:"):
             data = st.session_state[Key.PENDING][name]
-            _ui_uploads.replace_note(_ui_uploads.read_upload(name, data, password))
+            uploads.replace_note(uploads.read_upload(name, data, password))
             st.rerun()
 
-for entry in _ui_library.locked_entries():
+for entry in kept_docs.locked_entries():
     with st.form(f"unlock-{entry.sha256}", border=True):
         password = st.text_input(
-            f"{_ui.md(entry.name)} is kept encrypted: password to open it in this session",
+            f"{md(entry.name)} is kept encrypted: password to open it in this session",
             type="password",
         )
         if st.form_submit_button("Open", icon=":material/lock_open:"):
             try:
-                _ui_library.open_entry(entry, password)
+                kept_docs.open_entry(entry, password)
                 st.rerun()
             except ChunkscopeError as exc:
-                st.error(_ui.md(exc))
+                st.error(md(exc))
 
-info = _ui.model_info_or_stop()  # lengths are counted in the model's tokens
-rows = _ui.library_rows()
+info = session.model_info_or_stop()  # lengths are counted in the model's tokens
+rows = session.library_rows()
 if not rows:
     st.info("The library is empty: upload a document above.")
     st.stop()
-rows = _ui_library.with_garbled(rows, _ui.library())
+rows = kept_docs.with_garbled(rows, session.library())
 
 st.subheader(f"{len(rows)} documents")
 st.dataframe(
@@ -90,13 +95,13 @@ st.dataframe(
 if garbled := [r for r in rows if r["garbled blocks"]]:
     st.caption(
         f"{len(garbled)} document(s) hold garbled text: "
-        + ", ".join(f"{_ui.md(r['document'])} ({r['garbled blocks']})" for r in garbled[:8])
+        + ", ".join(f"{md(r['document'])} ({r['garbled blocks']})" for r in garbled[:8])
         + (f" and {len(garbled) - 8} more" if len(garbled) > 8 else "")
         + ". The Parse page marks those blocks: their offsets hold, their words do not."
     )
 
-kept = [e.doc_id for e in _ui_library.kept_entries()]
-if kept and _ui_roles.editing_enabled():
+kept = [e.doc_id for e in kept_docs.kept_entries()]
+if kept and roles.editing_enabled():
     with st.expander("Remove a document", icon=":material/delete:"):
         st.caption(
             "Removes every kept version of it, its chunks in every collection of the index "
@@ -111,21 +116,21 @@ if kept and _ui_roles.editing_enabled():
         )
         if st.button("Remove", disabled=gone is None, key=LibraryKey.REMOVE_GO):
             try:
-                if (removal := _ui_library.remove(str(gone))) is not None:
+                if (removal := kept_docs.remove(str(gone))) is not None:
                     st.session_state[Key.REMOVED] = (
                         f"{removal.doc_id} removed: {len(removal.versions)} kept version(s), "
                         f"{removal.records:,} chunk record(s)"
                     )
                     st.rerun()
             except ChunkscopeError as exc:
-                st.error(_ui.md(exc))
+                st.error(md(exc))
 
-if _ui_roles.editing_enabled():
+if roles.editing_enabled():
     with st.expander("Import chunks", icon=":material/input:"):
-        _ui_imports.import_form()
-elif _ui_imports.offer():  # a viewer reads the audit of the sets already imported
+        chunk_sets.import_form()
+elif chunk_sets.offer():  # a viewer reads the audit of the sets already imported
     with st.expander("Imported chunk sets", icon=":material/input:"):
-        _ui_imports.sets_audit()
+        chunk_sets.sets_audit()
 
 lengths = [int(r["tokens"]) for r in rows]
 stats = length_percentiles(lengths)

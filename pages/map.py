@@ -1,7 +1,7 @@
 """Map: the chunks of a scope in two dimensions, one panel per dense method, one
 projection fitted on all of them, the query's top k ringed; click a chunk to open it.
 
-Link: ``map?q=<query>&doc=<doc_id>&gold=<start>-<end>`` (``_ui_map.map_link``)."""
+Link: ``map?q=<query>&doc=<doc_id>&gold=<start>-<end>`` (``map_links.map_link``)."""
 
 from __future__ import annotations
 
@@ -11,17 +11,20 @@ from core import methods as registry
 from core.errors import ChunkscopeError
 from core.projection import layout
 from core.render.map_chart import MapMarks, map_figure
-from workbench import _ui, _ui_frame, _ui_triage
-from workbench import _ui_compare_model as model
-from workbench import _ui_engine as eng
-from workbench import _ui_inspect as ins
-from workbench import _ui_map as mp
+from workbench.engine import compare_model as model
+from workbench.engine import resources as eng
+from workbench.engine import run_files
+from workbench.frame import sidebar
+from workbench.map import map_layout
 from workbench.state import EngineKey, MapKey
+from workbench.widgets import result_cards as ins
+from workbench.widgets import wording
+from workbench.widgets.wording import md
 
-_ui_frame.entry("pages/map.py")
+sidebar.entry("pages/map.py")
 eng.init_state()
-mp.init_state()
-mp.take_link()
+map_layout.init_state()
+map_layout.take_link()
 K, state = EngineKey, st.session_state
 st.title("Map")
 st.caption(
@@ -48,7 +51,7 @@ state.setdefault(MapKey.K, min(int(state[K.K]), ins.MAX_CARDS))
 k = int(row[3].number_input("k", 1, ins.MAX_CARDS, key=MapKey.K, help="Ringed per method."))
 query = st.text_input(
     "Query", value=state[K.QUERY], placeholder="e.g. " + eng.DEMO_QUERY,
-    **_ui.synced(MapKey.QUERY_WIDGET, K.QUERY),
+    **wording.synced(MapKey.QUERY_WIDGET, K.QUERY),
 ).strip()  # fmt: skip
 if not methods:
     st.info("Pick at least one dense method indexed here.")
@@ -57,19 +60,19 @@ if not methods:
 try:
     cmp = eng.comparison(query, methods, policy, doc_id, entries, k) if query else None
     tops = {m: [h.chunk_id for h in cmp.results[m]] for m in methods} if cmp else {}
-    gold = mp.linked_gold_ids(entries, policy, methods)
+    gold = map_layout.linked_gold_ids(entries, policy, methods)
     keep = [*gold, *(c for ids in tops.values() for c in ids)]
-    drawn = mp.scope(methods, policy, doc_id, entries, keep)
+    drawn = map_layout.scope(methods, policy, doc_id, entries, keep)
 except ChunkscopeError as exc:
-    st.error(_ui.md(exc), icon=":material/error:")
+    st.error(md(exc), icon=":material/error:")
     st.stop()
 qvec = eng.encoder().encode_query(query) if query else None
 
 cells = st.columns([2, 3, 3])
 kind = cells[0].radio("Layout", ["pca", "umap"], key=MapKey.KIND, horizontal=True,
                       format_func=str.upper)  # fmt: skip
-colourings = dict(mp.COLOURINGS)
-runs = _ui_triage.saved_runs()
+colourings = dict(map_layout.COLOURINGS)
+runs = run_files.saved_runs()
 if not runs:
     colourings.pop("run")
 if len({c.doc_id for c in drawn.chunks}) < 2:  # one document: its headings tell chunks apart
@@ -81,34 +84,34 @@ colouring = cells[1].radio("Colour by", list(colourings), key=MapKey.COLOUR,
 status = None
 if colouring == "run":
     run_id = cells[2].selectbox("Run", list(runs), key=MapKey.RUN,
-                                format_func=lambda r: _ui_triage.run_label(runs[r]))  # fmt: skip
+                                format_func=lambda r: run_files.run_label(runs[r]))  # fmt: skip
     run = runs[run_id]
     run_method = cells[2].selectbox("Failed under", list(run.methods), key=MapKey.RUN_METHOD)
-    status = mp.run_status(drawn, run, run_method)
+    status = map_layout.run_status(drawn, run, run_method)
 
 shown_kind, waiting = kind, ""
 if kind == "umap":
-    umap = mp.umap_state(drawn)
+    umap = map_layout.umap_state(drawn)
     if umap != "ready":
         shown_kind = "pca"
         waiting = "running" if umap == "running" else umap
 try:
     lay = layout(drawn, shown_kind, query_vec=qvec)
 except ChunkscopeError as exc:
-    st.error(_ui.md(exc), icon=":material/error:")
+    st.error(md(exc), icon=":material/error:")
     st.stop()
 if waiting == "running":
     st.info(
         "UMAP is computing in the background: PCA is drawn meanwhile.",
         icon=":material/hourglass_top:",
     )
-    mp.wait_for_umap(drawn)
+    map_layout.wait_for_umap(drawn)
 elif waiting:
-    st.warning(f"UMAP could not be drawn ({_ui.md(waiting)}): PCA is drawn instead.")
+    st.warning(f"UMAP could not be drawn ({md(waiting)}): PCA is drawn instead.")
 
 if drawn.sampled:
-    st.info(f"Drawn: {_ui.md(drawn.sample_line())}.", icon=":material/filter_alt:")
-labels = mp.groups(drawn, colouring, status)
+    st.info(f"Drawn: {md(drawn.sample_line())}.", icon=":material/filter_alt:")
+labels = map_layout.groups(drawn, colouring, status)
 ids = [c.chunk_id for c in drawn.chunks]
 picked = state.get(MapKey.PICKED) if state.get(MapKey.PICKED) in drawn.row_of else None
 marks = MapMarks(
@@ -118,8 +121,8 @@ marks = MapMarks(
 )  # fmt: skip
 title = f"{shown_kind.upper()} of {policy.key} chunks" + (f" · top {k} ringed" if query else "")
 fig = map_figure(
-    methods, lay.xy, ids=ids, groups=labels, hover=mp.hover_lines(drawn), marks=marks,
-    title=title, colours=mp.STATUS if colouring == "run" else None,
+    methods, lay.xy, ids=ids, groups=labels, hover=map_layout.hover_lines(drawn), marks=marks,
+    title=title, colours=map_layout.STATUS if colouring == "run" else None,
 )  # fmt: skip
 st.plotly_chart(
     fig, key=MapKey.CHART, on_select=lambda: ins.on_select(MapKey.CHART, MapKey.PICKED),
@@ -127,18 +130,18 @@ st.plotly_chart(
 )  # fmt: skip
 fitted = "kept from before" if lay.reused else f"fitted in {lay.fit_s:.1f} s"
 st.caption(
-    f"Drawn: {_ui.md(drawn.sample_line())}. {_ui.md(lay.note)} (layout {fitted}). The star is "
+    f"Drawn: {md(drawn.sample_line())}. {md(lay.note)} (layout {fitted}). The star is "
     "the query, placed by the same projection; the panels share their axes, so a whole cloud "
     "shifted between panels is one method's vectors differing from the other's as a whole. "
     "Click a point to open its chunk below."
 )
 
-mp.cohesion_panel(
+map_layout.cohesion_panel(
     drawn, "document" if "document" in colourings and colouring != "heading" else "heading"
 )
 if query and (picked or gold):
-    mp.rank_panel(query, drawn, picked or gold[0], methods, policy, doc_id, k, bool(picked))
+    map_layout.rank_panel(query, drawn, picked or gold[0], methods, policy, doc_id, k, bool(picked))
 elif not query:
     st.caption("Type a query to see it as a star, its top k ringed and the cosines behind them.")
 if picked:
-    mp.picked_panel(drawn.chunks[drawn.row_of[picked]])
+    map_layout.picked_panel(drawn.chunks[drawn.row_of[picked]])

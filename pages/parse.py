@@ -12,32 +12,35 @@ from core.provenance.types import BLOCK_KINDS
 from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import BLOCK_COLOURS
 from core.render.views import HEADING_SEPARATOR, block_marks, block_shapes, first_words
-from workbench import _ui, _ui_cite, _ui_controls, _ui_frame, _ui_parse
+from workbench.documents import parse_cache, session
+from workbench.frame import sidebar
 from workbench.state import Key, kinds_widget, parse_part_widget, parse_table_widget
+from workbench.widgets import cite_view, controls, wording
+from workbench.widgets.wording import md
 
-_ui_frame.entry("pages/parse.py")
+sidebar.entry("pages/parse.py")
 
-doc = _ui.require_doc()
+doc = session.require_doc()
 st.title("Parse")
-st.caption(f"**{_ui.md(doc.doc_id)}**: how the parser cut it into typed blocks.")
+st.caption(f"**{md(doc.doc_id)}**: how the parser cut it into typed blocks.")
 
-controls = st.columns([3, 1, 2], vertical_alignment="bottom")
-parser = controls[0].segmented_control(  # short labels: a long one was clipped at its edge
+row = st.columns([3, 1, 2], vertical_alignment="bottom")
+parser = row[0].segmented_control(  # short labels: a long one was clipped at its edge
     "Parser",
     PARSERS,
     default=st.session_state[Key.PARSER],
     required=True,
-    **_ui.synced(Key.PARSER_WIDGET, Key.PARSER),
+    **wording.synced(Key.PARSER_WIDGET, Key.PARSER),
     format_func={"fast": "Fast (heuristic)", "layout": "Layout model",
                  "fast+layout": "Fast + layout"}.get,
     help="Fast: fonts, sizes, bullets and repetition. Layout model: PyMuPDF's layout model "
     "on every page (about half a second a page). Fast + layout: the fast parser, with the "
     "layout model only on the pages whose columns it left untyped.",
 )  # fmt: skip
-with controls[1]:
-    page = _ui_controls.page_number_input(doc) if doc.is_paged else 0
-result = _ui_parse.parsed(doc, parser)
-controls[2].caption(_ui_parse.parse_times_line(doc))
+with row[1]:
+    page = controls.page_number_input(doc) if doc.is_paged else 0
+result = parse_cache.parsed(doc, parser)
+row[2].caption(parse_cache.parse_times_line(doc))
 
 blocks = result.blocks
 counts = Counter(b.kind for b in blocks)
@@ -53,23 +56,23 @@ kinds = st.pills(
     key=kinds_widget(doc.doc_id, parser),
     format_func=lambda k: f"{k} ({counts[k]})",
 )
-_ui_cite.show_html(legend_html([(k, BLOCK_COLOURS[k]) for k in present]))
+cite_view.show_html(legend_html([(k, BLOCK_COLOURS[k]) for k in present]))
 
 shown = [b for b in blocks if b.kind in kinds and (not doc.is_paged or b.page == page)]
-stacked = _ui_cite.full_width(doc, page, "parse")  # landscape always; portrait on request
+stacked = cite_view.full_width(doc, page, "parse")  # landscape always; portrait on request
 left, right = (st.container(), st.container()) if stacked else st.columns([3, 2], gap="medium")
 with left:
     if doc.is_paged:
         if page in doc.pages_without_text:
             st.warning(f"Page {page} has no text layer: nothing to parse on it.")
         shapes = block_shapes(doc, blocks, page, set(kinds))
-        _ui_cite.show_html(_ui_cite.page_figure(doc, page, shapes))
+        cite_view.show_html(cite_view.page_figure(doc, page, shapes))
         st.caption("Hover a box for its kind, heading path, span and first words.")
     else:
-        _ui_cite.no_pages_note(doc)
-        start, end = _ui_cite.text_window(doc, key=parse_part_widget(doc.doc_id))
+        cite_view.no_pages_note(doc)
+        start, end = cite_view.text_window(doc, key=parse_part_widget(doc.doc_id))
         marks = block_marks(blocks, start, end, set(kinds))
-        _ui_cite.show_html(marked_text_html(doc.text[start:end], start, marks))
+        cite_view.show_html(marked_text_html(doc.text[start:end], start, marks))
         shown = [b for b in shown if b.char_end > start and b.char_start < end]
 with right:
     where = f"page {page}" if doc.is_paged else "this part"
@@ -99,6 +102,6 @@ with right:
     )
     if table.selection.rows:
         chosen = shown[table.selection.rows[0]]
-        _ui_cite.citation_link(Citation.of_span(doc, chosen.char_start, chosen.char_end))
+        cite_view.citation_link(Citation.of_span(doc, chosen.char_start, chosen.char_end))
     else:
         st.caption("Select a row to open that block in the Source view.")

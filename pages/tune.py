@@ -8,14 +8,15 @@ from core import methods as registry
 from core.errors import ChunkscopeError
 from core.render.tune_charts import COSTS, curve_figure
 from core.tune.curves import all_crossovers, best_cells, curves, power_note, query_count
-from workbench import _ui, _ui_frame, _ui_roles
-from workbench import _ui_engine as eng
-from workbench import _ui_methods as meth
-from workbench import _ui_triage as tri
-from workbench import _ui_tune as ut
+from workbench.engine import resources as eng
+from workbench.engine import run_files
+from workbench.frame import roles, sidebar
 from workbench.state import EvalKey, TuneKey
+from workbench.tune import sweep_panel as ut
+from workbench.widgets import method_picker as meth
+from workbench.widgets.wording import md
 
-_ui_frame.entry("pages/tune.py")
+sidebar.entry("pages/tune.py")
 ut.init_state()
 K = TuneKey
 st.title("Tune")
@@ -27,10 +28,10 @@ st.caption(
 eng.require_encoder()
 sweeps = ut.saved_sweeps()
 busy = st.session_state[K.JOB] is not None and st.session_state[K.JOB].running
-if _ui_roles.editing_enabled():
+if roles.editing_enabled():
     with st.expander("Run a sweep", expanded=not sweeps, icon=":material/play_circle:"):
         sources = {"demo": "Demo datasheets (35 questions)"}
-        if tri.EVAL_DIR.is_dir():
+        if run_files.EVAL_DIR.is_dir():
             sources["shared"] = "Shared set (chunking_evaluation)"
         sources["upload"] = "Upload a query set"  # ranked over the library's documents
         source = st.segmented_control(
@@ -38,10 +39,10 @@ if _ui_roles.editing_enabled():
             key=EvalKey.SOURCE, required=True,
         )  # fmt: skip
         try:
-            queries, docs = tri.query_source(source)
+            queries, docs = run_files.query_source(source)
             grid = ut.grid_controls()
         except ChunkscopeError as exc:
-            st.error(_ui.md(exc), icon=":material/error:")
+            st.error(md(exc), icon=":material/error:")
             queries, docs, grid = [], [], []
         offered = meth.offered_methods()
         default = [m for m in registry.SWEPT if m in offered]
@@ -58,7 +59,7 @@ if _ui_roles.editing_enabled():
             ut.start_sweep(queries, docs, grid, methods)
     ut.job_panel()
 if not sweeps:
-    then = "run one above" if _ui_roles.editing_enabled() else "an editor runs them here"
+    then = "run one above" if roles.editing_enabled() else "an editor runs them here"
     st.info(f"No sweep yet: {then}.", icon=":material/info:")
     st.stop()
 
@@ -95,11 +96,11 @@ st.caption(
     "were cached encodes 0 tokens). Click a marker to pick its cell."
 )
 for crossing in crossings:
-    st.markdown(f"- {_ui.md(crossing.sentence(unit))}")
+    st.markdown(f"- {md(crossing.sentence(unit))}")
 if not crossings and len(series) > 1:
     st.caption("No crossover: the methods keep their order at every size.")
 if note := power_note(series, sweep, unit):
-    st.info(_ui.md(note[0].upper() + note[1:] + "."), icon=":material/info:")
+    st.info(md(note[0].upper() + note[1:] + "."), icon=":material/info:")
 
 st.subheader("Best cell per metric")
 st.dataframe(ut.best_rows(best_cells(sweep, metrics), sweep), hide_index=True)
@@ -114,7 +115,7 @@ st.caption(
     " · ".join(f"{m} {cell.metrics[m]:.3f}" for m in metrics if cell.metrics.get(m) is not None)
 )
 left, right = st.columns(2)
-closed = not (_ui_roles.editing_enabled() or ut.run_saved(sweep, cell))
+closed = not (roles.editing_enabled() or ut.run_saved(sweep, cell))
 if left.button(
     "Its failures on the Evaluate page", icon=":material/fact_check:", disabled=closed,
     help="An editor opens a cell's failures first (that saves its run)" if closed else None,

@@ -8,8 +8,9 @@ from streamlit.testing.v1 import AppTest
 
 from core.formats import load_document
 from tests.test_app_engine_pages import TIMEOUT_S, fake, index_demo, open_page, store_dir
-from workbench import _ui_engine as eng
+from workbench.engine import resources as eng
 from workbench.state import EngineKey, EvalKey, LibraryKey
+from workbench.widgets import wording
 
 __all__ = ["fake", "store_dir"]  # fixtures, imported for pytest
 
@@ -51,8 +52,6 @@ def test_without_own_documents_the_index_panel_offers_the_demo(fake, store_dir):
 def test_evaluate_tables_show_every_row_without_scrolling(fake, store_dir, monkeypatch):
     from streamlit.delta_generator import DeltaGenerator
 
-    from workbench import _ui
-
     drawn: list[tuple[int, object]] = []
     original = DeltaGenerator.dataframe
 
@@ -72,6 +71,6 @@ def test_evaluate_tables_show_every_row_without_scrolling(fake, store_dir, monke
     assert "late" in at.selectbox(key=EvalKey.DELTA_PAIR).value  # late vs naive first
     assert "naive" in at.selectbox(key=EvalKey.DELTA_PAIR).value
     assert drawn[-2:] == [
-        (metric_rows, _ui.table_height(metric_rows)),  # the metric table whole
-        (delta_rows, _ui.table_height(delta_rows)),  # and the deltas
+        (metric_rows, wording.table_height(metric_rows)),  # the metric table whole
+        (delta_rows, wording.table_height(delta_rows)),  # and the deltas
     ]

@@ -33,10 +33,9 @@ from core.index.indexer import default_steps, index_documents
 from core.render.markup import escape
 from core.store import ChunkStore
 from tests.data.injection import INJECTION_NAME, injection_pdf_bytes
-from workbench import _ui
-from workbench import _ui_engine as eng
-from workbench import _ui_triage as tri
-from workbench import _ui_why as why
+from workbench.engine import resources as eng
+from workbench.engine import run_files
+from workbench.evaluate import why
 from workbench.state import (
     DepthKey,
     EngineKey,
@@ -46,6 +45,7 @@ from workbench.state import (
     tag_widget,
     unit_widget,
 )
+from workbench.widgets.wording import md
 
 TIMEOUT_S = 300
 CARD = re.compile(r'<b class="cs-rank">#(\d+)</b>.*?<div class="cs-path">(.*?)</div>', re.S)
@@ -78,7 +78,7 @@ def fake(monkeypatch, store_dir):
     monkeypatch.setattr(eng, "index_documents", functools.partial(index_documents, steps=steps))
     monkeypatch.setattr(eng, "windows_of", one_window)
     monkeypatch.setattr(eng, "late_window_tokens", lambda doc_tokens: (254, 510))
-    monkeypatch.setattr(tri, "run_eval", functools.partial(run_eval, embed=fake_embed_chunks))
+    monkeypatch.setattr(run_files, "run_eval", functools.partial(run_eval, embed=fake_embed_chunks))
     monkeypatch.setattr(why, "RANK_EMBED", fake_embed_chunks)  # the failure reader's ranks
     return enc
 
@@ -103,7 +103,7 @@ def open_page(name: str) -> AppTest:
 
 
 def plain(markdown: str) -> str:
-    """What a reader sees of markdown whose signs were escaped (``pages._ui.md``)."""
+    """What a reader sees of markdown whose signs were escaped (``wording.md``)."""
     return re.sub(r"\\(.)", r"\1", markdown)
 
 
@@ -428,10 +428,10 @@ def test_compare_and_evaluate_work_against_a_chroma_server(
 
 
 def test_markdown_from_labels_and_file_names_is_shown_as_written():
-    assert _ui.md("![x](http://example.invalid/a.png)") == (
+    assert md("![x](http://example.invalid/a.png)") == (
         "\\!\\[x\\]\\(http\\://example\\.invalid/a\\.png\\)"
     )
-    assert _ui.md("report_v2 **final** $x$") == "report\\_v2 \\*\\*final\\*\\* \\$x\\$"
+    assert md("report_v2 **final** $x$") == "report\\_v2 \\*\\*final\\*\\* \\$x\\$"
 
 
 @pytest.mark.parametrize("page", ["pages/compare.py", "pages/evaluate.py"])

@@ -8,7 +8,7 @@ import streamlit as st
 
 from core import methods as registry
 from tests.test_app_engine_pages import fake, open_page, store_dir
-from workbench import _ui_eval_form
+from workbench.evaluate import eval_form
 from workbench.state import EvalKey
 
 __all__ = ["fake", "store_dir"]  # fixtures, imported for pytest
@@ -57,4 +57,4 @@ def test_before_any_run_the_page_names_the_query_set_picked(fake, store_dir):
     assert not at.exception, [e.value for e in at.exception]
     [line] = [i.value for i in at.info if i.value.startswith("No run yet")]
     assert line == "No run yet: run your query set above."
-    assert _ui_eval_form.no_run_line(False) == "No run yet: an editor runs evaluations here."
+    assert eval_form.no_run_line(False) == "No run yet: an editor runs evaluations here."

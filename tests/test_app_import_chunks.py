@@ -23,7 +23,7 @@ from tests.conftest import SAMPLE_DOCS
 from tests.test_app_engine_pages import fake, wait_for_job
 from tests.test_app_engine_pages import open_page as engine_page
 from tests.test_app_pages import app, html_of, open_page, plain, store_dir
-from workbench import _ui_engine as eng
+from workbench.engine import resources as eng
 from workbench.state import EngineKey, EvalKey, ImportKey, RunImportKey, policy_widget
 
 __all__ = ["app", "fake", "store_dir"]  # fixtures, imported for pytest

@@ -14,7 +14,7 @@ from core.render.links import source_params
 from core.store import ChunkStore
 from tests.conftest import PDF_DIR, PDF_PASSWORDS
 from tests.test_app_pages import TIMEOUT_S, app, html_of, open_page, plain, store_dir, upload
-from workbench._ui_source import SOFT_BREAK, reflowed
+from workbench.source.source_views import SOFT_BREAK, reflowed
 from workbench.state import LibraryKey, SourceKey
 
 __all__ = ["app", "store_dir"]  # fixtures, imported for pytest

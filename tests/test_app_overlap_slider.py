@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from workbench._ui_controls import overlap_limit
 from workbench.state import unit_widget
+from workbench.widgets.controls import overlap_limit
 
 
 def _controls() -> None:
     import streamlit as st
 
-    from workbench import _ui_controls
+    from workbench.widgets import controls
 
-    policy = _ui_controls.policy_controls("t")
+    policy = controls.policy_controls("t")
     st.text(f"{policy.size}|{policy.overlap}")
 
 

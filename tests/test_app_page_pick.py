@@ -14,7 +14,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from core.render.page_pick import PickTarget, chunk_pick_figure, pick_lines, pick_points
 from tests.test_app_engine_pages import fake, index_demo, open_page, plain, store_dir
-from workbench import _ui_engine as eng
+from workbench.engine import resources as eng
 from workbench.state import DepthKey, EngineKey, EvalKey, WhyKey
 
 __all__ = ["fake", "store_dir"]  # fixtures, imported for pytest

@@ -63,7 +63,7 @@ def html_of(at: AppTest) -> str:
 
 
 def plain(markdown: str) -> str:
-    """What a reader sees of markdown whose signs were escaped (``pages._ui.md``)."""
+    """What a reader sees of markdown whose signs were escaped (``wording.md``)."""
     return re.sub(r"\\(.)", r"\1", markdown)
 
 

@@ -1,4 +1,4 @@
-"""A QA table uploaded on the Evaluate and Tune pages (``workbench/_ui_qa_upload.py``): a
+"""A QA table uploaded on the Evaluate and Tune pages (``workbench/widgets/query_upload.py``): a
 FinanceBench-shaped JSONL (nested evidence) and a CSV over a document kept in the library
 are mapped column by column, guesses preselected, and reach the pages' query counts; a
 column some row lacks is one error line."""
@@ -12,8 +12,8 @@ from core.formats import load_document
 from core.library import Library
 from core.store import ChunkStore
 from tests.test_app_engine_pages import fake, open_page, plain, store_dir
-from workbench import _ui_qa_upload as qa
 from workbench.state import EvalKey, QaKey
+from workbench.widgets import query_upload as qa
 
 __all__ = ["fake", "store_dir"]  # fixtures, imported for pytest
 TEXT = (

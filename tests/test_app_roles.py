@@ -1,4 +1,4 @@
-"""Viewers read, editors change the library (``workbench/_ui_roles.py``), under AppTest.
+"""Viewers read, editors change the library (``workbench/frame/roles.py``), under AppTest.
 
 With ``CHUNKSCOPE_EDITOR_KEY`` set, a session starts as a viewer: every page opens, no
 control that writes is drawn, and a control's value sent by hand (the pages made to draw
@@ -35,11 +35,10 @@ from core.tune.sweep import run_sweep
 from tests.test_app_engine_pages import index_demo, one_window
 from tests.test_app_pages import html_of, plain
 from tests.test_app_pages import open_page as go
-from workbench import _ui_engine as eng
-from workbench import _ui_roles as roles
-from workbench import _ui_triage as tri
-from workbench import _ui_tune as ut
-from workbench import _ui_why as why
+from workbench.engine import resources as eng
+from workbench.engine import run_files
+from workbench.evaluate import why
+from workbench.frame import roles
 from workbench.state import (
     EngineKey,
     EvalKey,
@@ -52,6 +51,7 @@ from workbench.state import (
     TuneKey,
     tag_widget,
 )
+from workbench.tune import sweep_panel as ut
 
 TIMEOUT_S = 300
 KEY = "correct-horse-battery-staple-7"
@@ -78,7 +78,7 @@ def filled_template(tmp_path_factory) -> Path:
     shape, rows = read_file(CHUNKS_JSONL, "mine.jsonl")
     chunk_set, _ = import_chunks(rows, [doc], name="mine", shape=shape, origin="mine.jsonl")
     save_chunk_set(folder / FOLDER_NAME, chunk_set)
-    queries, docs = tri.demo_queries(), list(eng.demo_documents().values())
+    queries, docs = run_files.demo_queries(), list(eng.demo_documents().values())
     config = EvalConfig(policy=eng.DEMO_POLICY, methods=("naive", "late"), ks=(1, 5, 10))
     run = run_eval(queries, docs, config, encoder=enc, embed=fake_embed_chunks)
     save_run(run, folder / "runs" / f"{run.run_id}.json")
@@ -115,7 +115,7 @@ def fake(monkeypatch, store_dir) -> Path:
     monkeypatch.setattr(eng, "encoder", lambda: enc)
     monkeypatch.setattr(eng, "windows_of", one_window)
     monkeypatch.setattr(eng, "late_window_tokens", lambda doc_tokens: (254, 510))
-    monkeypatch.setattr(tri, "run_eval", functools.partial(run_eval, embed=fake_embed_chunks))
+    monkeypatch.setattr(run_files, "run_eval", functools.partial(run_eval, embed=fake_embed_chunks))
     monkeypatch.setattr(why, "RANK_EMBED", fake_embed_chunks)
     monkeypatch.setattr(ut, "embed_step", lambda: fake_embed_chunks)
     return store_dir
@@ -347,32 +347,39 @@ def test_the_guarded_functions_refuse_a_viewer_when_called_directly(keyed):
 
         from core.errors import LabelError
         from core.evaluate import load_run
-        from workbench import _ui, _ui_imports, _ui_library, _ui_runs_import, _ui_uploads
-        from workbench import _ui_engine as eng
-        from workbench import _ui_triage as tri
-        from workbench import _ui_tune as ut
 
-        _ui.init_state()
+        # the script runs on its own (AppTest.from_function): it imports what it uses
+        from workbench.documents import chunk_sets, kept_docs
+        from workbench.documents import session as doc_session
+        from workbench.engine import resources as eng
+        from workbench.engine import run_files
+        from workbench.evaluate import run_import, triage
+        from workbench.library import uploads
+        from workbench.tune import sweep_panel as ut
+
+        doc_session.init_state()
         eng.init_state()
-        tri.init_state()
+        run_files.init_state()
         ut.init_state()
         docs = list(eng.demo_documents().values())
-        run = load_run(next(tri.runs_dir().glob("run-*.json")))
+        run = load_run(next(run_files.runs_dir().glob("run-*.json")))
         failure = type("F", (), {"query_id": run.queries[0].id, "method": "late"})()
         notes = [
-            _ui_uploads.read_upload("notes.txt", b"Plain notes."),
-            _ui_library.keep("notes.txt", b"Plain notes.", docs[0]),
+            uploads.read_upload("notes.txt", b"Plain notes."),
+            kept_docs.keep("notes.txt", b"Plain notes.", docs[0]),
         ]
         st.session_state["notes"] = [getattr(n, "text", n) for n in notes]
-        st.session_state["removed"] = _ui_library.remove("report")
-        _ui_imports._keep("chunks", [], "mine.jsonl", "mine", 0.9)
+        st.session_state["removed"] = kept_docs.remove("report")
+        chunk_sets._keep("chunks", [], "mine.jsonl", "mine", 0.9)
         eng.start_index(docs, eng.DEMO_POLICY, ["naive"])
-        st.session_state["ran"] = tri.run_evaluation([], docs, None)
-        tri.tag_failure(run, failure, "boundary", "no-note", 1)
+        st.session_state["ran"] = run_files.run_evaluation([], docs, None)
+        triage.tag_failure(run, failure, "boundary", "no-note", 1)
         ut.start_sweep([], docs, [], ["naive"])
-        st.session_state["imported"] = _ui_runs_import._imported(None, None, None, None, "", [])
+        st.session_state["imported"] = run_import._imported(None, None, None, None, "", [])
         try:
-            tri.triage_store().tag(run_id=run.run_id, query_id="q", doc_sha256="s", cause="parse")
+            triage.triage_store().tag(
+                run_id=run.run_id, query_id="q", doc_sha256="s", cause="parse"
+            )
         except LabelError as exc:
             st.session_state["tag"] = str(exc)
 

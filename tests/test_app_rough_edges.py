@@ -25,9 +25,10 @@ from tests.test_app_engine_pages import (
     ranked,
     store_dir,
 )
-from workbench import _ui_inspect as ins
-from workbench import _ui_triage as tri
+from workbench.documents import session
+from workbench.evaluate import triage
 from workbench.state import EngineKey, EvalKey, LibraryKey, tag_widget
+from workbench.widgets import result_cards as ins
 
 __all__ = ["TIMEOUT_S", "fake", "store_dir"]  # fixtures, imported for pytest
 DATA = ROOT / "tests" / "data" / "formats"
@@ -61,7 +62,7 @@ def test_the_counter_and_the_buttons_read_only_the_methods_own_tags(fake, store_
     [b for b in at.button if b.label == "Run"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     run = load_run(store_dir / "runs" / f"{at.session_state[EvalKey.RUN]}.json")
-    samples = {m: sample_failures(run, m, n=tri.N_SAMPLE, seed=0) for m in run.methods}
+    samples = {m: sample_failures(run, m, n=triage.N_SAMPLE, seed=0) for m in run.methods}
     first, then, shared = next(
         (a, b, q)
         for a in run.methods for b in run.methods if a != b
@@ -206,10 +207,9 @@ def test_the_workbench_reads_the_model_as_the_encoder_does():
     sidebar's window and late chunking's one-pass limit are the encoder's own."""
     from core.embed import load_encoder
     from core.model.paths import resolve_model_dir
-    from workbench import _ui
 
     encoder = load_encoder()
-    info = _ui._model_info(resolve_model_dir())
+    info = session._model_info(resolve_model_dir())
     assert info.window_tokens == encoder.max_tokens
     assert info.whole_doc_tokens == encoder.content_position_limit
 

@@ -13,10 +13,10 @@ from streamlit.testing.v1 import AppTest
 
 from core.evaluate import run_eval
 from core.tune import load_sweep
-from workbench import _ui_engine as eng
-from workbench import _ui_triage as tri
-from workbench import _ui_tune as ut
+from workbench.engine import resources as eng
+from workbench.engine import run_files
 from workbench.state import EvalKey, Key, TuneKey, policy_widget, size_widget
+from workbench.tune import sweep_panel as ut
 
 TIMEOUT_S = 300
 
@@ -28,7 +28,7 @@ def fake(tmp_path, monkeypatch):
     enc = FakeEncoder()
     monkeypatch.setattr(eng, "encoder", lambda: enc)
     monkeypatch.setattr(ut, "embed_step", lambda: fake_embed_chunks)
-    monkeypatch.setattr(tri, "run_eval", functools.partial(run_eval, embed=fake_embed_chunks))
+    monkeypatch.setattr(run_files, "run_eval", functools.partial(run_eval, embed=fake_embed_chunks))
     return tmp_path / "store"
 
 

@@ -9,7 +9,7 @@ import sys
 from types import SimpleNamespace as NS
 
 from core.chunk import default_policy
-from workbench import _ui_compare_model as model
+from workbench.engine import compare_model as model
 
 FIXED, STRUCTURE = default_policy("fixed"), default_policy("structure")
 
@@ -25,7 +25,7 @@ ENTRIES = [
 
 
 def test_the_model_imports_no_streamlit() -> None:
-    code = "import sys, workbench._ui_compare_model; print('streamlit' in sys.modules)"
+    code = "import sys, workbench.engine.compare_model; print('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

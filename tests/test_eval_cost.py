@@ -135,7 +135,7 @@ def test_the_progress_line_gives_the_counts_and_the_time_left() -> None:
 def test_the_workbench_reads_and_writes_the_shared_cache_even_when_it_is_empty(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from workbench import _ui_engine as eng
+    from workbench.engine import resources as eng
 
     monkeypatch.setenv("CHUNKSCOPE_VECTOR_CACHE", str(tmp_path / "vectors"))
     eng.vector_cache.clear()

@@ -11,7 +11,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from workbench import _ui_jobs
+from workbench.engine import jobs
 
 
 class _Job:
@@ -51,11 +51,11 @@ def test_a_collection_while_a_job_runs_walks_only_what_is_new_and_the_end_releas
     walked_before = len(gc.get_objects())  # what a full collection traverses
     job = _Job()
     try:
-        _ui_jobs.hold_heap(job)
+        jobs.hold_heap(job)
         assert gc.get_freeze_count() >= 0.9 * walked_before
         assert len(gc.get_objects()) < walked_before / 10
         frozen = gc.get_freeze_count()
-        _ui_jobs.hold_heap(job)  # the next poll of the same job freezes nothing more
+        jobs.hold_heap(job)  # the next poll of the same job freezes nothing more
         assert gc.get_freeze_count() - frozen < walked_before / 10
     finally:
         job.done.set()
@@ -65,10 +65,10 @@ def test_a_collection_while_a_job_runs_walks_only_what_is_new_and_the_end_releas
 def test_the_heap_stays_frozen_until_the_last_of_two_jobs_ends(unfrozen):
     first, second = _Job(), _Job()
     try:
-        _ui_jobs.hold_heap(first)
-        _ui_jobs.hold_heap(second)
+        jobs.hold_heap(first)
+        jobs.hold_heap(second)
         first.done.set()
-        time.sleep(3 * _ui_jobs.POLL_S)
+        time.sleep(3 * jobs.POLL_S)
         assert gc.get_freeze_count() > 0
     finally:
         first.done.set()
@@ -79,16 +79,16 @@ def test_the_heap_stays_frozen_until_the_last_of_two_jobs_ends(unfrozen):
 def test_an_ended_job_freezes_nothing(unfrozen):
     job = _Job()
     job.done.set()
-    _ui_jobs.hold_heap(job)
+    jobs.hold_heap(job)
     assert gc.get_freeze_count() == 0
 
 
 def _page() -> None:
     import streamlit as st
 
-    from workbench import _ui_jobs
+    from workbench.engine import jobs
 
-    _ui_jobs.job_panel(st.session_state["job"], stop_label="Stop")
+    jobs.job_panel(st.session_state["job"], stop_label="Stop")
 
 
 def test_the_job_panel_holds_the_heap_while_its_job_runs(unfrozen):

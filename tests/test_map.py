@@ -25,8 +25,8 @@ from core.provenance.types import ChunkPolicy
 from core.render.links import parse_span
 from core.store import ChunkStore
 from tests.test_app_engine_pages import fake, index_demo, open_page, store_dir
-from workbench import _ui_engine as eng
-from workbench._ui_map import map_link
+from workbench.engine import resources as eng
+from workbench.widgets.map_links import map_link
 
 __all__ = ["fake", "store_dir"]  # fixtures, imported for pytest
 

@@ -12,7 +12,7 @@ from core.ingest import ocr
 from core.ingest.ocr import ocr_reading
 from tests.conftest import PDF_DIR
 from tests.test_app_pages import app, open_page, plain, store_dir, upload  # noqa: F401
-from workbench import _ui_reads
+from workbench.documents import reads
 
 SCAN = "ocrmypdf_c03-29.pdf"
 needs_tesseract = pytest.mark.skipif(
@@ -25,7 +25,7 @@ needs_tesseract = pytest.mark.skipif(
 @pytest.fixture(autouse=True)
 def _policy_of_the_process(monkeypatch):
     """The workbench's OCR policy is the process's: each test starts from ``auto``."""
-    monkeypatch.setattr(_ui_reads, "_POLICY", [])
+    monkeypatch.setattr(reads, "_POLICY", [])
     monkeypatch.delenv(ocr.ENV_OCR, raising=False)
 
 
@@ -54,7 +54,7 @@ def test_the_sidebar_choice_reads_the_session_documents_again(app):  # noqa: F81
     assert choice.value == "auto"
     choice.set_value("never").run()
     assert not app.exception, [e.value for e in app.exception]
-    assert _ui_reads.ocr_policy() == "never"
+    assert reads.ocr_policy() == "never"
     app.run()  # the frame reads the upload again under the new policy
     open_page(app, "library")
     table = app.dataframe[0].value

@@ -26,7 +26,7 @@ from core.model.tokens import load_tokenizer
 from core.provenance.types import ChunkPolicy
 from tests.test_app_engine_pages import TIMEOUT_S, fake, index_demo, store_dir
 from tests.test_chunk import assert_chunk_invariants
-from workbench import _ui_engine as eng
+from workbench.engine import resources as eng
 from workbench.state import EngineKey
 
 __all__ = ["fake", "store_dir"]  # fixtures, imported for pytest

@@ -66,7 +66,7 @@ def test_bench_docs_must_be_positive(capsys):
 
 
 def test_the_page_depth_is_the_compare_pages():
-    from workbench._ui_engine import WIDE
+    from workbench.engine.resources import WIDE
 
     assert PAGE_DEPTH == WIDE
 

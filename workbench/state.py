@@ -48,7 +48,8 @@ def full_width_widget(where: str) -> str:
 
 
 class FrameKey:
-    """Keys of the sidebar every page shares (``workbench/_ui_frame.py``, ``_ui_ocr.py``)."""
+    """Keys of the sidebar every page shares (``workbench/frame/sidebar.py``,
+    ``workbench/documents/scans.py``)."""
 
     LINKED_DOC = "cs_linked_doc"  # the last ?doc= of a deep link the sidebar followed
     DOC_WIDGET = "cs_w_doc_"  # + Key.DOC_VERSION: the document picker (value under Key.DOC)
@@ -63,7 +64,7 @@ def doc_widget(version: int) -> str:
 
 
 class RoleKey:
-    """Keys of the editor sign-in (``workbench/_ui_roles.py``)."""
+    """Keys of the editor sign-in (``workbench/frame/roles.py``)."""
 
     ROLE = "cs_role"  # an EditorGrant once this session signed in; absent: a viewer
     KEY_INPUT = "cs_editor_key"  # the sign-in form's password box, emptied on every submit
@@ -80,7 +81,7 @@ class LibraryKey:
 
 
 class ImportKey:
-    """Keys of the chunk-set import and its audit (``workbench/_ui_imports.py``)."""
+    """Keys of the chunk-set import and its audit (``workbench/documents/chunk_sets.py``)."""
 
     SHOWN = "cs_import_shown"  # name of the set whose audit the Library shows
     FILE_FORM = "cs_import_file"
@@ -97,7 +98,7 @@ def every_chunk_widget(set_name: str) -> str:
 
 
 class SourceKey:
-    """Keys of the Source page (``workbench/_ui_source.py``)."""
+    """Keys of the Source page (``workbench/source/source_views.py``)."""
 
     UNLOCK_FORM = "cs_src_unlock_"  # + sha256 of the kept encrypted document
     SPAN_FORM = "cs_pick_span"
@@ -157,7 +158,7 @@ def sizes_chart(slot: str) -> str:
 
 
 class PolicyKey:
-    """Widget keys of the chunking policy controls (``workbench/_ui_controls.py``), one set
+    """Widget keys of the chunking policy controls (``workbench/widgets/controls.py``), one set
     per slot ("a", "b", "index", ...) and policy; the Tune page opens a cell on the Chunks
     page by writing the same keys, so both build them here."""
 
@@ -214,7 +215,7 @@ def weight_widget(feature: str) -> str:
 
 
 class MapKey:
-    """Session-state keys of the Map page (``workbench/_ui_map.py``)."""
+    """Session-state keys of the Map page (``workbench/map/map_layout.py``)."""
 
     METHODS = "cs_map_methods"  # the dense methods drawn, one panel each
     KIND = "cs_map_kind"  # "pca" | "umap"
@@ -230,7 +231,7 @@ class MapKey:
 
 
 class DepthKey:
-    """Session-state keys of the depth panel (``workbench/_ui_depth.py``)."""
+    """Session-state keys of the depth panel (``workbench/widgets/full_depth.py``)."""
 
     MARKED = "cs_marked_queries"  # list[LabelledQuery] marked in this session
     FIND = "cs_depth_find"  # words to find a chunk by
@@ -240,7 +241,7 @@ class DepthKey:
 
 
 class AttributionKey:
-    """Session-state keys of the context attribution (``workbench/_ui_attribution.py``)."""
+    """Session-state keys of the context attribution (``workbench/compare/attribution.py``)."""
 
     RESULTS = "cs_attribution"  # {(query, chunk_id): (late, contextual)}
     GO = "cs_attr_go"
@@ -285,7 +286,7 @@ def tagged_export_widget(suffix: str) -> str:
 
 
 class WhyKey:
-    """Session-state keys of the failure's why and rank panels (``workbench/_ui_why.py``);
+    """Session-state keys of the failure's why and rank panels (``workbench/evaluate/why.py``);
     ``anchor`` names the failure shown (run id:query id)."""
 
     CLICKED = "cs_why_clicked"  # (run id:query id, chunk_id clicked on the page)
@@ -325,7 +326,8 @@ def amended_download_widget(run_id: str) -> str:
 
 
 class RunImportKey:
-    """Keys of the form that imports another retriever's run (``_ui_runs_import.py``)."""
+    """Keys of the form that imports another retriever's run
+    (``workbench/evaluate/run_import.py``)."""
 
     FORM = "cs_run_import"
     TRACE = "cs_run_import_trace"

@@ -37,7 +37,7 @@ from core.projection import fit, layout, read_scope
 from core.retrieve.comparison import compare
 from core.store import ChunkStore, scan
 
-PAGE_DEPTH = 5000  # workbench/_ui_engine.WIDE
+PAGE_DEPTH = 5000  # workbench.engine.resources.WIDE
 PAGE_K = 10
 COMPARE_LIMIT_S = 1.0
 COMPARE_QUERIES = 5  # the old call takes seconds a round at 100k: few rounds

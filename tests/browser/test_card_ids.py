@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.render.markup import STYLESHEET, escape
-from workbench._ui_engine import STYLE
+from workbench.engine.resources import STYLE
 
 DOC_ID = "JOHNSON_JOHNSON_2022Q4_EARNINGS"
 

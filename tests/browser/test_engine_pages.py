@@ -18,7 +18,7 @@ from core.formats import load_document
 from core.render.views import highlight_shapes
 from tests.browser.conftest import RUN_TIMEOUT_MS, running_app
 from tests.browser.test_workbench import wait_idle
-from workbench._ui_engine import DEMO_DIR, DEMO_POLICY, DEMO_QUERY
+from workbench.engine.resources import DEMO_DIR, DEMO_POLICY, DEMO_QUERY
 
 pytestmark = pytest.mark.slow
 ASKED = "Corvane HX40 › Operating temperature"

@@ -16,7 +16,7 @@ import pytest
 
 from tests.browser.conftest import ROOT, running_app
 from tests.browser.test_workbench import wait_idle
-from workbench._ui_engine import DEMO_DIR, DEMO_QUERY
+from workbench.engine.resources import DEMO_DIR, DEMO_QUERY
 
 pytestmark = pytest.mark.slow
 INDEX_TIMEOUT_S = 600

@@ -1,0 +1,4 @@
+"""The Compare page's own parts.
+
+- ``attribution``: "what moved this vector?": context attribution of a chunk.
+"""

@@ -1,0 +1,252 @@
+"""Glue of imported chunk sets (``core.imported``): offered as policies on every page, the
+Library's import form, and the audit of a set (counts, and every chunk that is not
+``exact`` with an ``ok``, ``absent`` or ``unchecked`` claim, each with a link to it).
+
+Sets are kept in ``chunksets/`` beside the index (in the store folder, or beside the
+triage file for a Chroma server), the folder the CLI's ``import-chunks`` writes to, so a
+set imported either way is offered everywhere.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from core.errors import ChunkscopeError
+from core.imported import (
+    ChunkSet,
+    check_name,
+    import_chunks,
+    read_chroma,
+    read_file,
+    register_chunk_sets,
+    save_chunk_set,
+)
+from core.imported.chunkset import FOLDER_NAME, name_from
+from core.provenance.cite import Citation
+from core.provenance.types import Document
+from core.render.links import link_url, source_params
+from core.render.markup import marked_text_html
+from core.render.views import highlight_mark
+from workbench.documents import session
+from workbench.engine import run_files
+from workbench.frame import roles
+from workbench.state import ImportKey, every_chunk_widget
+from workbench.widgets import wording
+from workbench.widgets.wording import md
+
+NOT_FINE = ("ambiguous", "missing")
+SHAPE_LABELS = {None: "sniff it", "langchain": "LangChain", "llamaindex": "LlamaIndex",
+                "chunks": "chunk rows"}  # fmt: skip
+
+
+def sets_dir() -> Path:
+    return run_files.runs_dir().parent / FOLDER_NAME
+
+
+def offer() -> dict[str, ChunkSet]:
+    """Register the store's sets as policies (each run: a changed file is read again)."""
+    try:
+        return register_chunk_sets(sets_dir())
+    except OSError:
+        return {}
+
+
+def needs_review(chunk_set: ChunkSet) -> list:
+    """Chunks a reader should look at: not anchored in one place, or a wrong claim."""
+    return [c for c in chunk_set.chunks if c.anchor.anchor in NOT_FINE or c.anchor.claim == "wrong"]
+
+
+def _link(chunk, docs: dict[str, Document]) -> str | None:
+    a = chunk.anchor
+    doc = docs.get(a.doc_id or "")
+    if a.char_start is None or a.char_end is None or doc is None or doc.sha256 != a.doc_sha256:
+        return None
+    return link_url("", source_params(Citation.of_span(doc, a.char_start, a.char_end)))
+
+
+def audit(chunk_set: ChunkSet) -> None:
+    """The counts of a set and a table of the chunks that need a look, linked to Source."""
+    counts = chunk_set.counts()
+    total = len(chunk_set.chunks)
+    cells = st.columns(6)
+    for cell, (label, n) in zip(
+        cells,
+        [("chunks", total), *counts["anchor"].items(), ("wrong claims", counts["claim"]["wrong"])],
+        strict=True,
+    ):
+        cell.metric(label.capitalize(), f"{n:,}")
+    claims = ", ".join(f"{kind} {n:,}" for kind, n in counts["claim"].items())
+    st.caption(
+        f"**{md(chunk_set.name)}** from {md(chunk_set.origin)} ({chunk_set.shape}), "
+        f"{len(chunk_set.docs)} document(s). Claimed offsets: {claims}. `exact`: the text is a "
+        "slice of our text; `aligned`: the same words with another extraction's spacing, "
+        "hyphens or order; `unchecked`: offsets into another extraction (a per-page loader), "
+        f"which we do not have. Pick **{md(chunk_set.name)}** as the policy on Chunks, "
+        "Compare or Evaluate to use these boundaries."
+    )
+    review = needs_review(chunk_set)
+    if not review:
+        st.success("Every chunk is anchored in one place, and no claimed offset is wrong.")
+    wider = st.toggle(
+        "Also the aligned chunks and the unchecked claims", key=every_chunk_widget(chunk_set.name),
+        help="Every chunk that is not exact with an ok claim, not only those to look at",
+    )  # fmt: skip
+    if wider:
+        review = [
+            c for c in chunk_set.chunks if (c.anchor.anchor, c.anchor.claim) != ("exact", "ok")
+        ]
+    if not review:
+        return
+    docs = session.library()
+    rows = [
+        {
+            "#": c.anchor.index + 1,
+            "id": c.given.foreign_id or "",
+            "document": c.anchor.doc_id or c.given.source or "",
+            "anchor": c.anchor.anchor,
+            "claim": c.anchor.claim,
+            "pages": ", ".join(map(str, c.anchor.pages)),
+            "why": c.anchor.detail,
+            "open": _link(c, docs),
+            "text": c.given.text[:160],
+        }
+        for c in review
+    ]
+    st.markdown(f"**{len(review):,} chunk(s)" + ("" if wider else " to look at") + "**")
+    st.dataframe(
+        rows,
+        hide_index=True,
+        height=wording.table_height(len(rows)),
+        column_config={
+            "open": st.column_config.LinkColumn("open", display_text="in Source"),
+            "why": st.column_config.TextColumn(width="large"),
+            "text": st.column_config.TextColumn("text (start)", width="medium"),
+        },
+    )
+
+
+def _keep(shape: str, chunks: list, origin: str, name: str, threshold: float) -> None:
+    """Anchor ``chunks`` and save them as a set beside the index (an editor's write)."""
+    if not roles.require_editor("import chunk sets"):
+        return
+    docs = list(session.library().values())
+    chunk_set, _ = import_chunks(
+        chunks, docs, name=check_name(name or name_from(origin)), shape=shape, origin=origin,
+        threshold=threshold,
+    )  # fmt: skip
+    save_chunk_set(sets_dir(), chunk_set)
+    offer()
+    st.session_state[ImportKey.SHOWN] = chunk_set.name
+
+
+def import_form() -> None:
+    """Upload a JSONL/JSON file of chunks, or name a Chroma collection; anchor, audit, keep."""
+    st.caption(
+        "Chunks your pipeline already made: LangChain Documents (`start_index`), LlamaIndex "
+        "TextNodes (`start_char_idx`), plain rows (`doc`, `text`, `char_start`) or a Chroma "
+        "collection either library filled. Each is anchored in a document of the library "
+        "(named by its source) and the offsets it claims are checked."
+    )
+    from_file, from_chroma = st.tabs(["From a file", "From a Chroma collection"])
+    with from_file, st.form(ImportKey.FILE_FORM, border=False):
+        upload = st.file_uploader("JSONL or JSON file of chunks", key=ImportKey.UPLOAD)
+        left, right, far = st.columns(3)
+        shape = left.selectbox("Shape", list(SHAPE_LABELS), format_func=SHAPE_LABELS.get)
+        name = right.text_input("Set name", placeholder="from the file name")
+        threshold = far.slider("Aligned at", 0.5, 1.0, 0.9, 0.05, help="Share of a chunk's "
+                               "words an aligned span must hold")  # fmt: skip
+        if st.form_submit_button("Import", icon=":material/upload:") and upload is not None:
+            try:
+                found, chunks = read_file(upload.getvalue(), upload.name, shape=shape)
+                _keep(found, chunks, upload.name, name.strip(), threshold)
+            except ChunkscopeError as exc:
+                st.error(md(exc), icon=":material/error:")
+    with from_chroma, st.form(ImportKey.CHROMA_FORM, border=False):
+        left, right, far = st.columns(3)
+        where = left.text_input("Chroma folder or HOST:PORT")
+        collection = right.text_input("Collection")
+        name = far.text_input(
+            "Set name", placeholder="from the collection", key=ImportKey.CHROMA_NAME
+        )
+        if st.form_submit_button("Import", icon=":material/upload:") and where and collection:
+            try:
+                found, chunks = read_chroma(where.strip(), collection.strip())
+                _keep(found, chunks, f"chroma:{where.strip()}/{collection.strip()}",
+                      name.strip() or collection.strip(), 0.9)  # fmt: skip
+            except ChunkscopeError as exc:
+                st.error(md(exc), icon=":material/error:")
+    sets_audit()
+
+
+def sets_audit() -> None:
+    """The audit of one imported set, picked among those kept (nothing when none is)."""
+    sets = offer()
+    if not sets:
+        return
+    names = list(sets)
+    shown = st.session_state.get(ImportKey.SHOWN)
+    pick = st.selectbox(
+        "Imported chunk set", names, index=names.index(shown) if shown in names else 0,
+        key=ImportKey.PICK,
+    )  # fmt: skip
+    audit(sets[pick])
+
+
+def _snippet(doc: Document, start: int, end: int, label: str) -> None:
+    """``[start, end)`` lit in a little of its surrounding text."""
+    lo, hi = max(0, start - 120), min(len(doc.text), end + 120)
+    st.caption(label)
+    st.html(marked_text_html(doc.text[lo:hi], lo, [highlight_mark(start, end)]))
+
+
+def chunk_set_notes(doc: Document, policy_name: str) -> None:
+    """Under an imported set's chunks: what it holds of ``doc``, and each wrong claimed
+    offset with the text it points at beside the text where the chunk really is."""
+    chunk_set = offer().get(policy_name)
+    if chunk_set is None:
+        return
+    here = [c for c in chunk_set.chunks if c.anchor.doc_id == doc.doc_id]
+    kept = chunk_set.docs.get(doc.doc_id)
+    if kept is not None and kept != doc.sha256:
+        st.warning(
+            f"{md(policy_name)} was anchored in another version of {md(doc.doc_id)} "
+            f"(sha256 {kept[:12]}…): import it again against this one."
+        )
+        return
+    if not here:
+        held = ", ".join(md(d) for d in chunk_set.docs) or "no document"
+        st.info(f"The chunk set {md(policy_name)} holds no chunk of this document ({held}).")
+        return
+    unplaced = [c for c in here if c.anchor.anchor in NOT_FINE]
+    wrong = [c for c in here if c.anchor.claim == "wrong"]
+    st.caption(
+        f"{len(here):,} imported chunks of this document: "
+        + ", ".join(
+            f"{k} {sum(c.anchor.anchor == k for c in here):,}"
+            for k in ("exact", "aligned", "ambiguous", "missing")
+        )  # fmt: skip
+        + f"; {len(wrong):,} wrong claimed offsets. Ambiguous and missing chunks are not drawn."
+    )
+    if unplaced or wrong:
+        with st.expander(f"{len(unplaced) + len(wrong):,} imported chunk(s) to look at"):
+            for chunk in (wrong + unplaced)[:20]:
+                a = chunk.anchor
+                st.markdown(f"**Chunk {a.index + 1}** ({a.anchor}, claim {a.claim}): "
+                            f"{md(a.detail)}")  # fmt: skip
+                cells = st.columns(2)
+                claimed = chunk.given.claimed_start
+                if a.claim == "wrong" and claimed is not None and 0 <= claimed < len(doc.text):
+                    end = min(len(doc.text), claimed + len(chunk.given.text))
+                    with cells[0]:
+                        where = f"Where it claims to be: chars {claimed:,}-{end:,}"
+                        _snippet(doc, claimed, end, where)
+                if a.char_start is not None and a.char_end is not None:
+                    with cells[1]:
+                        _snippet(doc, a.char_start, a.char_end,
+                                 f"Where it is: chars {a.char_start:,}-{a.char_end:,}")  # fmt: skip
+                elif a.anchor in NOT_FINE:
+                    cells[1].caption(f"Its text: {md(chunk.given.text[:300])}")
+            if len(unplaced) + len(wrong) > 20:
+                st.caption("The first 20 are shown; the Library's audit lists every one.")

@@ -1,0 +1,123 @@
+"""Parse and chunk results for the pages, cached by (doc id, sha256, parameters).
+
+Parse and chunk results are immutable (tuples of frozen records), so they are shared with
+``st.cache_resource(max_entries=…)``: ``st.cache_data`` would unpickle a copy on every
+access (77 ms for the 3,459 blocks of a 117-page PDF, several times per slider move).
+The first parse of a big document, or any run of the layout model, shows its progress.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from core.chunk import chunk_document, chunk_stats
+from core.errors import ChunkscopeError
+from core.formats import PARSERS, parse_document
+from core.provenance.types import Chunk, ChunkPolicy, Document
+from workbench.documents import session
+from workbench.documents.reads import read_seconds
+from workbench.state import Key
+from workbench.widgets.wording import md
+
+BIG_DOCUMENT_PAGES = 20  # the fast parser shows a status box from this many pages
+
+
+@st.cache_resource(max_entries=24, show_spinner=False)
+def _parse_cached(doc_id: str, sha256: str, parser: str, _doc: Document, _done=None):
+    """The cached parse; ``_done`` hands in a result parsed outside (with a progress bar,
+    which must not be drawn inside a cached function: Streamlit would replay it)."""
+    return _done if _done is not None else parse_document(_doc, parser=parser)
+
+
+_parsed_keys: set[tuple[str, str, str]] = set()
+
+
+def parsed(doc: Document, parser: str):  # -> core.formats.ParseResult
+    """Blocks of ``doc`` by ``parser``; the first parse of a version shows its progress.
+    A parse that fails with a user error (the layout model past its time limit) shows
+    its line in place and stops the page there."""
+    try:
+        return _parsed(doc, parser)
+    except ChunkscopeError as exc:
+        st.error(md(str(exc)))
+        st.stop()
+
+
+def _parsed(doc: Document, parser: str):  # -> core.formats.ParseResult
+    key = (doc.doc_id, doc.sha256, parser)
+    quick = parser == "fast" and len(doc.pages) < BIG_DOCUMENT_PAGES
+    if key in _parsed_keys or quick:
+        result = _parse_cached(*key, doc)
+    else:
+        size = f"{len(doc.pages)} pages" if doc.is_paged else f"{len(doc.text):,} chars"
+        by_page = doc.is_paged and parser == "layout"  # the layout model reads page by page
+        label = f"Parsing {doc.doc_id} ({size}) with the {parser} parser…"
+        with st.status(label, expanded=by_page) as status:
+            started = time.perf_counter()
+            bar = st.progress(0.0) if by_page else None
+
+            def tick(done: int, total: int) -> None:
+                if bar is not None:
+                    bar.progress(
+                        done / max(total, 1), text=f"Layout model: {done} of {total} pages read"
+                    )
+
+            result = _parse_cached(*key, doc, parse_document(doc, parser=parser, progress=tick))
+            if bar is not None:
+                bar.empty()
+            status.update(
+                label=f"Parsed {size} into {len(result.blocks):,} blocks in "
+                f"{time.perf_counter() - started:.1f} s ({parser} parser)",
+                state="complete",
+                expanded=False,
+            )
+        _parsed_keys.add(key)
+    st.session_state[Key.PARSE_TIMES][key] = result.elapsed_s
+    return result
+
+
+@st.cache_resource(max_entries=96, show_spinner=False)
+def _chunk_cached(
+    doc_id: str, sha256: str, parser: str, policy_key: str, _doc, _blocks, _policy
+) -> tuple[Chunk, ...]:
+    return tuple(chunk_document(_doc, _blocks, _policy, tokenizer=session.tokenizer()))
+
+
+def chunked(doc: Document, parser: str, policy: ChunkPolicy) -> tuple[Chunk, ...]:
+    """Chunks of ``doc`` under ``policy`` (its parse comes from the parse cache)."""
+    blocks = parsed(doc, parser).blocks
+    return _chunk_cached(doc.doc_id, doc.sha256, parser, policy.key, doc, blocks, policy)
+
+
+@st.cache_resource(max_entries=96, show_spinner=False)
+def _stats_cached(
+    doc_id: str, sha256: str, parser: str, policy_key: str, window: int, _doc, _chunks, _blocks
+):
+    return chunk_stats(_doc, _chunks, _blocks, session.tokenizer(), window)
+
+
+def stats_of(doc: Document, parser: str, policy: ChunkPolicy, window: int):
+    """``core.chunk.chunk_stats`` of the cached chunks, itself cached."""
+    blocks = parsed(doc, parser).blocks
+    chunks = chunked(doc, parser, policy)
+    key = (doc.doc_id, doc.sha256, parser, policy.key, window)
+    return _stats_cached(*key, doc, chunks, blocks)
+
+
+def parse_times_line(doc: Document) -> str:
+    """``Parse time: fast 0.4 s · layout not run yet``: the time each parser took on this
+    version, after the time reading it took (its text, character map and, for a PDF,
+    table search), when it was read in this process."""
+    times = st.session_state[Key.PARSE_TIMES]
+    parts = []
+    for name in PARSERS:
+        took = times.get((doc.doc_id, doc.sha256, name))
+        parts.append(f"{name} {took:.2f} s" if took is not None else f"{name} not run yet")
+    line = "Parse time: " + " · ".join(parts)
+    read = read_seconds(doc)
+    if read is None:
+        return line
+    what = "text, character map and tables" if doc.kind == "pdf" else "text"
+    return f"{line}; reading it took {read:.2f} s ({what})"

@@ -1,0 +1,187 @@
+"""The failure reader of the Evaluate page: its state, the tags (``triage.sqlite`` beside
+the index, ``core.evaluate.TriageStore``), button callbacks, exports, and the query card.
+
+Query sets and saved runs, which other pages read too, are in ``workbench.engine.run_files``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+from core.evaluate import (
+    CAUSES,
+    EvalRun,
+    TriageStore,
+    export_tags,
+    tag_query,
+)
+from core.provenance.cite import Citation
+from core.provenance.types import Document
+from core.render.markup import escape, marked_text_html
+from core.render.titles import stored_title
+from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
+from workbench.engine import run_files
+from workbench.frame import roles
+from workbench.state import EvalKey
+from workbench.widgets import cite_view
+from workbench.widgets import result_cards as ins
+from workbench.widgets.wording import md
+
+N_SAMPLE = 20  # failures drawn for the reader
+
+
+def triage_store() -> TriageStore:
+    """Cause tags in ``triage.sqlite`` beside the index (restarts keep them); a viewer's
+    reads the file without ever writing it."""
+    if not roles.is_editor():
+        return roles.ReadOnlyTriage(run_files.runs_dir().parent / "triage.sqlite")
+    return TriageStore(run_files.runs_dir().parent / "triage.sqlite")
+
+
+def tag_failure(
+    run: EvalRun, failure, cause: str, note_key: str, size: int, suggested: str = ""
+) -> None:
+    """Button callback: tag (with the note and the suggestion shown), then move on."""
+    if not roles.require_editor("tag failures"):
+        return
+    note = st.session_state.get(note_key, "")
+    tag_query(
+        triage_store(), run, failure.query_id, cause, note=note, method=failure.method,
+        suggested=suggested,
+    )  # fmt: skip
+    step(1, size)
+
+
+def step(by: int, size: int) -> None:
+    st.session_state[EvalKey.TRIAGE_POS] = max(
+        0, min((st.session_state[EvalKey.TRIAGE_POS] or 0) + by, size - 1)
+    )
+
+
+def own_tag(failure):  # -> core.evaluate.Tag | None
+    """The failure's tag if it was made under the method being read.
+
+    A query has one tag per run (``TriageStore``), whichever method it was read under; a
+    tag made while reading another method's failures is that method's reading, so it
+    neither counts here nor selects a button here (tagging here replaces it)."""
+    tag = failure.tag
+    return tag if tag is not None and tag.method in ("", failure.method) else None
+
+
+def sample_counts(sample) -> dict[str, int]:
+    """Tags per cause among the failures of ``sample`` tagged under its own method,
+    every cause present, in ``CAUSES`` order."""
+    counts = dict.fromkeys(CAUSES, 0)
+    for failure in sample:
+        if (tag := own_tag(failure)) is not None:
+            counts[tag.cause] += 1
+    return counts
+
+
+def chosen_cause(failure, suggested: str) -> str:
+    """The one cause shown selected: this method's tag, else the suggestion ('' none)."""
+    tag = own_tag(failure)
+    return tag.cause if tag is not None else suggested
+
+
+def elsewhere_line(failure) -> str:
+    """What a tag made under another method says, and that tagging here replaces it."""
+    tag = failure.tag
+    if tag is None or own_tag(failure) is not None:
+        return ""
+    return (
+        f"Tagged **{tag.cause}** while reading {md(tag.method)}'s failures; a tag "
+        "here replaces it (one tag per query and run). "
+    )
+
+
+def reset_triage() -> None:
+    """Open the sample again at its first untagged failure."""
+    st.session_state[EvalKey.TRIAGE_POS] = None
+
+
+def position(sample) -> int:
+    """Where the reader stands in ``sample``; a new session starts at the first untagged."""
+    if st.session_state[EvalKey.TRIAGE_POS] is None:
+        first = next((i for i, f in enumerate(sample) if own_tag(f) is None), 0)
+        st.session_state[EvalKey.TRIAGE_POS] = first
+    return min(st.session_state[EvalKey.TRIAGE_POS], len(sample) - 1)
+
+
+def export_bytes(run: EvalRun, suffix: str) -> bytes:
+    """The run's tags as ``core.evaluate.export_tags`` writes them (``.jsonl`` or ``.csv``)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"tags{suffix}"
+        export_tags(triage_store(), run, path)
+        return path.read_bytes()
+
+
+def rank_text(rank: int | None, depth: int, record=None, method: str = "") -> str:
+    """``rank 912 of 84,000`` at full depth where the run recorded it, else the rank
+    within the run's depth."""
+    full = record.full_ranks.get(method) if record is not None else None
+    if full is not None and record.scope_size:
+        return f"rank {full:,} of {record.scope_size:,}"
+    return f"rank {rank}" if rank is not None else f"not in the top {depth}"
+
+
+def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
+    """A query: gold evidence on its page (or in its text), the top k of each method with
+    gold-overlapping chunks marked, and where gold ranked when it missed the top k."""
+    st.html(f'<div class="cs-query">{escape(record.query)}</div>')
+    where = " · ".join(
+        f"{m}: {rank_text(r, run.depth, record, m)}" for m, r in record.ranks.items()
+    )
+    st.caption(f"{md(record.id)} · document {md(record.doc_id)} · first gold chunk: {where}")
+    if len(run.methods) <= 3:  # the gold beside the methods' top k
+        left, right = st.columns([2, 3], gap="medium")
+    else:  # many methods: the gold above, the methods' columns the page's whole width
+        left, right = st.container(), st.container()
+    with left:
+        gold_view(record, docs.get(record.doc_id))
+    titles = ins.run_titles(run, docs)
+    several = len(run.corpus) > 1  # a card names its document only among several
+    for col, m in zip(right.columns(len(run.methods)), run.methods, strict=True):
+        col.markdown(f"**{m}** top {run.text_k}")
+        with col:
+            for hit, cite in run.hits(record.id, m)[: run.text_k]:
+                gold = cite.doc_id == record.doc_id and any(
+                    cite.char_start < g.char_end and g.char_start < cite.char_end
+                    for g in record.gold
+                )
+                mark = '<span class="cs-up">gold</span> ' if gold else ""
+                shown = ins.score_text(m, hit.score)
+                title = titles.get(hit.chunk_id) or stored_title((), cite.quote)
+                ins.card(
+                    hit.rank, shown, title.head or None, title, note=mark, gold=gold,
+                    doc=cite.doc_id if several else "",
+                )  # fmt: skip
+                ins.short_link(cite)
+        rank = record.ranks[m]
+        if rank is None or rank > run.text_k:
+            shown = rank_text(rank, run.depth, record, m)
+            col.caption(f"Gold outside the top {run.text_k}: {shown}")
+
+
+def gold_view(record, doc: Document | None) -> None:
+    """The first gold span highlighted on its page, or in its text for reflowable documents."""
+    gold = record.gold[0]
+    if doc is None or doc.sha256 != record.doc_sha256:
+        st.caption("The labelled document is not loaded here; the gold text as labelled:")
+        st.html(f'<div class="cs-text">{escape(gold.text or "")}</div>')
+        return
+    cite = Citation.of_span(doc, gold.char_start, gold.char_end)
+    if doc.is_paged and cite.pages:
+        page = cite.pages[0]
+        view = focus_view(doc, gold.char_start, gold.char_end, page)
+        shapes = highlight_shapes(doc, gold.char_start, gold.char_end, page)
+        cite_view.show_html(cite_view.page_figure(doc, page, shapes, view_pt=view))
+    else:
+        a, b = context_window(doc, gold.char_start, gold.char_end, chars=300)
+        mark = highlight_mark(gold.char_start, gold.char_end)
+        cite_view.show_html(marked_text_html(doc.text[a:b], a, [mark]))
+    more = f" (+{len(record.gold) - 1} more gold spans)" if len(record.gold) > 1 else ""
+    cite_view.citation_link(cite, label=f"Gold: {cite.render()}{more}")

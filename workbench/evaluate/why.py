@@ -1,0 +1,366 @@
+"""Glue of the failure reader's "why it failed" panel: the diagnosis of the failure on
+screen (``core.diagnose``), every signal under its cause with the characters it points at
+lit on the rendered page (paged documents) and in the text around them, and the
+suggested cause the tag buttons pre-select; and "where does a chunk rank?" for the
+failure: the gold chunk, one found by its words or one clicked on its page, ranked at
+full depth under every method of the run (``core.diagnose.run_depth``).
+
+Document text reaches HTML only through ``core.render.markup``'s escaping builders.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import streamlit as st
+
+from core.diagnose.run_depth import RunRanker
+from core.diagnose.run_failures import diagnose_run
+from core.diagnose.signals import Diagnosis, Signal
+from core.evaluate import triage as tri_core
+from core.provenance.types import ChunkPolicy, Document
+from core.render.chart_style import CAUSE_COLOURS
+from core.render.markup import Mark, Shape, escape, marked_text_html
+from core.render.overlay import span_line_boxes
+from core.render.page_pick import PickTarget
+from core.render.views import focus_view
+from workbench.documents import parse_cache
+from workbench.engine import resources as eng
+from workbench.frame import roles
+from workbench.state import (
+    EvalKey,
+    WhyKey,
+    amended_download_widget,
+    attribution_widget,
+    rank_on_widget,
+    second_gold_widget,
+    why_find_widget,
+    why_found_widget,
+)
+from workbench.widgets import chunk_pick, cite_view, map_links
+from workbench.widgets import full_depth as dep
+from workbench.widgets.wording import md
+
+CONTEXT_CHARS = 160  # shown around the first span a signal points at
+CAUSE_ORDER = ("parse", "label", "method", "boundary", "vocabulary", "context")
+RANK_EMBED = None  # the records of one stored method; None: core.index.indexer.method_records
+
+
+@st.cache_resource(max_entries=8, show_spinner="Laying out the evidence of each failure…")
+def _diagnoses(run_id: str, method: str, shas: tuple[str, ...], _run, _docs) -> dict:
+    policy = ChunkPolicy.from_dict(dict(_run.policy))
+
+    def parts(doc: Document):
+        blocks = parse_cache.parsed(doc, "fast").blocks
+        return blocks, parse_cache.chunked(doc, "fast", policy)
+
+    return diagnose_run(_run, _docs, method=method, chunker=parts)
+
+
+def _on_page(doc: Document, signal: Signal) -> str | None:
+    """The page of the signal's first span with every span on it lit, zoomed to the
+    lines around them; None for reflowable text or a span without glyphs."""
+    if not doc.is_paged:
+        return None
+    a, b = signal.spans[0]
+    pages = doc.pages_of(a, b)
+    if not pages:
+        return None
+    page = pages[0]
+    colour = CAUSE_COLOURS.get(signal.cause, "#f2b134")
+    shapes = [
+        Shape(bbox_pt=line.bbox_pt, fill=colour, fill_opacity=0.35,
+              title=f"{signal.name}: chars {s}-{e}")
+        for s, e in signal.spans
+        for line in span_line_boxes(doc, s, e, page=page)
+    ]  # fmt: skip
+    if not shapes:
+        return None
+    return cite_view.page_figure(doc, page, shapes, view_pt=focus_view(doc, a, b, page))
+
+
+def _snippet(doc: Document, signal: Signal) -> str:
+    a, b = signal.spans[0]
+    lo, hi = max(0, a - CONTEXT_CHARS), min(len(doc.text), b + CONTEXT_CHARS)
+    colour = CAUSE_COLOURS.get(signal.cause, "#f2b134")
+    marks = [
+        Mark(char_start=max(lo, s), char_end=min(hi, e), css_class="cs-hl", colour=colour,
+             title=f"{signal.name}: chars {s}-{e}")
+        for s, e in sorted(signal.spans) if s < hi and e > lo
+    ]  # fmt: skip
+    clean, last = [], lo
+    for mark in marks:  # marks may not overlap
+        if mark.char_start >= last:
+            clean.append(mark)
+            last = mark.char_end
+    return marked_text_html(doc.text[lo:hi], lo, clean)
+
+
+CONFIDENCE_NOTE = {
+    "strong": "the evidence points one way",
+    "weak": "the evidence leans this way",
+    "unclear": "the evidence is split: read it before tagging",
+}
+
+
+def diagnosis_of(run, query_id: str, method: str, docs: dict[str, Document]) -> Diagnosis | None:
+    """The diagnosis of one failure (every failure of the run is diagnosed once, cached)."""
+    shas = tuple(sorted(d.sha256 for d in docs.values()))
+    st.session_state[WhyKey.SEEN] = (run, docs)
+    return _diagnoses(run.run_id, method, shas, run, docs).get(query_id)
+
+
+def why_panel(diagnosis: Diagnosis | None, doc: Document | None) -> None:
+    """The suggestion with its confidence and runner-up, the named findings (a method
+    that alone misses, the answer in two places), then the evidence cause by cause, each
+    signal with its strength."""
+    if diagnosis is None or doc is None:
+        st.caption("No diagnosis: the run's document is not loaded in this session.")
+        return
+    colour = CAUSE_COLOURS.get(diagnosis.suggested, "#6c757d")
+    runner = (
+        f" · runner-up: <b>{escape(diagnosis.runner_up)}</b> "
+        f"({diagnosis.scores.get(diagnosis.runner_up, 0):.2f})"
+        if diagnosis.runner_up else ""
+    )  # fmt: skip
+    score = diagnosis.scores.get(diagnosis.suggested, 0.0)
+    st.html(
+        f'<div class="cs-hit" style="border-left-color:{colour}"><b>Why it failed</b> · '
+        f'suggested: <b style="color:{colour}">{escape(diagnosis.suggested)}</b> '
+        f"({escape(diagnosis.confidence)}, {score:.2f}){runner} "
+        f'<span class="cs-doc">{escape(CONFIDENCE_NOTE.get(diagnosis.confidence, ""))}; '
+        f"decided by: {escape(diagnosis.decided_by)}</span></div>"
+    )
+    _method_finding(diagnosis, doc)
+    _second_gold(diagnosis, doc)
+    for cause in CAUSE_ORDER:
+        signals = diagnosis.by_cause(cause)
+        if not signals:
+            continue
+        holds = sum(s.holds for s in signals)
+        score = diagnosis.scores.get(cause, 0.0)
+        title = f"{cause}: {holds} of {len(signals)} signal(s) hold · score {score:.2f}"
+        with st.expander(title, expanded=cause == diagnosis.suggested):
+            for signal in signals:
+                mark = "✔" if signal.holds else "–"
+                st.markdown(
+                    f"{mark} **{md(signal.name)}** ({signal.strength:.2f}): {md(signal.detail)}"
+                )
+                if signal.spans and signal.holds:
+                    figure = _on_page(doc, signal)
+                    if figure is not None:
+                        cite_view.show_html(figure)
+                    st.html(_snippet(doc, signal))
+
+
+def _method_finding(diagnosis: Diagnosis, doc: Document) -> None:
+    """Only this method misses: the gold chunk's late window and what pulled the chunk
+    that displaced it (context attribution, computed on request)."""
+    (signal,) = diagnosis.by_cause("method") or (None,)
+    if signal is None or not signal.holds:
+        return
+    st.info(f"**Method-specific miss**: {signal.detail}", icon=":material/call_split:")
+    from core import methods
+
+    run, docs = st.session_state.get(WhyKey.SEEN, (None, {}))
+    top = diagnosis.displacer
+    attributed = (methods.embedding_method(windowed=True).name,
+                  methods.embedding_method(prefixed=True).name)  # fmt: skip
+    if diagnosis.method not in attributed:
+        return  # only a window or a prefix moves a vector: nothing to attribute
+    if run is None or top is None or docs.get(top.doc_id) is None:
+        return
+    key = attribution_widget(run.run_id, diagnosis.query_id, diagnosis.method)
+    if not st.button(
+        "What pulled the displacing chunk there?",
+        key=key,
+        help="Hides each sentence of its late window in turn (a few seconds)",
+    ):
+        return  # fmt: skip
+    _attribution(run, diagnosis, docs, top)
+
+
+def _attribution(run, diagnosis: Diagnosis, docs: dict[str, Document], top) -> None:
+    from core import methods
+    from core.diagnose.attribution import contextual_attribution, late_attribution
+
+    policy = ChunkPolicy.from_dict(dict(run.policy))
+    record = run.query(diagnosis.query_id)
+    windowed = methods.embedding_method(windowed=True).name
+    explain = late_attribution if diagnosis.method == windowed else contextual_attribution
+    shown = [("the chunk that displaced the gold", docs[top.doc_id], top.chunk_id)]
+    if diagnosis.gold_chunk and docs.get(record.doc_id) is not None:
+        shown.append(("the gold chunk", docs[record.doc_id], diagnosis.gold_chunk))
+    for what, owner, chunk_id in shown:
+        chunks = parse_cache.chunked(owner, "fast", policy)
+        chunk = next((c for c in chunks if c.chunk_id == chunk_id), None)
+        if chunk is None:
+            continue
+        with st.spinner(f"Attributing {what}…"):
+            found = explain(owner, chunk, record.query, eng.encoder())
+        a, b = found.window
+        st.markdown(
+            f"**{md(what)}** ({md(owner.doc_id)}, chars {chunk.char_start:,}-"
+            f"{chunk.char_end:,}): cosine {found.cosine:.3f}; its window chars {a:,}-{b:,}"
+        )
+        parts = sorted(found.parts, key=lambda p: -abs(p.delta))[:5]
+        st.dataframe(
+            [{"delta": round(p.delta, 4), "text": " ".join(p.text.split())[:160]} for p in parts],
+            hide_index=True,
+        )
+
+
+def _second_gold(diagnosis: Diagnosis, doc: Document) -> None:
+    """The answer in two places: the hit beside the gold, and a button that adds it to
+    the query as a second gold span (the amended query set downloads below)."""
+    hit = diagnosis.second_gold
+    if hit is None:
+        return
+    run, _ = st.session_state.get(WhyKey.SEEN, (None, {}))
+    st.warning(
+        "**Answer in two places**: a top hit holds the gold's figures and the query's "
+        f"terms ({md(hit.doc_id)}, chars {hit.char_start:,}-{hit.char_end:,}).",
+        icon=":material/content_copy:",
+    )
+    left, right = st.columns(2)
+    record = run.query(diagnosis.query_id) if run is not None else None
+    if record is not None:
+        gold = record.gold[0]
+        left.caption("The gold")
+        left.html(f'<div class="cs-text">{escape(doc.text[gold.char_start : gold.char_end])}</div>')
+    right.caption("The hit that answers too")
+    right.html(f'<div class="cs-text">{escape(hit.text)}</div>')
+    if run is None or record is None:
+        return
+    if hit.doc_id != record.doc_id:
+        st.caption("It stands in another document: a query's gold lies in one document.")
+        return
+    amended = st.session_state.setdefault(WhyKey.AMENDED, {}).setdefault(run.run_id, {})
+    clicked = st.button(
+        "Mark it as a second gold span", key=second_gold_widget(run.run_id, record.id)
+    )
+    if clicked and roles.require_editor("amend the query set"):
+        base = amended.get(record.id)
+        line = tri_core.with_second_gold(run, record.id, hit.char_start, hit.char_end, hit.text)
+        if base is not None:
+            kept = tuple(dict.fromkeys((*base.gold, *line.gold)))
+            line = dataclasses.replace(line, gold=kept)
+        amended[record.id] = line
+    if amended:
+        lines = tri_core.amended_query_set(run, amended)
+        body = "".join(json.dumps(q.to_dict(), ensure_ascii=False) + "\n" for q in lines)
+        st.download_button(
+            f"Download the query set with {len(amended)} query(ies) amended", body.encode(),
+            f"{run.run_id}-amended.jsonl", "application/jsonl",
+            key=amended_download_widget(run.run_id),
+        )  # fmt: skip
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _ranker(run_id: str, shas: tuple[str, ...], _run, _docs) -> RunRanker:
+    """The run's corpus rebuilt (cheap: the chunks come from the chunk cache); its
+    methods' chunk sides are computed by ``_prepared`` with a progress bar."""
+    policy = ChunkPolicy.from_dict(dict(_run.policy))
+    return RunRanker(
+        _run, _docs, encoder=eng.encoder(), embed=RANK_EMBED, cache=eng.vector_cache(),
+        chunker=lambda doc: parse_cache.chunked(doc, "fast", policy),
+    )  # fmt: skip
+
+
+def _prepared(run, docs: dict[str, Document]) -> RunRanker:
+    ranker = _ranker(run.run_id, tuple(sorted(d.sha256 for d in docs.values())), run, docs)
+    if not ranker.prepared:
+        bar = st.progress(0.0, text="Scoring every chunk of the run…")
+        ranker.prepare(
+            lambda done, total: bar.progress(
+                done / max(total, 1), text=f"Vectors of the run's chunks: {done:,} of {total:,}"
+            )
+        )
+        bar.empty()
+    return ranker
+
+
+def _target(record, chunks, doc: Document, anchor: str) -> tuple[object, str]:
+    """The chunk to rank: found by its words, clicked on its page, or the first gold one."""
+    gold = next(
+        (c for c in chunks
+         if any(c.char_start < g.char_end and g.char_start < c.char_end for g in record.gold)),
+        chunks[0],
+    )  # fmt: skip
+    words = st.text_input(
+        "Find a chunk of this document by its words", key=why_find_widget(anchor),
+        on_change=lambda: st.session_state.pop(WhyKey.CLICKED, None),
+    )  # fmt: skip
+    if wanted := words.lower().split():
+        found = [c for c in chunks if all(w in c.text.lower() for w in wanted)][: dep.MAX_FOUND]
+        if not found:
+            st.info("No chunk of this document holds all those words.")
+            return gold, "the first gold chunk"
+        labels = {
+            c.chunk_id: f"chars {c.char_start}-{c.char_end} · {' '.join(c.text.split())[:80]}"
+            for c in found
+        }
+        picked = st.selectbox(
+            f"{len(found)} chunk(s) found", list(labels), format_func=labels.get,
+            key=why_found_widget(anchor),
+        )  # fmt: skip
+        return next(c for c in found if c.chunk_id == picked), "the chunk found by its words"
+    targets = [
+        PickTarget(chunk_id=c.chunk_id, char_start=c.char_start, char_end=c.char_end,
+                   label=" ".join(c.text.split())[:80])
+        for c in chunks
+    ]  # fmt: skip
+    pages = doc.pages_of(gold.char_start, gold.char_end) if doc.is_paged else []
+    chunk_pick.page_picker(
+        doc, targets, key=WhyKey.PICK, state_key=WhyKey.CLICKED, anchor=anchor,
+        first_page=pages[0] if pages else 1,
+    )  # fmt: skip
+    clicked = chunk_pick.picked(WhyKey.CLICKED, anchor)
+    chosen = next((c for c in chunks if c.chunk_id == clicked), None)
+    return (chosen, "the chunk clicked on the page") if chosen else (gold, "the first gold chunk")
+
+
+def rank_panel(run, record, docs: dict[str, Document]) -> None:
+    """Any chunk of the failure's document ranked at full depth under every method of the
+    run, over the run's own scope (all documents, or the query's own)."""
+    with st.expander("Where does a chunk rank?", expanded=True, icon=":material/leaderboard:"):
+        doc = docs.get(record.doc_id)
+        if doc is not None and record.gold:
+            st.page_link(
+                "pages/map.py", label="Show on the map", icon=":material/scatter_plot:",
+                query_params=map_links.map_params(
+                    record.query, record.doc_id,
+                    [(g.char_start, g.char_end) for g in record.gold], doc_sha256=doc.sha256,
+                ),
+                help="The query, its top hits and this gold among the indexed chunks.",
+            )  # fmt: skip
+        if doc is None or any(docs.get(d) is None for d in run.corpus):
+            st.caption("Not every document of the run is loaded here: no full-depth ranks.")
+            return
+        made_here = run.run_id in st.session_state.get(EvalKey.RUN_DOCS, {})
+        if not st.toggle(
+            "Rank any chunk at full depth", value=made_here, key=rank_on_widget(run.run_id),
+            help="Scores every chunk of the run for this query; a run made in an earlier "
+            "process embeds its chunks again first.",
+        ):  # fmt: skip
+            return
+        ranker = _prepared(run, docs)
+        chunks = ranker.chunks_of(record.doc_id)
+        if not chunks:
+            st.caption("The document has no chunks under the run's policy.")
+            return
+        target, how = _target(record, chunks, doc, f"{run.run_id}:{record.id}")
+        ranks = ranker.full_depth(record.query, record.doc_id, target.chunk_id)
+        st.caption(
+            f"Ranked: {how}, chars {target.char_start:,}-{target.char_end:,}: "
+            f"{md(' '.join(target.text.split())[:100])}"
+        )
+        st.caption(
+            "At full depth: " + " · ".join(f"{m} {r.label}" for m, r in ranks.items())
+        )  # fmt: skip
+        numbers = ("score", "rank 1", f"rank {run.text_k}", f"to enter the top {run.text_k}")
+        st.dataframe(
+            dep.rank_rows(ranks, run.text_k), hide_index=True,
+            column_config={c: st.column_config.NumberColumn(format="%.4f") for c in numbers},
+        )  # fmt: skip

@@ -1,0 +1,5 @@
+"""The Map page's own parts.
+
+- ``map_layout``: the scope laid out (PCA now, UMAP in the background), colourings,
+  the picked chunk.
+"""

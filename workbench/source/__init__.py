@@ -1,0 +1,4 @@
+"""The Source page's own parts.
+
+- ``source_views``: which document a link opens, the cited page, the text around it.
+"""
