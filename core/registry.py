@@ -1,12 +1,13 @@
 """One small generic registry: named specs registered once, read everywhere.
 
-Each axis that grows has one (DESIGN.md): formats (``core.formats.format_registry``), chunking
-policies (``core.chunk.policy_registry``) and retrieval methods (``core.methods.method_registry``).
-A registry is a read-only mapping from name to spec, in registration order; a second
-entry of one name is refused unless it replaces the first on purpose. Built-in entries
-are registered the same way for every axis: the stage's package registers its
-``builtin_specs()`` when it is first imported, so importing any part of the stage gives
-the full registry and the registry module itself imports no entry's module.
+Each axis that grows has one (docs/layout.md): formats (``core.formats.format_registry``),
+chunking policies (``core.chunk.policy_registry``) and retrieval methods
+(``core.methods.method_registry``). A registry is a read-only mapping from name to spec,
+in registration order; a second entry of one name is refused unless it replaces the first
+on purpose. Built-in entries are registered the same way for every axis: the stage's
+package registers its ``builtin_specs()`` when it is first imported, so importing any part
+of the stage gives the full registry and the registry module itself imports no entry's
+module.
 """
 
 from __future__ import annotations

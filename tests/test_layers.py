@@ -4,9 +4,9 @@ counted too (they hide a cycle as well as a top-level one does).
 Read from the source with ``ast``, without importing anything. Four rules:
 
 - ``core`` never imports Streamlit, nor the workbench or the pages;
-- a module of a stage imports no module of a later stage (``STAGES`` below: the order of
-  DESIGN.md's pipeline, the provenance records and text alignment at the bottom), and
-  every module of core has a stage;
+- a module of a stage imports no module of a later stage (``STAGES`` below: the pipeline
+  order of the table of core in docs/layout.md, the provenance records and text alignment
+  at the bottom), and every module of core has a stage;
 - the import graph has no cycle between our modules beyond the ``KNOWN_KNOTS`` listed
   here as debts: a new cycle fails, and so does a listed one that has grown or gone (the
   list is then brought up to date);
@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 UI = ("streamlit", "workbench", "pages")
 
-# The stages of core in pipeline order (DESIGN.md): a module may import modules of its own
-# stage and of earlier ones, never of a later one. Stages on one line share a rank.
+# The stages of core in pipeline order (docs/layout.md): a module may import modules of its
+# own stage and of earlier ones, never of a later one. Stages on one line share a rank.
 STAGES: tuple[tuple[str, ...], ...] = (
     ("core.errors",),
     # records, boxes, citations; text alignment; the compiled reader; the model's files

@@ -26,6 +26,22 @@ pieces and builds every record the same way, so the guarantees on records, ids, 
 and metadata hold for any registered policy (coverage is each policy's own rule). With
 ``skip_garbled``, blocks flagged garbled are in no chunk and no chunk spans across one;
 coverage then excludes them as it excludes headers/footers.
+
+Modules:
+
+- ``policy_spec``: what a policy is (``PolicySpec``) and the options a policy may turn on;
+- ``policy_registry``: every policy, registered once, read everywhere;
+- ``builtin``: the built-in policies as registry entries, with their default sizes;
+- ``fixed``: the ``fixed`` policy: windows of characters or tokens with overlap;
+- ``sentence``: the ``sentence`` policy: windows of sentences with overlap;
+- ``structure``: the ``structure`` policy: chunks follow blocks and sections;
+- ``packing``: the structure policy's packer, units placed greedily into chunks;
+- ``sentence_bounds``: rule-based sentence segmentation into exact spans;
+- ``spans``: span arithmetic: stripping, safe cut points, sizes, cutting;
+- ``skip``: what a policy leaves out of every chunk (garbled blocks);
+- ``analysis``: per-document work every policy shares: token cells, sentences, counts;
+- ``annotate``: what a span overlaps: blocks, their kinds, the heading path;
+- ``stats``: the numbers that describe one chunking of one document.
 """
 
 from __future__ import annotations

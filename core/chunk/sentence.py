@@ -1,7 +1,7 @@
 """The ``sentence`` policy: windows of ``size`` sentences, ``overlap`` of them shared.
 
-Sentences come from ``sentences.sentence_spans`` with every block boundary as a hard
-break (a heading, a list item line or a table row is never glued to the next sentence).
+Sentences come from ``sentence_bounds.sentence_spans`` with every block boundary as a
+hard break (a heading, a list item line or a table row is never glued to the next sentence).
 A chunk runs from the start of its first sentence to the end of its last one; the next
 window starts ``size - overlap`` sentences later. Sizes are counted in sentences, so no
 chunk is ever oversize; its token count can still exceed a model's window, which the

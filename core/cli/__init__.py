@@ -2,6 +2,29 @@
 
 ``register(subparsers)`` adds its sub-parser and sets ``func``; ``func(args) -> int`` runs it.
 Heavy imports (torch, chromadb) stay inside the command functions so ``--help`` is instant.
+``COMMAND_MODULES`` below lists the commands in the order ``chunkscope --help`` shows.
+
+Modules:
+
+- ``parse_cmd``: ``chunkscope parse``: one file's typed blocks;
+- ``chunk_cmd``: ``chunkscope chunk``: one file's chunks under a policy;
+- ``export_cmd``: ``chunkscope export``: chunks as LangChain or LlamaIndex JSONL;
+- ``embed_cmd``: ``chunkscope embed``: one file's chunks embedded;
+- ``index_cmd``: ``chunkscope index``: files chunked, embedded and stored;
+- ``library_cmd``: ``chunkscope library``: the documents whose bytes the store keeps;
+- ``query_cmd``: ``chunkscope query``: stored chunks ranked under methods side by side;
+- ``import_cmd``: ``chunkscope import-chunking-eval`` and ``import-qa``: labelled sets;
+- ``import_chunks_cmd``: ``chunkscope import-chunks``: a pipeline's chunks, anchored;
+- ``import_run_cmd``: ``chunkscope import-run``: a retriever's log as a run;
+- ``eval_cmd``: ``chunkscope eval``: a labelled query set scored per method;
+- ``sweep_cmd``: ``chunkscope sweep``: every cell of a policy and method grid;
+- ``check_cmd``: ``chunkscope check``: the regression gate for CI;
+- ``triage_cmd``: ``chunkscope triage``: a saved run's failures sampled, tagged, exported;
+- ``diagnose_cmd``: ``chunkscope diagnose``: why each failure of a saved run failed;
+- ``bench_cmd``: ``chunkscope bench``: the benchmark;
+- ``one_line``: the parser and terminal that keep errors and output to their lines;
+- ``options``: argument groups shared by commands, output-path checks, bulk loading;
+- ``progress``: a one-line progress bar on stderr.
 """
 
 from __future__ import annotations

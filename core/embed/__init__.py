@@ -2,19 +2,25 @@
 
 The method registry composes them (``core.methods.dense``: each dense method's
 ``DenseEmbedding`` names its vector function and its cache variant;
-``core.methods.embedding.embed_chunks`` is the call every stage makes). The functions:
+``core.methods.embedding.embed_chunks`` is the call every stage makes). Chunk text, spans
+and citations never differ between methods; only the vectors do. The naive and contextual
+vectors are texts encoded alone, so they run on any ``TextEncoder``, an embeddings
+server's included; late chunking pools token states, which only the local ``Encoder``
+gives.
 
-- ``naive``: each chunk's text alone (``naive.py``);
-- ``late``: the whole document through the model in macro-windows, each chunk pooled from
-  its own tokens' states (``late.py``, ``spans.py``);
-- ``contextual``: the chunk text prefixed with title and heading path, alone
-  (``contextual.py``).
+Modules:
 
-Chunk text, spans and citations never differ between methods; only the vectors do.
-
-The naive and contextual vectors are texts encoded alone, so they run on any
-``TextEncoder``, an embeddings server's (``core.embed.http``) included;
-late chunking pools token states, which only the local ``Encoder`` gives.
+- ``encoder``: one local Hugging Face model, its pooling mode and sequence limit;
+- ``modelconfig``: what a model folder says about itself (pooling, limit, positions);
+- ``http``: an OpenAI-compatible embeddings server as a ``TextEncoder``;
+- ``naive``: each chunk's text encoded on its own;
+- ``late``: the whole document through the model in macro-windows, each chunk pooled
+  from its own tokens' states;
+- ``token_spans``: character spans to token spans, and late chunking's macro-windows;
+- ``contextual``: the chunk text prefixed with title and heading path, encoded alone;
+- ``records``: what the stage produces: one vector per chunk, the macro-windows;
+- ``cache``: the content-addressed vector cache;
+- ``states``: late token states on disk, bounded, evicted oldest first.
 """
 
 from __future__ import annotations

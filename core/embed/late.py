@@ -1,10 +1,10 @@
 """Late chunking: run the model over the whole document, then pool each chunk's tokens.
 
-The document is tokenised once (see ``spans.py`` for the character-to-token rule and the
-macro-windows). Each macro-window is one forward pass of ``[specials] window-tokens
-[specials]``; the special tokens (``[CLS]``/``[SEP]`` for BERT models) are added per window
-and are *not* pooled: a chunk's vector is the mean of the final states of its own content
-tokens, each taken from the one window that owns it, then L2-normalised.
+The document is tokenised once (see ``token_spans.py`` for the character-to-token rule
+and the macro-windows). Each macro-window is one forward pass of ``[specials]
+window-tokens [specials]``; the special tokens (``[CLS]``/``[SEP]`` for BERT models) are
+added per window and are *not* pooled: a chunk's vector is the mean of the final states of
+its own content tokens, each taken from the one window that owns it, then L2-normalised.
 
 A chunk with no token of its own (only characters the tokenizer drops, such as
 whitespace) takes the state of the nearest token: the first token after its span, or

@@ -1,13 +1,21 @@
 """Evaluate: labelled queries, exact gold spans, separate metrics per method, triage.
 
+Modules:
+
 - ``labels``: the JSONL query-set format (gold spans or evidence text + page);
-- ``resolve`` / ``words``: evidence -> exact canonical span (``exact`` or ``aligned``) or
-  unresolved;
-- ``importers``: the chunking_evaluation set and CSV/JSONL QA tables;
-- ``metrics`` / ``bootstrap``: per-query metrics, means with their counts, paired deltas;
-- ``runner``: chunk, embed once per method, rank in memory, score: an ``EvalRun``;
+- ``resolve``: evidence -> an exact canonical span (``exact`` or ``aligned``, through
+  ``core.align``) or unresolved;
+- ``importers``: the chunking_evaluation set and CSV/JSONL QA tables as query sets;
+- ``corpus``: every document's chunks stacked in ranking order, with their documents;
+- ``runner``: chunk, index once per method, rank in memory, score: an ``EvalRun``;
+- ``scoring``: every query scored against every chunk per method, ranked, measured;
+- ``metrics``: per-query metrics and their means with counts;
+- ``bootstrap``: paired bootstrap intervals of the difference between two methods;
 - ``cost``: what a run will encode and about how long it takes, before it starts;
-- ``runs`` / ``compare``: run JSON (save/load), run-to-run comparison, per-document split;
+- ``run_file``: runs as records (per-query results, means, deltas), saved as JSON;
+- ``compare``: two saved runs side by side, and one run split by document;
+- ``traces``: what a retriever returned per query, read from its log;
+- ``imported_run``: a retriever's log as a run, beside our methods on its chunk spans;
 - ``triage``: reproducible failure samples, cause tags in SQLite, regression-set export.
 """
 

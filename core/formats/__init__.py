@@ -1,10 +1,15 @@
 """Formats: how bytes become a ``Document`` and a ``Document`` becomes blocks.
 
-Each input format is one ``FormatSpec`` in the registry (``registry.py``): a loader of
-``core.ingest`` composed with a block parser of ``core.parse``. The built-in formats are
-registered by ``catalogue.py`` when this package is imported. ``load_document`` reads a
-file of any registered format (``loading.py``); ``parse_document`` types its blocks with
-the parser its format names (``parsing.py``).
+Each input format is one ``FormatSpec`` in the registry: a loader of ``core.ingest``
+composed with a block parser of ``core.parse``. The built-in formats are registered when
+this package is imported.
+
+Modules:
+
+- ``format_registry``: the registry of input formats, one ``FormatSpec`` per format;
+- ``catalogue``: the formats Chunkscope ships (``builtin_specs``);
+- ``loading``: ``load_document``: a file of any registered format read as a ``Document``;
+- ``parsing``: ``parse_document``: a document's blocks, by the parser its format names.
 """
 
 from __future__ import annotations

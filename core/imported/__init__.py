@@ -1,5 +1,13 @@
 """Bring your own chunks: chunks a pipeline already made, anchored in our canonical text.
 
+``import_chunks`` ties the modules together: each chunk's document is the one its source
+names among the documents given (by ``doc_id``, file name or file name without suffix; a
+path's folders are ignored); a chunk whose source names none of them is reported with
+that reason, never guessed. With one document and no source on any chunk, the chunks are
+that document's.
+
+Modules:
+
 - ``shapes``: LangChain Documents, LlamaIndex TextNodes, plain rows, Chroma collections
   read as ``ForeignChunk`` records;
 - ``anchor``: each chunk's span in the canonical text (``exact``, ``aligned``,
@@ -7,12 +15,6 @@
   ``wrong``, ``absent``, ``unchecked``);
 - ``chunkset``: the anchored set kept under its name beside the index and offered as a
   policy whose boundaries are the imported ones.
-
-``import_chunks`` ties them together: each chunk's document is the one its source names
-among the documents given (by ``doc_id``, file name or file name without suffix; a path's
-folders are ignored); a chunk whose source names none of them is reported with that
-reason, never guessed. With one document and no source on any chunk, the chunks are that
-document's.
 """
 
 from __future__ import annotations

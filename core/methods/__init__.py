@@ -1,13 +1,21 @@
 """Retrieval methods: every method registered once, read everywhere.
 
 The CLI choices, the index run, the comparison, the evaluation, the charts and the pages
-ask the registry (``registry.py``) which methods exist, what each needs and what its
-score means, so a new method is one module and one ``register`` call. The built-in
-entries are registered here, once, when the package is first imported: ``naive``,
-``late``, ``contextual`` (``dense.py``), ``bm25``, ``contextual-bm25`` (``lexical.py``).
-A fusion ``hybrid(a,b,...;rrf60)`` or ``hybrid(a,b;w0.7,0.3)`` is built from its name on
-demand (``fusion.py``), so any combination of registered methods is a method.
-``embedding.py`` composes a dense method's spec with the functions of ``core.embed``.
+ask the registry which methods exist, what each needs and what its score means, so a new
+method is one module and one ``register`` call. The built-in entries are registered here,
+once, when the package is first imported: ``naive``, ``late``, ``contextual`` (``dense``),
+``bm25``, ``contextual-bm25`` (``lexical``). A fusion ``hybrid(a,b,...;rrf60)`` or
+``hybrid(a,b;w0.7,0.3)`` is built from its name on demand (``fusion``), so any combination
+of registered methods is a method.
+
+Modules:
+
+- ``spec``: what a method is: ``MethodSpec``, a named index step and a score;
+- ``method_registry``: the registry of methods, and the method lists each view starts on;
+- ``dense``: the dense methods, one vector per chunk scored by cosine;
+- ``embedding``: a dense method's spec composed with the functions of ``core.embed``;
+- ``lexical``: BM25 over the chunk text or over the contextual prefix and the text;
+- ``fusion``: hybrids: the fused rankings of two or more methods.
 """
 
 from __future__ import annotations

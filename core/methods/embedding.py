@@ -129,7 +129,7 @@ def embed_chunks(
     """One :class:`ChunkVector` per chunk, in the order given.
 
     ``method`` is a registered method with an embedding
-    (``core.registry.embedding_methods()``), by name or spec.
+    (``core.methods.method_registry.embedding_methods()``), by name or spec.
     A method whose vectors are texts encoded alone (``encodes_texts_alone``) takes any
     ``TextEncoder``; any other needs a ``core.embed.Encoder`` (late chunking reads its
     token states), and another encoder is a ``ModelError`` that says why.

@@ -1,5 +1,9 @@
 """Projection: the chunks of a scope drawn in two dimensions, one panel per dense method.
 
+No Streamlit here; the Map page (``pages/map.py``) draws what these return.
+
+Modules:
+
 - ``points``: which chunks are drawn (every chunk of the scope, or a stated seeded sample
   that always keeps the chunks asked for) and their vectors under each method;
 - ``fit``: one projection fitted jointly on every method's vectors, so a position
@@ -7,8 +11,6 @@
   version, methods, scope, kind);
 - ``cohesion``: the numbers behind the picture: how close chunks sit to their own group
   (document or heading) against the others, per method, and the query's cosines.
-
-No Streamlit here; the Map page (``pages/map.py``) draws what these return.
 """
 
 from core.projection.cohesion import Cohesion, gold_chunks, group_cohesion, query_cosines

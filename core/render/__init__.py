@@ -1,8 +1,23 @@
-"""Page images and overlays: render pages, light up spans, blocks and chunks.
+"""Render: page images, overlays, charts, views and export. Nothing here imports Streamlit.
 
-``pages`` renders PDF pages to PNG (cached); ``overlay`` turns character spans into
-per-line boxes and holds the colour palette; ``views`` builds the shapes and text marks the
-workbench draws; ``markup`` writes them as escaped SVG/HTML. Nothing here imports streamlit.
+Modules:
+
+- ``pages``: one PDF page rendered to PNG, cached;
+- ``overlay``: character spans as per-line boxes on a page, and the colour palette;
+- ``views``: the shapes and text marks the workbench draws for blocks, chunks and spans;
+- ``markup``: HTML and SVG for page overlays and marked-up text, escaped;
+- ``page_pick``: a rendered page with one policy's chunks as clickable regions;
+- ``source_views``: the Source page's views of transcripts and raw HTML bytes;
+- ``links``: deep links to the Source view and what their parameters prove;
+- ``titles``: titles of chunks for result cards, pickers and charts;
+- ``chart_style``: the shared look of the Plotly figures: colours, common layout;
+- ``charts``: document lengths and chunk sizes against the model's window;
+- ``context_charts``: a document's chunks by how much late-chunking context each had;
+- ``rank_charts``: how chunks move between methods, how far apart scores are;
+- ``failure_charts``: where the gold ranked and what triage found;
+- ``map_chart``: the Map page's figure, one panel per method;
+- ``tune_charts``: the Tune page's figure, metric against chunk size per method;
+- ``export``: a document's chunks as JSONL in LangChain's or LlamaIndex's shape.
 """
 
 from core.render.markup import Mark, Shape, escape, legend_html, marked_text_html, page_html

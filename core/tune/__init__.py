@@ -1,9 +1,14 @@
 """Tune by numbers: policy sweeps and a regression gate.
 
+Modules:
+
 - ``grid``: the (policy, size, overlap) points of a sweep, from user input;
 - ``sweep``: every point evaluated with ``core.evaluate.run_eval`` (one shared vector and
   late-state cache, so late chunking pays poolings after the first point), with its
-  index cost per method; ``Sweep`` saved and loaded as one JSON file, resumable;
+  index cost per method;
+- ``sweep_records``: ``Sweep``: a sweep's points saved and loaded as one JSON file,
+  resumable;
+- ``job``: a sweep in a background thread, with progress and cancel;
 - ``curves``: metric-vs-size series with bootstrap bands, crossovers, best cells;
 - ``gate``: thresholds and a baseline run turned into a pass/regress verdict.
 """
