@@ -1,4 +1,6 @@
 """The Compare page's own parts.
 
+Modules:
+
 - ``attribution``: "what moved this vector?": context attribution of a chunk.
 """

@@ -1,5 +1,7 @@
 """The session's documents and what is read from them, shared by all pages.
 
+Modules:
+
 - ``session``: the bundled samples, the documents of this session, the current document,
   the tokenizer and the model's facts;
 - ``kept_docs``: the store's library (every session sees the same kept documents);

@@ -1,4 +1,6 @@
 """The Tune page's own parts.
 
+Modules:
+
 - ``sweep_panel``: the sweep form, the background job, saved sweeps, cell links.
 """

@@ -1,5 +1,7 @@
 """Widgets several pages draw, shared by all pages.
 
+Modules:
+
 - ``wording``: Markdown escaping (``md``), notes, table heights, ``synced`` callbacks;
 - ``controls``: the page picker and the chunking policy controls;
 - ``cite_view``: page figures, text windows and the Source link of a citation;
