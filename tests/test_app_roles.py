@@ -441,7 +441,7 @@ def test_wrong_keys_are_answered_more_slowly_after_a_few(keyed, slept):
     assert at.sidebar.error[0].value == roles.WRONG_KEY  # the same line, slower
     sign_in(at, KEY)  # the right key waits too (a guesser cannot tell it sooner)...
     assert slept.waits == [1.0, 2.0, 4.0] and "uploader" in write_controls(at)
-    assert roles.throttle().failures == 0  # ...and starts the count again
+    assert list(roles.throttle().counts().values()) == [0]  # ...and starts its count again
 
 
 def test_the_throttle_doubles_its_delay_to_a_cap_and_compares_in_constant_time(monkeypatch):
@@ -456,11 +456,48 @@ def test_the_throttle_doubles_its_delay_to_a_cap_and_compares_in_constant_time(m
 
     monkeypatch.setattr(roles.hmac, "compare_digest", spy)
     for _ in range(10):
-        assert not throttle.check("guess", "key")
+        assert not throttle.check("guess", "key", client="ip:10.0.0.9")
     assert sleep.waits == [1.0, 2.0, 4.0, 8.0, 16.0, 16.0, 16.0]
-    assert throttle.check("key", "key") and throttle.failures == 0
+    assert throttle.check("key", "key", client="ip:10.0.0.9")
+    assert throttle.failures("ip:10.0.0.9") == 0
     assert compared[-1] == (b"key", b"key") and len(compared) == 11
-    assert not throttle.check("", "")  # an empty key never signs in
+    assert not throttle.check("", "", client="ip:10.0.0.9")  # an empty key never signs in
+
+
+def test_a_guesser_slows_only_itself_never_another_client() -> None:
+    """The delay is per client: while a guesser's answer waits, an editor elsewhere is
+    answered at once (the wait holds only the guesser's own lock)."""
+    import threading
+
+    release = threading.Event()
+    waiting = threading.Event()
+
+    def blocking_sleep(seconds: float) -> None:
+        waiting.set()
+        assert release.wait(10), "the guesser's wait was never released"
+
+    throttle = roles.SignInThrottle(sleep=blocking_sleep)
+    for _ in range(roles.FREE_TRIES):
+        throttle.check("guess", "key", client="ip:203.0.113.7")
+    guesser = threading.Thread(
+        target=throttle.check, args=("guess", "key"), kwargs={"client": "ip:203.0.113.7"}
+    )
+    guesser.start()
+    try:
+        assert waiting.wait(10)  # the guesser's fourth answer is waiting now
+        assert throttle.check("key", "key", client="ip:198.51.100.2")  # answered, no wait
+        assert throttle.delay_s("ip:198.51.100.2") == 0.0
+    finally:
+        release.set()
+        guesser.join(10)
+    assert throttle.counts() == {"ip:203.0.113.7": 4, "ip:198.51.100.2": 0}
+
+
+def test_the_throttle_remembers_a_bounded_number_of_clients() -> None:
+    throttle = roles.SignInThrottle(sleep=lambda s: None, max_clients=2)
+    for client in ("session:a", "session:b", "session:c"):
+        throttle.check("guess", "key", client=client)
+    assert set(throttle.counts()) == {"session:b", "session:c"}  # the longest unseen goes
 
 
 def test_the_key_is_read_from_secrets_and_a_missing_secrets_file_is_no_error(fake):

@@ -19,7 +19,8 @@ Two layers, so a hidden button is never the only thing in the way:
 
 The key is compared in constant time (``hmac.compare_digest``), never put in a URL, the
 page, a log or the query parameters; wrong keys are answered more slowly the more of them
-this server process has seen (``SignInThrottle``).
+the same client has sent (``SignInThrottle``: per client address, else per browser
+session; never a delay shared by everyone).
 """
 
 from __future__ import annotations
@@ -30,12 +31,14 @@ import os
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core.errors import LabelError
 from core.evaluate import Tag, TriageStore
@@ -139,38 +142,84 @@ def editor_synced(widget_key: str, state_key: str, action: str) -> dict:
 # -- signing in --------------------------------------------------------------------------
 
 
+@dataclass(slots=True)
+class _Client:
+    """One client's wrong keys in a row, and the lock its attempts wait on."""
+
+    lock: threading.Lock
+    failures: int = 0
+
+
 class SignInThrottle:
-    """Wrong keys tried in this server process, counted across sessions (a guesser opens
-    new ones). The first ``FREE_TRIES`` are answered at once; after that each answer,
-    right or wrong, waits twice as long as the last (``FIRST_DELAY_S`` up to
-    ``MAX_DELAY_S``), one attempt at a time, so guessing costs time while a typo costs
-    nothing. A right key starts the count again."""
+    """Wrong keys counted per client: its address where the server knows it (a guesser
+    who opens new browser sessions is still one address), else its browser session.
 
-    def __init__(self, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    A client's first ``FREE_TRIES`` wrong keys are answered at once; after that each of
+    its answers, right or wrong, waits twice as long as the last (``FIRST_DELAY_S`` up to
+    ``MAX_DELAY_S``), one attempt at a time for that client, so guessing costs the guesser
+    time while a typo costs nothing, and nobody else waits for a guesser: another client's
+    answer never queues behind one. A right key starts that client's count again. At most
+    ``max_clients`` are remembered (the longest unseen forgotten first)."""
+
+    def __init__(
+        self, *, sleep: Callable[[float], None] = time.sleep, max_clients: int = 4096
+    ) -> None:
         self._sleep = sleep
-        self._lock = threading.Lock()
-        self.failures = 0
+        self._max_clients = max_clients
+        self._lock = threading.Lock()  # guards the table only, never held while waiting
+        self._clients: OrderedDict[str, _Client] = OrderedDict()
 
-    def delay_s(self) -> float:
-        """How long the next answer waits."""
-        extra = self.failures - FREE_TRIES
+    def _client(self, client: str) -> _Client:
+        with self._lock:
+            entry = self._clients.pop(client, None) or _Client(lock=threading.Lock())
+            self._clients[client] = entry  # the most recently seen last
+            while len(self._clients) > self._max_clients:
+                self._clients.popitem(last=False)
+            return entry
+
+    def failures(self, client: str) -> int:
+        """Wrong keys in a row from ``client``."""
+        with self._lock:
+            entry = self._clients.get(client)
+        return 0 if entry is None else entry.failures
+
+    def counts(self) -> dict[str, int]:
+        """Wrong keys in a row, by client (the clients remembered)."""
+        with self._lock:
+            return {client: entry.failures for client, entry in self._clients.items()}
+
+    def delay_s(self, client: str) -> float:
+        """How long ``client``'s next answer waits."""
+        extra = self.failures(client) - FREE_TRIES
         return 0.0 if extra < 0 else min(MAX_DELAY_S, FIRST_DELAY_S * 2**extra)
 
-    def check(self, given: str, expected: str) -> bool:
-        """Whether ``given`` is the key (an empty key never is), compared in constant time."""
-        with self._lock:
-            if (wait := self.delay_s()) > 0:
+    def check(self, given: str, expected: str, *, client: str) -> bool:
+        """Whether ``given`` is the key (an empty key never is), compared in constant time,
+        answered after ``client``'s delay."""
+        entry = self._client(client)
+        with entry.lock:
+            if (wait := self.delay_s(client)) > 0:
                 self._sleep(wait)
             right = hmac.compare_digest(given.encode(), expected.encode())
             right = right and bool(expected)
-            self.failures = 0 if right else self.failures + 1
+            entry.failures = 0 if right else entry.failures + 1
             return right
 
 
 @st.cache_resource(show_spinner=False)
 def throttle() -> SignInThrottle:
-    """The process-wide count of wrong keys."""
+    """The server's count of wrong keys, per client."""
     return SignInThrottle()
+
+
+def client_id() -> str:
+    """Who is signing in: ``ip:<address>`` where the server knows the client's address,
+    else ``session:<id>`` (this browser session)."""
+    address = st.context.ip_address
+    if isinstance(address, str) and address:
+        return f"ip:{address}"
+    ctx = get_script_run_ctx()
+    return f"session:{ctx.session_id if ctx is not None else 'none'}"
 
 
 def _sign_in() -> None:
@@ -180,7 +229,7 @@ def _sign_in() -> None:
     expected = editor_key()
     if not given or expected is None:
         return
-    if throttle().check(given, expected):
+    if throttle().check(given, expected, client=client_id()):
         st.session_state[RoleKey.ROLE] = EditorGrant(signed_in_at=time.time())
         _log.info("a session signed in to edit")
     else:
