@@ -13,7 +13,7 @@ from core.render.markup import legend_html, marked_text_html
 from core.render.overlay import BLOCK_COLOURS
 from core.render.views import HEADING_SEPARATOR, block_marks, block_shapes, first_words
 from workbench.documents import parse_cache, session
-from workbench.frame import sidebar
+from workbench.frame import roles, sidebar
 from workbench.state import Key, kinds_widget, parse_part_widget, parse_table_widget
 from workbench.widgets import cite_view, controls, wording
 from workbench.widgets.wording import md
@@ -39,6 +39,17 @@ parser = row[0].segmented_control(  # short labels: a long one was clipped at it
 )  # fmt: skip
 with row[1]:
     page = controls.page_number_input(doc) if doc.is_paged else 0
+if parser != "fast" and roles.editing_enabled():  # a viewer starts no layout model run
+    st.number_input(
+        "Layout model time limit (s)",
+        min_value=5,
+        max_value=3600,
+        step=30,
+        value=int(parse_cache.layout_limit_s()),
+        help="The layout model stops past this many seconds on one document (about half a "
+        "second a page), for this session; the default is CHUNKSCOPE_LAYOUT_TIMEOUT_S or 60.",
+        **wording.synced(Key.LAYOUT_LIMIT_WIDGET, Key.LAYOUT_LIMIT_S),
+    )
 result = parse_cache.parsed(doc, parser)
 row[2].caption(parse_cache.parse_times_line(doc))
 

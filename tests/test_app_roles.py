@@ -529,3 +529,62 @@ def test_without_a_key_everything_works_as_before_and_the_sidebar_says_so(fake):
     assert not refusals(at) and "notes" in list(at.dataframe[0].value["document"])
     kept = [e.doc_id for e in Library.of_store(ChunkStore.open(fake)).current()]
     assert "notes" in kept
+
+
+# -- the layout model: an editor's to start, with its time limit --------------------------
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list[tuple[str, float]]:
+    """Every parse the workbench starts, as (parser, the layout model's time limit then);
+    each runs the fast parser, so no test waits for the model. None were run before."""
+    from core.formats import parse_document
+    from core.ingest import limits
+    from workbench.documents import parse_cache
+
+    started: list[tuple[str, float]] = []
+
+    def spy(doc, *, parser="fast", progress=None):
+        started.append((parser, limits.value("layout_s")))
+        return parse_document(doc, parser="fast")
+
+    monkeypatch.setattr(parse_cache, "parse_document", spy)
+    monkeypatch.setattr(parse_cache, "_parsed_keys", set())
+    parse_cache._parse_cached.clear()
+    return started
+
+
+def _on_the_sample_pdf(at: AppTest) -> AppTest:
+    from workbench.documents import session as doc_session
+
+    pdf = next(d for d in doc_session.samples() if d.startswith("plumber"))
+    at.session_state[Key.DOC] = pdf
+    return at
+
+
+def test_a_viewer_starts_no_layout_model_run_and_reads_the_fast_parse(keyed, parses):
+    at = _on_the_sample_pdf(session())
+    at.session_state[Key.PARSER] = "layout"  # as if the choice were sent by hand
+    go(at, "parse")
+    assert [p for p, _ in parses] == ["fast"]  # the layout model never ran
+    (line,) = [i.value for i in at.info if "only an editor starts it" in i.value]
+    assert "showing the fast parser's blocks" in line
+    assert not [n for n in at.number_input if n.label.startswith("Layout model time limit")]
+    go(at, "chunks")  # the Chunks page reads the same parse, and starts nothing either
+    assert [p for p, _ in parses] == ["fast"]
+
+
+def test_an_editor_runs_the_layout_model_under_the_time_limit_set_on_the_page(keyed, parses):
+    from core.ingest import limits
+
+    at = _on_the_sample_pdf(sign_in(session(), KEY))
+    go(at, "parse")
+    at.segmented_control(key=Key.PARSER_WIDGET).set_value("layout").run()
+    limit = next(n for n in at.number_input if n.label.startswith("Layout model time limit"))
+    assert limit.value == limits.value("layout_s")  # the configured one to start with
+    assert parses == [("fast", limits.value("layout_s")), ("layout", limits.value("layout_s"))]
+    limit.set_value(240).run()  # the layout parse is kept: nothing runs again
+    assert not at.exception and len(parses) == 2
+    at.segmented_control(key=Key.PARSER_WIDGET).set_value("fast+layout").run()
+    assert parses[-1] == ("fast+layout", 240.0)  # the model ran under the editor's limit
+    assert limits.value("layout_s") != 240.0  # for that run only, not the process

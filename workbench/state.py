@@ -35,6 +35,8 @@ class Key:
     PAGE_WIDGET = "cs_w_page_"  # + doc_id: the page picker (its value lives under PAGE)
     FULL_WIDTH_WIDGET = "cs_w_full_width_"  # + "parse" | "chunks" (value under FULL_WIDTH)
     PARSER_WIDGET = "cs_w_parser"  # the Parse page's parser choice (value under PARSER)
+    LAYOUT_LIMIT_S = "cs_layout_limit_s"  # an editor's time limit for the layout model (s)
+    LAYOUT_LIMIT_WIDGET = "cs_w_layout_limit_s"  # its number input (value under LAYOUT_LIMIT_S)
 
 
 def page_widget(doc_id: str) -> str:

@@ -4,6 +4,12 @@ Parse and chunk results are immutable (tuples of frozen records), so they are sh
 ``st.cache_resource(max_entries=…)``: ``st.cache_data`` would unpickle a copy on every
 access (77 ms for the 3,459 blocks of a 117-page PDF, several times per slider move).
 The first parse of a big document, or any run of the layout model, shows its progress.
+
+A parser other than the fast one runs the layout model (about half a second a page): only
+an editor starts it. A viewer reads what is already parsed in this process (by an editor)
+and is shown the fast parser's blocks otherwise, with a line saying so (``usable_parser``),
+however the parser's name reached this module. An editor may set the model's time limit
+for their session (``Key.LAYOUT_LIMIT_S``; else ``core.ingest.limits``'s ``layout_s``).
 """
 
 from __future__ import annotations
@@ -15,9 +21,11 @@ import streamlit as st
 from core.chunk import chunk_document, chunk_stats
 from core.errors import ChunkscopeError
 from core.formats import PARSERS, parse_document
+from core.ingest import limits
 from core.provenance.types import Chunk, ChunkPolicy, Document
 from workbench.documents import session
 from workbench.documents.reads import read_seconds
+from workbench.frame import roles
 from workbench.state import Key
 from workbench.widgets.wording import md
 
@@ -34,15 +42,40 @@ def _parse_cached(doc_id: str, sha256: str, parser: str, _doc: Document, _done=N
 _parsed_keys: set[tuple[str, str, str]] = set()
 
 
+def usable_parser(doc: Document, parser: str) -> str:
+    """``parser``, or ``"fast"`` where this session is a viewer and nobody has run
+    ``parser`` on this version of ``doc`` in this process (a viewer starts no model run)."""
+    if parser == "fast" or roles.is_editor() or (doc.doc_id, doc.sha256, parser) in _parsed_keys:
+        return parser
+    return "fast"
+
+
 def parsed(doc: Document, parser: str):  # -> core.formats.ParseResult
-    """Blocks of ``doc`` by ``parser``; the first parse of a version shows its progress.
+    """Blocks of ``doc`` by ``parser`` (``usable_parser``: a viewer's fall back to the fast
+    parser, with a line saying why); the first parse of a version shows its progress.
     A parse that fails with a user error (the layout model past its time limit) shows
     its line in place and stops the page there."""
+    if (used := usable_parser(doc, parser)) != parser:
+        st.info(
+            f"The {md(parser)} parser has not been run on {md(doc.doc_id)} yet, and only an "
+            "editor starts it (it runs the layout model, about half a second a page): "
+            "showing the fast parser's blocks. Sign in to edit in the sidebar to run it.",
+            icon=":material/lock:",
+        )
     try:
-        return _parsed(doc, parser)
+        return _parsed(doc, used)
     except ChunkscopeError as exc:
         st.error(md(str(exc)))
+        if used != "fast" and roles.is_editor():
+            st.caption("An editor can raise the layout model's time limit on the Parse page.")
         st.stop()
+
+
+def layout_limit_s() -> float:
+    """The layout model's time limit for this session, in seconds: an editor's own, else
+    the configured one (``CHUNKSCOPE_LAYOUT_TIMEOUT_S``, default 60)."""
+    own = st.session_state.get(Key.LAYOUT_LIMIT_S)
+    return float(own) if own else limits.value("layout_s")
 
 
 def _parsed(doc: Document, parser: str):  # -> core.formats.ParseResult
@@ -64,7 +97,9 @@ def _parsed(doc: Document, parser: str):  # -> core.formats.ParseResult
                         done / max(total, 1), text=f"Layout model: {done} of {total} pages read"
                     )
 
-            result = _parse_cached(*key, doc, parse_document(doc, parser=parser, progress=tick))
+            with limits.override(layout_s=layout_limit_s() if parser != "fast" else None):
+                done = parse_document(doc, parser=parser, progress=tick)
+            result = _parse_cached(*key, doc, done)
             if bar is not None:
                 bar.empty()
             status.update(
@@ -87,6 +122,7 @@ def _chunk_cached(
 
 def chunked(doc: Document, parser: str, policy: ChunkPolicy) -> tuple[Chunk, ...]:
     """Chunks of ``doc`` under ``policy`` (its parse comes from the parse cache)."""
+    parser = usable_parser(doc, parser)
     blocks = parsed(doc, parser).blocks
     return _chunk_cached(doc.doc_id, doc.sha256, parser, policy.key, doc, blocks, policy)
 
@@ -100,6 +136,7 @@ def _stats_cached(
 
 def stats_of(doc: Document, parser: str, policy: ChunkPolicy, window: int):
     """``core.chunk.chunk_stats`` of the cached chunks, itself cached."""
+    parser = usable_parser(doc, parser)
     blocks = parsed(doc, parser).blocks
     chunks = chunked(doc, parser, policy)
     key = (doc.doc_id, doc.sha256, parser, policy.key, window)

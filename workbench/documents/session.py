@@ -52,6 +52,7 @@ def init_state() -> None:
         (Key.PAGE, 1),
         (Key.FULL_WIDTH, False),
         (Key.PARSER, "fast"),
+        (Key.LAYOUT_LIMIT_S, None),  # None: the configured limit (core.ingest.limits)
         (Key.PARSE_TIMES, {}),
         (Key.STORE_KIND, "server" if chroma else "folder"),
         (Key.STORE_ADDR, chroma or os.environ.get(ENV_STORE, "") or DEFAULT_STORE_DIRNAME),
