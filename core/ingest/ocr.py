@@ -35,8 +35,6 @@ import functools
 import os
 import shutil
 import subprocess
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,6 +42,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.bounded_cache import BoundedCache
 from core.errors import ChunkscopeError, OcrUnavailableError
 from core.ingest.limits import exceeded, value
 
@@ -73,9 +72,8 @@ _Box = tuple[float, float, float, float]
 # (text, one box per character, line box, horizontal, font, size_pt, flags), confidence 0-1
 OcrLineParts = tuple[tuple[str, list[_Box], _Box, bool, str, float, int], float]
 # One process-wide memo of recognised pages: (sha256, page, rotation, dpi, engine) -> lines
-# (the workbench reads from several threads: the memo is touched under its lock).
-_recognised: OrderedDict[tuple, tuple[tuple[OcrLineParts, ...], ...]] = OrderedDict()
-_lock = threading.Lock()
+# (thread-safe: the workbench reads from several threads).
+_recognised: BoundedCache[tuple, tuple[tuple[OcrLineParts, ...], ...]] = BoundedCache(_CACHE_PAGES)
 
 OcrProgress = Callable[[int, int], None]  # (1-based page being read, pages in the document)
 
@@ -202,23 +200,20 @@ def recognise_page(
     path, version = found
     dpi = _resolution(page)
     key = (doc_sha256, page.number, page.rotation, dpi, version)
-    with _lock:
-        if key in _recognised:
-            _recognised.move_to_end(key)
-            return _recognised[key]
+    return _recognised.get_or_compute(key, lambda: _recognise(page, path, dpi, name))
+
+
+def _recognise(
+    page: pymupdf.Page, path: str, dpi: int, name: str
+) -> tuple[tuple[OcrLineParts, ...], ...]:
+    """What Tesseract at ``path`` reads on ``page`` rendered at ``dpi`` (not cached)."""
     import pymupdf  # here, not at the top: reading the OCR settings never loads PyMuPDF
 
     pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
     if _blank(pixmap):  # nothing drawn: nothing to recognise
-        blocks: tuple[tuple[OcrLineParts, ...], ...] = ()
-    else:
-        tsv = _run(path, pixmap.tobytes("png"), dpi, name, page.number + 1)
-        blocks = _lines_of(tsv, 72.0 / dpi, page.derotation_matrix)
-    with _lock:
-        _recognised[key] = blocks
-        while len(_recognised) > _CACHE_PAGES:
-            _recognised.popitem(last=False)
-    return blocks
+        return ()
+    tsv = _run(path, pixmap.tobytes("png"), dpi, name, page.number + 1)
+    return _lines_of(tsv, 72.0 / dpi, page.derotation_matrix)
 
 
 def _blank(pixmap: pymupdf.Pixmap) -> bool:
@@ -230,8 +225,7 @@ def _blank(pixmap: pymupdf.Pixmap) -> bool:
 
 def clear_memo() -> None:
     """Forget every recognised page (the benchmark times a first OCR with it)."""
-    with _lock:
-        _recognised.clear()
+    _recognised.clear()
 
 
 def _resolution(page: pymupdf.Page) -> int:
