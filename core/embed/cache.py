@@ -36,15 +36,14 @@ from pathlib import Path
 
 import numpy as np
 
+from core import settings
 from core.bounded_cache import BoundedCache
 from core.config import resolve_store
 from core.embed.records import ChunkVector
 from core.embed.states import StateStore
 from core.errors import ChunkscopeError
 
-ENV_VECTOR_CACHE = "CHUNKSCOPE_VECTOR_CACHE"
 VECTOR_DIRNAME = "vectors"
-_OFF = ("off", "none", "0")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -224,11 +223,11 @@ def _nbytes(states: np.ndarray) -> int:
 def default_cache_folder() -> Path | None:
     """Where ``shared_cache`` keeps vectors (see the module docstring); None when
     ``$CHUNKSCOPE_VECTOR_CACHE`` is ``off``."""
-    raw = os.environ.get(ENV_VECTOR_CACHE, "").strip()
-    if raw.lower() in _OFF:
+    chosen = settings.VECTOR_CACHE.read()
+    if chosen == "off":
         return None
-    if raw:
-        return Path(raw).expanduser().resolve()
+    if isinstance(chosen, Path):
+        return chosen.resolve()
     try:
         store = resolve_store()
     except ChunkscopeError:  # a malformed server address: the vectors need no store

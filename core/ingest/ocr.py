@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core import settings
 from core.bounded_cache import BoundedCache
 from core.errors import ChunkscopeError, OcrUnavailableError
 from core.ingest.limits import exceeded, value
@@ -60,8 +61,8 @@ __all__ = [
     "policy_override",
 ]
 
-OCR_POLICIES: tuple[str, ...] = ("auto", "always", "never")
-ENV_OCR = "CHUNKSCOPE_OCR"
+OCR_POLICIES = settings.OCR_POLICIES
+ENV_OCR = settings.OCR.name
 OCR_DPI = 300
 MAX_PIXELS = 36_000_000  # a page rendered past this is drawn at a lower resolution
 OCR_FONT = "OCR"
@@ -91,8 +92,7 @@ def policy_in_force(asked: str | None = None) -> str:
         return _check_policy(asked, "the OCR policy")
     if _override:
         return _override[-1]
-    raw = os.environ.get(ENV_OCR, "").strip().lower()
-    return _check_policy(raw, ENV_OCR) if raw else "auto"
+    return settings.OCR.read()
 
 
 @contextmanager
@@ -104,16 +104,11 @@ def policy_override(policy: str | None) -> Iterator[None]:
         yield
         return
     _override.append(_check_policy(policy, "--ocr"))
-    before = os.environ.get(ENV_OCR)
-    os.environ[ENV_OCR] = policy
     try:
-        yield
+        with settings.OCR.exported(policy):
+            yield
     finally:
         _override.pop()
-        if before is None:
-            os.environ.pop(ENV_OCR, None)
-        else:
-            os.environ[ENV_OCR] = before
 
 
 @functools.cache

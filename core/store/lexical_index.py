@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.bounded_cache import BoundedCache
-from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE
+from core.config import store_folder
 from core.methods.lexical import Bm25Index, indexed_text, matched_words
 from core.provenance.types import ChunkPolicy
 from core.store import markers, scan
@@ -159,8 +159,7 @@ def cache_root(store: ChunkStore) -> Path:
     if loc.path is not None:
         return loc.path / "lexical"
 
-    base = Path(os.environ.get(ENV_STORE, "").strip() or DEFAULT_STORE_DIRNAME).resolve()
-    return base / "lexical-cache" / f"{loc.host}-{loc.port}"
+    return store_folder().resolve() / "lexical-cache" / f"{loc.host}-{loc.port}"
 
 
 def _save(folder: Path, col: LexicalCollection) -> None:
