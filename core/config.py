@@ -17,10 +17,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from core import settings
 from core.errors import StoreError
 
-ENV_STORE = "CHUNKSCOPE_STORE"
-ENV_CHROMA = "CHUNKSCOPE_CHROMA"
+ENV_STORE = settings.STORE.name
+ENV_CHROMA = settings.CHROMA.name
 DEFAULT_STORE_DIRNAME = ".chunkscope"
 
 
@@ -73,10 +74,14 @@ def resolve_store(
         return StoreLocation(host=name, port=port)
     if path is not None:
         return StoreLocation(path=Path(path).expanduser().resolve())
-    env_host = os.environ.get(ENV_CHROMA, "").strip()
+    env_host = settings.CHROMA.read()
     if env_host:
         name, port = parse_host(env_host)
         return StoreLocation(host=name, port=port)
-    env_path = os.environ.get(ENV_STORE, "").strip()
-    folder = Path(env_path).expanduser() if env_path else Path.cwd() / DEFAULT_STORE_DIRNAME
-    return StoreLocation(path=folder.resolve())
+    return StoreLocation(path=store_folder().resolve())
+
+
+def store_folder() -> Path:
+    """``$CHUNKSCOPE_STORE``, else ``.chunkscope/`` in the working folder (not resolved):
+    the embedded store's folder, and for a server where the files beside it live."""
+    return settings.STORE.read() or Path.cwd() / DEFAULT_STORE_DIRNAME

@@ -101,7 +101,7 @@ def test_a_changed_document_never_reuses_stale_states(tmp_path: Path) -> None:
     for a, b in zip(records, fresh, strict=True):
         np.testing.assert_allclose(a.vector, b.vector, atol=1e-6)
     # Even states stored under the new document's key are refused if they do not fit it.
-    policy = next(iter(cache._states))[2]
+    policy = cache._states.keys()[0][2]
     cache.clear()
     cache.state_store.put(encoder.identity, new.sha256, policy, np.zeros((5, encoder.dim)))
     passes = encoder.forward_passes

@@ -8,11 +8,11 @@ own step.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core import settings
 from core.chunk import chunk_document
 from core.embed import load_encoder
 from core.errors import ChunkscopeError
@@ -21,8 +21,6 @@ from core.methods import BENCHED
 from core.model.tokens import load_tokenizer
 from core.provenance.types import Block, Chunk, ChunkPolicy, Document
 
-ENV_SHARED = "CHUNKSCOPE_SHARED"
-ENV_CACHE = "CHUNKSCOPE_BENCH_CACHE"
 ROOT = Path(__file__).resolve().parent.parent.parent
 HEADLINE_PDF = "pypdfsf_GeoTopo-komprimiert.pdf"
 OTHER_PDFS = ("plumber_federal-register-2020-17221.pdf",)
@@ -72,7 +70,7 @@ class BenchSettings:
 
 def shared_dir() -> Path:
     """``$CHUNKSCOPE_SHARED`` or ``../shared`` beside the repository root."""
-    return Path(os.environ.get(ENV_SHARED) or ROOT.parent / "shared")
+    return settings.SHARED.read() or ROOT.parent / "shared"
 
 
 def default_settings(
@@ -90,11 +88,11 @@ def default_settings(
     pdf = corpus / "pdfs" / HEADLINE_PDF
     if not pdf.is_file():
         raise ChunkscopeError(
-            f"the benchmark corpus is missing ({pdf} not found): set {ENV_SHARED} to the "
+            f"the benchmark corpus is missing ({pdf} not found): set {settings.SHARED.name} to the "
             "folder that holds corpus/"
         )
     texts = tuple(corpus / "chunking_evaluation" / "corpora" / f"{n}.md" for n in TEXT_CORPORA)
-    cache = Path(os.environ[ENV_CACHE]) if os.environ.get(ENV_CACHE) else None
+    cache = settings.BENCH_CACHE.read()
     common: dict[str, Any] = {
         "pdf": pdf, "cases": cases, "device": device, "quick": quick, "scale_docs": scale_docs
     }  # fmt: skip

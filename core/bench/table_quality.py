@@ -20,12 +20,12 @@ most of its box, at least half.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from core import settings
 from core.bench.inputs import ROOT
 from core.parse.layout import Region, best_region, layout_regions
 from core.provenance.geometry import iou
@@ -33,7 +33,6 @@ from core.provenance.types import BBox, Block, Document
 
 MATCH_IOU = 0.5
 REFERENCE_JSON = ROOT / "tests" / "data" / "layout_reference.json"
-ENV_REBUILD = "CHUNKSCOPE_REFERENCE_REBUILD"
 FINANCEBENCH = (
     "JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf",
     "MGMRESORTS_2022Q4_EARNINGS.pdf",
@@ -111,7 +110,7 @@ def reference_for(doc: Document, name: str, *, store: Path = REFERENCE_JSON) -> 
     """The layout regions of ``doc`` from ``store`` when its sha256 matches, else computed
     by the layout model (and written back into ``store``)."""
     stored = stored_reference(name, doc.sha256, store=store)
-    if stored is not None and not os.environ.get(ENV_REBUILD):
+    if stored is not None and not settings.REFERENCE_REBUILD.read():
         return stored
     cached = _read(store)
     started = time.perf_counter()

@@ -23,13 +23,12 @@ which alone are tokenized (in batches, cached). Other tokenizers tokenize whole 
 from __future__ import annotations
 
 import bisect
-import threading
 from array import array
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
 
+from core.bounded_cache import BoundedCache
 from core.chunk.annotate import BlockIndex
 from core.chunk.sentence_bounds import sentence_spans
 from core.model.tokens import Tokenizer, count_many
@@ -37,8 +36,7 @@ from core.provenance.types import Block, Document
 
 _CACHE_SIZE = 8
 _MAX_CACHED_COUNTS = 500_000
-_CACHE: OrderedDict[tuple[object, ...], DocAnalysis] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
+_CACHE: BoundedCache[tuple[object, ...], DocAnalysis] = BoundedCache(_CACHE_SIZE)
 
 
 class DocAnalysis:
@@ -335,19 +333,15 @@ def analysis_for(doc: Document, tokenizer: Tokenizer) -> DocAnalysis:
     """The cached analysis of ``doc`` under ``tokenizer`` (built on first use).
 
     Safe to call from several threads; two threads may both build a missing analysis,
-    and one of the two is kept.
+    and the later one is kept. An entry under the same key made for another tokenizer
+    object or another text (a hash collision) is replaced.
     """
     key = (doc.doc_id, doc.sha256, len(doc.text), hash(doc.text), tokenizer.name)
-    with _CACHE_LOCK:
-        found = _CACHE.get(key)
-        if found is not None and found.tokenizer is tokenizer and found.text == doc.text:
-            _CACHE.move_to_end(key)
-            return found
+    found = _CACHE.get(key)
+    if found is not None and found.tokenizer is tokenizer and found.text == doc.text:
+        return found
     built = DocAnalysis(doc, tokenizer)
-    with _CACHE_LOCK:
-        _CACHE[key] = built
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+    _CACHE.put(key, built)
     return built
 
 

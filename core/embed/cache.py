@@ -31,20 +31,19 @@ import hashlib
 import json
 import os
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from core import settings
+from core.bounded_cache import BoundedCache
 from core.config import resolve_store
 from core.embed.records import ChunkVector
 from core.embed.states import StateStore
 from core.errors import ChunkscopeError
 
-ENV_VECTOR_CACHE = "CHUNKSCOPE_VECTOR_CACHE"
 VECTOR_DIRNAME = "vectors"
-_OFF = ("off", "none", "0")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,18 +91,30 @@ class VectorCache:
         self.state_store = (
             StateStore(state_folder, max_bytes=state_disk_bytes) if state_folder else None
         )
-        self.state_docs = state_docs
-        self.state_bytes = state_bytes
         self.hits = 0
         self.misses = 0
         self._vectors: dict[CacheKey, ChunkVector] = {}
-        self._states: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
+        # (model, sha256, window policy) -> owned token states, bounded in documents and bytes
+        self._states: BoundedCache[tuple[str, str, str], np.ndarray] = BoundedCache(
+            state_docs, max_bytes=state_bytes, size_of=_nbytes
+        )
         self._lock = threading.Lock()
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)
 
     def __len__(self) -> int:
         return len(self._vectors)
+
+    @property
+    def state_docs(self) -> int:
+        """Documents whose token states are kept in memory at most."""
+        return self._states.max_entries
+
+    @property
+    def state_bytes(self) -> int:
+        """Bytes of token states kept in memory at most."""
+        assert self._states.max_bytes is not None
+        return self._states.max_bytes
 
     def get(self, key: CacheKey, chunk_id: str) -> ChunkVector | None:
         """The cached record for ``key``, re-labelled with ``chunk_id``; None on a miss."""
@@ -141,14 +152,11 @@ class VectorCache:
         """Owned token states from memory, else from the state store (float16); None on a
         miss or when they are not of ``shape``."""
         key = (model, doc_sha256, policy_key)
-        with self._lock:
-            found = self._states.get(key)
-            if found is not None:
-                self._states.move_to_end(key)
+        found = self._states.get(key)
         if found is None and self.state_store is not None:
             found = self.state_store.get(model, doc_sha256, policy_key, shape=shape)
             if found is not None:
-                self._remember(key, found)
+                self._states.put(key, found)
         if found is None or (shape is not None and found.shape != shape):
             return None
         return found
@@ -156,9 +164,8 @@ class VectorCache:
     def holds_states(self, model: str, doc_sha256: str, policy_key: str) -> bool:
         """Whether token states are kept for this key (in memory or as a file), without
         reading them: what a cost estimate asks."""
-        with self._lock:
-            if (model, doc_sha256, policy_key) in self._states:
-                return True
+        if (model, doc_sha256, policy_key) in self._states:
+            return True
         if self.state_store is None:
             return False
         return self.state_store.path_of(model, doc_sha256, policy_key).is_file()
@@ -166,22 +173,12 @@ class VectorCache:
     def put_states(self, model: str, doc_sha256: str, policy_key: str, states: np.ndarray) -> None:
         if self.state_store is not None:
             self.state_store.put(model, doc_sha256, policy_key, states)
-        self._remember((model, doc_sha256, policy_key), states)
-
-    def _remember(self, key: tuple[str, str, str], states: np.ndarray) -> None:
-        if self.state_docs < 1 or states.nbytes > self.state_bytes:
-            return
-        with self._lock:
-            self._states[key] = states
-            while len(self._states) > self.state_docs or (
-                sum(a.nbytes for a in self._states.values()) > self.state_bytes
-            ):
-                self._states.popitem(last=False)
+        self._states.put((model, doc_sha256, policy_key), states)
 
     def clear(self) -> None:
         with self._lock:
             self._vectors.clear()
-            self._states.clear()
+        self._states.clear()
 
     def _path(self, key: CacheKey) -> Path:
         assert self.folder is not None
@@ -218,14 +215,19 @@ class VectorCache:
         )
 
 
+def _nbytes(states: np.ndarray) -> int:
+    """The bytes an array of token states holds."""
+    return int(states.nbytes)
+
+
 def default_cache_folder() -> Path | None:
     """Where ``shared_cache`` keeps vectors (see the module docstring); None when
     ``$CHUNKSCOPE_VECTOR_CACHE`` is ``off``."""
-    raw = os.environ.get(ENV_VECTOR_CACHE, "").strip()
-    if raw.lower() in _OFF:
+    chosen = settings.VECTOR_CACHE.read()
+    if chosen == "off":
         return None
-    if raw:
-        return Path(raw).expanduser().resolve()
+    if isinstance(chosen, Path):
+        return chosen.resolve()
     try:
         store = resolve_store()
     except ChunkscopeError:  # a malformed server address: the vectors need no store

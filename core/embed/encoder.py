@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from core import settings
 from core.embed.modelconfig import (
     POOLINGS,
     Pooling,
@@ -41,7 +42,6 @@ from core.model.paths import ENV_POOLING, default_model_dir, pooling_choice, res
 
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
-ENV_THREADS = "CHUNKSCOPE_TORCH_THREADS"
 Progress = Callable[[int, int], None]
 
 
@@ -340,9 +340,9 @@ def _configure_threads() -> None:
     """Use ``$CHUNKSCOPE_TORCH_THREADS`` if set, else never more threads than usable cores."""
     import torch
 
-    wanted = os.environ.get(ENV_THREADS)
-    if wanted:
-        torch.set_num_threads(max(1, int(wanted)))
+    wanted = settings.TORCH_THREADS.read()
+    if wanted is not None:
+        torch.set_num_threads(wanted)
         return
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     if usable and torch.get_num_threads() > usable:

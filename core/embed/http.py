@@ -52,6 +52,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
+from core import settings
 from core.errors import ModelError
 from core.model.paths import default_model_dir, resolve_model_dir
 
@@ -68,7 +69,7 @@ __all__ = [
     "endpoint_url",
 ]
 
-DEFAULT_KEY_ENV = "CHUNKSCOPE_EMBED_KEY"
+DEFAULT_KEY_ENV = settings.EMBED_KEY.name
 DEFAULT_BATCH_SIZE = 64  # texts per request
 DEFAULT_TIMEOUT_S = 60.0  # per socket operation of one request (connect, each read)
 DEFAULT_TRIES = 3  # attempts per request, the first included
@@ -438,7 +439,10 @@ class HttpEncoder:
 def _read_key(key_env: str, *, required: bool) -> str:
     """The key in ``$key_env``; ``""`` when unset, unless ``required`` (named by the
     user): then a ``ModelError`` naming the variable, never its value."""
-    key = os.environ.get(key_env, "").strip()
+    if key_env == settings.EMBED_KEY.name:
+        key = settings.EMBED_KEY.read() or ""
+    else:  # a variable the user named (--embed-key-env)
+        key = os.environ.get(key_env, "").strip()
     if required and not key:
         raise ModelError(f"${key_env} is empty or not set: export the API key there")
     return key

@@ -26,22 +26,15 @@ from pathlib import Path
 
 import numpy as np
 
-from core.errors import ChunkscopeError
+from core import settings
 from core.ingest.revision import PARSE_REVISION
 
-DEFAULT_MAX_BYTES = 2 * 2**30
-ENV_MAX_MB = "CHUNKSCOPE_STATE_CACHE_MB"
 STATE_DTYPE = np.float16
 
 
 def default_max_bytes() -> int:
-    """``CHUNKSCOPE_STATE_CACHE_MB`` (a positive integer of MiB) in bytes, else 2 GiB."""
-    raw = os.environ.get(ENV_MAX_MB, "").strip()
-    if not raw:
-        return DEFAULT_MAX_BYTES
-    if not raw.isdigit() or int(raw) < 1:
-        raise ChunkscopeError(f"{ENV_MAX_MB} must be a positive number of MB, got {raw!r}")
-    return int(raw) * 2**20
+    """``CHUNKSCOPE_STATE_CACHE_MB`` (a positive integer of MiB, default 2048) in bytes."""
+    return settings.STATE_CACHE_MB.read() * 2**20
 
 
 def state_key(model: str, doc_sha256: str, policy_key: str) -> str:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE
+from core.config import store_folder
 from core.errors import LabelError
 from core.evaluate.labels import GoldSpan, LabelledQuery, write_queries
 from core.evaluate.run_file import EvalRun, QueryRecord, RankedHit, Suggestion
@@ -81,9 +81,7 @@ _COLUMNS = ", ".join(_COLUMN_NAMES)
 
 def default_triage_path() -> Path:
     """``$CHUNKSCOPE_STORE/triage.sqlite``, else ``./.chunkscope/triage.sqlite``."""
-    folder = os.environ.get(ENV_STORE, "").strip()
-    base = Path(folder).expanduser() if folder else Path.cwd() / DEFAULT_STORE_DIRNAME
-    return base / TRIAGE_FILENAME
+    return store_folder() / TRIAGE_FILENAME
 
 
 def default_method(run: EvalRun) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 
 from core.chunk import policy_registry as registry
 from core.chunk.spans import Piece
-from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE, StoreLocation
+from core.config import StoreLocation, store_folder
 from core.imported.anchor import ANCHORS, CLAIMS, Anchor
 from core.imported.shapes import ForeignChunk, ImportChunksError
 
@@ -202,9 +202,7 @@ def sets_folder(location: StoreLocation) -> Path:
     """``chunksets/`` in the store folder, or beside the triage file for a server."""
     if location.path is not None:
         return location.path / FOLDER_NAME
-    folder = os.environ.get(ENV_STORE, "").strip()  # where the triage file and runs live
-    base = Path(folder).expanduser() if folder else Path.cwd() / DEFAULT_STORE_DIRNAME
-    return base / FOLDER_NAME
+    return store_folder() / FOLDER_NAME  # where the triage file and runs live
 
 
 def save_chunk_set(folder: Path, chunk_set: ChunkSet) -> Path:

@@ -13,12 +13,12 @@ be switched off).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NoReturn
 
+from core import settings
 from core.errors import LimitExceededError
 
 __all__ = ["LIMITS", "Limit", "check", "exceeded", "override", "value"]
@@ -26,14 +26,22 @@ __all__ = ["LIMITS", "Limit", "check", "exceeded", "override", "value"]
 
 @dataclass(frozen=True, slots=True)
 class Limit:
-    """One limit: its key, unit, default, environment variable and CLI flag."""
+    """One limit: its key, unit, its environment variable (``core.settings``: the
+    variable's name and the default) and CLI flag."""
 
     key: str
     unit: str  # "characters"
     what: str  # "characters a page": the limit's name in the error message
-    default: float
-    env: str
+    setting: settings.Setting[float]
     flag: str
+
+    @property
+    def default(self) -> float:
+        return self.setting.default
+
+    @property
+    def env(self) -> str:
+        return self.setting.name
 
     def how_to_raise(self) -> str:
         return f"raise it with {self.flag} N or {self.env}=N"
@@ -42,96 +50,51 @@ class Limit:
 LIMITS: dict[str, Limit] = {
     limit.key: limit
     for limit in (
-        Limit("file_mb", "MB", "MB a file", 100, "CHUNKSCOPE_MAX_FILE_MB", "--max-file-mb"),
-        Limit("pages", "pages", "pages a document", 5000, "CHUNKSCOPE_MAX_PAGES", "--max-pages"),
+        Limit("file_mb", "MB", "MB a file", settings.MAX_FILE_MB, "--max-file-mb"),
+        Limit("pages", "pages", "pages a document", settings.MAX_PAGES, "--max-pages"),
         Limit(
-            "page_content_mb",
-            "MB of content",
-            "MB of decoded content a page",
-            8,
-            "CHUNKSCOPE_MAX_PAGE_CONTENT_MB",
-            "--max-page-content-mb",
+            "page_content_mb", "MB of content", "MB of decoded content a page",
+            settings.MAX_PAGE_CONTENT_MB, "--max-page-content-mb",
         ),
         Limit(
-            "content_mb",
-            "MB of content",
-            "MB of decoded content a document",
-            100,
-            "CHUNKSCOPE_MAX_CONTENT_MB",
-            "--max-content-mb",
+            "content_mb", "MB of content", "MB of decoded content a document",
+            settings.MAX_CONTENT_MB, "--max-content-mb",
         ),
         Limit(
-            "page_chars",
-            "characters",
-            "characters a page",
-            100_000,
-            "CHUNKSCOPE_MAX_PAGE_CHARS",
+            "page_chars", "characters", "characters a page", settings.MAX_PAGE_CHARS,
             "--max-page-chars",
         ),
         Limit(
-            "chars",
-            "characters",
-            "characters a document",
-            4_000_000,
-            "CHUNKSCOPE_MAX_CHARS",
-            "--max-chars",
+            "chars", "characters", "characters a document", settings.MAX_CHARS, "--max-chars"
         ),
-        Limit("lines", "lines", "lines a document", 400_000, "CHUNKSCOPE_MAX_LINES", "--max-lines"),
+        Limit("lines", "lines", "lines a document", settings.MAX_LINES, "--max-lines"),
         Limit(
-            "markdown_tokens",
-            "Markdown block tokens",
-            "Markdown block tokens a document",
-            1_000_000,
-            "CHUNKSCOPE_MAX_MARKDOWN_TOKENS",
-            "--max-markdown-tokens",
+            "markdown_tokens", "Markdown block tokens", "Markdown block tokens a document",
+            settings.MAX_MARKDOWN_TOKENS, "--max-markdown-tokens",
         ),
         Limit(
-            "layout_s",
-            "seconds in the layout model",
-            "seconds of layout model a document",
-            60,
-            "CHUNKSCOPE_LAYOUT_TIMEOUT_S",
-            "--layout-timeout",
+            "layout_s", "seconds in the layout model", "seconds of layout model a document",
+            settings.LAYOUT_TIMEOUT_S, "--layout-timeout",
         ),
         Limit(
-            "ocr_page_s",
-            "seconds of OCR",
-            "seconds of OCR a page",
-            60,
-            "CHUNKSCOPE_OCR_TIMEOUT_S",
+            "ocr_page_s", "seconds of OCR", "seconds of OCR a page", settings.OCR_TIMEOUT_S,
             "--ocr-timeout",
         ),
         Limit(
-            "ocr_s",
-            "seconds of OCR",
-            "seconds of OCR a document",
-            900,
-            "CHUNKSCOPE_OCR_DOCUMENT_S",
+            "ocr_s", "seconds of OCR", "seconds of OCR a document", settings.OCR_DOCUMENT_S,
             "--ocr-document-timeout",
         ),
     )
-}
+}  # fmt: skip
 
 _overrides: dict[str, float] = {}
 
 
 def value(key: str) -> float:
     """The limit in force for ``key`` (override, else environment, else default)."""
-    limit = LIMITS[key]
     if key in _overrides:
         return _overrides[key]
-    raw = os.environ.get(limit.env, "").strip()
-    if not raw:
-        return limit.default
-    try:
-        number = float(raw)
-    except ValueError:
-        raise LimitExceededError(
-            f"{limit.env}={raw!r} is not a number; set it to a positive number"
-        ) from None
-    if number <= 0:
-        raise LimitExceededError(f"{limit.env} must be positive, got {raw}")
-    return number
+    return LIMITS[key].setting.read()
 
 
 @contextmanager

@@ -35,8 +35,6 @@ import functools
 import os
 import shutil
 import subprocess
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,6 +42,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core import settings
+from core.bounded_cache import BoundedCache
 from core.errors import ChunkscopeError, OcrUnavailableError
 from core.ingest.limits import exceeded, value
 
@@ -61,8 +61,8 @@ __all__ = [
     "policy_override",
 ]
 
-OCR_POLICIES: tuple[str, ...] = ("auto", "always", "never")
-ENV_OCR = "CHUNKSCOPE_OCR"
+OCR_POLICIES = settings.OCR_POLICIES
+ENV_OCR = settings.OCR.name
 OCR_DPI = 300
 MAX_PIXELS = 36_000_000  # a page rendered past this is drawn at a lower resolution
 OCR_FONT = "OCR"
@@ -73,9 +73,8 @@ _Box = tuple[float, float, float, float]
 # (text, one box per character, line box, horizontal, font, size_pt, flags), confidence 0-1
 OcrLineParts = tuple[tuple[str, list[_Box], _Box, bool, str, float, int], float]
 # One process-wide memo of recognised pages: (sha256, page, rotation, dpi, engine) -> lines
-# (the workbench reads from several threads: the memo is touched under its lock).
-_recognised: OrderedDict[tuple, tuple[tuple[OcrLineParts, ...], ...]] = OrderedDict()
-_lock = threading.Lock()
+# (thread-safe: the workbench reads from several threads).
+_recognised: BoundedCache[tuple, tuple[tuple[OcrLineParts, ...], ...]] = BoundedCache(_CACHE_PAGES)
 
 OcrProgress = Callable[[int, int], None]  # (1-based page being read, pages in the document)
 
@@ -93,8 +92,7 @@ def policy_in_force(asked: str | None = None) -> str:
         return _check_policy(asked, "the OCR policy")
     if _override:
         return _override[-1]
-    raw = os.environ.get(ENV_OCR, "").strip().lower()
-    return _check_policy(raw, ENV_OCR) if raw else "auto"
+    return settings.OCR.read()
 
 
 @contextmanager
@@ -106,16 +104,11 @@ def policy_override(policy: str | None) -> Iterator[None]:
         yield
         return
     _override.append(_check_policy(policy, "--ocr"))
-    before = os.environ.get(ENV_OCR)
-    os.environ[ENV_OCR] = policy
     try:
-        yield
+        with settings.OCR.exported(policy):
+            yield
     finally:
         _override.pop()
-        if before is None:
-            os.environ.pop(ENV_OCR, None)
-        else:
-            os.environ[ENV_OCR] = before
 
 
 @functools.cache
@@ -202,23 +195,20 @@ def recognise_page(
     path, version = found
     dpi = _resolution(page)
     key = (doc_sha256, page.number, page.rotation, dpi, version)
-    with _lock:
-        if key in _recognised:
-            _recognised.move_to_end(key)
-            return _recognised[key]
+    return _recognised.get_or_compute(key, lambda: _recognise(page, path, dpi, name))
+
+
+def _recognise(
+    page: pymupdf.Page, path: str, dpi: int, name: str
+) -> tuple[tuple[OcrLineParts, ...], ...]:
+    """What Tesseract at ``path`` reads on ``page`` rendered at ``dpi`` (not cached)."""
     import pymupdf  # here, not at the top: reading the OCR settings never loads PyMuPDF
 
     pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
     if _blank(pixmap):  # nothing drawn: nothing to recognise
-        blocks: tuple[tuple[OcrLineParts, ...], ...] = ()
-    else:
-        tsv = _run(path, pixmap.tobytes("png"), dpi, name, page.number + 1)
-        blocks = _lines_of(tsv, 72.0 / dpi, page.derotation_matrix)
-    with _lock:
-        _recognised[key] = blocks
-        while len(_recognised) > _CACHE_PAGES:
-            _recognised.popitem(last=False)
-    return blocks
+        return ()
+    tsv = _run(path, pixmap.tobytes("png"), dpi, name, page.number + 1)
+    return _lines_of(tsv, 72.0 / dpi, page.derotation_matrix)
 
 
 def _blank(pixmap: pymupdf.Pixmap) -> bool:
@@ -230,8 +220,7 @@ def _blank(pixmap: pymupdf.Pixmap) -> bool:
 
 def clear_memo() -> None:
     """Forget every recognised page (the benchmark times a first OCR with it)."""
-    with _lock:
-        _recognised.clear()
+    _recognised.clear()
 
 
 def _resolution(page: pymupdf.Page) -> int:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from core import settings
 from core.errors import ModelError
 
 # Loading by hub name would retry the network for ~20 s before failing; we never do.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-ENV_MODEL = "CHUNKSCOPE_MODEL"
-ENV_POOLING = "CHUNKSCOPE_POOLING"
+ENV_POOLING = settings.POOLING.name
 
 
 def default_model_dir() -> Path:
@@ -28,7 +28,7 @@ def default_model_dir() -> Path:
 
 def resolve_model_dir(model: str | os.PathLike[str] | None = None) -> Path:
     """``model`` if given, else ``$CHUNKSCOPE_MODEL``, else the default; must be a folder."""
-    chosen = model or os.environ.get(ENV_MODEL)
+    chosen = model or settings.MODEL.read()
     path = Path(chosen) if chosen else default_model_dir()
     if not (path / "config.json").is_file():
         raise ModelError(f"{path} is not a model folder (no config.json): pass --model DIR")
@@ -38,4 +38,4 @@ def resolve_model_dir(model: str | os.PathLike[str] | None = None) -> Path:
 def pooling_choice(pooling: str | None = None) -> str | None:
     """``pooling`` if given, else ``$CHUNKSCOPE_POOLING`` (for a folder without a
     sentence-transformers config, where the workbench has no ``--pooling`` to pass)."""
-    return pooling or os.environ.get(ENV_POOLING) or None
+    return pooling or settings.POOLING.read()

@@ -30,18 +30,17 @@ import numpy as np
 import pymupdf
 
 from core.provenance.geometry import BBox, union_of
+from core.settings import NATIVE_TEXT
 
 # A line as ``page_lines`` (and ``core.ingest.pdf_lines.raw_line_parts``) gives it:
 # (text, one box per character, bbox, runs left to right, font, size, flags)
 LineParts = tuple[str, list[BBox], BBox, bool, str, float, int]
 
-_OFF = ("0", "false", "no", "off")
-
 
 def _load() -> tuple[ModuleType | None, str]:
     """The compiled module when it is to be used, else ``None`` and why not."""
-    if os.environ.get("CHUNKSCOPE_NATIVE_TEXT", "1").strip().lower() in _OFF:
-        return None, "switched off by CHUNKSCOPE_NATIVE_TEXT"
+    if not NATIVE_TEXT.read():
+        return None, f"switched off by {NATIVE_TEXT.name}"
     try:
         from core.native import _stext  # type: ignore[attr-defined]
     except ImportError as exc:

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from core.bounded_cache import BoundedCache
 from core.errors import ChunkscopeError
 from core.projection.points import MapScope
 
@@ -38,7 +38,7 @@ UMAP_EPOCHS = 200
 UMAP_NEIGHBOURS = 15
 UMAP_MIN_POINTS = 10
 _KEEP_FITTED = 6
-_FITTED: OrderedDict[tuple[Any, ...], _Fitted] = OrderedDict()
+_FITTED: BoundedCache[tuple[Any, ...], _Fitted] = BoundedCache(_KEEP_FITTED)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,16 +138,15 @@ def layout(scope: MapScope, kind: str = "pca", *, query_vec: np.ndarray | None =
     fit_rows = scope.fit_rows
     digest = hash(tuple(scope.chunks[i].chunk_id for i in fit_rows))
     key = (scope.version, scope.model, scope.policy_key, scope.doc_id, scope.methods, kind, digest)
-    fitted = _FITTED.get(key)
-    reused = fitted is not None
-    if fitted is None:
+    fits: list[_Fitted] = []  # the fit made by this call, if any
+
+    def fit() -> _Fitted:
         stacked = np.concatenate([_unit(scope.vectors[m][fit_rows]) for m in scope.methods])
-        fitted = _fit(kind, stacked)
-        _FITTED[key] = fitted
-        while len(_FITTED) > _KEEP_FITTED:
-            _FITTED.popitem(last=False)
-    else:
-        _FITTED.move_to_end(key)
+        fits.append(_fit(kind, stacked))
+        return fits[0]
+
+    fitted = _FITTED.get_or_compute(key, fit)
+    reused = not fits
     n, fit_n = len(scope.chunks), len(fit_rows)
     others = np.setdiff1d(np.arange(n), fit_rows)
     xy: dict[str, np.ndarray] = {}

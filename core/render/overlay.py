@@ -19,13 +19,12 @@ overlap is a thin band under its lines (``overlap_band``), not a fill over the g
 from __future__ import annotations
 
 import bisect
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from core.bounded_cache import BoundedCache
 from core.provenance.geometry import union_of
 from core.provenance.types import BBox, Block, Document
 
@@ -97,8 +96,7 @@ class _Layout:
     line_ids: np.ndarray  # non-decreasing; +1 at every new line
 
 
-_layouts: OrderedDict[str, _Layout] = OrderedDict()
-_lock = threading.Lock()
+_layouts: BoundedCache[str, _Layout] = BoundedCache(_MAX_CACHED_LAYOUTS)  # by sha256
 
 
 def _line_starts(pages: np.ndarray, boxes: np.ndarray) -> np.ndarray:
@@ -132,11 +130,12 @@ def _continues(prev: np.ndarray, cur: np.ndarray, *, along: int) -> np.ndarray:
 def _layout(doc: Document) -> _Layout | None:
     if doc.char_bbox_pt is None or doc.char_page is None:
         return None
-    with _lock:
-        found = _layouts.get(doc.sha256)
-        if found is not None:
-            _layouts.move_to_end(doc.sha256)
-            return found
+    return _layouts.get_or_compute(doc.sha256, lambda: _laid_out(doc))
+
+
+def _laid_out(doc: Document) -> _Layout:
+    """The layout of a document whose characters have boxes (not cached)."""
+    assert doc.char_bbox_pt is not None and doc.char_page is not None
     boxes_all = np.asarray(doc.char_bbox_pt, dtype=np.float64)
     pages_all = np.asarray(doc.char_page)
     has_box = np.isfinite(boxes_all).all(axis=1) & (pages_all > 0)
@@ -144,12 +143,7 @@ def _layout(doc: Document) -> _Layout | None:
     boxes = boxes_all[positions]
     pages = pages_all[positions].astype(np.int64)
     line_ids = np.cumsum(_line_starts(pages, boxes)) - 1
-    layout = _Layout(positions=positions, pages=pages, boxes=boxes, line_ids=line_ids)
-    with _lock:
-        _layouts[doc.sha256] = layout
-        while len(_layouts) > _MAX_CACHED_LAYOUTS:
-            _layouts.popitem(last=False)
-    return layout
+    return _Layout(positions=positions, pages=pages, boxes=boxes, line_ids=line_ids)
 
 
 def span_line_boxes(

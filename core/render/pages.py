@@ -14,11 +14,9 @@ placed in points, stay where they belong.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import pymupdf
 
+from core.bounded_cache import BoundedCache
 from core.ingest.pdf_guard import mupdf_errors
 from core.provenance.types import Document
 
@@ -26,8 +24,7 @@ DEFAULT_ZOOM = 2.0
 MAX_SIDE_PX = 8000
 MAX_PIXELS = 24_000_000
 _MAX_CACHED_IMAGES = 96
-_cache: OrderedDict[tuple[str, int, float], bytes] = OrderedDict()
-_lock = threading.Lock()
+_cache: BoundedCache[tuple[str, int, float], bytes] = BoundedCache(_MAX_CACHED_IMAGES)
 
 
 def _check_page(doc: Document, page: int) -> None:
@@ -50,29 +47,21 @@ def render_page_png(doc: Document, page: int, zoom: float = DEFAULT_ZOOM) -> byt
     _check_page(doc, page)
     info = doc.pages[page - 1]
     zoom = fitted_zoom(info.width_pt, info.height_pt, zoom)
-    key = (doc.sha256, page, float(zoom))
-    with _lock:
-        cached = _cache.get(key)
-        if cached is not None:
-            _cache.move_to_end(key)
-            return cached
+    return _cache.get_or_compute((doc.sha256, page, float(zoom)), lambda: _png(doc, page, zoom))
+
+
+def _png(doc: Document, page: int, zoom: float) -> bytes:
+    """PNG of 1-based ``page`` at exactly ``zoom`` pixels per point (not cached)."""
     assert doc.pdf_bytes is not None
     with mupdf_errors(doc.doc_id), pymupdf.open(stream=doc.pdf_bytes, filetype="pdf") as pdf:
         pixmap = pdf[page - 1].get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
-        png = pixmap.tobytes("png")
-    with _lock:
-        _cache[key] = png
-        while len(_cache) > _MAX_CACHED_IMAGES:
-            _cache.popitem(last=False)
-    return png
+        return pixmap.tobytes("png")
 
 
 def clear_page_cache() -> None:
-    with _lock:
-        _cache.clear()
+    _cache.clear()
 
 
 def cached_page_count() -> int:
     """How many page images the cache holds (for tests and the sidebar's cache line)."""
-    with _lock:
-        return len(_cache)
+    return len(_cache)

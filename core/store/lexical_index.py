@@ -23,12 +23,12 @@ import hashlib
 import json
 import os
 import shutil
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.config import DEFAULT_STORE_DIRNAME, ENV_STORE
+from core.bounded_cache import BoundedCache
+from core.config import store_folder
 from core.methods.lexical import Bm25Index, indexed_text, matched_words
 from core.provenance.types import ChunkPolicy
 from core.store import markers, scan
@@ -40,8 +40,9 @@ if TYPE_CHECKING:
 # 2: the term index is kept in ``TERMS_FOLDER`` (1: in a folder named for the method)
 FORMAT_VERSION = 2
 TERMS_FOLDER = "terms"  # bm25s saves its term index in this folder of a fingerprint's
-_LOADED: OrderedDict[tuple[str, str, str], LexicalCollection] = OrderedDict()
 _KEEP_LOADED = 4
+# (store, collection, fingerprint) -> its index; thread-safe (the workbench's threads share it)
+_LOADED: BoundedCache[tuple[str, str, str], LexicalCollection] = BoundedCache(_KEEP_LOADED)
 # An embedded Chroma store's SQLite database and its journals: what a write changes.
 _SQLITE_FILES = ("chroma.sqlite3", "chroma.sqlite3-wal", "chroma.sqlite3-journal")
 _FINGERPRINTS: dict[tuple[str, str], tuple[tuple[tuple[int, int] | None, ...], str]] = {}
@@ -158,8 +159,7 @@ def cache_root(store: ChunkStore) -> Path:
     if loc.path is not None:
         return loc.path / "lexical"
 
-    base = Path(os.environ.get(ENV_STORE, "").strip() or DEFAULT_STORE_DIRNAME).resolve()
-    return base / "lexical-cache" / f"{loc.host}-{loc.port}"
+    return store_folder().resolve() / "lexical-cache" / f"{loc.host}-{loc.port}"
 
 
 def _save(folder: Path, col: LexicalCollection) -> None:
@@ -214,9 +214,9 @@ def lexical_collection(
     name = store.collection_name(model, method, policy)
     fp = fingerprint(store, name)
     key = (store.location.describe(), name, fp)
-    if key in _LOADED:
-        _LOADED.move_to_end(key)
-        return _LOADED[key]
+    found = _LOADED.get(key)
+    if found is not None:
+        return found
     folder = cache_root(store) / name / fp
     col = _load(folder, name, fp) if folder.exists() else None
     if col is None:
@@ -226,7 +226,5 @@ def lexical_collection(
         col = LexicalCollection.of(name, fp, records)
         with contextlib.suppress(OSError):  # a read-only place: it answers from memory
             _save(folder, col)
-    _LOADED[key] = col
-    while len(_LOADED) > _KEEP_LOADED:
-        _LOADED.popitem(last=False)
+    _LOADED.put(key, col)
     return col

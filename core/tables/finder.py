@@ -24,14 +24,13 @@ space of ``rawdict``), points, y downwards.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pymupdf
 
+from core.bounded_cache import BoundedCache
 from core.provenance.geometry import BBox, contains_centre, overlaps, union_of
 from core.tables.grid_rows import Fragment
 from core.tables.grids import numeric_grids
@@ -70,8 +69,10 @@ MIN_TEXT_TABLE_WIDTH_SHARE = 0.4
 MIN_FILLED_SHARE = 0.5
 _CELL_BLOCK = 256  # cells tested against the line centres at once (memory)
 _CACHE_SIZE = 4096
-_lock = threading.Lock()  # the UI parses from several threads
-_cache: OrderedDict[tuple[str, int], tuple[tuple[TableRegion, ...], int]] = OrderedDict()
+# (sha256, page index) -> (regions, cost): thread-safe, the UI parses from several threads
+_cache: BoundedCache[tuple[str, int], tuple[tuple[TableRegion, ...], int]] = BoundedCache(
+    _CACHE_SIZE
+)
 
 
 @dataclass(slots=True)
@@ -124,8 +125,7 @@ def unrotated_width(page: pymupdf.Page) -> float:
 
 def clear_table_cache() -> None:
     """Forget every page's regions (the benchmark times a first parse with it)."""
-    with _lock:
-        _cache.clear()
+    _cache.clear()
 
 
 def may_hold_table(page: pymupdf.Page, line_boxes: list[BBox]) -> bool:
@@ -137,9 +137,15 @@ def cached_table_regions(
     doc_sha256: str, page_index: int, budget: TableBudget | None = None
 ) -> tuple[TableRegion, ...] | None:
     """The regions found for this page in this process, or ``None`` if not looked for
-    (a hit charges ``budget`` what the page cost, as the first look did)."""
-    with _lock:
-        found = _cache.get((doc_sha256, page_index))
+    (a hit charges ``budget`` what the page cost, as the first look did; the page's
+    place in the cache's order is left alone)."""
+    return _charged(_cache.peek((doc_sha256, page_index)), budget)
+
+
+def _charged(
+    found: tuple[tuple[TableRegion, ...], int] | None, budget: TableBudget | None
+) -> tuple[TableRegion, ...] | None:
+    """The regions of a cache entry, its cost charged to ``budget``; None for no entry."""
     if found is None:
         return None
     if budget is not None:
@@ -171,11 +177,8 @@ def table_regions(
     cost nothing and stay). ``rotation``: ``page.rotation_matrix``, which the caller read.
     """
     key = (doc_sha256, page.number)
-    cached = cached_table_regions(doc_sha256, page.number, budget)
+    cached = _charged(_cache.get(key), budget)
     if cached is not None:
-        with _lock:
-            if key in _cache:
-                _cache.move_to_end(key)
         return cached
     grids = _grid_regions(rotation, fragments)
     # Text that grids of several figure columns hold needs no find_tables; a one-column
@@ -200,10 +203,7 @@ def table_regions(
     regions = ruled + tuple(
         g for g, _ in grids if not any(overlaps(g.text_bbox_pt, r.text_bbox_pt) for r in ruled)
     )
-    with _lock:
-        _cache[key] = (regions, cost)
-        if len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+    _cache.put(key, (regions, cost))
     return regions
 
 
