@@ -9,13 +9,13 @@ read in this session, the store's kept documents, and the one the sidebar has pi
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
 
-from core.config import DEFAULT_STORE_DIRNAME, ENV_CHROMA, ENV_STORE
+from core import settings
+from core.config import DEFAULT_STORE_DIRNAME
 from core.errors import ChunkscopeError
 from core.formats.format_registry import is_supported_name
 from core.model.paths import resolve_model_dir
@@ -40,7 +40,7 @@ LIBRARY_PAGE = "pages/library.py"
 
 
 def init_state() -> None:
-    chroma = os.environ.get(ENV_CHROMA, "").strip()
+    chroma = settings.CHROMA.read() or ""
     for key, default in (
         (Key.DOCS, {}),
         (Key.NOTES, []),
@@ -55,7 +55,7 @@ def init_state() -> None:
         (Key.LAYOUT_LIMIT_S, None),  # None: the configured limit (core.ingest.limits)
         (Key.PARSE_TIMES, {}),
         (Key.STORE_KIND, "server" if chroma else "folder"),
-        (Key.STORE_ADDR, chroma or os.environ.get(ENV_STORE, "") or DEFAULT_STORE_DIRNAME),
+        (Key.STORE_ADDR, chroma or str(settings.STORE.read() or DEFAULT_STORE_DIRNAME)),
     ):
         st.session_state.setdefault(key, default)
 

@@ -12,12 +12,12 @@ the imports.
 from __future__ import annotations
 
 import importlib.util
-import os
 import time
 from pathlib import Path
 
 import streamlit as st
 
+from core import settings
 from core.errors import LabelError
 from core.evaluate import (
     DocumentIndex,
@@ -42,9 +42,7 @@ from workbench.state import EvalKey, Key
 from workbench.widgets import full_depth, query_upload
 from workbench.widgets.wording import md
 
-EVAL_DIR = Path(
-    os.environ.get("CHUNKSCOPE_EVAL_DIR", session.ROOT.parent / "shared/corpus/chunking_evaluation")
-)
+EVAL_DIR = settings.EVAL_DIR.read() or session.ROOT.parent / "shared/corpus/chunking_evaluation"
 
 
 QUERY_SET_HELP = (

@@ -40,11 +40,12 @@ from pathlib import Path
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from core import settings
 from core.errors import LabelError
 from core.evaluate import Tag, TriageStore
 from workbench.state import RoleKey
 
-ENV_EDITOR_KEY = "CHUNKSCOPE_EDITOR_KEY"
+ENV_EDITOR_KEY = settings.EDITOR_KEY.name
 VIEWER_MAX_K = 50  # a viewer's largest k on Compare
 WRONG_KEY = "Wrong key."
 FREE_TRIES = 3  # wrong keys answered at once (typos cost nothing)
@@ -70,8 +71,8 @@ def editor_key() -> str | None:
 
     Set but empty counts as set: every session stays a viewer (nobody can sign in with
     an empty key), so a blank value never opens the library to everyone."""
-    if (key := os.environ.get(ENV_EDITOR_KEY)) is not None:
-        return key.strip()
+    if (key := settings.EDITOR_KEY.read()) is not None:
+        return key
     try:  # no secrets file, or one that does not parse, is no setting (never an error)
         if not st.secrets.load_if_toml_exists():
             return None
