@@ -7,6 +7,8 @@ own stage and earlier ones (the order: ``docs/layout.md``, checked by
 Modules:
 
 - ``errors``: ``ChunkscopeError`` and its kinds, the errors a user can cause;
+- ``settings``: every ``CHUNKSCOPE_*`` environment variable, one typed accessor each;
+- ``bounded_cache``: the one thread-safe bounded LRU cache every stage uses;
 - ``config``: where the chunk store lives, a local folder or a Chroma server;
 - ``registry``: the generic registry of named specs (formats, policies, methods);
 - ``protocols``: the interfaces of what is swapped: encoder, store, a method's records;
