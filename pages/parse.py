@@ -40,12 +40,15 @@ parser = row[0].segmented_control(  # short labels: a long one was clipped at it
 with row[1]:
     page = controls.page_number_input(doc) if doc.is_paged else 0
 if parser != "fast" and roles.editing_enabled():  # a viewer starts no layout model run
+    limit_s = parse_cache.layout_limit_s()
+    # The widget's range holds any configured limit (the variable may set one outside it);
+    # the limit in force changes only when the editor changes the number.
     st.number_input(
         "Layout model time limit (s)",
-        min_value=5,
+        min_value=1,
         max_value=3600,
         step=30,
-        value=int(parse_cache.layout_limit_s()),
+        value=min(3600, max(1, round(limit_s))),
         help="The layout model stops past this many seconds on one document (about half a "
         "second a page), for this session; the default is CHUNKSCOPE_LAYOUT_TIMEOUT_S or 60.",
         **wording.synced(Key.LAYOUT_LIMIT_WIDGET, Key.LAYOUT_LIMIT_S),
