@@ -44,6 +44,7 @@ test-fast: $(STAMP)
 bench: $(STAMP)
 	$(VENV)/bin/chunkscope bench
 
+# mypy checks the files named in [tool.mypy] of pyproject.toml: core, workbench, pages, app.py.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check core workbench pages app.py tests
-	$(VENV)/bin/mypy core
+	$(VENV)/bin/mypy

@@ -1,9 +1,11 @@
-"""mypy on ``core`` and on the test fakes against the Protocols they stand in for.
+"""mypy on ``core``, the workbench, its pages and ``app.py``, and on the test fakes against
+the Protocols they stand in for.
 
 ``tests/protocol_checks.py`` assigns every implementation of a swapped part (encoder,
 store, a method's index step, the records function), real and fake, to its Protocol,
 so this test fails when one drifts from its interface, and on any other type error in
-``core``. The settings are ``[tool.mypy]`` in pyproject.toml. About 30 s without mypy's
+``core``, ``workbench``, ``pages`` or ``app.py`` (the last three fully annotated). The
+settings are ``[tool.mypy]`` in pyproject.toml. About 30 s without mypy's
 cache, 10 s with it, on a quiet machine; no timeout, since load only slows it.
 """
 
@@ -16,11 +18,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHECKED = ("core", "tests/fakes.py", "tests/protocol_checks.py")
+CHECKED = ("core", "workbench", "pages", "app.py", "tests/fakes.py", "tests/protocol_checks.py")
 
 
 @pytest.mark.typing
-def test_mypy_finds_no_error_in_core_or_the_fakes() -> None:
+def test_mypy_finds_no_error_in_core_the_workbench_or_the_fakes() -> None:
     # No wall-clock limit: on a loaded 2-core machine mypy took longer than any fixed one,
     # and a type check that passes slowly has still passed.
     done = subprocess.run(
