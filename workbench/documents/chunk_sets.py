@@ -16,6 +16,7 @@ import streamlit as st
 from core.errors import ChunkscopeError
 from core.imported import (
     ChunkSet,
+    ImportedChunk,
     check_name,
     import_chunks,
     read_chroma,
@@ -53,12 +54,12 @@ def offer() -> dict[str, ChunkSet]:
         return {}
 
 
-def needs_review(chunk_set: ChunkSet) -> list:
+def needs_review(chunk_set: ChunkSet) -> list[ImportedChunk]:
     """Chunks a reader should look at: not anchored in one place, or a wrong claim."""
     return [c for c in chunk_set.chunks if c.anchor.anchor in NOT_FINE or c.anchor.claim == "wrong"]
 
 
-def _link(chunk, docs: dict[str, Document]) -> str | None:
+def _link(chunk: ImportedChunk, docs: dict[str, Document]) -> str | None:
     a = chunk.anchor
     doc = docs.get(a.doc_id or "")
     if a.char_start is None or a.char_end is None or doc is None or doc.sha256 != a.doc_sha256:
@@ -153,7 +154,7 @@ def import_form() -> None:
     with from_file, st.form(ImportKey.FILE_FORM, border=False):
         upload = st.file_uploader("JSONL or JSON file of chunks", key=ImportKey.UPLOAD)
         left, right, far = st.columns(3)
-        shape = left.selectbox("Shape", list(SHAPE_LABELS), format_func=SHAPE_LABELS.get)
+        shape = left.selectbox("Shape", list(SHAPE_LABELS), format_func=lambda s: SHAPE_LABELS[s])
         name = right.text_input("Set name", placeholder="from the file name")
         threshold = far.slider("Aligned at", 0.5, 1.0, 0.9, 0.05, help="Share of a chunk's "
                                "words an aligned span must hold")  # fmt: skip

@@ -15,14 +15,15 @@ for their session (``Key.LAYOUT_LIMIT_S``; else ``core.ingest.limits``'s ``layou
 from __future__ import annotations
 
 import time
+from typing import cast
 
 import streamlit as st
 
-from core.chunk import chunk_document, chunk_stats
+from core.chunk import ChunkStats, chunk_document, chunk_stats
 from core.errors import ChunkscopeError
-from core.formats import PARSERS, parse_document
+from core.formats import PARSERS, ParseResult, ParserName, parse_document
 from core.ingest import limits
-from core.provenance.types import Chunk, ChunkPolicy, Document
+from core.provenance.types import Block, Chunk, ChunkPolicy, Document
 from workbench.documents import session
 from workbench.documents.reads import read_seconds
 from workbench.frame import roles
@@ -33,10 +34,13 @@ BIG_DOCUMENT_PAGES = 20  # the fast parser shows a status box from this many pag
 
 
 @st.cache_resource(max_entries=24, show_spinner=False)
-def _parse_cached(doc_id: str, sha256: str, parser: str, _doc: Document, _done=None):
+def _parse_cached(
+    doc_id: str, sha256: str, parser: str, _doc: Document, _done: ParseResult | None = None
+) -> ParseResult:
     """The cached parse; ``_done`` hands in a result parsed outside (with a progress bar,
     which must not be drawn inside a cached function: Streamlit would replay it)."""
-    return _done if _done is not None else parse_document(_doc, parser=parser)
+    # parse_document refuses a name outside PARSERS with a user error
+    return _done if _done is not None else parse_document(_doc, parser=cast(ParserName, parser))
 
 
 _parsed_keys: set[tuple[str, str, str]] = set()
@@ -50,7 +54,7 @@ def usable_parser(doc: Document, parser: str) -> str:
     return "fast"
 
 
-def parsed(doc: Document, parser: str):  # -> core.formats.ParseResult
+def parsed(doc: Document, parser: str) -> ParseResult:
     """Blocks of ``doc`` by ``parser`` (``usable_parser``: a viewer's fall back to the fast
     parser, with a line saying why); the first parse of a version shows its progress.
     A parse that fails with a user error (the layout model past its time limit) shows
@@ -78,7 +82,7 @@ def layout_limit_s() -> float:
     return float(own) if own else limits.value("layout_s")
 
 
-def _parsed(doc: Document, parser: str):  # -> core.formats.ParseResult
+def _parsed(doc: Document, parser: str) -> ParseResult:
     key = (doc.doc_id, doc.sha256, parser)
     quick = parser == "fast" and len(doc.pages) < BIG_DOCUMENT_PAGES
     if key in _parsed_keys or quick:
@@ -98,7 +102,7 @@ def _parsed(doc: Document, parser: str):  # -> core.formats.ParseResult
                     )
 
             with limits.override(layout_s=layout_limit_s() if parser != "fast" else None):
-                done = parse_document(doc, parser=parser, progress=tick)
+                done = parse_document(doc, parser=cast(ParserName, parser), progress=tick)
             result = _parse_cached(*key, doc, done)
             if bar is not None:
                 bar.empty()
@@ -115,7 +119,13 @@ def _parsed(doc: Document, parser: str):  # -> core.formats.ParseResult
 
 @st.cache_resource(max_entries=96, show_spinner=False)
 def _chunk_cached(
-    doc_id: str, sha256: str, parser: str, policy_key: str, _doc, _blocks, _policy
+    doc_id: str,
+    sha256: str,
+    parser: str,
+    policy_key: str,
+    _doc: Document,
+    _blocks: tuple[Block, ...],
+    _policy: ChunkPolicy,
 ) -> tuple[Chunk, ...]:
     return tuple(chunk_document(_doc, _blocks, _policy, tokenizer=session.tokenizer()))
 
@@ -129,12 +139,19 @@ def chunked(doc: Document, parser: str, policy: ChunkPolicy) -> tuple[Chunk, ...
 
 @st.cache_resource(max_entries=96, show_spinner=False)
 def _stats_cached(
-    doc_id: str, sha256: str, parser: str, policy_key: str, window: int, _doc, _chunks, _blocks
-):
+    doc_id: str,
+    sha256: str,
+    parser: str,
+    policy_key: str,
+    window: int,
+    _doc: Document,
+    _chunks: tuple[Chunk, ...],
+    _blocks: tuple[Block, ...],
+) -> ChunkStats:
     return chunk_stats(_doc, _chunks, _blocks, session.tokenizer(), window)
 
 
-def stats_of(doc: Document, parser: str, policy: ChunkPolicy, window: int):
+def stats_of(doc: Document, parser: str, policy: ChunkPolicy, window: int) -> ChunkStats:
     """``core.chunk.chunk_stats`` of the cached chunks, itself cached."""
     parser = usable_parser(doc, parser)
     blocks = parsed(doc, parser).blocks

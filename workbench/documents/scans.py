@@ -34,7 +34,7 @@ def sidebar_choice() -> None:
         "OCR (PDF pages read from their image)",
         OCR_POLICIES,
         key=FrameKey.OCR_WIDGET,
-        format_func=LABELS.get,
+        format_func=lambda p: LABELS[p],
         disabled=not roles.is_editor(),
         on_change=_changed,
         help="Which pages of a PDF are read from their image by OCR (Tesseract), for every "

@@ -19,7 +19,7 @@ from core.config import DEFAULT_STORE_DIRNAME
 from core.errors import ChunkscopeError
 from core.formats.format_registry import is_supported_name
 from core.model.paths import resolve_model_dir
-from core.model.tokens import load_tokenizer
+from core.model.tokens import HFTokenizer, load_tokenizer
 from core.provenance.types import Document
 from core.render.views import document_row
 from workbench.documents import chunk_store, kept_docs
@@ -61,7 +61,7 @@ def init_state() -> None:
 
 
 @st.cache_resource(show_spinner="Loading the tokenizer…")
-def tokenizer():  # -> core.model.tokens.HFTokenizer
+def tokenizer() -> HFTokenizer:
     return load_tokenizer()
 
 

@@ -19,7 +19,8 @@ from core.provenance.types import ChunkPolicy
 from core.retrieve.comparison import Comparison, hits_at, with_changes
 from core.retrieve.rerank import RerankResult, RerankWeights, rerank_top
 
-State = MutableMapping[str, Any]
+# Any keys: Streamlit's session state is keyed by str | int, a plain dict by str.
+State = MutableMapping[Any, Any]
 
 
 def indexed_policies(entries: Iterable[Any]) -> dict[str, ChunkPolicy]:

@@ -19,7 +19,7 @@ query sets and saved runs are in ``run_files``.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +27,18 @@ import streamlit as st
 
 from core import methods as registry
 from core.chunk import default_policy
-from core.embed import VectorCache, load_encoder
+from core.embed import Encoder, VectorCache, load_encoder
 from core.embed.cache import shared_cache
 from core.embed.late import late_windows, window_policy
 from core.embed.records import LateWindow
-from core.errors import ChunkscopeError, PoolingError
+from core.errors import ChunkscopeError, PoolingError, StoreError
 from core.index.background import IndexJob
 from core.index.indexer import index_documents
 from core.methods.embedding import check_late_pooling
 from core.provenance.types import ChunkPolicy, Document
 from core.retrieve.comparison import Comparison, compare
-from core.store.contexts import chunk_contexts
+from core.store import ChunkStore, IndexedDoc
+from core.store.contexts import ChunkContext, chunk_contexts
 from workbench.documents import chunk_store, session
 from workbench.documents.reads import read_document
 from workbench.engine import compare_model as model
@@ -85,7 +86,7 @@ def init_state() -> None:
 
 
 @st.cache_resource(show_spinner="Loading the embedding model…")
-def encoder():  # -> core.embed.Encoder
+def encoder() -> Encoder:
     return load_encoder()
 
 
@@ -107,7 +108,7 @@ def require_encoder() -> None:
         st.stop()
 
 
-def indexed_here() -> tuple:
+def indexed_here() -> tuple[ChunkStore | None, list[IndexedDoc]]:
     """The sidebar's opened store (or None) and its indexed entries for the model, once the
     model loads (stops the page with the one-line reason when either cannot open)."""
     require_encoder()
@@ -167,13 +168,13 @@ def late_window_tokens(doc_tokens: int) -> tuple[int, int]:
     return window_policy(enc, doc_tokens=doc_tokens).window, enc.content_position_limit
 
 
-def indexed(opened) -> list:  # -> list[core.store.IndexedDoc]
+def indexed(opened: ChunkStore) -> list[IndexedDoc]:
     """Complete document versions stored for this model."""
     name = encoder().name
     return [d for d in opened.indexed_documents() if d.complete and d.model == name]
 
 
-def index_state(entries) -> str:
+def index_state(entries: Iterable[IndexedDoc]) -> str:
     """A token that changes whenever the index changes (part of the comparison cache key)."""
     raw = "|".join(f"{d.collection}:{d.doc_id}:{d.sha256}:{d.updated_at}" for d in entries)
     return hashlib.blake2b(raw.encode(), digest_size=8).hexdigest()
@@ -181,8 +182,8 @@ def index_state(entries) -> str:
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _compare_cached(
-    query: str, methods: tuple, doc_id: str | None, policy_key: str, where: str, state: str,
-    k: int, _policy: ChunkPolicy, _store,
+    query: str, methods: tuple[str, ...], doc_id: str | None, policy_key: str, where: str,
+    state: str, k: int, _policy: ChunkPolicy, _store: ChunkStore,
 ) -> Comparison:  # fmt: skip
     stored = registry.needs_indexing(methods)
     scope = max(_store.count(model=encoder().name, method=m, policy=_policy) for m in stored)
@@ -193,10 +194,19 @@ def _compare_cached(
     )  # fmt: skip
 
 
-def comparison(query: str, methods, policy: ChunkPolicy, doc_id: str | None, entries, k: int):
+def comparison(
+    query: str,
+    methods: Sequence[str],
+    policy: ChunkPolicy,
+    doc_id: str | None,
+    entries: Iterable[IndexedDoc],
+    k: int,
+) -> Comparison:
     """Each method ranked ``WIDE`` deep with its top ``k`` read (``core.retrieve.comparison``), from
     memory when asked before."""
     opened = chunk_store.store()
+    if opened is None:  # the store folder went away since its entries were read
+        raise StoreError("the store folder no longer exists: pick a store in the sidebar")
     key = (policy.key, opened.location.describe(), index_state(entries))
     return _compare_cached(query, tuple(methods), doc_id, *key, k, policy, opened)
 
@@ -212,7 +222,9 @@ def windows_of(doc: Document) -> list[LateWindow]:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def context_chunks(doc_id: str, policy_key: str, where: str, state: str, _policy, _store) -> list:
+def context_chunks(
+    doc_id: str, policy_key: str, where: str, state: str, _policy: ChunkPolicy, _store: ChunkStore
+) -> list[ChunkContext]:
     """The document's stored chunks with their late context (``none`` without late).
 
     ``where`` is the store's ``location.describe()``: with ``policy_key`` and ``state`` it
@@ -240,7 +252,7 @@ def _load_file(path: str, mtime: float) -> Document:
     return read_document(path)
 
 
-def register(docs) -> None:
+def register(docs: Iterable[Document]) -> None:
     """Put documents in this session's library, so their citations open in Source."""
     held = st.session_state[Key.DOCS]
     for doc in docs:
@@ -248,7 +260,7 @@ def register(docs) -> None:
             held.setdefault(doc.doc_id, doc)
 
 
-def load_indexed_sources(entries) -> None:
+def load_indexed_sources(entries: Iterable[IndexedDoc]) -> None:
     """Load the documents an index names from their source files (same bytes only)."""
     known, found = session.library(), []
     for entry in entries:
@@ -289,7 +301,7 @@ def job_panel() -> None:
     jobs.job_panel(st.session_state[EngineKey.JOB], stop_label="Cancel indexing")
 
 
-def index_panel(entries) -> None:
+def index_panel(entries: Sequence[IndexedDoc]) -> None:
     """Pick documents, a policy and methods and index them; or index the demo in one click."""
     busy = indexing()
     with st.expander("Index documents", expanded=not entries, icon=":material/database:"):

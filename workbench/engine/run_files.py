@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import streamlit as st
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from core import settings
 from core.errors import LabelError
@@ -145,7 +147,7 @@ def query_source(kind: str) -> tuple[list[LabelledQuery], list[Document]]:
     return queries, list(found.values())
 
 
-def uploaded_queries(upload) -> list[LabelledQuery]:
+def uploaded_queries(upload: UploadedFile) -> list[LabelledQuery]:
     """The labelled queries of an uploaded JSONL query set (``LabelError``: one line)."""
     try:
         lines = upload.getvalue().decode("utf-8").splitlines()
@@ -154,7 +156,9 @@ def uploaded_queries(upload) -> list[LabelledQuery]:
     return parse_queries(lines, source=upload.name)
 
 
-def run_evaluation(queries, docs, config: EvalConfig) -> EvalRun | None:
+def run_evaluation(
+    queries: Sequence[LabelledQuery], docs: Sequence[Document], config: EvalConfig
+) -> EvalRun | None:
     """Run with a progress bar of real counts and the time left over every (method, chunk)
     vector; save it beside the index (an editor's write: None, with the one-line refusal,
     for a viewer)."""
