@@ -49,12 +49,20 @@ _PERIOD_HEADING = re.compile(
 
 
 class SpannedChunk(Protocol):
-    """What a title needs of a chunk: a ``Chunk`` or a stored hit both have it."""
+    """What a title needs of a chunk: a ``Chunk`` or a stored hit both have it (read-only,
+    so frozen records match)."""
 
-    chunk_id: str
-    char_start: int
-    char_end: int
-    text: str
+    @property
+    def chunk_id(self) -> str: ...
+
+    @property
+    def char_start(self) -> int: ...
+
+    @property
+    def char_end(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,6 +15,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core.errors import ChunkscopeError
 from core.provenance.cite import Citation
+from core.provenance.geometry import BBox
 from core.provenance.types import Document
 from core.render.links import source_params
 from core.render.markup import Shape, page_html
@@ -26,7 +27,9 @@ from workbench.widgets.wording import md
 SOURCE_PAGE = "pages/source.py"
 
 
-def page_figure(doc: Document, page: int, shapes: list[Shape], *, view_pt=None) -> str:
+def page_figure(
+    doc: Document, page: int, shapes: list[Shape], *, view_pt: BBox | None = None
+) -> str:
     """HTML of ``page`` rendered at 2x with ``shapes`` (escaped inside ``core.render.markup``)."""
     info = doc.pages[page - 1]
     try:

@@ -4,9 +4,12 @@ of a chunking. Values a page must keep across pages live under ``state.Key`` (se
 
 from __future__ import annotations
 
-import streamlit as st
+from typing import Any
 
-from core.chunk import policy_from_args
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from core.chunk import ChunkStats, policy_from_args
 from core.chunk import policy_registry as registry
 from core.provenance.types import ChunkPolicy, Document
 from core.render.views import stats_items
@@ -46,7 +49,7 @@ def policy_controls(slot: str, *, horizontal: bool = False, first: str = "fixed"
     policy takes (all from the policy registry); each (slot, policy, unit) keeps its own
     values for the session. Overlap is capped below the size, so this never raises."""
     names = registry.policy_names()
-    keep = {"persist_state": "session", "required": True}
+    keep: dict[str, Any] = {"persist_state": "session", "required": True}
     imported = bool(registry.fixed_names())  # their names get a row of their own
     picker = st.container() if imported or not horizontal else None
     cells = st.columns([1.6, 0.9, 1.25, 1.25]) if horizontal else [st.container()] * 4
@@ -80,7 +83,9 @@ def overlap_limit(unit: str, size: int) -> tuple[int, int]:
     return max(0, min(high // 2, size - step)), step
 
 
-def _overlap_slider(cell, spec, unit: str, size: int, default: int, key: str) -> int:
+def _overlap_slider(
+    cell: DeltaGenerator, spec: registry.PolicySpec, unit: str, size: int, default: int, key: str
+) -> int:
     """The overlap slider, its range following the size: it never offers an overlap the
     chunk cannot have (a kept value above the new range is brought within it)."""
     top, step = overlap_limit(unit, size)
@@ -110,7 +115,7 @@ def option_checkboxes(spec: registry.PolicySpec, slot: str) -> dict[str, bool]:
     }  # fmt: skip
 
 
-def stats_metrics(stats, *, columns: int = 2) -> None:
+def stats_metrics(stats: ChunkStats, *, columns: int = 2) -> None:
     """The numbers of a ``core.chunk.ChunkStats`` as a grid of metrics."""
     grid = st.columns(columns)
     for i, (label, value, detail) in enumerate(stats_items(stats)):

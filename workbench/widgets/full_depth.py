@@ -13,10 +13,13 @@ import json
 
 import streamlit as st
 
-from core.diagnose.depth import full_depth_ranks
+from core.diagnose.depth import FullRank, full_depth_ranks
 from core.evaluate import GoldSpan, LabelledQuery
 from core.methods import get
+from core.provenance.types import ChunkPolicy
 from core.render.page_pick import PickTarget
+from core.retrieve.comparison import Comparison
+from core.store import ChunkStore, ScopeRecords, StoredHit
 from workbench.documents import session
 from workbench.engine import resources as eng
 from workbench.state import DepthKey
@@ -30,7 +33,7 @@ def marked() -> list[LabelledQuery]:
     return st.session_state.setdefault(DepthKey.MARKED, [])
 
 
-def _mark(query: str, hit) -> None:
+def _mark(query: str, hit: StoredHit) -> None:
     queries = marked()
     gold = GoldSpan(char_start=hit.char_start, char_end=hit.char_end, text=hit.text)
     entry = LabelledQuery(
@@ -41,7 +44,7 @@ def _mark(query: str, hit) -> None:
         queries.append(entry)
 
 
-def _find(records, words: str) -> list[int]:
+def _find(records: ScopeRecords, words: str) -> list[int]:
     """Rows whose text holds every word of ``words`` (case-insensitive), in chunk order."""
     wanted = words.lower().split()
     return [i for i, text in enumerate(records.texts) if all(w in text.lower() for w in wanted)][
@@ -49,13 +52,13 @@ def _find(records, words: str) -> list[int]:
     ]
 
 
-def _found_label(records, row: int) -> str:
+def _found_label(records: ScopeRecords, row: int) -> str:
     meta = records.metadatas[row]
     words = " ".join(records.texts[row].split())[:80]
     return f"{meta['doc_id']} · chars {meta['char_start']}-{meta['char_end']} · {words}"
 
 
-def rank_rows(ranks: dict, k: int) -> list[dict]:
+def rank_rows(ranks: dict[str, FullRank], k: int) -> list[dict[str, str | float | None]]:
     rows = []
     for method, found in ranks.items():
         scale = get(method).score
@@ -75,7 +78,7 @@ def _forget_click() -> None:
     st.session_state.pop(DepthKey.CLICKED, None)
 
 
-def _targets(records) -> list[PickTarget]:
+def _targets(records: ScopeRecords) -> list[PickTarget]:
     return [
         PickTarget(chunk_id=cid, char_start=int(m["char_start"]), char_end=int(m["char_end"]),
                    label=" ".join(text.split())[:80])
@@ -83,7 +86,7 @@ def _targets(records) -> list[PickTarget]:
     ]  # fmt: skip
 
 
-def _clicked_target(hit, records):
+def _clicked_target(hit: StoredHit, records: ScopeRecords) -> StoredHit | None:
     """The chunk clicked on the inspected chunk's page, drawn there; None if none is."""
     doc = session.library().get(hit.doc_id)
     with st.expander("Or click a chunk on its page", expanded=True, icon=":material/touch_app:"):
@@ -101,7 +104,15 @@ def _clicked_target(hit, records):
     return records.hit(records.ids.index(clicked), score=0.0, rank=0)
 
 
-def depth_panel(query: str, wide, policy, doc_id: str | None, k: int, hit, opened) -> None:
+def depth_panel(
+    query: str,
+    wide: Comparison,
+    policy: ChunkPolicy,
+    doc_id: str | None,
+    k: int,
+    hit: StoredHit,
+    opened: ChunkStore,
+) -> None:
     """The selected chunk (or one found by its words, or clicked on its page) ranked at
     full depth, and marking."""
     st.subheader("Where does a chunk rank?")
@@ -126,7 +137,10 @@ def depth_panel(query: str, wide, policy, doc_id: str | None, k: int, hit, opene
             return
         labels = {records.ids[i]: _found_label(records, i) for i in rows}
         picked = st.selectbox(
-            f"{len(rows)} chunk(s) found", list(labels), format_func=labels.get, key=DepthKey.FOUND
+            f"{len(rows)} chunk(s) found",
+            list(labels),
+            format_func=lambda c: labels[c],
+            key=DepthKey.FOUND,
         )
         row = records.ids.index(picked)
         target, how = records.hit(row, score=0.0, rank=0), "the chunk found by its words"

@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from core.errors import LabelError
 from core.evaluate import LabelledQuery, import_qa
@@ -127,7 +129,12 @@ def _page_base(rows: Sequence[Mapping[str, object]], page: str) -> int:
 
 
 def _pick(
-    cell, label: str, options: list[str], key: str, preset: str | None, help: str | None = None
+    cell: DeltaGenerator,
+    label: str,
+    options: list[str],
+    key: str,
+    preset: str | None,
+    help: str | None = None,
 ) -> str | None:
     """A selectbox preset to ``preset``: optional roles (``NONE`` first) fall back to
     ``NONE``, required ones to no pick at all (never a wrong column picked silently)."""
@@ -151,7 +158,7 @@ def _forget_on_new_file(name: str, data: bytes) -> None:
         st.session_state[QaKey.FILE] = seen
 
 
-def qa_queries(upload) -> list[LabelledQuery]:
+def qa_queries(upload: UploadedFile) -> list[LabelledQuery]:
     """Map the uploaded QA table's columns and import it (``LabelError``: one line)."""
     data = upload.getvalue()
     name = Path(upload.name).name

@@ -8,19 +8,24 @@ builders of ``core.render``; Markdown goes through ``wording.md``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
 
 from core import methods as registry
+from core.embed.records import LateWindow
+from core.evaluate import EvalRun
 from core.provenance.cite import Citation, CitationStatus
-from core.provenance.types import ChunkPolicy, Document
+from core.provenance.types import Block, ChunkPolicy, Document
 from core.render.chart_style import WINDOW_COLOURS
 from core.render.markup import Mark, Shape, badge_html, escape, marked_text_html
 from core.render.overlay import span_line_boxes
 from core.render.titles import ChunkTitle, HeadingIndex, chunk_titles, stored_title
 from core.render.views import first_words, highlight_mark, highlight_shapes
-from core.retrieve.comparison import Comparison, hit_of
+from core.retrieve.comparison import Comparison, RankChange, hit_of
+from core.retrieve.rerank import RerankResult
+from core.store import ChunkStore, IndexedDoc, StoredHit
 from workbench.documents import chunk_store, parse_cache, session
 from workbench.engine import resources as eng
 from workbench.widgets import cite_view
@@ -49,7 +54,17 @@ def cards_capped_line(k: int) -> str:
     )
 
 
-def card(rank, score, path, text, *, doc="", note="", extra="", gold=False) -> None:
+def card(
+    rank: int,
+    score: str,
+    path: str | None,
+    text: str | ChunkTitle,
+    *,
+    doc: str = "",
+    note: str = "",
+    extra: str = "",
+    gold: bool = False,
+) -> None:
     """One ranked chunk as escaped HTML: rank, score (already named, see ``score_text``),
     notes, its title line (``path``: a heading, None for none shown) and first words
     (``text``: shown as given when it is a ``ChunkTitle``, else its first 18 words)."""
@@ -75,7 +90,7 @@ class _StoredSpan:
 @st.cache_resource(max_entries=32, show_spinner=False)
 def _doc_titles(
     doc_id: str, sha256: str, policy_key: str, where: str, state: str,
-    _doc: Document, _blocks, _policy, _store,
+    _doc: Document, _blocks: Sequence[Block], _policy: ChunkPolicy, _store: ChunkStore,
 ) -> dict[str, ChunkTitle]:  # fmt: skip
     """Titles of every stored chunk of one document version under one policy (numbered
     among all of them, as the document has them)."""
@@ -92,7 +107,9 @@ def _doc_titles(
     return {}
 
 
-def titles_of(hits, policy, entries) -> dict[str, ChunkTitle]:
+def titles_of(
+    hits: Sequence[StoredHit], policy: ChunkPolicy, entries: Iterable[IndexedDoc]
+) -> dict[str, ChunkTitle]:
     """Card titles of ``hits`` by chunk id (``core.render.titles``): from the document's
     blocks when its indexed version is loaded, else from the stored heading path."""
     opened = chunk_store.store()
@@ -111,7 +128,7 @@ def titles_of(hits, policy, entries) -> dict[str, ChunkTitle]:
     return {h.chunk_id: found.get(h.chunk_id) or stored_title(h.heading_path, h.text) for h in hits}
 
 
-def evidence_line(hit) -> str:
+def evidence_line(hit: StoredHit) -> str:
     """What decided a hit beyond its score: the query words a lexical method matched, or
     each part's rank under a fusion (escaped HTML, ``""`` for dense hits)."""
     if hit.part_ranks:
@@ -142,14 +159,16 @@ def move_note(delta: int | None, against: str) -> str:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def _run_doc_titles(run_id: str, doc_id: str, sha256: str, _run, _doc) -> dict[str, ChunkTitle]:
+def _run_doc_titles(
+    run_id: str, doc_id: str, sha256: str, _run: EvalRun, _doc: Document
+) -> dict[str, ChunkTitle]:
     policy = ChunkPolicy.from_dict(dict(_run.policy))
     blocks = parse_cache.parsed(_doc, "fast").blocks
     chunks = parse_cache.chunked(_doc, "fast", policy)  # the run's chunker, so the run's ids
     return chunk_titles(chunks, HeadingIndex.of(_doc.text, blocks))
 
 
-def run_titles(run, docs: dict[str, Document]) -> dict[str, ChunkTitle]:
+def run_titles(run: EvalRun, docs: dict[str, Document]) -> dict[str, ChunkTitle]:
     """Card titles (``core.render.titles``) of the run's chunks, by chunk id, in the
     documents loaded here as the run saw them."""
     found: dict[str, ChunkTitle] = {}
@@ -160,8 +179,8 @@ def run_titles(run, docs: dict[str, Document]) -> dict[str, ChunkTitle]:
 
 
 def hit_card(
-    hit, rank: int, whole_index: bool, title: ChunkTitle | None = None, *, note: str = "",
-    extra: str = "",
+    hit: StoredHit, rank: int, whole_index: bool, title: ChunkTitle | None = None, *,
+    note: str = "", extra: str = "",
 ) -> None:  # fmt: skip
     """A stored hit as a card titled by ``title`` (its heading and place, then its own
     first words; the document named when the scope is the whole index)."""
@@ -176,7 +195,11 @@ def hit_card(
 
 
 def method_column(
-    view: Comparison, method: str, changes: dict, whole_index: bool, titles: dict
+    view: Comparison,
+    method: str,
+    changes: dict[str, RankChange],
+    whole_index: bool,
+    titles: dict[str, ChunkTitle],
 ) -> None:
     spec = registry.get(method)
     shown = method.replace(",", ",\u200b").replace(";", ";\u200b")  # a fusion wraps at its parts
@@ -188,7 +211,9 @@ def method_column(
         hit_card(hit, hit.rank, whole_index, titles.get(hit.chunk_id), note=move_note(delta, base))
 
 
-def rerank_column(result, k: int, whole_index: bool, titles: dict) -> None:
+def rerank_column(
+    result: RerankResult, k: int, whole_index: bool, titles: dict[str, ChunkTitle]
+) -> None:
     st.subheader(f"{result.method} + rerank", divider="violet")
     st.caption(f"{result.n_candidates:,} candidates reranked by visible features")
     for c in result.top(k):
@@ -202,7 +227,7 @@ def rerank_column(result, k: int, whole_index: bool, titles: dict) -> None:
         short_link(c.hit.citation)
 
 
-def chunk_label(hit, whole_index: bool, title: ChunkTitle | None = None) -> str:
+def chunk_label(hit: StoredHit, whole_index: bool, title: ChunkTitle | None = None) -> str:
     """Short name of a chunk for pickers and charts: its title's one line (heading, first
     words, place), with the document named when the scope is the whole index."""
     label = (title or stored_title(hit.heading_path, hit.text)).label
@@ -217,7 +242,9 @@ def on_select(chart_key: str, state_key: str) -> None:
         st.session_state[state_key] = data[0] if isinstance(data, list) else data
 
 
-def window_shapes(doc: Document, windows, char_start: int, char_end: int, page: int) -> list:
+def window_shapes(
+    doc: Document, windows: Sequence[LateWindow], char_start: int, char_end: int, page: int
+) -> list[Shape]:
     """The chunk's late windows shaded on ``page`` (what its tokens attended to) and the
     chunk itself highlighted on top."""
     shapes = [
@@ -232,7 +259,7 @@ def window_shapes(doc: Document, windows, char_start: int, char_end: int, page: 
     return shapes + highlight_shapes(doc, char_start, char_end, page)
 
 
-def window_marks(windows, char_start: int, char_end: int) -> list[Mark]:
+def window_marks(windows: Sequence[LateWindow], char_start: int, char_end: int) -> list[Mark]:
     """Text marks: the windows' characters around the chunk, and the chunk highlighted."""
     lo = min((w.char_start for w in windows), default=char_start)
     hi = max((w.char_end for w in windows), default=char_end)
@@ -244,7 +271,9 @@ def window_marks(windows, char_start: int, char_end: int) -> list[Mark]:
     return sorted([*marks, highlight_mark(char_start, char_end)], key=lambda m: m.char_start)
 
 
-def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
+def chunk_inspector(
+    wide: Comparison, hit: StoredHit, change: RankChange | None, reranked: RerankResult | None
+) -> None:
     """The chunk on its page with its late windows shaded, and its score under each method.
 
     The stored offsets are drawn only on the very version that was indexed (the hit's
@@ -263,13 +292,14 @@ def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
                 "score": change.scores[m],
                 "score is": registry.get(m).score.label,
             }
-            for m in (wide.methods if change else ())
+            for m in wide.methods
+            if change
         ]
         if reranked:
             found = next((c for c in reranked.chunks if c.chunk_id == hit.chunk_id), None)
             rows.append(  # a chunk that cannot reach the reranked top was not reranked
-                {"method": f"{reranked.method}+rerank", "rank": found and found.rank,
-                 "score": found and found.score}
+                {"method": f"{reranked.method}+rerank", "rank": found.rank if found else None,
+                 "score": found.score if found else None}
             )  # fmt: skip
         st.dataframe(
             rows,
@@ -284,7 +314,7 @@ def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
                 f"{late.token_count} tokens with full context, from window(s) {used}."
             )
     with left:
-        if status is CitationStatus.MISSING:
+        if status is CitationStatus.MISSING or doc is None:  # verify(None) is MISSING
             st.info(f"{md(hit.doc_id)} is not loaded in this session: add it in the Library.")
         elif status is not CitationStatus.OK:
             cite_view.show_html(unverified_html(hit, doc, status))
@@ -292,7 +322,7 @@ def chunk_inspector(wide: Comparison, hit, change, reranked) -> None:
             draw_on_document(doc, hit, late)
 
 
-def unverified_html(hit, doc: Document, status: CitationStatus) -> str:
+def unverified_html(hit: StoredHit, doc: Document, status: CitationStatus) -> str:
     """A red badge saying why the stored offsets are not drawn, then the stored text."""
     if status is CitationStatus.STALE:
         headline = f"Stale: the loaded {hit.doc_id} is not the indexed version"
@@ -307,7 +337,7 @@ def unverified_html(hit, doc: Document, status: CitationStatus) -> str:
     return badge_html(headline, tone="bad", detail=detail) + stored
 
 
-def draw_on_document(doc: Document, hit, late) -> None:
+def draw_on_document(doc: Document, hit: StoredHit, late: StoredHit | None) -> None:
     """The verified chunk on its page (paged documents) or in its text, late windows shaded."""
     windows = [w for w in eng.windows_of(doc) if late is not None and w.index in late.windows]
     if doc.is_paged and hit.pages:
