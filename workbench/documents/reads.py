@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.formats import load_document
 from core.ingest.ocr import policy_in_force
@@ -63,7 +64,7 @@ class _ocr_progress:  # noqa: N801 - used as a context manager, like a function
     """A progress bar drawn on the first page read by OCR, removed when the read ends."""
 
     def __init__(self) -> None:
-        self._holder: object | None = None
+        self._holder: DeltaGenerator | None = None
 
     def __enter__(self) -> Callable[[int, int], None]:
         return self._update
@@ -72,11 +73,11 @@ class _ocr_progress:  # noqa: N801 - used as a context manager, like a function
         if self._holder is None:
             self._holder = st.empty()
         text = f"Reading page {page} of {pages} by OCR (about 2 s a page)…"
-        self._holder.progress(min(1.0, (page - 1) / max(pages, 1)), text=text)  # type: ignore[attr-defined]
+        self._holder.progress(min(1.0, (page - 1) / max(pages, 1)), text=text)
 
     def __exit__(self, *exc: object) -> None:
         if self._holder is not None:
-            self._holder.empty()  # type: ignore[attr-defined]
+            self._holder.empty()
 
 
 def read_seconds(doc: Document) -> float | None:

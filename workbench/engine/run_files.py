@@ -69,8 +69,9 @@ def demo_queries() -> list[LabelledQuery]:
     taken from the generator of the datasheets (``sample_docs/make_datasheets.py``)."""
     path = session.SAMPLE_DIR / "make_datasheets.py"
     spec = importlib.util.spec_from_file_location("make_datasheets", path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    assert spec is not None and spec.loader is not None  # a .py path always has a loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     return [
         LabelledQuery(
             id=f"{module.slug(product)}-{module.slug(section)}",

@@ -6,6 +6,8 @@ column per method (the query count once per row), and how sure each delta is."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import streamlit as st
 
 from core import methods as registry
@@ -29,7 +31,7 @@ SOURCE_NAMES = {"demo": "the demo set", "shared": "the shared set", "marked": "y
                 "upload": "your query set"}  # fmt: skip
 
 
-def evaluation_form() -> dict | None:
+def evaluation_form() -> dict[str, EvalRun] | None:
     """Draw the form; the saved runs after a run, else None."""
     sources = {"demo": "Demo datasheets (35 questions)"}
     if run_files.EVAL_DIR.is_dir():
@@ -38,7 +40,7 @@ def evaluation_form() -> dict | None:
         sources["marked"] = f"Marked in Compare ({len(dep.marked())})"
     sources["upload"] = "Upload a query set"
     source = st.segmented_control(
-        "Labelled queries", list(sources), format_func=sources.get, default="demo",
+        "Labelled queries", list(sources), format_func=lambda s: sources[s], default="demo",
         key=K.SOURCE, required=True,
     )  # fmt: skip
     try:
@@ -85,7 +87,13 @@ def _cache() -> VectorCache:
 
 
 @st.cache_resource(max_entries=16, ttl=600, show_spinner="Counting what is left to embed…")
-def _cost(shas: tuple[str, ...], config_key: str, cached: int, _docs, _config) -> EvalCost:
+def _cost(
+    shas: tuple[str, ...],
+    config_key: str,
+    cached: int,
+    _docs: Sequence[Document],
+    _config: EvalConfig,
+) -> EvalCost:
     return estimate_cost(
         _docs, _config, encoder=eng.encoder(), cache=_cache(),
         chunker=lambda doc: parse_cache.chunked(doc, "fast", _config.policy),

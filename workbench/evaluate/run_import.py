@@ -6,11 +6,13 @@ what an imported run could not place, shown above its numbers."""
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from core.errors import ChunkscopeError
 from core.evaluate import EvalRun, save_run
 from core.evaluate.imported_run import DEFAULT_NAME, import_run
 from core.evaluate.traces import TRACE_SHAPES, read_trace
+from core.imported import ChunkSet
 from core.methods import BESIDE_A_RUN
 from workbench.documents import chunk_sets, session
 from workbench.engine import resources as eng
@@ -65,7 +67,14 @@ def import_form() -> None:
             st.session_state[EvalKey.TRIAGE_METHOD] = None
 
 
-def _imported(trace, labels, chunk_set, shape, name: str, ours: list[str]) -> EvalRun | None:
+def _imported(
+    trace: UploadedFile,
+    labels: UploadedFile,
+    chunk_set: ChunkSet,
+    shape: str | None,
+    name: str,
+    ours: list[str],
+) -> EvalRun | None:
     if not roles.require_editor("import runs"):  # it is saved beside the index
         return None
     found, logged = read_trace(trace.getvalue(), trace.name, shape=shape)
@@ -93,6 +102,7 @@ def imported_note(run: EvalRun) -> None:
     info = run.imported
     if not info:
         return
+    # the record is read as Mapping[str, object]; import_run writes these two as lists of rows
     outside = list(info.get("outside", []))  # type: ignore[call-overload]
     unlabelled = list(info.get("unlabelled", []))  # type: ignore[call-overload]
     st.caption(

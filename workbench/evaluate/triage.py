@@ -7,6 +7,7 @@ Query sets and saved runs, which other pages read too, are in ``workbench.engine
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import streamlit as st
@@ -14,6 +15,9 @@ import streamlit as st
 from core.evaluate import (
     CAUSES,
     EvalRun,
+    Failure,
+    QueryRecord,
+    Tag,
     TriageStore,
     export_tags,
     tag_query,
@@ -42,7 +46,7 @@ def triage_store() -> TriageStore:
 
 
 def tag_failure(
-    run: EvalRun, failure, cause: str, note_key: str, size: int, suggested: str = ""
+    run: EvalRun, failure: Failure, cause: str, note_key: str, size: int, suggested: str = ""
 ) -> None:
     """Button callback: tag (with the note and the suggestion shown), then move on."""
     if not roles.require_editor("tag failures"):
@@ -61,7 +65,7 @@ def step(by: int, size: int) -> None:
     )
 
 
-def own_tag(failure):  # -> core.evaluate.Tag | None
+def own_tag(failure: Failure) -> Tag | None:
     """The failure's tag if it was made under the method being read.
 
     A query has one tag per run (``TriageStore``), whichever method it was read under; a
@@ -71,7 +75,7 @@ def own_tag(failure):  # -> core.evaluate.Tag | None
     return tag if tag is not None and tag.method in ("", failure.method) else None
 
 
-def sample_counts(sample) -> dict[str, int]:
+def sample_counts(sample: Sequence[Failure]) -> dict[str, int]:
     """Tags per cause among the failures of ``sample`` tagged under its own method,
     every cause present, in ``CAUSES`` order."""
     counts = dict.fromkeys(CAUSES, 0)
@@ -81,13 +85,13 @@ def sample_counts(sample) -> dict[str, int]:
     return counts
 
 
-def chosen_cause(failure, suggested: str) -> str:
+def chosen_cause(failure: Failure, suggested: str) -> str:
     """The one cause shown selected: this method's tag, else the suggestion ('' none)."""
     tag = own_tag(failure)
     return tag.cause if tag is not None else suggested
 
 
-def elsewhere_line(failure) -> str:
+def elsewhere_line(failure: Failure) -> str:
     """What a tag made under another method says, and that tagging here replaces it."""
     tag = failure.tag
     if tag is None or own_tag(failure) is not None:
@@ -103,7 +107,7 @@ def reset_triage() -> None:
     st.session_state[EvalKey.TRIAGE_POS] = None
 
 
-def position(sample) -> int:
+def position(sample: Sequence[Failure]) -> int:
     """Where the reader stands in ``sample``; a new session starts at the first untagged."""
     if st.session_state[EvalKey.TRIAGE_POS] is None:
         first = next((i for i, f in enumerate(sample) if own_tag(f) is None), 0)
@@ -119,16 +123,18 @@ def export_bytes(run: EvalRun, suffix: str) -> bytes:
         return path.read_bytes()
 
 
-def rank_text(rank: int | None, depth: int, record=None, method: str = "") -> str:
+def rank_text(
+    rank: int | None, depth: int, record: QueryRecord | None = None, method: str = ""
+) -> str:
     """``rank 912 of 84,000`` at full depth where the run recorded it, else the rank
     within the run's depth."""
     full = record.full_ranks.get(method) if record is not None else None
-    if full is not None and record.scope_size:
+    if full is not None and record is not None and record.scope_size:
         return f"rank {full:,} of {record.scope_size:,}"
     return f"rank {rank}" if rank is not None else f"not in the top {depth}"
 
 
-def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
+def query_card(run: EvalRun, record: QueryRecord, docs: dict[str, Document]) -> None:
     """A query: gold evidence on its page (or in its text), the top k of each method with
     gold-overlapping chunks marked, and where gold ranked when it missed the top k."""
     st.html(f'<div class="cs-query">{escape(record.query)}</div>')
@@ -166,7 +172,7 @@ def query_card(run: EvalRun, record, docs: dict[str, Document]) -> None:
             col.caption(f"Gold outside the top {run.text_k}: {shown}")
 
 
-def gold_view(record, doc: Document | None) -> None:
+def gold_view(record: QueryRecord, doc: Document | None) -> None:
     """The first gold span highlighted on its page, or in its text for reflowable documents."""
     gold = record.gold[0]
     if doc is None or doc.sha256 != record.doc_sha256:

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
 from core.diagnose.run_depth import RunRanker
 from core.diagnose.run_failures import diagnose_run
-from core.diagnose.signals import Diagnosis, Signal
+from core.diagnose.signals import Diagnosis, Hit, Signal
+from core.evaluate import EvalRun, QueryRecord
 from core.evaluate import triage as tri_core
-from core.provenance.types import ChunkPolicy, Document
+from core.provenance.types import Block, Chunk, ChunkPolicy, Document
 from core.render.chart_style import CAUSE_COLOURS
 from core.render.markup import Mark, Shape, escape, marked_text_html
 from core.render.overlay import span_line_boxes
@@ -48,10 +50,12 @@ RANK_EMBED = None  # the records of one stored method; None: core.index.indexer.
 
 
 @st.cache_resource(max_entries=8, show_spinner="Laying out the evidence of each failure…")
-def _diagnoses(run_id: str, method: str, shas: tuple[str, ...], _run, _docs) -> dict:
+def _diagnoses(
+    run_id: str, method: str, shas: tuple[str, ...], _run: EvalRun, _docs: Mapping[str, Document]
+) -> dict[str, Diagnosis]:
     policy = ChunkPolicy.from_dict(dict(_run.policy))
 
-    def parts(doc: Document):
+    def parts(doc: Document) -> tuple[tuple[Block, ...], tuple[Chunk, ...]]:
         blocks = parse_cache.parsed(doc, "fast").blocks
         return blocks, parse_cache.chunked(doc, "fast", policy)
 
@@ -104,7 +108,9 @@ CONFIDENCE_NOTE = {
 }
 
 
-def diagnosis_of(run, query_id: str, method: str, docs: dict[str, Document]) -> Diagnosis | None:
+def diagnosis_of(
+    run: EvalRun, query_id: str, method: str, docs: dict[str, Document]
+) -> Diagnosis | None:
     """The diagnosis of one failure (every failure of the run is diagnosed once, cached)."""
     shas = tuple(sorted(d.sha256 for d in docs.values()))
     st.session_state[WhyKey.SEEN] = (run, docs)
@@ -181,7 +187,7 @@ def _method_finding(diagnosis: Diagnosis, doc: Document) -> None:
     _attribution(run, diagnosis, docs, top)
 
 
-def _attribution(run, diagnosis: Diagnosis, docs: dict[str, Document], top) -> None:
+def _attribution(run: EvalRun, diagnosis: Diagnosis, docs: dict[str, Document], top: Hit) -> None:
     from core import methods
     from core.diagnose.attribution import contextual_attribution, late_attribution
 
@@ -258,7 +264,9 @@ def _second_gold(diagnosis: Diagnosis, doc: Document) -> None:
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
-def _ranker(run_id: str, shas: tuple[str, ...], _run, _docs) -> RunRanker:
+def _ranker(
+    run_id: str, shas: tuple[str, ...], _run: EvalRun, _docs: dict[str, Document]
+) -> RunRanker:
     """The run's corpus rebuilt (cheap: the chunks come from the chunk cache); its
     methods' chunk sides are computed by ``_prepared`` with a progress bar."""
     policy = ChunkPolicy.from_dict(dict(_run.policy))
@@ -268,20 +276,24 @@ def _ranker(run_id: str, shas: tuple[str, ...], _run, _docs) -> RunRanker:
     )  # fmt: skip
 
 
-def _prepared(run, docs: dict[str, Document]) -> RunRanker:
+def _prepared(run: EvalRun, docs: dict[str, Document]) -> RunRanker:
     ranker = _ranker(run.run_id, tuple(sorted(d.sha256 for d in docs.values())), run, docs)
     if not ranker.prepared:
         bar = st.progress(0.0, text="Scoring every chunk of the run…")
-        ranker.prepare(
-            lambda done, total: bar.progress(
+
+        def tick(done: int, total: int) -> None:
+            bar.progress(
                 done / max(total, 1), text=f"Vectors of the run's chunks: {done:,} of {total:,}"
             )
-        )
+
+        ranker.prepare(tick)
         bar.empty()
     return ranker
 
 
-def _target(record, chunks, doc: Document, anchor: str) -> tuple[object, str]:
+def _target(
+    record: QueryRecord, chunks: Sequence[Chunk], doc: Document, anchor: str
+) -> tuple[Chunk, str]:
     """The chunk to rank: found by its words, clicked on its page, or the first gold one."""
     gold = next(
         (c for c in chunks
@@ -302,7 +314,7 @@ def _target(record, chunks, doc: Document, anchor: str) -> tuple[object, str]:
             for c in found
         }
         picked = st.selectbox(
-            f"{len(found)} chunk(s) found", list(labels), format_func=labels.get,
+            f"{len(found)} chunk(s) found", list(labels), format_func=lambda c: labels[c],
             key=why_found_widget(anchor),
         )  # fmt: skip
         return next(c for c in found if c.chunk_id == picked), "the chunk found by its words"
@@ -321,7 +333,7 @@ def _target(record, chunks, doc: Document, anchor: str) -> tuple[object, str]:
     return (chosen, "the chunk clicked on the page") if chosen else (gold, "the first gold chunk")
 
 
-def rank_panel(run, record, docs: dict[str, Document]) -> None:
+def rank_panel(run: EvalRun, record: QueryRecord, docs: dict[str, Document]) -> None:
     """Any chunk of the failure's document ranked at full depth under every method of the
     run, over the run's own scope (all documents, or the query's own)."""
     with st.expander("Where does a chunk rank?", expanded=True, icon=":material/leaderboard:"):
