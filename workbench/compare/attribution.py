@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.diagnose.attribution import contextual_attribution, late_attribution
-from core.provenance.types import Chunk, Document
+from core.diagnose.attribution import Attribution, contextual_attribution, late_attribution
+from core.provenance.types import Chunk, ChunkPolicy, Document
 from core.render.markup import Mark, Shape, marked_text_html
 from core.render.overlay import span_line_boxes
 from core.render.views import highlight_shapes
+from core.store import StoredHit
 from workbench.engine import resources as eng
 from workbench.state import AttributionKey
 from workbench.widgets import cite_view
@@ -21,7 +22,7 @@ from workbench.widgets import cite_view
 UP, DOWN = "#d1495b", "#2e86ab"  # raised the cosine / lowered it
 
 
-def _chunk_of(hit, policy) -> Chunk:
+def _chunk_of(hit: StoredHit, policy: ChunkPolicy) -> Chunk:
     return Chunk(
         chunk_id=hit.chunk_id, doc_id=hit.doc_id, doc_sha256=hit.doc_sha256,
         char_start=hit.char_start, char_end=hit.char_end, text=hit.text, pages=hit.pages,
@@ -30,7 +31,7 @@ def _chunk_of(hit, policy) -> Chunk:
     )  # fmt: skip
 
 
-def _compute(doc: Document, chunk: Chunk, query: str) -> tuple:
+def _compute(doc: Document, chunk: Chunk, query: str) -> tuple[Attribution, Attribution]:
     bar = st.progress(0.0, text="Hiding each sentence of the late window in turn…")
 
     def tick(done: int, total: int) -> None:
@@ -47,7 +48,7 @@ def _weight(delta: float, peak: float) -> float:
     return min(0.65, 0.08 + 0.57 * abs(delta) / peak) if peak > 0 else 0.08
 
 
-def _heat(doc: Document, late, chunk: Chunk) -> None:
+def _heat(doc: Document, late: Attribution, chunk: Chunk) -> None:
     peak = max((abs(p.delta) for p in late.parts), default=0.0)
     if doc.is_paged and chunk.pages:
         pages = sorted({pg for p in late.parts for pg in doc.pages_of(p.char_start, p.char_end)})
@@ -77,7 +78,9 @@ def _heat(doc: Document, late, chunk: Chunk) -> None:
     cite_view.show_html(marked_text_html(doc.text[a:b], a, marks))
 
 
-def attribution_panel(query: str, hit, policy, doc: Document | None) -> None:
+def attribution_panel(
+    query: str, hit: StoredHit, policy: ChunkPolicy, doc: Document | None
+) -> None:
     """The button, then the heat map and the most influential sentences and prefix words."""
     results = st.session_state.setdefault(AttributionKey.RESULTS, {})
     if doc is None or doc.sha256 != hit.doc_sha256 or eng.late_refusal():

@@ -33,6 +33,15 @@ def store(*, create: bool = False) -> ChunkStore | None:
     return _open_store(kind, address)
 
 
+def existing_store() -> ChunkStore:
+    """``store()`` where a page already read entries from it: ``StoreError`` with a one-line
+    message when its folder no longer exists."""
+    opened = store()
+    if opened is None:
+        raise StoreError("the store folder no longer exists: pick a store in the sidebar")
+    return opened
+
+
 def indexed_versions() -> dict[str, set[str]]:
     """doc_id -> sha256 of every version in the store (empty when there is no store)."""
     try:

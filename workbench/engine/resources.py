@@ -31,7 +31,7 @@ from core.embed import Encoder, VectorCache, load_encoder
 from core.embed.cache import shared_cache
 from core.embed.late import late_windows, window_policy
 from core.embed.records import LateWindow
-from core.errors import ChunkscopeError, PoolingError, StoreError
+from core.errors import ChunkscopeError, PoolingError
 from core.index.background import IndexJob
 from core.index.indexer import index_documents
 from core.methods.embedding import check_late_pooling
@@ -204,9 +204,7 @@ def comparison(
 ) -> Comparison:
     """Each method ranked ``WIDE`` deep with its top ``k`` read (``core.retrieve.comparison``), from
     memory when asked before."""
-    opened = chunk_store.store()
-    if opened is None:  # the store folder went away since its entries were read
-        raise StoreError("the store folder no longer exists: pick a store in the sidebar")
+    opened = chunk_store.existing_store()
     key = (policy.key, opened.location.describe(), index_state(entries))
     return _compare_cached(query, tuple(methods), doc_id, *key, k, policy, opened)
 

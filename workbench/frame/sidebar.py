@@ -6,6 +6,7 @@ navigation from ``MENU``, calls ``follow_redirect`` and runs the page inside ``f
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import streamlit as st
@@ -46,7 +47,7 @@ p.cs-menu-section { font-size: .82rem; color: #5b6b79; margin: .6rem 0 .1rem .2r
 
 
 @contextmanager
-def framed():
+def framed() -> Iterator[None]:
     """``app.py`` runs the page inside this: state, stylesheet and sidebar come first."""
     _draw_frame()
     st.session_state[Key.FRAMED] = True

@@ -11,20 +11,23 @@ k (the same session keys), so either page opens on what the other showed.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import streamlit as st
 
 from core.diagnose.depth import full_depth_ranks
 from core.errors import ChunkscopeError
+from core.evaluate import EvalRun
 from core.projection import MapScope, group_cohesion, layout, read_scope
 from core.projection.cohesion import gold_chunks
 from core.projection.fit import is_fitted
 from core.provenance.cite import CitationStatus
+from core.provenance.types import ChunkPolicy
 from core.render.links import parse_span
 from core.render.map_chart import OTHER, STATUS_COLOURS
 from core.render.titles import stored_title
+from core.store import ChunkStore, IndexedDoc, StoredHit
 from workbench.documents import chunk_store, session
 from workbench.engine import resources as eng
 from workbench.state import EngineKey, MapKey
@@ -74,18 +77,24 @@ def take_link() -> None:
 
 @st.cache_resource(max_entries=6, show_spinner="Reading the chunks' vectors…")
 def _scope(
-    where: str, state: str, model: str, methods: tuple, policy_key: str, doc_id: str | None,
-    keep: tuple, _policy, _store,
+    where: str, state: str, model: str, methods: tuple[str, ...], policy_key: str,
+    doc_id: str | None, keep: tuple[str, ...], _policy: ChunkPolicy, _store: ChunkStore,
 ) -> MapScope:  # fmt: skip
     return read_scope(
         _store, model=model, methods=methods, policy=_policy, doc_id=doc_id, keep=keep
     )
 
 
-def scope(methods, policy, doc_id: str | None, entries, keep: Sequence[str]) -> MapScope:
+def scope(
+    methods: Sequence[str],
+    policy: ChunkPolicy,
+    doc_id: str | None,
+    entries: Iterable[IndexedDoc],
+    keep: Sequence[str],
+) -> MapScope:
     """The drawn chunks: read once per index state; read again with ``keep`` only when
     the scope is sampled and the sample missed some of them."""
-    opened = chunk_store.store()
+    opened = chunk_store.existing_store()
     key = (opened.location.describe(), eng.index_state(entries), eng.encoder().name)
     base = _scope(*key, tuple(methods), policy.key, doc_id, (), policy, opened)
     if not base.sampled or all(c in base.row_of for c in keep):
@@ -134,7 +143,7 @@ def groups(drawn: MapScope, colouring: str, status: dict[str, str] | None = None
     return [c.doc_id for c in drawn.chunks]
 
 
-def run_status(drawn: MapScope, run, method: str) -> dict[str, str]:
+def run_status(drawn: MapScope, run: EvalRun, method: str) -> dict[str, str]:
     """``{chunk_id: "gold, failed" | "gold, found"}`` for the drawn chunks holding a
     gold span of a query of ``run`` (failed wins when several queries share a chunk)."""
     out: dict[str, str] = {}
@@ -173,7 +182,9 @@ def gold_ids(drawn_or_none: MapScope | None) -> list[str]:
     return gold_chunks(drawn_or_none, doc_id, sha, spans)
 
 
-def linked_gold_ids(entries, policy, methods) -> list[str]:
+def linked_gold_ids(
+    entries: Iterable[IndexedDoc], policy: ChunkPolicy, methods: Sequence[str]
+) -> list[str]:
     """Ids of the stored chunks overlapping the linked gold spans (read before the
     scope, so a sample keeps them)."""
     gold = st.session_state.get(MapKey.GOLD)
@@ -208,14 +219,21 @@ def cohesion_panel(drawn: MapScope, by: str) -> None:
 
 
 def rank_panel(
-    query: str, drawn: MapScope, chunk_id: str, methods, policy, doc_id, k: int, picked: bool
+    query: str,
+    drawn: MapScope,
+    chunk_id: str,
+    methods: Sequence[str],
+    policy: ChunkPolicy,
+    doc_id: str | None,
+    k: int,
+    picked: bool,
 ) -> None:
     """The picked (or gold) chunk's rank at full depth under each method, with the
     cosines behind it (``core.diagnose.depth``, as Compare's "Where does a chunk rank?")."""
     chunk = drawn.chunks[drawn.row_of[chunk_id]]
     st.subheader("Where does it rank?")
     ranks = full_depth_ranks(
-        query, chunk_id, methods=methods, encoder=eng.encoder(), store=chunk_store.store(),
+        query, chunk_id, methods=methods, encoder=eng.encoder(), store=chunk_store.existing_store(),
         policy=policy, doc_id=doc_id, k=k,
     )  # fmt: skip
     st.caption(
@@ -230,7 +248,7 @@ def rank_panel(
     })  # fmt: skip
 
 
-def picked_panel(chunk) -> None:
+def picked_panel(chunk: StoredHit) -> None:
     """The chunk clicked on the map: its title, citation, and the chunk on its page."""
     st.subheader("The picked chunk")
     st.markdown(f"**{md(ins.chunk_label(chunk, True))}**")

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import streamlit as st
@@ -20,6 +21,8 @@ from core.chunk import chunk_document
 from core.errors import ChunkscopeError
 from core.evaluate import EvalConfig, save_run
 from core.evaluate.cost import EvalCost, add_costs, estimate_cost
+from core.evaluate.scoring import EmbedFn
+from core.provenance.types import Chunk, ChunkPolicy, Document
 from core.tune import Cell, Sweep, load_sweep, parse_grid, save_sweep, store_sweeps_dir
 from core.tune.curves import edge_note
 from core.tune.job import SweepJob
@@ -121,19 +124,26 @@ def grid_controls() -> list:
     return parse_grid([name], sorted(sizes), overlaps, unit)
 
 
-def embed_step():  # -> core.evaluate.runner.EmbedFn | None
+def embed_step() -> EmbedFn | None:
     """The index step of the sweep's methods (None: each method's registered one); the
     seam tests replace with a fake."""
     return None
 
 
 @st.cache_resource(max_entries=8, ttl=600, show_spinner="Counting what is left to embed…")
-def _cost(shas: tuple[str, ...], keys: tuple[str, ...], cached: int, _docs, _configs) -> EvalCost:
+def _cost(
+    shas: tuple[str, ...],
+    keys: tuple[str, ...],
+    cached: int,
+    _docs: Sequence[Document],
+    _configs: Sequence[EvalConfig],
+) -> EvalCost:
     counted: set[tuple[str, str]] = set()  # a sweep passes a document through late once
     costs = []
     for config in _configs:
 
-        def chunker(doc, policy=config.policy):  # the sweep's own chunking: no tokenizer
+        def chunker(doc: Document, policy: ChunkPolicy = config.policy) -> list[Chunk]:
+            # the sweep's own chunking: no tokenizer
             return chunk_document(doc, parse_cache.parsed(doc, "fast").blocks, policy)
 
         costs.append(
