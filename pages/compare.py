@@ -40,6 +40,7 @@ if not entries:
     elif not eng.indexing():  # while a job runs, its progress bar says what is happening
         st.info("Nothing is indexed for this model yet: index the demo datasheets above.")
     st.stop()
+assert opened is not None  # indexed_here finds entries only in an open store
 eng.load_indexed_sources(entries)
 
 state = st.session_state
@@ -115,7 +116,7 @@ if refusal:
 names = [*methods, *(["rerank"] if reranked else [])]
 for col, name in zip(st.columns(len(names)), names, strict=True):
     with col:
-        if name == "rerank":
+        if name == "rerank" and reranked is not None:  # "rerank" is named only then
             ins.rerank_column(reranked, cards_k, whole, titles)
         elif name in methods:
             ins.method_column(view, name, changes, whole, titles)
@@ -150,7 +151,7 @@ fig = charts.score_rank_figure(curves, scales=scales, k=k, marks=marks)
 right.plotly_chart(fig, config=NO_BAR)
 
 st.subheader("Inspect a chunk")
-selected = st.selectbox("Chunk", list(labels), key=K.SELECTED, format_func=labels.get)
+selected = st.selectbox("Chunk", list(labels), key=K.SELECTED, format_func=lambda c: labels[c])
 hit = hits[selected]
 ins.chunk_inspector(wide, hit, changes.get(selected), reranked)
 where = opened.location.describe()

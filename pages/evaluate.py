@@ -67,8 +67,8 @@ st.markdown("**Deltas between methods** (paired bootstrap, 95%)")
 pairs = [p for p, by_name in run.deltas.items() if any(d is not None for d in by_name.values())]
 if pairs:  # one pair at a time, late against naive first, each table whole
     first = next((i for i, p in enumerate(pairs) if p == "-".join(reversed(registry.PAIRED))), 0)
-    pair = st.selectbox("Methods compared", pairs, index=first, key=K.DELTA_PAIR)
-    delta_rows = eval_form.delta_table(run, pair)
+    compared = st.selectbox("Methods compared", pairs, index=first, key=K.DELTA_PAIR)
+    delta_rows = eval_form.delta_table(run, compared)
     st.dataframe(delta_rows, hide_index=True, height=wording.table_height(len(delta_rows)))
     st.caption(
         "“clear” needs the interval off zero and 30 or more queries; with fewer, a "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from core.errors import ChunkscopeError
@@ -72,7 +74,7 @@ for entry in kept_docs.locked_entries():
                 st.error(md(exc))
 
 info = session.model_info_or_stop()  # lengths are counted in the model's tokens
-rows = session.library_rows()
+rows: list[dict[str, Any]] = session.library_rows()
 if not rows:
     st.info("The library is empty: upload a document above.")
     st.stop()

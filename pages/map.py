@@ -33,7 +33,7 @@ st.caption(
     "panel moved in the model's space. Late chunking pools a document's chunks from the "
     "same token states: its panel shows how much that pulls each document together."
 )
-_, entries = eng.indexed_here()
+entries = eng.indexed_here()[1]
 if not entries:
     st.info("Nothing is indexed for this model yet: index documents on the Compare page.")
     st.stop()

@@ -32,7 +32,7 @@ parser = row[0].segmented_control(  # short labels: a long one was clipped at it
     required=True,
     **wording.synced(Key.PARSER_WIDGET, Key.PARSER),
     format_func={"fast": "Fast (heuristic)", "layout": "Layout model",
-                 "fast+layout": "Fast + layout"}.get,
+                 "fast+layout": "Fast + layout"}.__getitem__,
     help="Fast: fonts, sizes, bullets and repetition. Layout model: PyMuPDF's layout model "
     "on every page (about half a second a page). Fast + layout: the fast parser, with the "
     "layout model only on the pages whose columns it left untyped.",
@@ -57,7 +57,7 @@ result = parse_cache.parsed(doc, parser)
 row[2].caption(parse_cache.parse_times_line(doc))
 
 blocks = result.blocks
-counts = Counter(b.kind for b in blocks)
+counts: Counter[str] = Counter(b.kind for b in blocks)
 present = [k for k in BLOCK_KINDS if counts[k]]
 if not blocks:
     st.info("The parser found no text blocks (a scan without a text layer?).")

@@ -35,7 +35,7 @@ if roles.editing_enabled():
             sources["shared"] = "Shared set (chunking_evaluation)"
         sources["upload"] = "Upload a query set"  # ranked over the library's documents
         source = st.segmented_control(
-            "Labelled queries", list(sources), format_func=sources.get, default="demo",
+            "Labelled queries", list(sources), format_func=lambda s: sources[s], default="demo",
             key=EvalKey.SOURCE, required=True,
         )  # fmt: skip
         try:
@@ -80,13 +80,13 @@ policies = sorted({p.policy.name for p in sweep.points})
 policy_name = cells[1].selectbox("Policy", policies, key=K.SHOWN_POLICY)
 overlaps = sorted({p.overlap_asked for p in sweep.points if p.policy.name == policy_name})
 overlap = cells[2].selectbox("Overlap", overlaps, key=K.SHOWN_OVERLAP)
-cost = cells[3].selectbox("Cost axis", list(COSTS), format_func=COSTS.get, key=K.COST)
+cost_axis = cells[3].selectbox("Cost axis", list(COSTS), format_func=lambda c: COSTS[c], key=K.COST)
 series = curves(sweep, metric, policy_name, overlap)
 crossings = all_crossovers(series, query_count(sweep))
 clear = [c for c in crossings if c.clear]  # drawn and stated; the others only named
 unit = next(p.policy.unit for p in sweep.points if p.policy.name == policy_name)
 event = st.plotly_chart(
-    curve_figure(series, clear, unit=unit, cost=cost), key=K.CHART, on_select="rerun",
+    curve_figure(series, clear, unit=unit, cost=cost_axis), key=K.CHART, on_select="rerun",
     selection_mode="points", config={"displayModeBar": False},
 )  # fmt: skip
 ut.take_click(event)
