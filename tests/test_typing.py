@@ -5,8 +5,8 @@ the Protocols they stand in for.
 store, a method's index step, the records function), real and fake, to its Protocol,
 so this test fails when one drifts from its interface, and on any other type error in
 ``core``, ``workbench``, ``pages`` or ``app.py`` (the last three fully annotated). The
-settings are ``[tool.mypy]`` in pyproject.toml. About 30 s without mypy's
-cache, 10 s with it, on a quiet machine; no timeout, since load only slows it.
+settings are ``[tool.mypy]`` in pyproject.toml. About 1 min without mypy's
+cache, 8 s with it, on this 2-core machine; no timeout, since load only slows it.
 """
 
 from __future__ import annotations
