@@ -31,23 +31,34 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from core.align.exact import View, exact_matches, whitespace_free_view
 from core.align.window import align_words
 from core.align.words import Word, words_of
+from core.imported.loader_check import LoaderFind, find_in_loader
+from core.imported.loader_text import PageTexts, extractor_label
 from core.imported.shapes import ForeignChunk
 from core.provenance.types import Document
 
 AnchorKind = Literal["exact", "aligned", "ambiguous", "missing"]
 ClaimKind = Literal["ok", "wrong", "absent", "unchecked"]
+PageClaimKind = Literal["ok", "wrong", "absent", "unchecked"]
 ANCHORS: tuple[AnchorKind, ...] = ("exact", "aligned", "ambiguous", "missing")
 CLAIMS: tuple[ClaimKind, ...] = ("ok", "wrong", "absent", "unchecked")
+PAGE_CLAIMS: tuple[PageClaimKind, ...] = ("ok", "wrong", "absent", "unchecked")
 DEFAULT_THRESHOLD = 0.9
 CHECKABLE_KINDS = frozenset({"text", "markdown"})  # canonical text == the file as read
 _MAX_PLACES = 200  # a text found in more places than this is ambiguous without more look
 _ORDERED_SHARE = 0.9
+WIDE_SPAN = 1.5  # an aligned span past this many times its chunk's length says so
+
+
+def span_ratio(span: str, chunk: str) -> float:
+    """The span's length against the chunk's, whitespace aside (extractions space a
+    table's cells differently)."""
+    return len("".join(span.split())) / max(1, len("".join(chunk.split())))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,6 +80,8 @@ class Anchor:
     claimed_start: int | None
     places: int
     detail: str
+    page_claim: PageClaimKind = "absent"
+    claimed_page: int | None = None
 
     @property
     def anchored(self) -> bool:
@@ -181,9 +194,11 @@ def _claimed_place(doc: Document, chunk: ForeignChunk, start: int) -> tuple[int,
 
 
 def _choose(
-    text: DocumentText, chunk: ForeignChunk, found: _Found, after: int, before: int | None
-) -> None:
-    """Decide among several places (page, neighbours' order, claim) or leave it open."""
+    text: DocumentText, chunk: ForeignChunk, found: _Found, after: int, before: int | None,
+    rel: float | None = None,
+) -> None:  # fmt: skip
+    """Decide among several places (page, neighbours' order, claim, the place on its page
+    the loader's text puts it at) or leave it open."""
     places = found.places
     region = text.page_region(chunk.page)
     if region is not None:
@@ -195,6 +210,12 @@ def _choose(
         claimed = _claimed_place(text.doc, chunk, chunk.claimed_start)
         if claimed is not None and (_claim_checkable(text.doc) or claimed in places):
             places = _narrow(places, [p for p in places if p == claimed])
+    if len(places) > 1 and rel is not None and chunk.page is not None and region is not None:
+        page = text.doc.pages[chunk.page - 1]
+        size = max(1, page.char_end - page.char_start)
+        own = [p for p in places if page.char_start <= p[0] < page.char_end]
+        if own:
+            places = [min(own, key=lambda p: abs((p[0] - page.char_start) / size - rel))]
     if len(places) == 1:
         found.chosen = places[0]
         found.coverage = 1.0
@@ -202,11 +223,13 @@ def _choose(
 
 def _align(
     text: DocumentText, chunk: ForeignChunk, found: _Found, after: int, before: int | None,
-    threshold: float,
+    threshold: float, page_known: bool = False,
 ) -> None:  # fmt: skip
     """Word alignment, nearest evidence first: just after the chunk before it (imports
-    come in order), then its page and the next; the whole text only for a chunk without
-    a page. A run off the chunk's page is not taken."""
+    come in order), then its page and the next; the whole text for a chunk without a page,
+    or whose page holds no run of its words (its page claim is then wrong). A chunk the
+    loader's text puts on its page (``page_known``) is placed there even when its words
+    come in another order, spread over up to four times its length."""
     size = len(text.text)
     page = text.page_region(chunk.page)
     regions: list[tuple[int, int]] = []
@@ -222,9 +245,34 @@ def _align(
             continue
         found.chosen, found.coverage, found.how = (start, end), result.coverage, "words"
         return
+    if page is not None and page_known:
+        result = align_words(text.text, text.words(*page), chunk.text, threshold, best=False,
+                             spread=4)  # fmt: skip
+        if result.char_start is not None and result.char_end is not None:
+            found.chosen, found.coverage = (result.char_start, result.char_end), result.coverage
+            found.how = "words"
+            return
+    elif page is not None:
+        result = align_words(text.text, text.words(0, size), chunk.text, threshold, best=False)
+        if result.char_start is not None and result.char_end is not None:
+            found.chosen, found.coverage = (result.char_start, result.char_end), result.coverage
+            found.how = "words"
+            return
     last = regions[-1]
     found.coverage = align_words(text.text, text.words(*last), chunk.text, threshold).coverage
     found.how = "page" if page is not None else "text"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoaderEvidence:
+    """The per-page loader's text a set's offsets are into: ``pages`` of one extractor
+    (confirmed on the set, ``core.imported.loader_check.choose_extractor``)."""
+
+    pages: PageTexts
+
+    @property
+    def label(self) -> str:
+        return extractor_label(self.pages.extractor)
 
 
 def anchor_document(
@@ -233,11 +281,21 @@ def anchor_document(
     *,
     threshold: float = DEFAULT_THRESHOLD,
     text: DocumentText | None = None,
+    loader: LoaderEvidence | None = None,
 ) -> list[Anchor]:
     """Anchor ``chunks`` (this document's, in import order) in ``doc``; see the module doc.
-    ``text``: the document's prepared text, when the caller anchors in it more than once."""
+    ``text``: the document's prepared text, when the caller anchors in it more than once;
+    ``loader``: the loader's own page text, where the chunks' offsets and pages are
+    checked (a chunk is then placed on the page whose loader text holds it)."""
     text = text if text is not None and text.doc is doc else DocumentText(doc)
-    found = [_Found(places=text.places(c.text, c.page)) for c in chunks]
+    finds: list[LoaderFind | None] = [
+        find_in_loader(loader.pages, c) if loader is not None else None for c in chunks
+    ]
+    placing = [
+        replace(c, page=f.page) if f is not None and f.page is not None else c
+        for c, f in zip(chunks, finds, strict=True)
+    ]
+    found = [_Found(places=text.places(c.text, c.page)) for c in placing]
     use_order = _ordered(found)
     fixed_after: list[int | None] = [None] * len(found)  # start of the next one-place chunk
     upcoming: int | None = None
@@ -246,18 +304,23 @@ def anchor_document(
         if len(found[k].places) == 1:
             upcoming = found[k].places[0][0]
     after = 0
-    for k, (chunk, item) in enumerate(zip(chunks, found, strict=True)):
+    for k, (chunk, item) in enumerate(zip(placing, found, strict=True)):
         bound = (after, fixed_after[k]) if use_order else (0, None)
+        find = finds[k]
+        known = find is not None and find.page is not None
+        rel = find.at / max(1, find.length) if find is not None and find.at is not None else None
         if len(item.places) == 1:
             item.chosen, item.coverage = item.places[0], 1.0
         elif item.places:
-            _choose(text, chunk, item, *bound)
+            _choose(text, chunk, item, *bound, rel=rel)
         else:
-            _align(text, chunk, item, *bound, threshold)
+            _align(text, chunk, item, *bound, threshold, page_known=known)
         if item.chosen is not None:
             after = item.chosen[0]
+    label = loader.label if loader is not None else None
     return [
-        _verdict(text, chunk, item, threshold) for chunk, item in zip(chunks, found, strict=True)
+        _verdict(text, chunk, placed, item, threshold, find, label)
+        for chunk, placed, item, find in zip(chunks, placing, found, finds, strict=True)
     ]
 
 
@@ -267,7 +330,10 @@ def _place_name(places: list[tuple[int, int]], span: tuple[int, int]) -> str:
     return f", its {ordinal(places.index(span) + 1)} occurrence"
 
 
-def _verdict(text: DocumentText, chunk: ForeignChunk, item: _Found, threshold: float) -> Anchor:
+def _verdict(
+    text: DocumentText, chunk: ForeignChunk, placed: ForeignChunk, item: _Found,
+    threshold: float, find: LoaderFind | None, label: str | None,
+) -> Anchor:  # fmt: skip
     doc = text.doc
     kind: AnchorKind
     details: list[str] = []
@@ -283,6 +349,11 @@ def _verdict(text: DocumentText, chunk: ForeignChunk, item: _Found, threshold: f
                 if item.how == "words"
                 else "the same characters with other spacing or line breaks"
             )
+            ratio = span_ratio(doc.text[start:end], chunk.text)
+            if ratio > WIDE_SPAN:
+                details.append(
+                    f"its span is {ratio:.1f}x the chunk's length (its words in another order)"
+                )
     elif item.places:
         kind = "ambiguous"
         many = f"{len(item.places)}" if len(item.places) <= _MAX_PLACES else f"over {_MAX_PLACES}"
@@ -290,14 +361,20 @@ def _verdict(text: DocumentText, chunk: ForeignChunk, item: _Found, threshold: f
     else:
         kind = "missing"
         best = item.coverage or 0.0
-        where = f" on its page {chunk.page} or the next" if item.how == "page" else ""
+        where = f" on its page {placed.page} or the next" if item.how == "page" else ""
         details.append(
             f"not found{where}: at best {best:.0%} of its words together, under {threshold:.0%}"
         )
-    claim, said = _claim(doc, chunk, item)
+    if label is not None:
+        claim, said = _loader_claim(chunk, find, label)
+    else:
+        claim, said = _claim(doc, chunk, item)
     if said:
         details.append(said)
     pages = doc.pages_of(start, end) if start is not None and end is not None else ()
+    page_claim, page_said = _page_claim(text, chunk, item, tuple(pages), find)
+    if page_said:
+        details.append(page_said)
     return Anchor(
         index=chunk.index,
         doc_id=doc.doc_id,
@@ -311,6 +388,72 @@ def _verdict(text: DocumentText, chunk: ForeignChunk, item: _Found, threshold: f
         claimed_start=chunk.claimed_start,
         places=len(item.places),
         detail="; ".join(details),
+        page_claim=page_claim,
+        claimed_page=chunk.page,
+    )
+
+
+def _pages_text(pages: Sequence[int]) -> str:
+    return ("p. " if len(pages) == 1 else "pp. ") + ", ".join(map(str, pages))
+
+
+def _page_claim(
+    text: DocumentText, chunk: ForeignChunk, item: _Found, pages: tuple[int, ...],
+    find: LoaderFind | None,
+) -> tuple[PageClaimKind, str]:  # fmt: skip
+    """The verdict on the page the chunk claims: by the loader's text where it holds the
+    chunk's text, else by where the chunk is anchored in ours."""
+    claimed = chunk.page
+    doc = text.doc
+    if claimed is None:
+        return "absent", ""
+    if not doc.is_paged:
+        return "unchecked", f"claims p. {claimed}, and the document has no pages"
+    if not 1 <= claimed <= len(doc.pages):
+        return "wrong", f"claims p. {claimed}, the document has {len(doc.pages):,} pages"
+    if find is not None and find.page is not None:
+        if find.on_claimed:
+            return "ok", ""
+        return "wrong", f"claims p. {claimed}, is on p. {find.page}"
+    if pages:
+        if claimed in pages:
+            return "ok", ""
+        return "wrong", f"claims p. {claimed}, is on {_pages_text(pages)}"
+    if item.places:
+        on = sorted({n for a, b in item.places for n in doc.pages_of(a, b)})
+        if claimed in on:
+            return "ok", ""
+        return "wrong", f"claims p. {claimed}, its text is on {_pages_text(on)}"
+    return "unchecked", ""
+
+
+def _loader_claim(
+    chunk: ForeignChunk, find: LoaderFind | None, label: str
+) -> tuple[ClaimKind, str]:
+    """The verdict on the offset, in the loader's text of the claimed page."""
+    claimed = chunk.claimed_start
+    if claimed is None:
+        return "absent", ""
+    if claimed < 0:
+        return "wrong", f"claims {claimed} (no offset)"
+    if find is None:
+        if chunk.page is None:
+            return "unchecked", "its offset is into one page's text, and it names no page"
+        return "unchecked", f"claims {claimed:,} on p. {chunk.page}, which {label} cannot read"
+    if find.holds:
+        return "ok", ""
+    if find.page is None:
+        return "wrong", (
+            f"claims {claimed:,} on p. {chunk.page}, and {label}'s text of the document "
+            "does not hold its text"
+        )
+    if find.on_claimed:
+        return "wrong", (
+            f"claims {claimed:,}, its text is at {find.at:,} in {label}'s text of p. {find.page}"
+        )
+    return "wrong", (
+        f"claims {claimed:,} on p. {chunk.page}, its text is at {find.at:,} in {label}'s "
+        f"text of p. {find.page}"
     )
 
 
