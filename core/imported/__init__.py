@@ -49,7 +49,7 @@ from core.imported.chunkset import (
     sets_folder,
 )
 from core.imported.loader_check import choose_extractor, page_shift_by_places, shifted
-from core.imported.loader_text import EXTRACTORS, PageTexts, extractor_label
+from core.imported.loader_text import EXTRACTORS, extractor_label
 from core.imported.shapes import (
     DEFAULT_KEYS,
     SHAPES,
@@ -181,13 +181,14 @@ def _loaders(
             order = [top] + [e for e in EXTRACTORS if e != top]
         else:
             order = list(EXTRACTORS)
-        name, chosen, here = choose_extractor(doc, own, order, shifts if shift is None else [shift])
+        tries = shifts if shift is None else [shift]
+        pages, chosen, here = choose_extractor(doc, own, order, tries)
         tried += [t for t in here if t not in tried]
-        if name is None:
+        if pages is None:
             continue
         if how is None:
-            how = "metadata" if hints and name == order[0] else "trial"
-        found[doc_id] = LoaderEvidence(pages=PageTexts(doc, name))
+            how = "metadata" if hints and pages.extractor == order[0] else "trial"
+        found[doc_id] = LoaderEvidence(pages=pages)
         if shift is None:
             shift = chosen
     checks: dict[str, object] = {

@@ -127,12 +127,12 @@ def _score(pages: PageTexts, sample: Sequence[ForeignChunk]) -> tuple[int, int]:
 
 def choose_extractor(
     doc: Document, chunks: Sequence[ForeignChunk], order: Sequence[str], shifts: Sequence[int]
-) -> tuple[str | None, int, list[str]]:
-    """The extractor (of ``order``) and page shift (of ``shifts``) under which the sampled
-    chunks' texts are on their claimed pages; ``(None, 0, tried)`` when none reproduces
-    them. ``tried``: the extractors tried."""
+) -> tuple[PageTexts | None, int, list[str]]:
+    """The extractor's pages (of ``order``; the pages read so far kept) and page shift (of
+    ``shifts``) under which the sampled chunks' texts are on their claimed pages;
+    ``(None, 0, tried)`` when none reproduces them. ``tried``: the extractors tried."""
     tried: list[str] = []
-    best: tuple[tuple[int, int], str, int] | None = None
+    best: tuple[tuple[int, int], PageTexts, int] | None = None
     for name in order:
         if name not in EXTRACTORS:
             continue
@@ -146,7 +146,7 @@ def choose_extractor(
                 return None, 0, tried
             found, holds = _score(pages, sample)
             if found >= _FOUND_SHARE * len(sample) and (best is None or (holds, found) > best[0]):
-                best = ((holds, found), name, shift)
+                best = ((holds, found), pages, shift)
         if best is not None and best[0][0] >= _FOUND_SHARE * len(_sample(chunks)):
             break  # its offsets hold: no need to try the next extractor
     if best is None:
