@@ -30,8 +30,12 @@ Every chunk also gets a **claim** verdict on the offset it came with:
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
+from functools import partial
 from typing import Literal
 
 from core.align.exact import View, exact_matches, whitespace_free_view
@@ -53,6 +57,7 @@ CHECKABLE_KINDS = frozenset({"text", "markdown"})  # canonical text == the file 
 _MAX_PLACES = 200  # a text found in more places than this is ambiguous without more look
 _ORDERED_SHARE = 0.9
 WIDE_SPAN = 1.5  # an aligned span past this many times its chunk's length says so
+NARROW_SPAN = 1.2  # past this, a loader-checked chunk is also placed by the loader's text
 
 
 def span_ratio(span: str, chunk: str) -> float:
@@ -224,18 +229,24 @@ def _choose(
 def _align(
     text: DocumentText, chunk: ForeignChunk, found: _Found, after: int, before: int | None,
     threshold: float, page_known: bool = False,
+    by_loader: Callable[[], tuple[int, int, float] | None] | None = None,
 ) -> None:  # fmt: skip
     """Word alignment, nearest evidence first: just after the chunk before it (imports
     come in order), then its page and the next; the whole text for a chunk without a page,
     or whose page holds no run of its words (its page claim is then wrong). A chunk the
     loader's text puts on its page (``page_known``) is placed there even when its words
-    come in another order, spread over up to four times its length."""
+    come in another order, spread over up to four times its length, else (``by_loader``)
+    where the loader's text of the page, word-aligned with ours, puts its words."""
     size = len(text.text)
     page = text.page_region(chunk.page)
+    if page is not None and page_known and chunk.page is not None:  # a loader's page: no run-on
+        own = text.doc.pages[chunk.page - 1]
+        page = (own.char_start, own.char_end)
     regions: list[tuple[int, int]] = []
     if after > 0 or before is not None:
         regions.append((after, min(size, after + 3 * len(chunk.text) + 200)))
     regions.append(page if page is not None else (0, size))
+    options: list[tuple[int, int, float, str]]
     for region in dict.fromkeys(regions):
         result = align_words(text.text, text.words(*region), chunk.text, threshold, best=False)
         start, end = result.char_start, result.char_end
@@ -243,14 +254,28 @@ def _align(
             continue
         if page is not None and not page[0] <= start < page[1]:
             continue
-        found.chosen, found.coverage, found.how = (start, end), result.coverage, "words"
+        if page_known and page is not None and end > page[1]:
+            continue
+        options = [(start, end, result.coverage, "words")]
+        if by_loader is not None and span_ratio(text.text[start:end], chunk.text) > NARROW_SPAN:
+            span = by_loader()  # wider than its chunk: the loader's text may place it tighter
+            if span is not None and span[2] >= threshold:
+                options.append((*span, "loader"))
+        start, end, coverage, how = min(options, key=lambda o: o[1] - o[0])
+        found.chosen, found.coverage, found.how = (start, end), coverage, how
         return
     if page is not None and page_known:
         result = align_words(text.text, text.words(*page), chunk.text, threshold, best=False,
                              spread=4)  # fmt: skip
+        options = []
         if result.char_start is not None and result.char_end is not None:
-            found.chosen, found.coverage = (result.char_start, result.char_end), result.coverage
-            found.how = "words"
+            options.append((result.char_start, result.char_end, result.coverage, "words"))
+        span = by_loader() if by_loader is not None else None
+        if span is not None:
+            options.append((*span, "loader"))
+        if options:  # the narrower of the two
+            start, end, coverage, how = min(options, key=lambda o: o[1] - o[0])
+            found.chosen, found.coverage, found.how = (start, end), coverage, how
             return
     elif page is not None:
         result = align_words(text.text, text.words(0, size), chunk.text, threshold, best=False)
@@ -269,10 +294,62 @@ class LoaderEvidence:
     (confirmed on the set, ``core.imported.loader_check.choose_extractor``)."""
 
     pages: PageTexts
+    _maps: dict[int, tuple[list[Word], dict[int, int]]] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
         return extractor_label(self.pages.extractor)
+
+    def _page_map(self, text: DocumentText, number: int) -> tuple[list[Word], dict[int, int]]:
+        """The loader's words of a page (in its stripped text) and, for each, the index of
+        the word of ours it lines up with (in order, as ``difflib`` matches them)."""
+        if number not in self._maps:
+            raw = (self.pages.page(number) or "").strip()
+            theirs = words_of(raw)
+            page = text.doc.pages[number - 1]
+            ours = text.words(page.char_start, page.char_end)
+            matcher = SequenceMatcher(
+                None, [w.norm for w in theirs], [w.norm for w in ours], autojunk=False
+            )
+            pairs = {
+                a + k: b + k for a, b, size in matcher.get_matching_blocks() for k in range(size)
+            }
+            self._maps[number] = (theirs, pairs)
+        return self._maps[number]
+
+    def place(
+        self, text: DocumentText, find: LoaderFind, chunk: ForeignChunk, threshold: float
+    ) -> tuple[int, int, float] | None:
+        """The span of our page where the loader's text puts the chunk, for a chunk whose
+        words are on its page (``threshold`` of them) in another order: the loader's page
+        text, word-aligned with ours, lines up at least half its words, and the span is
+        the tightest run of ours holding ``threshold`` of those; the share returned is
+        that of the chunk's words inside it. ``None`` when the words are not there."""
+        if find.page is None or find.at is None:
+            return None
+        theirs, pairs = self._page_map(text, find.page)
+        end = find.at + len(chunk.text.strip())
+        own = [k for k, w in enumerate(theirs) if find.at <= w.char_start and w.char_end <= end]
+        page = text.doc.pages[find.page - 1]
+        ours = text.words(page.char_start, page.char_end)
+        wanted = Counter(theirs[k].norm for k in own)
+        total = sum(wanted.values())
+        if not total or _overlap(wanted, Counter(w.norm for w in ours)) < threshold * total:
+            return None
+        mapped = sorted(pairs[k] for k in own if k in pairs)
+        if len(mapped) < total / 2:
+            return None
+        need = max(1, math.ceil(threshold * len(mapped) - 1e-9))
+        first, last = min(
+            ((mapped[i], mapped[i + need - 1]) for i in range(len(mapped) - need + 1)),
+            key=lambda pair: ours[pair[1]].char_end - ours[pair[0]].char_start,
+        )
+        inside = _overlap(wanted, Counter(w.norm for w in ours[first : last + 1]))
+        return ours[first].char_start, ours[last].char_end, inside / total
+
+
+def _overlap(wanted: Counter[str], have: Counter[str]) -> int:
+    return sum(min(n, have[w]) for w, n in wanted.items())
 
 
 def anchor_document(
@@ -314,7 +391,10 @@ def anchor_document(
         elif item.places:
             _choose(text, chunk, item, *bound, rel=rel)
         else:
-            _align(text, chunk, item, *bound, threshold, page_known=known)
+            by_loader = None
+            if loader is not None and find is not None and known:
+                by_loader = partial(loader.place, text, find, chunk, threshold)
+            _align(text, chunk, item, *bound, threshold, page_known=known, by_loader=by_loader)
         if item.chosen is not None:
             after = item.chosen[0]
     label = loader.label if loader is not None else None
@@ -341,12 +421,14 @@ def _verdict(
     end: int | None = None
     if item.chosen is not None:
         start, end = item.chosen
-        exact = item.how != "words" and doc.text[start:end] == chunk.text.strip()
+        exact = item.how == "" and doc.text[start:end] == chunk.text.strip()
         kind = "exact" if exact else "aligned"
         if kind == "aligned":
             details.append(
                 f"aligned on {item.coverage:.0%} of its words"
                 if item.how == "words"
+                else f"placed by the loader's text: {item.coverage:.0%} of its words line up"
+                if item.how == "loader"
                 else "the same characters with other spacing or line breaks"
             )
             ratio = span_ratio(doc.text[start:end], chunk.text)
