@@ -4,7 +4,7 @@
 plain chunk rows (JSONL or a JSON list; the shape is sniffed unless ``--shape`` names
 it); ``import-chunks --chroma DIR|HOST:PORT --collection NAME --docs PATH...`` reads a
 Chroma collection as LangChain's or LlamaIndex's integration wrote it. Each chunk is
-anchored in its document's canonical text and its claimed offset audited
+anchored in its document's canonical text and its claimed offset and page audited
 (``core.imported``); the set is kept in the store under ``--name`` (default: the file or
 collection name), replacing a set of that name, and every page and command then offers
 it as a policy of that name. The documents are added to the store's library, so the
@@ -174,7 +174,7 @@ def _print(chunk_set: Any, timing: Any, where: str) -> None:
     rate = f"{timing.anchor_s * 1000 / max(timing.chunks, 1):.2f} s per 1,000 chunks"
     print(f"chunk set {chunk_set.name}: {total:,} chunks from {chunk_set.origin} "
           f"({chunk_set.shape}), {len(chunk_set.docs)} document"
-          f"{'' if len(chunk_set.docs) == 1 else 's'}; anchored in "
+          f"{'' if len(chunk_set.docs) == 1 else 's'}; anchored and checked in "
           f"{timing.anchor_s:.2f} s ({rate})")  # fmt: skip
     for line in headline(chunk_set):
         print(f"  {line}")
