@@ -141,15 +141,23 @@ def test_a_moved_offset_says_where_the_text_is_in_the_loaders_text() -> None:
 
 def test_text_no_extractor_reproduces_stays_unchecked_and_the_headline_says_why() -> None:
     rows = rows_of(MULTICOLUMN, "pypdf")
-    for row in rows:  # a pipeline that cleaned the text after splitting
-        row["page_content"] = " ".join(row["page_content"].split()).upper()
+    _, _, moved_page = seeded(rows, page_texts(MULTICOLUMN, "pypdf"))
+    assert rows[moved_page]["metadata"]["page"] == 0  # on p. 2: claim p. 3, not the page before
+    rows[moved_page]["metadata"]["page"] = 2
+    for row in rows:  # a pipeline that cleaned the text after splitting: a word in 8 gone
+        words = row["page_content"].split()
+        row["page_content"] = " ".join(w for k, w in enumerate(words) if k % 8 != 7)
     chunk_set = run(rows, MULTICOLUMN)
-    assert {c.anchor.claim for c in chunk_set.chunks} == {"unchecked"}
+    assert {c.anchor.claim for c in chunk_set.chunks} == {"unchecked", "wrong"}  # -1: wrong
+    # pages are still checked, where the chunks are anchored in our text
+    pages = {c.anchor.index: c.anchor.page_claim for c in chunk_set.chunks}
+    assert {k for k, v in pages.items() if v != "ok"} == {moved_page}
+    assert pages[moved_page] == "wrong" and chunk_set.chunks[moved_page].anchor.anchored
     assert chunk_set.checks["extractors"] == {MULTICOLUMN.stem: None}
     tried = f"{extractor_label('pypdf')}, {extractor_label('pymupdf')}"
     assert headline(chunk_set)[0] == (
-        f"Offsets: {len(rows):,} unchecked: their loader's text could not be reproduced "
-        f"(tried {tried})"
+        f"Offsets: 1 wrong of 1 checked; {len(rows) - 1:,} unchecked: their loader's text "
+        f"could not be reproduced (tried {tried})"
     )
 
 
