@@ -53,7 +53,7 @@ def _holds(raw: str, inner: str, lead_chunk: int, claimed: int) -> bool:
 
 def _nearest(raw: str, inner: str, claimed: int | None) -> int | None:
     """The occurrence of ``inner`` in ``raw`` nearest the claim (the first without one)."""
-    found = []
+    found: list[int] = []
     start = raw.find(inner)
     while start >= 0 and len(found) < 200:
         found.append(start)
@@ -79,10 +79,11 @@ def find_in_loader(
     inner = chunk.text.strip()
     lead = len(chunk.text) - len(chunk.text.lstrip())
     claimed = chunk.claimed_start
-    order = [chunk.page]
+    page: int = chunk.page
+    order = [page]
     if search_all:
-        others = [n for n in range(1, pages.count + 1) if n != chunk.page]
-        order += sorted(others, key=lambda n: abs(n - chunk.page))  # type: ignore[operator]
+        others = [n for n in range(1, pages.count + 1) if n != page]
+        order += sorted(others, key=lambda n: abs(n - page))
     for number in order:
         raw = pages.page(number)
         if raw is None:
