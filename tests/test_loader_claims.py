@@ -275,3 +275,24 @@ def test_chunks_whose_words_come_in_another_order_are_placed_on_their_page() -> 
         assert (a.claim, a.page_claim) == ("ok", "ok")
         span = doc.text[a.char_start : a.char_end]
         assert len("".join(span.split())) <= 2 * len("".join(chunk.given.text.split()))
+
+
+def test_llamaindex_pdfreader_nodes_are_checked_in_pypdfs_page_text() -> None:
+    """Nodes as LlamaIndex's ``PDFReader`` and a node parser make them: ``page_label``
+    (1-based), ``file_name``, ``start_char_idx`` into pypdf's page text as extracted."""
+    texts = [p.extract_text() for p in pypdf.PdfReader(SIGCONF).pages]
+    rows = []
+    for number, text in enumerate(texts, 1):
+        for start, piece in windows(text)[:4]:
+            meta = {"page_label": str(number), "file_name": SIGCONF.name}
+            rows.append({"id_": f"n{len(rows)}", "class_name": "TextNode", "text": piece,
+                         "start_char_idx": start, "end_char_idx": start + len(piece),
+                         "metadata": meta})  # fmt: skip
+    rows[5]["start_char_idx"] += 3
+    rows[9]["metadata"]["page_label"] = str(int(rows[9]["metadata"]["page_label"]) + 2)
+    chunk_set = run(rows, SIGCONF)
+    assert chunk_set.shape == "llamaindex"
+    assert chunk_set.checks["extractor_how"] == "metadata"
+    assert chunk_set.checks["page_base"] == 1
+    assert {c.anchor.index for c in chunk_set.chunks if c.anchor.claim != "ok"} == {5}
+    assert {c.anchor.index for c in chunk_set.chunks if c.anchor.page_claim != "ok"} == {9}
