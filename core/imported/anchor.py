@@ -233,7 +233,8 @@ def _align(
 ) -> None:  # fmt: skip
     """Word alignment, nearest evidence first: just after the chunk before it (imports
     come in order), then its page and the next; the whole text for a chunk without a page,
-    or whose page holds no run of its words (its page claim is then wrong). A chunk the
+    or whose words are not on its page (its page claim is then wrong: a chunk whose words
+    are all there, in another order, is not looked for elsewhere). A chunk the
     loader's text puts on its page (``page_known``) is placed there even when its words
     come in another order, spread over up to four times its length, else (``by_loader``)
     where the loader's text of the page, word-aligned with ours, puts its words."""
@@ -277,7 +278,7 @@ def _align(
             start, end, coverage, how = min(options, key=lambda o: o[1] - o[0])
             found.chosen, found.coverage, found.how = (start, end), coverage, how
             return
-    elif page is not None:
+    elif page is not None and not _words_on(text, page, chunk.text, threshold):
         result = align_words(text.text, text.words(0, size), chunk.text, threshold, best=False)
         if result.char_start is not None and result.char_end is not None:
             found.chosen, found.coverage = (result.char_start, result.char_end), result.coverage
@@ -286,6 +287,13 @@ def _align(
     last = regions[-1]
     found.coverage = align_words(text.text, text.words(*last), chunk.text, threshold).coverage
     found.how = "page" if page is not None else "text"
+
+
+def _words_on(text: DocumentText, region: tuple[int, int], passage: str, share: float) -> bool:
+    """Whether ``share`` of the passage's words (as a multiset) are in the region."""
+    wanted = Counter(w.norm for w in words_of(passage))
+    have = Counter(w.norm for w in text.words(*region))
+    return _overlap(wanted, have) >= share * max(1, sum(wanted.values()))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
