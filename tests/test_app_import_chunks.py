@@ -60,7 +60,9 @@ def test_import_form_audits_and_the_chunks_page_draws_the_set(app: AppTest) -> N
     assert not app.exception and not app.error, [e.value for e in app.error]
     values = {m.label: m.value for m in app.metric}
     assert values["Chunks"] == f"{count:,}" and values["Exact"] == f"{count:,}"
-    assert values["Wrong claims"] == "1"
+    assert "Wrong claims" not in values  # a bare count read as a clean bill
+    lines = [plain(m.value) for m in app.markdown]
+    assert f"**Offsets: 1 wrong of {count:,} checked**" in lines, lines
     table = app.dataframe[-1].value
     assert list(table["#"]) == [4] and list(table["claim"]) == ["wrong"]
     assert f"text is at {truth:,}" in table["why"][0]
@@ -73,7 +75,7 @@ def test_import_form_audits_and_the_chunks_page_draws_the_set(app: AppTest) -> N
     captions = " ".join(plain(c.value) for c in at.caption)
     assert "Boundaries as imported" in captions
     assert f"{count:,} imported chunks of this document: exact {count:,}" in captions
-    assert "1 wrong claimed offsets" in captions
+    assert "1 wrong claimed offsets, 0 wrong claimed pages" in captions
     assert f"Where it is: chars {truth:,}-" in captions
     assert "Where it claims to be" in captions
     assert not [s for s in at.slider if s.label.startswith("Size")]  # fixed boundaries
@@ -167,3 +169,38 @@ def test_evaluate_imports_a_run_and_reads_its_failures(fake, store_dir) -> None:
     assert "**yours** imported from log.jsonl (hits) over chunk set **speech**" in captions
     assert "2 of 10 hits outside the set" in captions
     assert at.selectbox(key=EvalKey.TRIAGE_METHOD).value == "yours"
+
+
+def test_a_pdf_loaders_set_shows_wrong_pages_and_offsets_in_its_text(
+    app: AppTest, store_dir, capsys
+) -> None:
+    from core.imported.loader_text import extractor_label
+    from tests.test_loader_claims import SIGCONF, page_texts, rows_of, seeded
+
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    moved_offset, minus_one, moved_page = seeded(rows, page_texts(SIGCONF, "pypdf"))
+    file = store_dir.parent / "pdf_rows.jsonl"
+    file.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    code = main(["import-chunks", str(file), "--docs", str(SIGCONF), "--name", "paper",
+                 "--store", str(store_dir)])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    label = extractor_label("pypdf")
+    lib = open_page(app, "library")
+    lib.selectbox(key=ImportKey.PICK).set_value("paper").run()
+    lines = [plain(m.value) for m in lib.markdown]
+    assert f"**Offsets: 2 wrong of {len(rows)} checked (in {label}'s page text)**" in lines
+    table = lib.dataframe[-1].value
+    assert set(table["#"]) == {moved_offset + 1, minus_one + 1, moved_page + 1}
+    claimed = rows[moved_page]["metadata"]["page"] + 1
+    cell = table[table["#"] == moved_page + 1]["page"].iloc[0]
+    assert cell.startswith(f"claims p. {claimed}, is on p. ")
+
+    at = open_page(app, "chunks")
+    app.sidebar.selectbox[0].set_value(SIGCONF.stem).run()
+    at.segmented_control(key=policy_widget("a")).set_value("paper").run()
+    assert not at.exception
+    captions = " ".join(plain(c.value) for c in at.caption)
+    assert f"2 wrong claimed offsets (checked in {label}'s page text), 1 wrong claimed pages" in (
+        captions
+    )
+    assert f"of {label}'s text of p. 1" in captions  # the moved offset, in the loader's text

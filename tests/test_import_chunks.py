@@ -34,6 +34,7 @@ from core.imported import (
     register_chunk_sets,
     save_chunk_set,
 )
+from core.imported.loader_text import extractor_label
 from core.imported.shapes import ForeignChunk
 from tests.conftest import CORPUS, PDF_DIR
 
@@ -164,7 +165,7 @@ def test_llamaindex_nodes_and_their_first_occurrence_bug(terms: Path) -> None:
         assert a.claim == expected, (k, a)
 
 
-def test_pdf_split_by_another_extractor_is_anchored(tmp_path: Path) -> None:
+def test_pdf_split_by_a_per_page_loader_is_anchored_and_checked(tmp_path: Path) -> None:
     path = PDF_DIR / "sample-sigconf.pdf"
     doc = load_document(path)
     pages = [
@@ -181,7 +182,11 @@ def test_pdf_split_by_another_extractor_is_anchored(tmp_path: Path) -> None:
     anchors = [c.anchor for c in chunk_set.chunks]
     placed = [a for a in anchors if a.anchor in ("exact", "aligned")]
     assert len(placed) >= 0.95 * len(anchors)
-    assert {a.claim for a in anchors} == {"unchecked"}  # per-page offsets: not our text
+    # per-page offsets into PyMuPDF's page text (no metadata names it): found by trial
+    assert {a.claim for a in anchors} == {"ok"}
+    assert {a.page_claim for a in anchors} == {"ok"}
+    assert chunk_set.checks["extractor_how"] == "trial"
+    assert chunk_set.checks["extractors"] == {doc.doc_id: extractor_label("pymupdf")}
     for chunk in chunk_set.chunks:
         a = chunk.anchor
         if a.char_start is None:

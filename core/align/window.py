@@ -39,10 +39,13 @@ class WordAlignment:
 
 
 def align_words(
-    text: str, region: list[Word], passage: str, threshold: float, *, best: bool = True
-) -> WordAlignment:
+    text: str, region: list[Word], passage: str, threshold: float, *, best: bool = True,
+    spread: int = 2,
+) -> WordAlignment:  # fmt: skip
     """Align ``passage`` on ``region`` (words of ``text``, in order); see the module doc.
-    Without ``best``, a failed alignment reports coverage 0 instead of measuring it."""
+    Without ``best``, a failed alignment reports coverage 0 instead of measuring it.
+    ``spread``: how many times the passage's word count the run may take (2 by default;
+    more only where other evidence has already placed the passage in the region)."""
     wanted_words = Counter(w.norm for w in words_of(passage))
     if not wanted_words:
         return WordAlignment(char_start=None, char_end=None, coverage=0.0)
@@ -52,7 +55,7 @@ def align_words(
     total = sum(wanted.values())
     need = max(1, math.ceil(threshold * total - 1e-9))
     window = _tight_window(ids, wanted, need)
-    if window is None or window[1] - window[0] + 1 > _longest_run(total):
+    if window is None or window[1] - window[0] + 1 > _longest_run(total, spread):
         coverage = _best_coverage(ids, wanted) if best else 0.0
         return WordAlignment(char_start=None, char_end=None, coverage=coverage)
     left, right, matched = _widen(ids, wanted, window)
@@ -109,10 +112,10 @@ def _widen(ids: list[int], wanted: Counter[int], window: tuple[int, int]) -> tup
     return left, right, sum(wanted.values()) - sum((+missing).values())
 
 
-def _longest_run(total: int) -> int:
+def _longest_run(total: int, spread: int = 2) -> int:
     """Most page words an aligned span of ``total`` evidence words may take: room for
     interleaved cells and split words, never a whole page of scattered common words."""
-    return max(2 * total, total + 10)
+    return max(spread * total, total + 10)
 
 
 def _best_coverage(ids: list[int], wanted: Counter[int]) -> float:

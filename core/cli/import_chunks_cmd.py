@@ -4,14 +4,19 @@
 plain chunk rows (JSONL or a JSON list; the shape is sniffed unless ``--shape`` names
 it); ``import-chunks --chroma DIR|HOST:PORT --collection NAME --docs PATH...`` reads a
 Chroma collection as LangChain's or LlamaIndex's integration wrote it. Each chunk is
-anchored in its document's canonical text and its claimed offset audited
+anchored in its document's canonical text and its claimed offset and page audited
 (``core.imported``); the set is kept in the store under ``--name`` (default: the file or
 collection name), replacing a set of that name, and every page and command then offers
 it as a policy of that name. The documents are added to the store's library, so the
 workbench opens them.
 
-Output: a table of the counts and the first wrong claims, one line each (``--json``: the
-report of ``core.imported.report_dict`` with the time spent anchoring). Exit status 0
+A PDF's chunks from a per-page loader are checked in that loader's own text of each page
+(pypdf for LangChain's PyPDFLoader and LlamaIndex's PDFReader, PyMuPDF for
+PyMuPDFLoader): found from the rows' metadata or by trial, or named by ``--extractor``.
+
+Output: what was checked (``core.imported.headline``), the counts and the first chunks to
+look at, one line each (``--json``: the report of ``core.imported.report_dict`` with the
+time spent anchoring). Exit status 0
 when the set was kept, 2 on an input that cannot be read (one line; nothing is kept).
 """
 
@@ -29,8 +34,10 @@ from core.cli.options import load_each
 from core.config import resolve_store
 from core.formats import load_document
 from core.imported import (
+    EXTRACTORS,
     ImportChunksError,
     check_name,
+    headline,
     import_chunks,
     read_chroma,
     read_file,
@@ -70,6 +77,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--page-base", type=int, choices=(0, 1),
         help="number of the first page in the import (LangChain 0, others 1)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--extractor", choices=EXTRACTORS,
+        help="the text your per-page loader read (pypdf: PyPDFLoader, PDFReader; pymupdf: "
+        "PyMuPDFLoader); default: from the rows' metadata, else tried",
     )  # fmt: skip
     parser.add_argument(
         "--threshold", type=float, default=0.9,
@@ -137,13 +149,14 @@ def run(args: argparse.Namespace) -> int:
     if not docs:
         raise ImportChunksError("no documents: give --docs PATH... (or index them first)")
     chunk_set, timing = import_chunks(
-        chunks, docs, name=name, shape=shape, origin=origin, threshold=args.threshold
-    )
+        chunks, docs, name=name, shape=shape, origin=origin, threshold=args.threshold,
+        extractor=args.extractor, page_base=args.page_base,
+    )  # fmt: skip
     used = [d for d in docs if d.doc_id in chunk_set.docs]
     _keep_sources(args, used, paths)
     folder = sets_folder(location)
     save_chunk_set(folder, chunk_set)
-    report = report_dict(chunk_set)
+    report = report_dict(chunk_set, used)
     report["anchor_s"] = round(timing.anchor_s, 4)
     kept_in = str(folder / f"{name}.json")
     report["kept_in"] = kept_in
@@ -161,20 +174,23 @@ def _print(chunk_set: Any, timing: Any, where: str) -> None:
     rate = f"{timing.anchor_s * 1000 / max(timing.chunks, 1):.2f} s per 1,000 chunks"
     print(f"chunk set {chunk_set.name}: {total:,} chunks from {chunk_set.origin} "
           f"({chunk_set.shape}), {len(chunk_set.docs)} document"
-          f"{'' if len(chunk_set.docs) == 1 else 's'}; anchored in "
+          f"{'' if len(chunk_set.docs) == 1 else 's'}; anchored and checked in "
           f"{timing.anchor_s:.2f} s ({rate})")  # fmt: skip
-    for label, key in (("anchor", "anchor"), ("claim", "claim")):
+    for line in headline(chunk_set):
+        print(f"  {line}")
+    for label, key in (("anchor", "anchor"), ("claim", "claim"), ("page", "page_claim")):
         parts = ", ".join(f"{kind} {n:,}" for kind, n in counts[key].items())
         print(f"  {label:<7}{parts}")
     problems = [
         c for c in chunk_set.chunks
-        if c.anchor.claim == "wrong" or c.anchor.anchor in ("missing", "ambiguous")
+        if "wrong" in (c.anchor.claim, c.anchor.page_claim)
+        or c.anchor.anchor in ("missing", "ambiguous")
     ]  # fmt: skip
     for chunk in problems[:_SHOWN_PROBLEMS]:
         a = chunk.anchor
-        label = chunk.given.foreign_id or f"row {a.index + 1}"
-        print(f"  chunk {a.index + 1} ({label}, {a.doc_id or chunk.given.source}): "
-              f"{a.anchor}, claim {a.claim}: {a.detail}")  # fmt: skip
+        label = f" ({chunk.given.foreign_id})" if chunk.given.foreign_id else ""
+        print(f"  chunk {a.index + 1}{label}, {a.doc_id or chunk.given.source}: "
+              f"{a.anchor}, claim {a.claim}, page {a.page_claim}: {a.detail}")  # fmt: skip
     if len(problems) > _SHOWN_PROBLEMS:
         print(f"  ... and {len(problems) - _SHOWN_PROBLEMS:,} more (--json lists every chunk)")
     print(f"kept as policy {chunk_set.name!r} in {where}")

@@ -11,8 +11,11 @@ Modules:
 - ``shapes``: LangChain Documents, LlamaIndex TextNodes, plain rows, Chroma collections
   read as ``ForeignChunk`` records;
 - ``anchor``: each chunk's span in the canonical text (``exact``, ``aligned``,
-  ``ambiguous``, ``missing``) and the verdict on the offsets it claimed (``ok``,
+  ``ambiguous``, ``missing``) and the verdicts on the offset and page it claimed (``ok``,
   ``wrong``, ``absent``, ``unchecked``);
+- ``loader_text``: a per-page loader's own text of a PDF's pages (pypdf, PyMuPDF);
+- ``loader_check``: a chunk's text found in that text, the extractor a set was made with
+  and the number of its first page;
 - ``chunkset``: the anchored set kept under its name beside the index and offered as a
   policy whose boundaries are the imported ones.
 """
@@ -20,11 +23,21 @@ Modules:
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath, PurePosixPath, PureWindowsPath
 
-from core.imported.anchor import CLAIMS, DEFAULT_THRESHOLD, Anchor, anchor_document
+from core.imported.anchor import (
+    CLAIMS,
+    DEFAULT_THRESHOLD,
+    PAGE_CLAIMS,
+    Anchor,
+    DocumentText,
+    LoaderEvidence,
+    anchor_document,
+    span_ratio,
+)
 from core.imported.chunkset import (
     ChunkSet,
     ImportedChunk,
@@ -35,12 +48,23 @@ from core.imported.chunkset import (
     save_chunk_set,
     sets_folder,
 )
-from core.imported.shapes import SHAPES, ForeignChunk, ImportChunksError, read_chroma, read_file
+from core.imported.loader_check import choose_extractor, page_shift_by_places, shifted
+from core.imported.loader_text import EXTRACTORS, extractor_label
+from core.imported.shapes import (
+    DEFAULT_KEYS,
+    SHAPES,
+    ForeignChunk,
+    ImportChunksError,
+    read_chroma,
+    read_file,
+)
 from core.provenance.types import Document
 
 __all__ = [
     "CLAIMS",
     "DEFAULT_THRESHOLD",
+    "EXTRACTORS",
+    "PAGE_CLAIMS",
     "SHAPES",
     "Anchor",
     "ChunkSet",
@@ -50,6 +74,7 @@ __all__ = [
     "Timing",
     "check_name",
     "chunk_sets",
+    "headline",
     "import_chunks",
     "read_chroma",
     "read_file",
@@ -120,7 +145,58 @@ def _unplaced(chunk: ForeignChunk, why: str) -> Anchor:
         claimed_start=chunk.claimed_start,
         places=0,
         detail=why,
+        page_claim="absent" if chunk.page is None else "unchecked",
+        claimed_page=chunk.page,
     )
+
+
+def _page_shifts(shape: str, page_base: int | None) -> tuple[int, list[int]]:
+    """The base the pages were read with, and the shifts to try: none when the base was
+    given, else the other numbering too (a 1-based set read as 0-based moves by -1)."""
+    base = DEFAULT_KEYS[shape].page_base if page_base is None else page_base
+    if page_base is not None:
+        return base, [0]
+    return base, [0, -1 if base == 0 else 1]
+
+
+def _loaders(
+    per_doc: dict[str, list[ForeignChunk]], doc_of: dict[str, Document], extractor: str | None,
+    shifts: list[int],
+) -> tuple[dict[str, LoaderEvidence], int | None, dict[str, object]]:  # fmt: skip
+    """Each PDF's loader text (where one reproduces its chunks), the page shift it
+    decided, and how (``checks`` of the set)."""
+    found: dict[str, LoaderEvidence] = {}
+    shift: int | None = None
+    tried: list[str] = []
+    how = "given" if extractor else None
+    for doc_id in sorted(per_doc, key=lambda d: -len(per_doc[d])):
+        doc, own = doc_of[doc_id], per_doc[doc_id]
+        if doc.pdf_bytes is None or not doc.is_paged or all(c.page is None for c in own):
+            continue
+        hints = Counter(c.loader for c in own if c.loader)
+        if extractor:
+            order = [extractor]
+        elif hints:
+            top = hints.most_common(1)[0][0]
+            order = [top] + [e for e in EXTRACTORS if e != top]
+        else:
+            order = list(EXTRACTORS)
+        tries = shifts if shift is None else [shift]
+        pages, chosen, here = choose_extractor(doc, own, order, tries)
+        tried += [t for t in here if t not in tried]
+        if pages is None:
+            continue
+        if how is None:
+            how = "metadata" if hints and pages.extractor == order[0] else "trial"
+        found[doc_id] = LoaderEvidence(pages=pages)
+        if shift is None:
+            shift = chosen
+    checks: dict[str, object] = {
+        "extractors": {d: found[d].label if d in found else None for d in per_doc},
+        "extractor_how": how if found else None,
+        "tried": [extractor_label(t) for t in tried],
+    }
+    return found, shift, checks
 
 
 def import_chunks(
@@ -131,11 +207,18 @@ def import_chunks(
     shape: str,
     origin: str,
     threshold: float = DEFAULT_THRESHOLD,
+    extractor: str | None = None,
+    page_base: int | None = None,
 ) -> tuple[ChunkSet, Timing]:
-    """Anchor ``chunks`` in ``docs`` and audit their claims; the set is not saved here."""
+    """Anchor ``chunks`` in ``docs`` and audit their claims; the set is not saved here.
+    ``extractor``: the per-page loader's extractor (``pypdf``, ``pymupdf``), else found
+    from the rows' metadata or by trial; ``page_base``: the first page's number the
+    chunks were read with when it was given (else it is detected)."""
     check_name(name)
     if not 0 < threshold <= 1:
         raise ImportChunksError(f"--threshold is a share in (0, 1], got {threshold}")
+    if extractor is not None and extractor not in EXTRACTORS:
+        raise ImportChunksError(f"--extractor {extractor!r}: use one of {', '.join(EXTRACTORS)}")
     by_name = _doc_finder(docs)
     per_doc: dict[str, list[ForeignChunk]] = {}
     anchors: dict[int, Anchor] = {}
@@ -148,11 +231,36 @@ def import_chunks(
             per_doc.setdefault(found.doc_id, []).append(chunk)
             doc_of[found.doc_id] = found
     started = time.perf_counter()
+    base, shifts = _page_shifts(shape, page_base)
+    loaders, shift, checks = _loaders(per_doc, doc_of, extractor, shifts)
+    texts = {doc_id: DocumentText(doc) for doc_id, doc in doc_of.items()}
+    paged = [c for d, own in per_doc.items() if doc_of[d].is_paged for c in own]
+    how = "given" if page_base is not None else "default"
+    if shift is None and len(shifts) > 1 and any(c.page is not None for c in paged):
+        where = {c.index: d for d, own in per_doc.items() for c in own}
+
+        def pages_of_text(chunk: ForeignChunk) -> set[int]:
+            text = texts[where[chunk.index]]
+            return {n for a, b in text.places(chunk.text, None)[:20]
+                    for n in text.doc.pages_of(a, b)}  # fmt: skip
+
+        shift = page_shift_by_places(paged, shifts, pages_of_text)
+    if len(shifts) > 1 and shift is not None:
+        how = "detected"
+    shift = shift or 0
+    if any(c.page is not None for c in chunks):
+        checks |= {"page_base": base - shift, "page_base_how": how}
+    moved: dict[int, ForeignChunk] = {}
     for doc_id, own in per_doc.items():
-        for anchor in anchor_document(doc_of[doc_id], own, threshold=threshold):
+        own = shifted(own, shift)
+        moved.update((c.index, c) for c in own)
+        for anchor in anchor_document(doc_of[doc_id], own, threshold=threshold,
+                                      text=texts[doc_id], loader=loaders.get(doc_id)):  # fmt: skip
             anchors[anchor.index] = anchor
     elapsed = time.perf_counter() - started
-    kept = tuple(ImportedChunk(given=c, anchor=anchors[c.index]) for c in chunks)
+    kept = tuple(
+        ImportedChunk(given=moved.get(c.index, c), anchor=anchors[c.index]) for c in chunks
+    )
     chunk_set = ChunkSet(
         name=name,
         shape=shape,
@@ -161,12 +269,68 @@ def import_chunks(
         threshold=threshold,
         docs={doc_id: doc.sha256 for doc_id, doc in doc_of.items()},
         chunks=kept,
+        checks=checks,
     )
     return chunk_set, Timing(anchor_s=elapsed, chunks=sum(map(len, per_doc.values())))
 
 
-def report_dict(chunk_set: ChunkSet) -> dict[str, object]:
-    """The ``--json`` report: every chunk's anchor and claim, and the counts."""
+def _n(count: int, word: str) -> str:
+    return f"{count:,} {word}"
+
+
+def headline(chunk_set: ChunkSet) -> list[str]:
+    """What the audit checked, one line each for the offsets and the pages: "0 wrong of
+    1,977 checked", or why they could not be checked; never a bare count of wrong ones."""
+    counts = chunk_set.counts()
+    claims, pages = counts["claim"], counts["page_claim"]
+    checks = chunk_set.checks
+    used = sorted({v for v in dict(checks.get("extractors") or {}).values() if v})
+    lines = []
+    checked = claims["ok"] + claims["wrong"]
+    parts = []
+    if checked:
+        where = f" (in {', '.join(used)}'s page text)" if used else ""
+        parts.append(f"{claims['wrong']:,} wrong of {checked:,} checked{where}")
+    if claims["unchecked"]:
+        tried = list(checks.get("tried") or [])
+        why = (
+            f"their loader's text could not be reproduced (tried {', '.join(tried)})"
+            if tried and not used
+            else "their offsets are into a text we do not have"
+        )
+        parts.append(f"{claims['unchecked']:,} unchecked: {why}")
+    if claims["absent"]:
+        parts.append(f"{claims['absent']:,} without an offset")
+    lines.append("Offsets: " + "; ".join(parts))
+    if sum(pages.values()) > pages["absent"]:
+        page_checked = pages["ok"] + pages["wrong"]
+        base = checks.get("page_base")
+        numbered = (
+            f" (numbered from {base} in the import, {checks.get('page_base_how', 'default')}; "
+            "shown from 1)"
+            if base is not None
+            else ""
+        )
+        text = f"Pages: {pages['wrong']:,} wrong of {page_checked:,} checked{numbered}"
+        if pages["unchecked"]:
+            text += f"; {pages['unchecked']:,} unchecked (the chunk was not found)"
+        if pages["absent"]:
+            text += f"; {pages['absent']:,} without a page"
+        lines.append(text)
+    return lines
+
+
+def report_dict(chunk_set: ChunkSet, docs: Sequence[Document] = ()) -> dict[str, object]:
+    """The ``--json`` report: every chunk's anchor, claim and page claim, the counts and
+    the headline; with ``docs``, each anchored span's length against its chunk's
+    (``span_ratio``, whitespace aside)."""
+    texts = {d.doc_id: d for d in docs if chunk_set.docs.get(d.doc_id) == d.sha256}
+    ratios = {
+        c.anchor.index: round(span_ratio(texts[c.anchor.doc_id].text[a:b], c.given.text), 3)
+        for c in chunk_set.chunks
+        for a, b in [(c.anchor.char_start, c.anchor.char_end)]
+        if a is not None and b is not None and c.anchor.doc_id in texts
+    }
     rows = []
     for chunk in chunk_set.chunks:
         a = chunk.anchor
@@ -182,6 +346,11 @@ def report_dict(chunk_set: ChunkSet) -> dict[str, object]:
                 "pages": list(a.pages) if a.pages else None,
                 "claim": a.claim,
                 "claimed_start": a.claimed_start,
+                "page_claim": a.page_claim,
+                "claimed_page": a.claimed_page,
+                "span_chars": None if a.char_start is None else (a.char_end or 0) - a.char_start,
+                "chunk_chars": len(chunk.given.text.strip()),
+                "span_ratio": ratios.get(a.index),
                 "detail": a.detail or None,
             }
         )
@@ -192,4 +361,6 @@ def report_dict(chunk_set: ChunkSet) -> dict[str, object]:
         "docs": dict(chunk_set.docs),
         "chunks": rows,
         "counts": chunk_set.counts(),
+        "checks": dict(chunk_set.checks),
+        "headline": headline(chunk_set),
     }

@@ -30,24 +30,40 @@ Every chunk also gets a **claim** verdict on the offset it came with:
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
-from dataclasses import dataclass
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
+from functools import partial
 from typing import Literal
 
 from core.align.exact import View, exact_matches, whitespace_free_view
 from core.align.window import align_words
 from core.align.words import Word, words_of
+from core.imported.loader_check import LoaderFind, find_in_loader
+from core.imported.loader_text import PageTexts, extractor_label
 from core.imported.shapes import ForeignChunk
 from core.provenance.types import Document
 
 AnchorKind = Literal["exact", "aligned", "ambiguous", "missing"]
 ClaimKind = Literal["ok", "wrong", "absent", "unchecked"]
+PageClaimKind = Literal["ok", "wrong", "absent", "unchecked"]
 ANCHORS: tuple[AnchorKind, ...] = ("exact", "aligned", "ambiguous", "missing")
 CLAIMS: tuple[ClaimKind, ...] = ("ok", "wrong", "absent", "unchecked")
+PAGE_CLAIMS: tuple[PageClaimKind, ...] = ("ok", "wrong", "absent", "unchecked")
 DEFAULT_THRESHOLD = 0.9
 CHECKABLE_KINDS = frozenset({"text", "markdown"})  # canonical text == the file as read
 _MAX_PLACES = 200  # a text found in more places than this is ambiguous without more look
 _ORDERED_SHARE = 0.9
+WIDE_SPAN = 1.5  # an aligned span past this many times its chunk's length says so
+NARROW_SPAN = 1.2  # past this, a loader-checked chunk is also placed by the loader's text
+
+
+def span_ratio(span: str, chunk: str) -> float:
+    """The span's length against the chunk's, whitespace aside (extractions space a
+    table's cells differently)."""
+    return len("".join(span.split())) / max(1, len("".join(chunk.split())))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,6 +85,8 @@ class Anchor:
     claimed_start: int | None
     places: int
     detail: str
+    page_claim: PageClaimKind = "absent"
+    claimed_page: int | None = None
 
     @property
     def anchored(self) -> bool:
@@ -181,9 +199,11 @@ def _claimed_place(doc: Document, chunk: ForeignChunk, start: int) -> tuple[int,
 
 
 def _choose(
-    text: DocumentText, chunk: ForeignChunk, found: _Found, after: int, before: int | None
-) -> None:
-    """Decide among several places (page, neighbours' order, claim) or leave it open."""
+    text: DocumentText, chunk: ForeignChunk, found: _Found, after: int, before: int | None,
+    rel: float | None = None,
+) -> None:  # fmt: skip
+    """Decide among several places (page, neighbours' order, claim, the place on its page
+    the loader's text puts it at) or leave it open."""
     places = found.places
     region = text.page_region(chunk.page)
     if region is not None:
@@ -195,6 +215,12 @@ def _choose(
         claimed = _claimed_place(text.doc, chunk, chunk.claimed_start)
         if claimed is not None and (_claim_checkable(text.doc) or claimed in places):
             places = _narrow(places, [p for p in places if p == claimed])
+    if len(places) > 1 and rel is not None and chunk.page is not None and region is not None:
+        page = text.doc.pages[chunk.page - 1]
+        size = max(1, page.char_end - page.char_start)
+        own = [p for p in places if page.char_start <= p[0] < page.char_end]
+        if own:
+            places = [min(own, key=lambda p: abs((p[0] - page.char_start) / size - rel))]
     if len(places) == 1:
         found.chosen = places[0]
         found.coverage = 1.0
@@ -202,17 +228,26 @@ def _choose(
 
 def _align(
     text: DocumentText, chunk: ForeignChunk, found: _Found, after: int, before: int | None,
-    threshold: float,
+    threshold: float, page_known: bool = False,
+    by_loader: Callable[[], tuple[int, int, float] | None] | None = None,
 ) -> None:  # fmt: skip
     """Word alignment, nearest evidence first: just after the chunk before it (imports
-    come in order), then its page and the next; the whole text only for a chunk without
-    a page. A run off the chunk's page is not taken."""
+    come in order), then its page and the next; the whole text for a chunk without a page,
+    or whose words are not on its page (its page claim is then wrong: a chunk whose words
+    are all there, in another order, is not looked for elsewhere). A chunk the
+    loader's text puts on its page (``page_known``) is placed there even when its words
+    come in another order, spread over up to four times its length, else (``by_loader``)
+    where the loader's text of the page, word-aligned with ours, puts its words."""
     size = len(text.text)
     page = text.page_region(chunk.page)
+    if page is not None and page_known and chunk.page is not None:  # a loader's page: no run-on
+        own = text.doc.pages[chunk.page - 1]
+        page = (own.char_start, own.char_end)
     regions: list[tuple[int, int]] = []
     if after > 0 or before is not None:
         regions.append((after, min(size, after + 3 * len(chunk.text) + 200)))
     regions.append(page if page is not None else (0, size))
+    options: list[tuple[int, int, float, str]]
     for region in dict.fromkeys(regions):
         result = align_words(text.text, text.words(*region), chunk.text, threshold, best=False)
         start, end = result.char_start, result.char_end
@@ -220,11 +255,109 @@ def _align(
             continue
         if page is not None and not page[0] <= start < page[1]:
             continue
-        found.chosen, found.coverage, found.how = (start, end), result.coverage, "words"
+        if page_known and page is not None and end > page[1]:
+            continue
+        options = [(start, end, result.coverage, "words")]
+        if by_loader is not None and span_ratio(text.text[start:end], chunk.text) > NARROW_SPAN:
+            span = by_loader()  # wider than its chunk: the loader's text may place it tighter
+            if span is not None and span[2] >= threshold:
+                options.append((*span, "loader"))
+        start, end, coverage, how = min(options, key=lambda o: o[1] - o[0])
+        found.chosen, found.coverage, found.how = (start, end), coverage, how
         return
+    if page is not None and page_known:
+        result = align_words(text.text, text.words(*page), chunk.text, threshold, best=False,
+                             spread=4)  # fmt: skip
+        options = []
+        if result.char_start is not None and result.char_end is not None:
+            options.append((result.char_start, result.char_end, result.coverage, "words"))
+        span = by_loader() if by_loader is not None else None
+        if span is not None:
+            options.append((*span, "loader"))
+        if options:  # the narrower of the two
+            start, end, coverage, how = min(options, key=lambda o: o[1] - o[0])
+            found.chosen, found.coverage, found.how = (start, end), coverage, how
+            return
+    elif page is not None and not _words_on(text, page, chunk.text, threshold):
+        result = align_words(text.text, text.words(0, size), chunk.text, threshold, best=False)
+        if result.char_start is not None and result.char_end is not None:
+            found.chosen, found.coverage = (result.char_start, result.char_end), result.coverage
+            found.how = "words"
+            return
     last = regions[-1]
     found.coverage = align_words(text.text, text.words(*last), chunk.text, threshold).coverage
     found.how = "page" if page is not None else "text"
+
+
+def _words_on(text: DocumentText, region: tuple[int, int], passage: str, share: float) -> bool:
+    """Whether ``share`` of the passage's words (as a multiset) are in the region."""
+    wanted = Counter(w.norm for w in words_of(passage))
+    have = Counter(w.norm for w in text.words(*region))
+    return _overlap(wanted, have) >= share * max(1, sum(wanted.values()))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoaderEvidence:
+    """The per-page loader's text a set's offsets are into: ``pages`` of one extractor
+    (confirmed on the set, ``core.imported.loader_check.choose_extractor``)."""
+
+    pages: PageTexts
+    _maps: dict[int, tuple[list[Word], dict[int, int]]] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return extractor_label(self.pages.extractor)
+
+    def _page_map(self, text: DocumentText, number: int) -> tuple[list[Word], dict[int, int]]:
+        """The loader's words of a page (in its stripped text) and, for each, the index of
+        the word of ours it lines up with (in order, as ``difflib`` matches them)."""
+        if number not in self._maps:
+            raw = (self.pages.page(number) or "").strip()
+            theirs = words_of(raw)
+            page = text.doc.pages[number - 1]
+            ours = text.words(page.char_start, page.char_end)
+            matcher = SequenceMatcher(
+                None, [w.norm for w in theirs], [w.norm for w in ours], autojunk=False
+            )
+            pairs = {
+                a + k: b + k for a, b, size in matcher.get_matching_blocks() for k in range(size)
+            }
+            self._maps[number] = (theirs, pairs)
+        return self._maps[number]
+
+    def place(
+        self, text: DocumentText, find: LoaderFind, chunk: ForeignChunk, threshold: float
+    ) -> tuple[int, int, float] | None:
+        """The span of our page where the loader's text puts the chunk, for a chunk whose
+        words are on its page (``threshold`` of them) in another order: the loader's page
+        text, word-aligned with ours, lines up at least half its words, and the span is
+        the tightest run of ours holding ``threshold`` of those; the share returned is
+        that of the chunk's words inside it. ``None`` when the words are not there."""
+        if find.page is None or find.at is None:
+            return None
+        theirs, pairs = self._page_map(text, find.page)
+        end = find.at + len(chunk.text.strip())
+        own = [k for k, w in enumerate(theirs) if find.at <= w.char_start and w.char_end <= end]
+        page = text.doc.pages[find.page - 1]
+        ours = text.words(page.char_start, page.char_end)
+        wanted = Counter(theirs[k].norm for k in own)
+        total = sum(wanted.values())
+        if not total or _overlap(wanted, Counter(w.norm for w in ours)) < threshold * total:
+            return None
+        mapped = sorted(pairs[k] for k in own if k in pairs)
+        if len(mapped) < total / 2:
+            return None
+        need = max(1, math.ceil(threshold * len(mapped) - 1e-9))
+        first, last = min(
+            ((mapped[i], mapped[i + need - 1]) for i in range(len(mapped) - need + 1)),
+            key=lambda pair: ours[pair[1]].char_end - ours[pair[0]].char_start,
+        )
+        inside = _overlap(wanted, Counter(w.norm for w in ours[first : last + 1]))
+        return ours[first].char_start, ours[last].char_end, inside / total
+
+
+def _overlap(wanted: Counter[str], have: Counter[str]) -> int:
+    return sum(min(n, have[w]) for w, n in wanted.items())
 
 
 def anchor_document(
@@ -233,11 +366,21 @@ def anchor_document(
     *,
     threshold: float = DEFAULT_THRESHOLD,
     text: DocumentText | None = None,
+    loader: LoaderEvidence | None = None,
 ) -> list[Anchor]:
     """Anchor ``chunks`` (this document's, in import order) in ``doc``; see the module doc.
-    ``text``: the document's prepared text, when the caller anchors in it more than once."""
+    ``text``: the document's prepared text, when the caller anchors in it more than once;
+    ``loader``: the loader's own page text, where the chunks' offsets and pages are
+    checked (a chunk is then placed on the page whose loader text holds it)."""
     text = text if text is not None and text.doc is doc else DocumentText(doc)
-    found = [_Found(places=text.places(c.text, c.page)) for c in chunks]
+    finds: list[LoaderFind | None] = [
+        find_in_loader(loader.pages, c) if loader is not None else None for c in chunks
+    ]
+    placing = [
+        replace(c, page=f.page) if f is not None and f.page is not None else c
+        for c, f in zip(chunks, finds, strict=True)
+    ]
+    found = [_Found(places=text.places(c.text, c.page)) for c in placing]
     use_order = _ordered(found)
     fixed_after: list[int | None] = [None] * len(found)  # start of the next one-place chunk
     upcoming: int | None = None
@@ -246,18 +389,26 @@ def anchor_document(
         if len(found[k].places) == 1:
             upcoming = found[k].places[0][0]
     after = 0
-    for k, (chunk, item) in enumerate(zip(chunks, found, strict=True)):
+    for k, (chunk, item) in enumerate(zip(placing, found, strict=True)):
         bound = (after, fixed_after[k]) if use_order else (0, None)
+        find = finds[k]
+        known = find is not None and find.page is not None
+        rel = find.at / max(1, find.length) if find is not None and find.at is not None else None
         if len(item.places) == 1:
             item.chosen, item.coverage = item.places[0], 1.0
         elif item.places:
-            _choose(text, chunk, item, *bound)
+            _choose(text, chunk, item, *bound, rel=rel)
         else:
-            _align(text, chunk, item, *bound, threshold)
+            by_loader = None
+            if loader is not None and find is not None and known:
+                by_loader = partial(loader.place, text, find, chunk, threshold)
+            _align(text, chunk, item, *bound, threshold, page_known=known, by_loader=by_loader)
         if item.chosen is not None:
             after = item.chosen[0]
+    label = loader.label if loader is not None else None
     return [
-        _verdict(text, chunk, item, threshold) for chunk, item in zip(chunks, found, strict=True)
+        _verdict(text, chunk, placed, item, threshold, find, label)
+        for chunk, placed, item, find in zip(chunks, placing, found, finds, strict=True)
     ]
 
 
@@ -267,7 +418,10 @@ def _place_name(places: list[tuple[int, int]], span: tuple[int, int]) -> str:
     return f", its {ordinal(places.index(span) + 1)} occurrence"
 
 
-def _verdict(text: DocumentText, chunk: ForeignChunk, item: _Found, threshold: float) -> Anchor:
+def _verdict(
+    text: DocumentText, chunk: ForeignChunk, placed: ForeignChunk, item: _Found,
+    threshold: float, find: LoaderFind | None, label: str | None,
+) -> Anchor:  # fmt: skip
     doc = text.doc
     kind: AnchorKind
     details: list[str] = []
@@ -275,14 +429,21 @@ def _verdict(text: DocumentText, chunk: ForeignChunk, item: _Found, threshold: f
     end: int | None = None
     if item.chosen is not None:
         start, end = item.chosen
-        exact = item.how != "words" and doc.text[start:end] == chunk.text.strip()
+        exact = item.how == "" and doc.text[start:end] == chunk.text.strip()
         kind = "exact" if exact else "aligned"
         if kind == "aligned":
             details.append(
                 f"aligned on {item.coverage:.0%} of its words"
                 if item.how == "words"
+                else f"placed by the loader's text: {item.coverage:.0%} of its words line up"
+                if item.how == "loader"
                 else "the same characters with other spacing or line breaks"
             )
+            ratio = span_ratio(doc.text[start:end], chunk.text)
+            if ratio > WIDE_SPAN:
+                details.append(
+                    f"its span is {ratio:.1f}x the chunk's length (its words in another order)"
+                )
     elif item.places:
         kind = "ambiguous"
         many = f"{len(item.places)}" if len(item.places) <= _MAX_PLACES else f"over {_MAX_PLACES}"
@@ -290,14 +451,20 @@ def _verdict(text: DocumentText, chunk: ForeignChunk, item: _Found, threshold: f
     else:
         kind = "missing"
         best = item.coverage or 0.0
-        where = f" on its page {chunk.page} or the next" if item.how == "page" else ""
+        where = f" on its page {placed.page} or the next" if item.how == "page" else ""
         details.append(
             f"not found{where}: at best {best:.0%} of its words together, under {threshold:.0%}"
         )
-    claim, said = _claim(doc, chunk, item)
+    if label is not None:
+        claim, said = _loader_claim(chunk, find, label)
+    else:
+        claim, said = _claim(doc, chunk, item)
     if said:
         details.append(said)
     pages = doc.pages_of(start, end) if start is not None and end is not None else ()
+    page_claim, page_said = _page_claim(text, chunk, item, tuple(pages), find)
+    if page_said:
+        details.append(page_said)
     return Anchor(
         index=chunk.index,
         doc_id=doc.doc_id,
@@ -311,6 +478,72 @@ def _verdict(text: DocumentText, chunk: ForeignChunk, item: _Found, threshold: f
         claimed_start=chunk.claimed_start,
         places=len(item.places),
         detail="; ".join(details),
+        page_claim=page_claim,
+        claimed_page=chunk.page,
+    )
+
+
+def _pages_text(pages: Sequence[int]) -> str:
+    return ("p. " if len(pages) == 1 else "pp. ") + ", ".join(map(str, pages))
+
+
+def _page_claim(
+    text: DocumentText, chunk: ForeignChunk, item: _Found, pages: tuple[int, ...],
+    find: LoaderFind | None,
+) -> tuple[PageClaimKind, str]:  # fmt: skip
+    """The verdict on the page the chunk claims: by the loader's text where it holds the
+    chunk's text, else by where the chunk is anchored in ours."""
+    claimed = chunk.page
+    doc = text.doc
+    if claimed is None:
+        return "absent", ""
+    if not doc.is_paged:
+        return "unchecked", f"claims p. {claimed}, and the document has no pages"
+    if not 1 <= claimed <= len(doc.pages):
+        return "wrong", f"claims p. {claimed}, the document has {len(doc.pages):,} pages"
+    if find is not None and find.page is not None:
+        if find.on_claimed:
+            return "ok", ""
+        return "wrong", f"claims p. {claimed}, is on p. {find.page}"
+    if pages:
+        if claimed in pages:
+            return "ok", ""
+        return "wrong", f"claims p. {claimed}, is on {_pages_text(pages)}"
+    if item.places:
+        on = sorted({n for a, b in item.places for n in doc.pages_of(a, b)})
+        if claimed in on:
+            return "ok", ""
+        return "wrong", f"claims p. {claimed}, its text is on {_pages_text(on)}"
+    return "unchecked", ""
+
+
+def _loader_claim(
+    chunk: ForeignChunk, find: LoaderFind | None, label: str
+) -> tuple[ClaimKind, str]:
+    """The verdict on the offset, in the loader's text of the claimed page."""
+    claimed = chunk.claimed_start
+    if claimed is None:
+        return "absent", ""
+    if claimed < 0:
+        return "wrong", f"claims {claimed} (no offset)"
+    if find is None:
+        if chunk.page is None:
+            return "unchecked", "its offset is into one page's text, and it names no page"
+        return "unchecked", f"claims {claimed:,} on p. {chunk.page}, which {label} cannot read"
+    if find.holds:
+        return "ok", ""
+    if find.page is None:
+        return "wrong", (
+            f"claims {claimed:,} on p. {chunk.page}, and {label}'s text of the document "
+            "does not hold its text"
+        )
+    if find.on_claimed:
+        return "wrong", (
+            f"claims {claimed:,}, its text is at {find.at:,} in {label}'s text of p. {find.page}"
+        )
+    return "wrong", (
+        f"claims {claimed:,} on p. {chunk.page}, its text is at {find.at:,} in {label}'s "
+        f"text of p. {find.page}"
     )
 
 

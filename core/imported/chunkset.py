@@ -29,7 +29,7 @@ from typing import Any
 from core.chunk import policy_registry as registry
 from core.chunk.spans import Piece
 from core.config import StoreLocation, store_folder
-from core.imported.anchor import ANCHORS, CLAIMS, Anchor
+from core.imported.anchor import ANCHORS, CLAIMS, PAGE_CLAIMS, Anchor
 from core.imported.shapes import ForeignChunk, ImportChunksError
 
 FOLDER_NAME = "chunksets"
@@ -61,6 +61,7 @@ class ImportedChunk:
             "claimed_start": g.claimed_start,
             "claimed_end": g.claimed_end,
             "page": g.page,
+            "page_claim": a.page_claim,
             "places": a.places,
             "detail": a.detail,
             "text": g.text,
@@ -77,7 +78,12 @@ class ImportedChunk:
             page=raw.get("page"),
             foreign_id=raw.get("foreign_id"),
         )
-        if raw["anchor"] not in ANCHORS or raw["claim"] not in CLAIMS:
+        page_claim = raw.get("page_claim") or ("absent" if given.page is None else "unchecked")
+        if (
+            raw["anchor"] not in ANCHORS
+            or raw["claim"] not in CLAIMS
+            or (page_claim not in PAGE_CLAIMS)
+        ):
             raise ValueError(f"chunk {given.index}: unknown anchor or claim")
         anchor = Anchor(
             index=given.index,
@@ -92,6 +98,8 @@ class ImportedChunk:
             claimed_start=given.claimed_start,
             places=int(raw.get("places", 0)),
             detail=str(raw.get("detail", "")),
+            page_claim=page_claim,
+            claimed_page=given.page,
         )
         return cls(given=given, anchor=anchor)
 
@@ -100,7 +108,11 @@ class ImportedChunk:
 class ChunkSet:
     """A named set of imported chunks; ``docs`` maps each anchored document's ``doc_id``
     to the sha256 of the version it was anchored in; ``origin`` says where it came from
-    (a file name or ``chroma:<where>/<collection>``)."""
+    (a file name or ``chroma:<where>/<collection>``); ``checks`` says how the claims were
+    checked: ``extractors`` (each document's loader text, as ``pypdf 7.1.1``, or ``None``),
+    ``extractor_how`` (``given``, ``metadata`` or ``trial``), ``tried`` (the extractors
+    tried where none reproduced the text), ``page_base`` and ``page_base_how``
+    (``given``, ``detected`` or ``default``)."""
 
     name: str
     shape: str
@@ -109,16 +121,20 @@ class ChunkSet:
     threshold: float
     docs: dict[str, str]
     chunks: tuple[ImportedChunk, ...]
+    checks: dict[str, Any] = field(default_factory=dict)
     _spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict, compare=False)
 
     def counts(self) -> dict[str, dict[str, int]]:
-        """How many chunks have each anchor and each claim verdict (every kind listed)."""
+        """How many chunks have each anchor, claim and page-claim verdict (every kind
+        listed)."""
         anchors: dict[str, int] = {k: 0 for k in ANCHORS}
         claims: dict[str, int] = {k: 0 for k in CLAIMS}
+        pages: dict[str, int] = {k: 0 for k in PAGE_CLAIMS}
         for chunk in self.chunks:
             anchors[chunk.anchor.anchor] += 1
             claims[chunk.anchor.claim] += 1
-        return {"anchor": anchors, "claim": claims}
+            pages[chunk.anchor.page_claim] += 1
+        return {"anchor": anchors, "claim": claims, "page_claim": pages}
 
     def spans(self, doc_sha256: str) -> list[tuple[int, int]]:
         """The distinct anchored spans in that document version, in text order."""
@@ -148,6 +164,7 @@ class ChunkSet:
             "threshold": self.threshold,
             "docs": dict(self.docs),
             "counts": self.counts(),
+            "checks": dict(self.checks),
             "chunks": [c.to_dict() for c in self.chunks],
         }
 
@@ -163,6 +180,7 @@ class ChunkSet:
             threshold=float(raw["threshold"]),
             docs={str(k): str(v) for k, v in dict(raw["docs"]).items()},
             chunks=tuple(ImportedChunk.from_dict(c) for c in raw["chunks"]),
+            checks=dict(raw.get("checks") or {}),
         )
 
 

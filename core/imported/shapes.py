@@ -33,6 +33,7 @@ from typing import Any
 
 from core.config import StoreLocation, parse_host
 from core.errors import ChunkscopeError, StoreError
+from core.imported.loader_text import hinted_extractor
 from core.provenance.serial import json_objects
 from core.store.client import connect
 
@@ -70,7 +71,8 @@ class ForeignChunk:
 
     ``index``: its place in the import (0-based); ``source``: the document as the import
     names it (a path, a file name or an id); ``claimed_start``/``claimed_end``: the
-    offsets it came with (``None`` when it has none); ``page``: 1-based.
+    offsets it came with (``None`` when it has none); ``page``: 1-based; ``loader``: the
+    extractor its metadata points at (``core.imported.loader_text.hinted_extractor``).
     """
 
     index: int
@@ -80,6 +82,7 @@ class ForeignChunk:
     claimed_end: int | None
     page: int | None
     foreign_id: str | None
+    loader: str | None = None
 
 
 def keys_for(shape: str, *, source: str | None, start: str | None, page: str | None,
@@ -165,6 +168,7 @@ def _langchain(row: Mapping[str, Any], index: int, keys: Keys, where: str) -> Fo
         claimed_end=None,
         page=_page(meta.get(keys.page), keys, where),
         foreign_id=None if ident in (None, "") else str(ident),
+        loader=hinted_extractor(meta),
     )
 
 
@@ -187,6 +191,7 @@ def _llamaindex(row: Mapping[str, Any], index: int, keys: Keys, where: str) -> F
         claimed_end=end if start is not None else None,
         page=_page(meta.get(keys.page), keys, where),
         foreign_id=None if ident in (None, "") else str(ident),
+        loader=hinted_extractor(meta),
     )
 
 

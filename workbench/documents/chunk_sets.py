@@ -1,6 +1,6 @@
 """Glue of imported chunk sets (``core.imported``): offered as policies on every page, the
-Library's import form, and the audit of a set (counts, and every chunk that is not
-``exact`` with an ``ok``, ``absent`` or ``unchecked`` claim, each with a link to it).
+Library's import form, and the audit of a set (what was checked, the counts, and every
+chunk that is ambiguous, missing, or has a wrong offset or page, each with a link to it).
 
 Sets are kept in ``chunksets/`` beside the index (in the store folder, or beside the
 triage file for a Chroma server), the folder the CLI's ``import-chunks`` writes to, so a
@@ -18,6 +18,7 @@ from core.imported import (
     ChunkSet,
     ImportedChunk,
     check_name,
+    headline,
     import_chunks,
     read_chroma,
     read_file,
@@ -25,6 +26,7 @@ from core.imported import (
     save_chunk_set,
 )
 from core.imported.chunkset import FOLDER_NAME, name_from
+from core.imported.loader_text import EXTRACTORS, PageTexts
 from core.provenance.cite import Citation
 from core.provenance.types import Document
 from core.render.links import link_url, source_params
@@ -54,9 +56,25 @@ def offer() -> dict[str, ChunkSet]:
         return {}
 
 
+def _wrong(chunk: ImportedChunk) -> bool:
+    return "wrong" in (chunk.anchor.claim, chunk.anchor.page_claim)
+
+
 def needs_review(chunk_set: ChunkSet) -> list[ImportedChunk]:
-    """Chunks a reader should look at: not anchored in one place, or a wrong claim."""
-    return [c for c in chunk_set.chunks if c.anchor.anchor in NOT_FINE or c.anchor.claim == "wrong"]
+    """Chunks a reader should look at: not anchored in one place, or a wrong offset or
+    page."""
+    return [c for c in chunk_set.chunks if c.anchor.anchor in NOT_FINE or _wrong(c)]
+
+
+def _page_cell(chunk: ImportedChunk) -> str:
+    """``p. 12`` when the chunk's page holds, ``claims p. 12, is on p. 7`` when not."""
+    a = chunk.anchor
+    if a.claimed_page is None:
+        return ""
+    if a.page_claim == "wrong":
+        on = ", ".join(map(str, a.pages)) or "?"
+        return f"claims p. {a.claimed_page}, is on p. {on}"
+    return f"p. {a.claimed_page} ({a.page_claim})"
 
 
 def _link(chunk: ImportedChunk, docs: dict[str, Document]) -> str | None:
@@ -71,25 +89,27 @@ def audit(chunk_set: ChunkSet) -> None:
     """The counts of a set and a table of the chunks that need a look, linked to Source."""
     counts = chunk_set.counts()
     total = len(chunk_set.chunks)
-    cells = st.columns(6)
-    for cell, (label, n) in zip(
-        cells,
-        [("chunks", total), *counts["anchor"].items(), ("wrong claims", counts["claim"]["wrong"])],
-        strict=True,
-    ):
+    cells = st.columns(5)
+    for cell, (label, n) in zip(cells, [("chunks", total), *counts["anchor"].items()], strict=True):
         cell.metric(label.capitalize(), f"{n:,}")
+    for line in headline(chunk_set):  # what was checked, never a bare count of wrong ones
+        st.markdown(f"**{md(line)}**")
     claims = ", ".join(f"{kind} {n:,}" for kind, n in counts["claim"].items())
+    pages = ", ".join(f"{kind} {n:,}" for kind, n in counts["page_claim"].items())
     st.caption(
         f"**{md(chunk_set.name)}** from {md(chunk_set.origin)} ({chunk_set.shape}), "
-        f"{len(chunk_set.docs)} document(s). Claimed offsets: {claims}. `exact`: the text is a "
-        "slice of our text; `aligned`: the same words with another extraction's spacing, "
-        "hyphens or order; `unchecked`: offsets into another extraction (a per-page loader), "
-        f"which we do not have. Pick **{md(chunk_set.name)}** as the policy on Chunks, "
+        f"{len(chunk_set.docs)} document(s). Claimed offsets: {claims}; claimed pages: "
+        f"{pages}. `exact`: the text is a slice of our text; `aligned`: the same words with "
+        "another extraction's spacing, hyphens or order; a per-page loader's offsets are "
+        "checked in that loader's own text of the page; `unchecked`: offsets into a text "
+        f"we could not reproduce. Pick **{md(chunk_set.name)}** as the policy on Chunks, "
         "Compare or Evaluate to use these boundaries."
     )
     review = needs_review(chunk_set)
     if not review:
-        st.success("Every chunk is anchored in one place, and no claimed offset is wrong.")
+        st.success(
+            "Every chunk is anchored in one place, and no offset or page that was checked is wrong."
+        )
     wider = st.toggle(
         "Also the aligned chunks and the unchecked claims", key=every_chunk_widget(chunk_set.name),
         help="Every chunk that is not exact with an ok claim, not only those to look at",
@@ -108,6 +128,7 @@ def audit(chunk_set: ChunkSet) -> None:
             "document": c.anchor.doc_id or c.given.source or "",
             "anchor": c.anchor.anchor,
             "claim": c.anchor.claim,
+            "page": _page_cell(c),
             "pages": ", ".join(map(str, c.anchor.pages)),
             "why": c.anchor.detail,
             "open": _link(c, docs),
@@ -123,6 +144,8 @@ def audit(chunk_set: ChunkSet) -> None:
         column_config={
             "open": st.column_config.LinkColumn("open", display_text="in Source"),
             "why": st.column_config.TextColumn(width="large"),
+            "page": st.column_config.TextColumn("page claimed", width="medium"),
+            "pages": st.column_config.TextColumn("anchored on"),
             "text": st.column_config.TextColumn("text (start)", width="medium"),
         },
     )
@@ -202,6 +225,18 @@ def _snippet(doc: Document, start: int, end: int, label: str) -> None:
     st.html(marked_text_html(doc.text[lo:hi], lo, [highlight_mark(start, end)]))
 
 
+def _loader_snippet(doc: Document, label: str, chunk: ImportedChunk, claimed: int) -> None:
+    """The loader's own text of the claimed page at the claimed offset."""
+    name = label.split()[0].lower()
+    if name not in EXTRACTORS or chunk.given.page is None:
+        return
+    text = (PageTexts(doc, name).page(chunk.given.page) or "").strip()
+    end = min(len(text), claimed + len(chunk.given.text))
+    st.caption(f"Where it claims to be: chars {claimed:,}-{end:,} of {label}'s text of "
+               f"p. {chunk.given.page}")  # fmt: skip
+    st.code(text[claimed:end] or "(past the end of that page's text)", wrap_lines=True)
+
+
 def chunk_set_notes(doc: Document, policy_name: str) -> None:
     """Under an imported set's chunks: what it holds of ``doc``, and each wrong claimed
     offset with the text it points at beside the text where the chunk really is."""
@@ -220,29 +255,41 @@ def chunk_set_notes(doc: Document, policy_name: str) -> None:
         held = ", ".join(md(d) for d in chunk_set.docs) or "no document"
         st.info(f"The chunk set {md(policy_name)} holds no chunk of this document ({held}).")
         return
-    unplaced = [c for c in here if c.anchor.anchor in NOT_FINE]
-    wrong = [c for c in here if c.anchor.claim == "wrong"]
+    unplaced = [c for c in here if c.anchor.anchor in NOT_FINE and not _wrong(c)]
+    wrong = [c for c in here if _wrong(c)]
+    loader = dict(chunk_set.checks.get("extractors") or {}).get(doc.doc_id)
+    checked_in = f" (checked in {loader}'s page text)" if loader else ""
     st.caption(
         f"{len(here):,} imported chunks of this document: "
         + ", ".join(
             f"{k} {sum(c.anchor.anchor == k for c in here):,}"
             for k in ("exact", "aligned", "ambiguous", "missing")
         )  # fmt: skip
-        + f"; {len(wrong):,} wrong claimed offsets. Ambiguous and missing chunks are not drawn."
+        + f"; {sum(c.anchor.claim == 'wrong' for c in here):,} wrong claimed offsets{checked_in}"
+        + f", {sum(c.anchor.page_claim == 'wrong' for c in here):,} wrong claimed pages. "
+        "Ambiguous and missing chunks are not drawn."
     )
     if unplaced or wrong:
         with st.expander(f"{len(unplaced) + len(wrong):,} imported chunk(s) to look at"):
             for chunk in (wrong + unplaced)[:20]:
                 a = chunk.anchor
-                st.markdown(f"**Chunk {a.index + 1}** ({a.anchor}, claim {a.claim}): "
+                page = f", page {a.page_claim}" if a.claimed_page is not None else ""
+                st.markdown(f"**Chunk {a.index + 1}** ({a.anchor}, claim {a.claim}{page}): "
                             f"{md(a.detail)}")  # fmt: skip
                 cells = st.columns(2)
                 claimed = chunk.given.claimed_start
-                if a.claim == "wrong" and claimed is not None and 0 <= claimed < len(doc.text):
+                in_ours = loader is None  # a loader's offset is into its page text, not ours
+                if (
+                    a.claim == "wrong" and in_ours and claimed is not None
+                    and 0 <= claimed < len(doc.text)
+                ):  # fmt: skip
                     end = min(len(doc.text), claimed + len(chunk.given.text))
                     with cells[0]:
                         where = f"Where it claims to be: chars {claimed:,}-{end:,}"
                         _snippet(doc, claimed, end, where)
+                elif a.claim == "wrong" and claimed is not None and claimed >= 0 and loader:
+                    with cells[0]:
+                        _loader_snippet(doc, loader, chunk, claimed)
                 if a.char_start is not None and a.char_end is not None:
                     with cells[1]:
                         _snippet(doc, a.char_start, a.char_end,
