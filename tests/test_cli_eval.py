@@ -108,6 +108,8 @@ def _eval(ws: Path, *extra: str) -> list[str]:
         "naive,late,contextual",
         "--k",
         "1,3",
+        "--policy",
+        "fixed",
         "--size",
         "200",
         "--overlap",

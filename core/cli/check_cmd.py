@@ -15,6 +15,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from core import defaults
 from core.cli import eval_cmd
 from core.cli.index_cmd import methods_help
 from core.cli.options import add_policy_arguments, check_out, failed_files_line, load_each
@@ -54,11 +55,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--method", dest="only", metavar="M",
         help="with --run: check this method only (an imported retriever, say)",
     )  # fmt: skip
-    add_policy_arguments(parser, default="fixed")
+    add_policy_arguments(parser, default=defaults.POLICY)
     parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
-    default = eval_cmd.DEFAULT_METHODS
+    default = defaults.methods_arg()
     parser.add_argument("--methods", default=default, help=methods_help(f"default {default}"))
-    parser.add_argument("--k", default="1,5,10", help="cut-offs for hit@k and recall@k (1,5,10)")
+    parser.add_argument(
+        "--k", default=defaults.ks_arg(),
+        help=f"cut-offs for hit@k and recall@k ({defaults.ks_arg()})",
+    )  # fmt: skip
     parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM)")
     parser.add_argument("--scope", choices=("corpus", "doc"), default="corpus")
     parser.add_argument("--threshold", type=float, default=0.95)

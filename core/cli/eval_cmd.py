@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import core.embed
+from core import defaults
 from core import methods as registry
 from core.chunk import chunk_document
 from core.cli.index_cmd import add_embed_arguments, http_encoder_of, methods_help, parse_methods
@@ -39,11 +40,8 @@ from core.formats import parse_document
 from core.formats.format_registry import describe_formats
 from core.index.indexer import method_records
 from core.index.sources import collect_files
-from core.methods import EVALUATED
 from core.methods.embedding import http_default_methods, require_usable
 from core.model.tokens import load_tokenizer
-
-DEFAULT_METHODS = ",".join(EVALUATED)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,13 +62,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="documents, or folders of documents (" + describe_formats() + ")",
     )
-    add_policy_arguments(parser, default="fixed")
+    add_policy_arguments(parser, default=defaults.POLICY)
     parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
     parser.add_argument(
         "--methods",
-        help=methods_help(f"default {DEFAULT_METHODS}; with --embed-url, those it can run"),
+        help=methods_help(f"default {defaults.methods_arg()}; with --embed-url, those it can run"),
     )
-    parser.add_argument("--k", default="1,5,10", help="cut-offs for hit@k and recall@k (1,5,10)")
+    parser.add_argument(
+        "--k", default=defaults.ks_arg(),
+        help=f"cut-offs for hit@k and recall@k ({defaults.ks_arg()})",
+    )  # fmt: skip
     parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM)")
     add_embed_arguments(parser)
     parser.add_argument(
@@ -146,7 +147,7 @@ def _config(args: argparse.Namespace) -> Any:
         methods = parse_methods(args.methods) or http_default_methods()
         require_usable(methods)
     else:
-        methods = parse_methods(args.methods) or parse_methods(DEFAULT_METHODS) or ()
+        methods = parse_methods(args.methods) or defaults.METHODS
     policy = policy_of(args)
     try:
         return EvalConfig(

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 import core.embed
+from core import defaults
 from core import methods as registry
 from core.cli.options import add_policy_arguments, policy_of
 from core.cli.progress import ProgressBar
@@ -38,8 +39,6 @@ from core.ingest.files import read_source
 from core.library import Library
 from core.scale.cli import add_ray_arguments, check_ray_arguments, print_ray_summary, run_ray
 from core.store import ChunkStore
-
-DEFAULT_POLICY = "structure"
 
 
 def add_store_arguments(parser: argparse.ArgumentParser) -> None:
@@ -124,7 +123,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[1] if __doc__ else None,
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
-    add_policy_arguments(parser, default=DEFAULT_POLICY)
+    add_policy_arguments(parser, default=defaults.POLICY)
     parser.add_argument("--methods", help=methods_help("default: all; a fusion indexes its parts"))
     parser.add_argument("--parser", default="fast", help="block parser: fast or layout")
     add_model_arguments(parser)

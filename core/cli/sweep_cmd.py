@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from core import defaults
 from core.chunk import policy_registry as registry
 from core.cli import eval_cmd
 from core.cli.index_cmd import methods_help, parse_methods
@@ -57,8 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="documents, or folders of documents (" + describe_formats() + ")",
     )  # fmt: skip
     parser.add_argument(
-        "--policy", default="fixed",
-        help="comma list of " + ", ".join(registry.policy_names()) + " (fixed)",
+        "--policy", default=defaults.POLICY,
+        help="comma list of " + ", ".join(registry.policy_names()) + f" ({defaults.POLICY})",
     )  # fmt: skip
     parser.add_argument("--size", required=True, help="chunk sizes in --unit: 64,128,256,512")
     parser.add_argument(
@@ -66,9 +67,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--unit", choices=registry.all_units())
     parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
-    default = eval_cmd.DEFAULT_METHODS
+    default = defaults.methods_arg()
     parser.add_argument("--methods", default=default, help=methods_help(f"default {default}"))
-    parser.add_argument("--k", default="1,5,10", help="cut-offs for hit@k and recall@k (1,5,10)")
+    parser.add_argument(
+        "--k", default=defaults.ks_arg(),
+        help=f"cut-offs for hit@k and recall@k ({defaults.ks_arg()})",
+    )  # fmt: skip
     parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM)")
     parser.add_argument("--scope", choices=("corpus", "doc"), default="corpus")
     parser.add_argument("--threshold", type=float, default=0.95)
@@ -86,7 +90,7 @@ def _grid(args: argparse.Namespace) -> list[Any]:
 
 
 def _template(args: argparse.Namespace, policy: Any) -> Any:
-    methods = parse_methods(args.methods) or parse_methods(eval_cmd.DEFAULT_METHODS) or ()
+    methods = parse_methods(args.methods) or defaults.METHODS
     try:
         return EvalConfig(
             policy=policy,

@@ -21,22 +21,17 @@ from core.methods.fusion import fusion_spec
 from core.methods.spec import THEIR_RANK, THEIRS, MethodSpec, UnknownMethodError
 from core.registry import Registry
 
-# The methods the tool starts on, by role: the one place outside the method modules that
-# names them (a pick that is not registered, or not runnable, is simply left out).
-# eval, sweep, check and the Evaluate page without --methods: what a first look needs (a
-# contextual prefix doubles what is encoded; it is one pick away)
-EVALUATED = ("naive", "late", "bm25")
-COMPARED = ("naive", "late", "contextual", "bm25", "hybrid(late,bm25;rrf60)")  # Compare
-SWEPT = ("naive", "late", "bm25")  # the Tune page's first sweep
+# The method lists particular views start on (a pick that is not registered, or not
+# runnable, is simply left out). The defaults every command and page starts on (the
+# methods evaluated, compared, swept, run beside an imported retriever, embedded) are in
+# ``core.defaults``.
 FUSED = ("late", "bm25")  # the parts the Add-a-hybrid builder starts on
 SUGGESTED_FUSIONS = (
     "hybrid(late,bm25;rrf60)",
     "hybrid(naive,bm25;rrf60)",
     "hybrid(contextual,contextual-bm25;rrf60)",
 )
-BESIDE_A_RUN = ("naive", "late", "bm25")  # our methods beside an imported retriever's run
 PAIRED = ("naive", "late")  # the pair read first: the scatter, the deltas, the triage
-EMBEDDED = "naive"  # embed without --method
 
 
 class BenchMethods(NamedTuple):

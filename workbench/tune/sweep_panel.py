@@ -16,6 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from core import defaults
 from core.chunk import chunk_document
 from core.errors import ChunkscopeError
 from core.evaluate import EvalConfig, save_run
@@ -103,7 +104,7 @@ def grid_controls() -> list:
             "policies on Evaluate & triage."
         )
     name = cells[0].segmented_control(
-        "Policy", sweepable, default="fixed", key=TuneKey.POLICY, required=True
+        "Policy", sweepable, default=defaults.POLICY, key=TuneKey.POLICY, required=True
     )
     spec = registry.get(name)
     units = spec.units
