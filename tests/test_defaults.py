@@ -10,6 +10,7 @@ from core import defaults
 from core import methods as registry
 from core.chunk import default_policy
 from core.cli import build_parser
+from core.cli.options import eval_config
 from tests.test_app_engine_pages import fake, index_demo, open_page, store_dir
 from workbench.engine import resources as eng
 from workbench.state import EngineKey, EvalKey, TuneKey, policy_widget
@@ -38,9 +39,7 @@ def test_index_stores_the_default_policy() -> None:
 
 @pytest.mark.parametrize("command", ["eval", "check"])
 def test_eval_and_check_evaluate_the_default_policy_methods_and_ks(command: str) -> None:
-    from core.cli import eval_cmd
-
-    config = eval_cmd._config(_parse(command, "--queries", "q.jsonl", "--docs", "d.pdf"))
+    config = eval_config(_parse(command, "--queries", "q.jsonl", "--docs", "d.pdf"))
     assert config.policy.key == defaults.POLICY_KEY
     assert config.methods == defaults.METHODS
     assert config.ks == defaults.KS
@@ -52,7 +51,7 @@ def test_sweep_sweeps_the_default_policy_with_the_default_methods() -> None:
     args = _parse("sweep", "--queries", "q.jsonl", "--docs", "d.pdf", "--size", "64,128")
     grid = sweep_cmd._grid(args)
     assert {p.policy.name for p in grid} == {defaults.POLICY}
-    config = sweep_cmd._template(args, grid[0].policy)
+    config = eval_config(args, policy=grid[0].policy)
     assert config.methods == defaults.METHODS and config.ks == defaults.KS
 
 

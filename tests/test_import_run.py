@@ -17,7 +17,7 @@ from openinference.semconv.trace import DocumentAttributes, SpanAttributes
 
 from core import methods as method_registry
 from core.chunk import policy_registry as policy_registry
-from core.cli import eval_cmd, main
+from core.cli import main, options
 from core.evaluate import LabelledQuery, load_run
 from core.evaluate.imported_run import import_run
 from core.evaluate.labels import GoldSpan
@@ -191,7 +191,7 @@ def test_cli_import_run_writes_a_run_triage_and_check_read(
     (tmp / "q.jsonl").write_text("".join(json.dumps(q.to_dict()) + "\n" for q in labels))
     (tmp / "log.jsonl").write_bytes(jsonl(HITS))
     monkeypatch.setattr(
-        eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
+        options, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
     )
     argv = ["import-run", str(tmp / "log.jsonl"), "--chunks", "harbour", "--queries",
             str(tmp / "q.jsonl"), "--docs", str(tmp / "harbour.md"), "--store", str(store),

@@ -20,17 +20,20 @@ from pathlib import Path
 from typing import Any
 
 from core import defaults
-from core.cli import eval_cmd
-from core.cli.eval_cmd import emit_run, expand_docs, parse_ks
-from core.cli.index_cmd import (
+from core.cli import options
+from core.cli.options import (
     add_embed_arguments,
     add_store_arguments,
+    check_out,
+    expand_docs,
     http_encoder_of,
+    load_each,
     methods_help,
+    parse_ks,
     parse_methods,
 )
-from core.cli.options import check_out, load_each
 from core.cli.progress import ProgressBar
+from core.cli.run_table import emit_run
 from core.config import resolve_store
 from core.embed import VectorCache
 from core.evaluate import read_queries
@@ -125,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     if remote and methods:
         require_usable(methods)
     docs = _documents(args, chunk_set, location)
-    encoder, embed, _ = eval_cmd.load_model(args)  # looked up when called, as in sweep
+    encoder, embed, _ = options.load_model(args)  # looked up here: a test's seam
     cache = None
     if args.cache:
         cache = VectorCache(args.cache)

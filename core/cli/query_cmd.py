@@ -22,14 +22,14 @@ from typing import Any
 import core.embed
 from core import defaults
 from core import methods as registry
-from core.cli.index_cmd import (
+from core.cli.options import (
     add_model_arguments,
     add_policy_arguments,
     add_store_arguments,
     methods_help,
     parse_methods,
+    policy_of,
 )
-from core.cli.options import policy_of
 from core.errors import StoreError
 from core.retrieve.comparison import check_query, compare, comparison_to_dict
 from core.store import ChunkStore
