@@ -175,7 +175,7 @@ def start_sweep(queries: list, docs: list, grid: list, methods: list[str]) -> No
     """Start the sweep in the background; a saved sweep of the same inputs is resumed."""
     if not roles.require_editor("run sweeps"):
         return
-    template = EvalConfig(policy=grid[0].policy, methods=tuple(methods), ks=(1, 5, 10))
+    template = EvalConfig(policy=grid[0].policy, methods=tuple(methods), ks=defaults.KS)
     folder = sweeps_dir()
     folder.mkdir(parents=True, exist_ok=True)
     arguments = {
