@@ -9,6 +9,7 @@ Modules:
 - ``errors``: ``ChunkscopeError`` and its kinds, the errors a user can cause;
 - ``settings``: every ``CHUNKSCOPE_*`` environment variable, one typed accessor each;
 - ``bounded_cache``: the one thread-safe bounded LRU cache every stage uses;
+- ``defaults``: the policy, methods and k every command and page starts on;
 - ``config``: where the chunk store lives, a local folder or a Chroma server;
 - ``registry``: the generic registry of named specs (formats, policies, methods);
 - ``protocols``: the interfaces of what is swapped: encoder, store, a method's records;

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from core import defaults
+from core.chunk import policy_registry
 from core.provenance.cite import Citation, clock_range
 from core.provenance.types import Chunk, Document
 from core.render.charts import chunk_size_figure
@@ -29,6 +31,8 @@ from workbench.widgets import cite_view, controls
 from workbench.widgets.wording import md
 
 sidebar.entry("pages/chunks.py")
+# Policy A starts on the default policy, B on the first other one, so a pair differs.
+SECOND_POLICY = next(n for n in policy_registry.policy_names() if n != defaults.POLICY)
 
 doc = session.require_doc()
 parser = st.session_state[Key.PARSER]
@@ -116,7 +120,7 @@ def export_buttons(chunks: Sequence[Chunk], slot: str, policy_key: str) -> None:
 
 def panel(slot: str, wide: bool) -> None:
     policy = controls.policy_controls(  # the second of a pair starts on another policy
-        slot, horizontal=wide, first="structure" if slot == "b" else "fixed"
+        slot, horizontal=wide, first=defaults.POLICY if slot == "a" else SECOND_POLICY
     )
     beside = wide and not full
     view, numbers = st.columns([3, 2], gap="medium") if beside else (st.container(), st.container())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import methods as registry
+from core import defaults
 from core.errors import ChunkscopeError
 from core.render.tune_charts import COSTS, curve_figure
 from core.tune.curves import all_crossovers, best_cells, curves, power_note, query_count
@@ -45,7 +45,7 @@ if roles.editing_enabled():
             st.error(md(exc), icon=":material/error:")
             queries, docs, grid = [], [], []
         offered = meth.offered_methods()
-        default = [m for m in registry.SWEPT if m in offered]
+        default = [m for m in defaults.METHODS if m in offered]
         methods = st.multiselect("Methods", offered, default=default, key=K.METHODS)
         ready = bool(queries and docs and grid and methods)
         cost = ut.sweep_cost(docs, grid, methods) if ready and not busy else None

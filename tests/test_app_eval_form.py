@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import methods as registry
+from core import defaults
 from tests.test_app_engine_pages import fake, open_page, store_dir
 from workbench.evaluate import eval_form
 from workbench.state import EvalKey
@@ -17,7 +17,7 @@ FIVE = ["naive", "late", "contextual", "bm25", "contextual-bm25"]
 
 def test_the_form_starts_on_the_first_look_methods_and_shows_the_cost(fake, store_dir):
     at = open_page("evaluate")
-    assert at.multiselect(key=EvalKey.METHODS).value == list(registry.EVALUATED)
+    assert at.multiselect(key=EvalKey.METHODS).value == list(defaults.METHODS)
     caption = " ".join(c.value for c in at.caption)
     assert "Expected cost: " in caption and "texts to embed" in caption
 

@@ -19,11 +19,13 @@ from core.cli import main
 from core.formats import load_document
 from core.imported import import_chunks, read_file, save_chunk_set
 from core.imported.shapes import ForeignChunk
+from core.methods import unregister
 from tests.conftest import SAMPLE_DOCS
 from tests.test_app_engine_pages import fake, wait_for_job
 from tests.test_app_engine_pages import open_page as engine_page
 from tests.test_app_pages import app, html_of, open_page, plain, store_dir
 from workbench.engine import resources as eng
+from workbench.engine import run_files
 from workbench.state import EngineKey, EvalKey, ImportKey, RunImportKey, policy_widget
 
 __all__ = ["app", "fake", "store_dir"]  # fixtures, imported for pytest
@@ -36,6 +38,7 @@ def _no_leftover_sets() -> Iterator[None]:
     yield
     for name in registry.fixed_names():  # later tests list the built-in policies only
         registry.unregister_fixed(name)
+    unregister("yours")  # an imported retriever stays out of later tests' registry
 
 
 def rows_with_a_wrong_claim() -> tuple[bytes, int, int]:
@@ -169,6 +172,13 @@ def test_evaluate_imports_a_run_and_reads_its_failures(fake, store_dir) -> None:
     assert "**yours** imported from log.jsonl (hits) over chunk set **speech**" in captions
     assert "2 of 10 hits outside the set" in captions
     assert at.selectbox(key=EvalKey.TRIAGE_METHOD).value == "yours"
+    unregister("yours")  # a fresh session knows the retriever from the run file alone
+    run_files._load_run.clear()  # read again from the file
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key=EvalKey.TRIAGE_METHOD).value == "yours"
+    cards = " ".join(h.proto.body for h in at.get("html"))
+    assert "1/rank" in cards  # its hits' scores named by the run's own scale
 
 
 def test_a_pdf_loaders_set_shows_wrong_pages_and_offsets_in_its_text(

@@ -14,7 +14,7 @@ def _controls() -> None:
 
     from workbench.widgets import controls
 
-    policy = controls.policy_controls("t")
+    policy = controls.policy_controls("t", first="fixed")
     st.text(f"{policy.size}|{policy.overlap}")
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import defaults
 from core.chunk import default_policy
 from core.embed import ChunkVector
 from core.formats import load_document
@@ -223,6 +224,7 @@ def test_parse_of_reflowable_text_says_it_has_no_pages(app):
 
 def test_changing_the_size_changes_the_chunks(app):
     open_page(app, "chunks")
+    app.segmented_control(key=policy_widget("a")).set_value("fixed").run()
     before = int(metric(app, "Chunks").replace(",", ""))
     boxes_before = html_of(app).count("cs-box cs-chunk")
     app.slider(key=size_widget("a", "fixed", "chars")).set_value(300).run()
@@ -244,7 +246,10 @@ def test_two_policies_side_by_side(app):
     app.toggle(key=ChunksKey.COMPARE).set_value(True).run()
     assert not app.exception
     assert len([m for m in app.metric if m.label == "Chunks"]) == 2
-    assert keys_of(app)[1].startswith("**structure")  # the pair starts different
+    first, second = keys_of(app)  # the pair starts on the default policy and another one
+    assert first.startswith(f"**{defaults.POLICY}-") and not second.startswith(
+        f"**{defaults.POLICY}-"
+    )
     app.segmented_control(key=policy_widget("b")).set_value("sentence").run()
     keys = keys_of(app)
     assert keys[0] != keys[1] and "sentence" in keys[1]

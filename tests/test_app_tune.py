@@ -11,6 +11,7 @@ import pytest
 from fakes import FakeEncoder, fake_embed_chunks
 from streamlit.testing.v1 import AppTest
 
+from core import defaults
 from core.evaluate import run_eval
 from core.tune import load_sweep
 from workbench.engine import resources as eng
@@ -60,9 +61,9 @@ def test_a_sweep_runs_draws_its_curves_and_opens_a_cells_failures(fake):
     files = list((fake / "sweeps").glob("sweep-*.json"))
     assert len(files) == 1
     sweep = load_sweep(files[0])
-    assert [p.policy.key for p in sweep.points] == [
-        "fixed-tokens-64-0", "fixed-tokens-128-0", "fixed-tokens-256-0",
-    ]  # fmt: skip
+    assert [p.policy.key for p in sweep.points] == [  # the default policy, in tokens
+        f"{defaults.POLICY}-tokens-{size}-0" for size in (64, 128, 256)
+    ]
     chart = at.get("plotly_chart")[0].proto.spec
     for method in ("naive", "late", "bm25"):
         assert f'"name":"{method}"' in chart
@@ -92,6 +93,6 @@ def test_a_cell_opens_its_boundaries_on_the_chunks_page(fake):
     [b for b in at.button if b.label == "Its boundaries on the Chunks page"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(s.value == "Chunks" for s in at.title)
-    assert at.session_state[policy_widget("a")] == "fixed"
-    assert at.session_state[size_widget("a", "fixed", "tokens")] == 256
+    assert at.session_state[policy_widget("a")] == defaults.POLICY
+    assert at.session_state[size_widget("a", defaults.POLICY, "tokens")] == 256
     assert at.session_state[Key.DOC] in {d for d in eng.demo_documents()}

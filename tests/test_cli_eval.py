@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.cli import eval_cmd, main
+from core.cli import main, options
 from core.evaluate import read_queries
 from tests.conftest import EVAL_DIR, TEXT_CORPORA
 from tests.fakes import FakeEncoder, fake_embed_chunks
@@ -91,7 +91,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ]
     (tmp_path / "q.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n", "utf-8")
     monkeypatch.setattr(
-        eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
+        options, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
     )
     monkeypatch.setenv("CHUNKSCOPE_STORE", str(tmp_path / "store"))
     return tmp_path
@@ -108,6 +108,8 @@ def _eval(ws: Path, *extra: str) -> list[str]:
         "naive,late,contextual",
         "--k",
         "1,3",
+        "--policy",
+        "fixed",
         "--size",
         "200",
         "--overlap",
@@ -336,7 +338,7 @@ def test_an_out_path_that_cannot_be_written_is_refused_before_the_work(
     line, and eval says it before it loads the model or embeds anything."""
     blocker = workspace / "afile"
     blocker.write_text("", "utf-8")
-    monkeypatch.setattr(eval_cmd, "load_model", lambda args: pytest.fail("model loaded"))
+    monkeypatch.setattr(options, "load_model", lambda args: pytest.fail("model loaded"))
     commands = [
         [*_eval(workspace), "--out", str(blocker / "run.json")],
         ["import-chunking-eval", str(EVAL_DIR), "--out", str(blocker / "q.jsonl")],

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fakes import FakeEncoder, fake_embed_chunks
 
-from core.cli import eval_cmd, main
+from core.cli import main, options
 from core.diagnose.casebook import build_casebook
 from core.evaluate import load_run
 
@@ -37,7 +37,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def fake_model(monkeypatch: pytest.MonkeyPatch, workspace: Path) -> None:
     monkeypatch.setattr(
-        eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
+        options, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
     )
     monkeypatch.setenv("CHUNKSCOPE_STORE", str(workspace / "store"))
 
@@ -54,7 +54,7 @@ def _eval(ws: Path, out: Path) -> list[str]:
 def saved(workspace: Path) -> Path:
     out = workspace / "run.json"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None))
+        mp.setattr(options, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None))
         assert main(_eval(workspace, out)) == 0
     return out
 

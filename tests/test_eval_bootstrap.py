@@ -88,11 +88,11 @@ def test_interval_always_brackets_the_delta(pairs: list[tuple[float, float]], se
 
 def test_the_command_line_marks_a_delta_clear_only_on_enough_queries():
     """``*`` needs the interval off zero on 30+ queries; fewer queries get ``?``."""
-    from core.cli.eval_cmd import _delta_cell
+    from core.cli.run_table import delta_cell
     from core.evaluate.bootstrap import DeltaInterval
 
     few = DeltaInterval(delta=0.2, low=0.05, high=0.35, n=6)
     many = DeltaInterval(delta=0.2, low=0.05, high=0.35, n=40)
     noise = DeltaInterval(delta=0.2, low=-0.05, high=0.35, n=40)
-    assert _delta_cell(few).endswith("?") and _delta_cell(many).endswith("*")
-    assert _delta_cell(noise).endswith(" ")
+    assert delta_cell(few).endswith("?") and delta_cell(many).endswith("*")
+    assert delta_cell(noise).endswith(" ")

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from core import methods as registry
 from core.embed import VectorCache
 from core.embed.cache import default_cache_folder, shared_cache
 from core.evaluate import EvalConfig, run_eval
@@ -92,13 +91,6 @@ def test_run_eval_without_a_cache_uses_the_shared_one(
                  chunker=CHUNKER)  # fmt: skip
     assert first.encoded > 0 and second.encoded == 0
     assert any((tmp_path / "vectors").glob("*.npz"))
-
-
-def test_first_look_methods_are_the_defaults() -> None:
-    from core.cli import eval_cmd
-
-    assert registry.EVALUATED == ("naive", "late", "bm25")
-    assert eval_cmd.DEFAULT_METHODS == "naive,late,bm25"
 
 
 @pytest.mark.slow

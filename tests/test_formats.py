@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.cli import main
-from core.cli.eval_cmd import expand_docs
+from core.cli.options import expand_docs
 from core.errors import EmptyFileError, LabelError, NotAPdfError, UnsupportedFileError
 from core.formats import load_document, parse_document
 from core.formats.format_registry import (

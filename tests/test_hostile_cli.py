@@ -12,7 +12,7 @@ import pytest
 
 import core.embed
 import core.methods.embedding
-from core.cli import eval_cmd, main
+from core.cli import main, options
 from core.cli.one_line import escape_controls
 from core.ingest import limits
 from core.ingest.files import display_name
@@ -93,7 +93,7 @@ def fake_model(monkeypatch):
     monkeypatch.setattr(core.embed, "load_encoder", lambda *a, **k: FakeEncoder())
     monkeypatch.setattr(core.methods.embedding, "embed_chunks", fake_embed_chunks)
     monkeypatch.setattr(
-        eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
+        options, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
     )
 
 

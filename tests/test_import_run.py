@@ -17,7 +17,7 @@ from openinference.semconv.trace import DocumentAttributes, SpanAttributes
 
 from core import methods as method_registry
 from core.chunk import policy_registry as policy_registry
-from core.cli import eval_cmd, main
+from core.cli import main, options
 from core.evaluate import LabelledQuery, load_run
 from core.evaluate.imported_run import import_run
 from core.evaluate.labels import GoldSpan
@@ -44,8 +44,8 @@ def _clean_registries() -> Iterator[None]:
     yield
     for name in policy_registry.fixed_names():
         policy_registry.unregister_fixed(name)
-    method_registry.unregister("yours")
-    method_registry.unregister("bm25x")
+    for name in ("yours", "bm25x", "theirs"):
+        method_registry.unregister(name)
 
 
 @pytest.fixture
@@ -191,7 +191,7 @@ def test_cli_import_run_writes_a_run_triage_and_check_read(
     (tmp / "q.jsonl").write_text("".join(json.dumps(q.to_dict()) + "\n" for q in labels))
     (tmp / "log.jsonl").write_bytes(jsonl(HITS))
     monkeypatch.setattr(
-        eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
+        options, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
     )
     argv = ["import-run", str(tmp / "log.jsonl"), "--chunks", "harbour", "--queries",
             str(tmp / "q.jsonl"), "--docs", str(tmp / "harbour.md"), "--store", str(store),
@@ -202,7 +202,7 @@ def test_cli_import_run_writes_a_run_triage_and_check_read(
     assert "q3 rank 2: chunk id 'not-ours' is not in the chunk set" in out
     method_registry.unregister("yours")  # a fresh process knows it from the run file alone
     run = load_run(tmp / "run.json")
-    assert run.methods == ("yours", "bm25") and method_registry.get("yours").family == "external"
+    assert run.methods == ("yours", "bm25") and run.method("yours").family == "external"
     assert main(["triage", "sample", str(tmp / "run.json"), "--method", "yours"]) == 0
     sampled = capsys.readouterr().out
     assert "q1" in sampled and "q3" in sampled and "2 of 3 queries failed" in sampled
@@ -210,6 +210,61 @@ def test_cli_import_run_writes_a_run_triage_and_check_read(
     assert main([*gate, "mrr=0.6"]) == 0
     assert "PASS  yours  mrr 0.611 >= 0.600" in capsys.readouterr().out
     assert main([*gate, "mrr=0.7"]) == 1
+
+
+def test_reading_run_files_registers_nothing_and_each_run_names_its_retriever(
+    port, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two runs of two retrievers (one logged scores, one ranks only), read in a process
+    that never imported them: the registry is as it was, and each run answers for its own
+    retriever's score scale, in its numbers, its triage and its gate."""
+    doc, chunk_set, labels, tmp = port
+    store = tmp / "store"
+    save_chunk_set(store / "chunksets", chunk_set)
+    (tmp / "q.jsonl").write_text("".join(json.dumps(q.to_dict()) + "\n" for q in labels))
+    unscored = [{**q, "hits": [{"chunk_id": h["chunk_id"]} for h in q["hits"]]} for q in HITS]
+    (tmp / "scored.jsonl").write_bytes(jsonl(HITS))
+    (tmp / "ranked.jsonl").write_bytes(jsonl(unscored))
+    monkeypatch.setattr(
+        options, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
+    )
+    for log, name in (("scored", "yours"), ("ranked", "theirs")):
+        argv = ["import-run", str(tmp / f"{log}.jsonl"), "--chunks", "harbour", "--queries",
+                str(tmp / "q.jsonl"), "--docs", str(tmp / "harbour.md"), "--store",
+                str(store), "--name", name, "--methods", "bm25", "--k", "1",
+                "--out", str(tmp / f"{name}.json")]  # fmt: skip
+        assert main(argv) == 0, capsys.readouterr().err
+        method_registry.unregister(name)  # as a fresh process that only reads the files
+    capsys.readouterr()
+    before = method_registry.base_methods()
+
+    yours, theirs = load_run(tmp / "yours.json"), load_run(tmp / "theirs.json")
+
+    assert method_registry.base_methods() == before
+    for name in ("yours", "theirs"):
+        with pytest.raises(method_registry.UnknownMethodError):
+            method_registry.get(name)
+    assert yours.method("yours").family == theirs.method("theirs").family == "external"
+    assert yours.method("yours").score.short == "score"  # the logged scores
+    assert theirs.method("theirs").score.short == "1/rank"  # ranks only
+    assert yours.method("bm25") == method_registry.get("bm25")
+    with pytest.raises(method_registry.UnknownMethodError):
+        yours.method("theirs")  # a run knows its own retriever, not another run's
+    assert yours.stored_methods == theirs.stored_methods == ("bm25",)
+    assert yours.metrics["yours"]["mrr"] == pytest.approx(0.611, abs=1e-3)
+    assert yours.metrics["yours"] == theirs.metrics["theirs"]  # same ranks, other scale
+    assert yours.query("q1").top["yours"][0].score == 0.9
+    gate = ["check", "--run", str(tmp / "theirs.json"), "--method", "theirs", "--min"]
+    assert main([*gate, "mrr=0.6"]) == 0
+    assert "PASS  theirs  mrr 0.611 >= 0.600" in capsys.readouterr().out
+    assert main(["triage", "sample", str(tmp / "yours.json"), "--method", "yours"]) == 0
+    assert "2 of 3 queries failed" in capsys.readouterr().out
+    monkeypatch.setenv("CHUNKSCOPE_STORE", str(store))  # whose chunk set diagnose re-chunks
+    assert main(["diagnose", str(tmp / "theirs.json"), "--docs", str(tmp / "harbour.md")]) == 0
+    assert "theirs" in capsys.readouterr().out  # re-ranked at full depth, the log read as is
+    assert method_registry.base_methods() == before
+    with pytest.raises(method_registry.UnknownMethodError):
+        method_registry.get("theirs")
 
 
 def test_bad_logs_are_one_line(port, capsys: pytest.CaptureFixture[str]) -> None:

@@ -27,8 +27,9 @@ UI = ("streamlit", "workbench", "pages")
 # The stages of core in pipeline order (docs/layout.md): a module may import modules of its
 # own stage and of earlier ones, never of a later one. Stages on one line share a rank.
 STAGES: tuple[tuple[str, ...], ...] = (
-    # the errors; a generic bounded cache; the CHUNKSCOPE_* environment variables
-    ("core.errors", "core.bounded_cache", "core.settings"),
+    # the errors; a generic bounded cache; the CHUNKSCOPE_* environment variables; the
+    # defaults every command and page starts on (plain values)
+    ("core.errors", "core.bounded_cache", "core.settings", "core.defaults"),
     # records, boxes, citations; text alignment; the compiled reader; the model's files
     # and tokenizer; where the store lives; the generic registry; the interfaces
     # (annotations only)

@@ -29,7 +29,7 @@ def test_the_built_in_dense_methods_carry_their_embedding():
     assert late.name == "late" and late.needs_mean_pooling
     assert late.progress_unit == "macro-windows"
     assert methods.embedding_method(prefixed=True).name == "contextual"
-    assert methods.embedding_method().name == "naive" == methods.EMBEDDED
+    assert methods.embedding_method().name == "naive"
     assert all(methods.get(m).embedding is None for m in ("bm25", "hybrid(late,bm25)"))
     with pytest.raises(ValueError, match="only a dense method"):
         replace(methods.get("bm25"), embedding=methods.get("naive").embedding)

@@ -89,6 +89,14 @@ def test_collections_are_cosine_and_never_embed_text(store, enc):
     assert col.configuration_json.get("embedding_function") is None
 
 
+def test_a_collection_is_read_through_the_stores_public_reader(store, enc):
+    chunks, _, _ = put(store, enc, make_document("a", TEXT_A))
+    name = ChunkStore.collection_name(enc.name, "naive", POLICY)
+    assert store.read_collection(name, lambda col: col.count(), 0) == len(chunks)
+    missing = ChunkStore.collection_name(enc.name, "late", POLICY)
+    assert store.read_collection(missing, lambda col: col.count(), "none") == "none"
+
+
 def test_round_trip_keeps_full_provenance(store, enc):
     doc = make_document("a", TEXT_A, title="Pump manual")
     chunks, vectors, report = put(store, enc, doc, method="late")

@@ -22,19 +22,19 @@ import tempfile
 import time
 from typing import Any
 
+from core import defaults
 from core.bench.inputs import BenchInputs, shared_dir
 from core.bench.report import CaseResult
 from core.chunk import policy_from_args
 from core.embed import VectorCache
 from core.evaluate import EvalConfig, import_qa, run_eval
-from core.methods import EVALUATED
 
 FILINGS = (
     "JOHNSON_JOHNSON_2022Q4_EARNINGS",
     "MGMRESORTS_2022Q4_EARNINGS",
     "Pfizer_2023Q2_10Q",
 )
-METHODS = EVALUATED  # what eval and the Evaluate page run without --methods
+METHODS = defaults.METHODS  # what eval and the Evaluate page run without --methods
 COLD_MAX_RATIO = 1 / 0.9
 WARM_LIMIT_S = 10.0
 
@@ -46,7 +46,8 @@ def _workload(inputs: BenchInputs) -> dict[str, Any]:
                       evidence="evidence[].evidence_text", page="evidence[].evidence_page_num",
                       doc="doc_name", id_column="financebench_id", page_base=0)  # fmt: skip
     queries = [q for q in asked if q.doc in FILINGS]
-    policy = policy_from_args("fixed", None, None, None)  # ``chunkscope eval``'s default
+    # fixed-chars-800-100: the policy its recorded numbers were measured under
+    policy = policy_from_args("fixed", None, None, None)
     return {"docs": docs, "queries": queries, "policy": policy, "encoder": inputs.encoder()}
 
 

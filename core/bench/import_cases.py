@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from core import defaults
 from core.bench.inputs import BenchInputs, shared_dir
 from core.bench.report import CaseResult
 from core.bench.timing import interleaved
@@ -27,7 +28,6 @@ from core.evaluate.traces import TraceHit, TraceQuery
 from core.imported import ForeignChunk, import_chunks
 from core.imported.anchor import anchor_document
 from core.imported.chunkset import policy_spec
-from core.methods import BESIDE_A_RUN
 
 WINDOW = 800
 OVERLAP = 100
@@ -128,7 +128,7 @@ def import_case(inputs: BenchInputs, path: Path) -> CaseResult:
 
 # -- import-run: a simple retriever of your own, beside our methods ------------------------
 
-RUN_METHODS = BESIDE_A_RUN
+RUN_METHODS = defaults.METHODS  # import-run's methods beside the log
 RUN_TOP = 10
 
 

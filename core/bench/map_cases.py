@@ -32,7 +32,8 @@ from core.bench.lexical_cases import _ensure_lexical
 from core.bench.report import CaseResult
 from core.bench.store_cases import DENSE, SEED, _ensure_scale, _unit_vectors, _with_extra, model_dim
 from core.bench.timing import interleaved, timed
-from core.methods import BENCHED, COMPARED
+from core.defaults import COMPARED
+from core.methods import BENCHED
 from core.projection import fit, layout, read_scope
 from core.retrieve.comparison import compare
 from core.store import ChunkStore, scan
@@ -46,7 +47,7 @@ COMPARE_QUERIES = 5  # the old call takes seconds a round at 100k: few rounds
 def twins() -> tuple[str, ...]:
     """The dense methods of ``COMPARED`` besides the synthetic collection's own: each gets
     a twin collection."""
-    stored = registry.needs_indexing(registry.COMPARED)
+    stored = registry.needs_indexing(COMPARED)
     return tuple(m for m in stored if registry.get(m).family == "dense" and m != DENSE)
 
 

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from core import defaults
 from core.bench.inputs import BenchInputs, shared_dir
 from core.bench.machine import usable_cores
 from core.bench.report import CaseResult
@@ -144,7 +145,7 @@ def scale_cases(inputs: BenchInputs) -> list[CaseResult]:
         return [CaseResult(key="scale:skipped", case="scale", label="scale (skipped)",
                            skipped=str(exc))]  # fmt: skip
 
-    policy = policy_from_args("structure", None, None, None)  # the index command's default
+    policy = policy_from_args(defaults.POLICY, None, None, None)  # the index command's default
     files = scale_paths(inputs.settings.quick)
     cores = usable_cores()
     import torch

@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from core import defaults
 from core import methods as registry
 from core.bench.inputs import BenchInputs, shared_dir
 from core.bench.machine import load_average, usable_cores
@@ -199,17 +200,17 @@ def _query_rows(host: str, policy: Any, methods: tuple[str, ...]) -> list[CaseRe
     encoder = load_encoder(device="cpu")
     store = ChunkStore.open(host=host)
     started = time.perf_counter()
-    first = compare(QUERIES[0], methods=registry.COMPARED, encoder=encoder, store=store,
+    first = compare(QUERIES[0], methods=defaults.COMPARED, encoder=encoder, store=store,
                     policy=policy, k=PAGE_DEPTH)  # fmt: skip
     first_s = time.perf_counter() - started
-    page = [compare(q, methods=registry.COMPARED, encoder=encoder, store=store, policy=policy,
+    page = [compare(q, methods=defaults.COMPARED, encoder=encoder, store=store, policy=policy,
                     k=PAGE_DEPTH).elapsed_s for q in QUERIES[1:]]  # fmt: skip
     scope = max(first.scope_sizes.values())
     rows = [
         CaseResult(
             key="scale-corpus:compare",
             case="scale-corpus",
-            label=f"Compare page answer, {len(registry.COMPARED)} methods, top {PAGE_DEPTH:,}",
+            label=f"Compare page answer, {len(defaults.COMPARED)} methods, top {PAGE_DEPTH:,}",
             ours=statistics.median(page),
             target="reported",
             notes=(
@@ -219,7 +220,7 @@ def _query_rows(host: str, policy: Any, methods: tuple[str, ...]) -> list[CaseRe
             extra={"first_s": first_s, "samples_s": page, "scope": scope},
         )  # fmt: skip
     ]
-    for method in (*methods, *[m for m in registry.COMPARED if m not in methods]):
+    for method in (*methods, *[m for m in defaults.COMPARED if m not in methods]):
         rows.append(_method_row(method, encoder, store, policy))
     return rows
 

@@ -23,7 +23,10 @@ Modules:
 - ``diagnose_cmd``: ``chunkscope diagnose``: why each failure of a saved run failed;
 - ``bench_cmd``: ``chunkscope bench``: the benchmark;
 - ``one_line``: the parser and terminal that keep errors and output to their lines;
-- ``options``: argument groups shared by commands, output-path checks, bulk loading;
+- ``options``: what the commands share: argument groups, the parsing of ``--methods``,
+  ``--k`` and ``--docs``, the model a run loads, the one ``EvalConfig`` of a run's flags,
+  output-path checks, bulk loading;
+- ``run_table``: a run as the commands print it: tables, ``--json`` and ``--out``;
 - ``progress``: a one-line progress bar on stderr.
 """
 

@@ -15,9 +15,20 @@ import json
 import sys
 from typing import Any, TextIO
 
-from core.cli import eval_cmd
-from core.cli.index_cmd import methods_help
-from core.cli.options import add_policy_arguments, check_out, failed_files_line, load_each
+from core import defaults
+from core.cli import options
+from core.cli.options import (
+    add_policy_arguments,
+    check_out,
+    doc_parts,
+    eval_config,
+    expand_docs,
+    failed_files_line,
+    load_each,
+    methods_help,
+    with_suggestions,
+)
+from core.cli.run_table import cell
 from core.embed import VectorCache
 from core.errors import LabelError
 from core.evaluate import TriageStore, load_run, read_queries, resolve_queries, run_eval, save_run
@@ -54,11 +65,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--method", dest="only", metavar="M",
         help="with --run: check this method only (an imported retriever, say)",
     )  # fmt: skip
-    add_policy_arguments(parser, default="fixed")
+    add_policy_arguments(parser, default=defaults.POLICY)
     parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
-    default = eval_cmd.DEFAULT_METHODS
+    default = defaults.methods_arg()
     parser.add_argument("--methods", default=default, help=methods_help(f"default {default}"))
-    parser.add_argument("--k", default="1,5,10", help="cut-offs for hit@k and recall@k (1,5,10)")
+    parser.add_argument(
+        "--k", default=defaults.ks_arg(),
+        help=f"cut-offs for hit@k and recall@k ({defaults.ks_arg()})",
+    )  # fmt: skip
     parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM)")
     parser.add_argument("--scope", choices=("corpus", "doc"), default="corpus")
     parser.add_argument("--threshold", type=float, default=0.95)
@@ -152,19 +166,19 @@ def run(args: argparse.Namespace) -> int:
     if not args.docs:
         raise LabelError("give --docs PATH... to evaluate, or --run RUN.json to check a saved run")
     inputs = _inputs(args)
-    config = eval_cmd._config(args)
+    config = eval_config(args)
     check_out(args.out)
-    paths = eval_cmd.expand_docs(args.docs)
+    paths = expand_docs(args.docs)
     docs, failures = load_each(paths)
     if not docs or failures:
         raise LabelError(failed_files_line(failures, len(paths)))
-    model = eval_cmd.load_model(args)
+    model = options.load_model(args)  # looked up here: a test's seam
     evaluate, parts = _evaluator(args, config, docs, model, VectorCache())
     findings, found, result = [], [], None
     if inputs["queries"] is not None:
         result = evaluate(inputs["queries"])
         if inputs["new_causes"] or args.out:
-            result = eval_cmd.with_suggestions(result, docs, parts)
+            result = with_suggestions(result, docs, parts)
         findings += gate.minimum_findings(result, inputs["minimums"])
         findings += cause_findings(result, inputs["baseline"], inputs["new_causes"])
         if inputs["baseline"] is not None:
@@ -186,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _evaluator(args: argparse.Namespace, config: Any, docs: list, model: tuple, cache: Any) -> Any:
     encoder, embed, tokenizer = model
-    parts = eval_cmd.doc_parts(args.parser, config.policy, tokenizer)
+    parts = doc_parts(args.parser, config.policy, tokenizer)
 
     def chunks_of(doc: Any) -> Any:
         return parts(doc)[1]
@@ -284,11 +298,11 @@ def _rank(rank: int | None, depth: int) -> str:
 
 def _finding_line(f: Any) -> str:
     mark = "PASS" if f.passed else "FAIL"
-    value = eval_cmd._cell(f.value)
+    value = cell(f.value)
     if f.kind == "min":
         return f"{mark}  {f.method}  {f.metric} {value} {'>=' if f.passed else '<'} {f.limit:.3f}"
     if f.kind == "drop":
-        was = eval_cmd._cell(f.baseline)
+        was = cell(f.baseline)
         drop = "-" if f.value is None or f.baseline is None else f"{f.baseline - f.value:+.3f}"
         return (
             f"{mark}  {f.method}  {f.metric} {was} -> {value} (drop {drop}, {f.limit:.3f} allowed)"

@@ -16,8 +16,7 @@ from typing import Any, TextIO
 
 from core.chunk import chunk_document
 from core.chunk.policy_registry import policy_from_dict
-from core.cli.eval_cmd import expand_docs
-from core.cli.options import load_each
+from core.cli.options import expand_docs, load_each
 from core.diagnose.run_failures import diagnose_methods
 from core.errors import LabelError
 from core.evaluate import load_run

@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from core import methods
+from core import defaults, methods
 from core.chunk import chunk_document
 from core.cli.options import add_file_and_policy_options, policy_of
 from core.cli.progress import ProgressBar
@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
 
     add_file_and_policy_options(parser)
-    default = methods.EMBEDDED
+    default = defaults.EMBED_METHOD
     parser.add_argument(
         "--method",
         choices=methods.embedding_methods(),

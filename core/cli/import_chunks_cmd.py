@@ -28,9 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli.eval_cmd import expand_docs
-from core.cli.index_cmd import add_store_arguments
-from core.cli.options import load_each
+from core.cli.options import add_store_arguments, expand_docs, load_each
 from core.config import resolve_store
 from core.formats import load_document
 from core.imported import (

@@ -13,8 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.eval_cmd import expand_docs
-from core.cli.options import check_out
+from core.cli.options import check_out, expand_docs
 from core.evaluate import (
     import_chunking_eval,
     import_qa,

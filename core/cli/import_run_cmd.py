@@ -4,11 +4,12 @@
 per query (plain hits JSONL, a Ragas dataset, OpenInference retriever spans;
 ``core.evaluate.traces``), maps every hit to a chunk of the imported chunk set ``NAME``
 (``chunkscope import-chunks``), and scores it against the labels as the method ``--name``
-(default ``yours``), with ``--methods`` (default naive, late, bm25; ``none`` for the log
-alone) computed over exactly the set's spans (``core.evaluate.imported_run``). The
-documents are ``--docs`` or, by default, the store library's versions the set was
-anchored in. The run prints as ``eval`` prints it, plus what the import could not place;
-``--out RUN.json`` saves it for ``triage``, ``check`` and the Evaluate page.
+(default ``yours``), with ``--methods`` (default ``core.defaults.METHODS``: naive, late,
+bm25; ``none`` for the log alone) computed over exactly the set's spans
+(``core.evaluate.imported_run``). The documents are ``--docs`` or, by default, the store
+library's versions the set was anchored in. The run prints as ``eval`` prints it, plus
+what the import could not place; ``--out RUN.json`` saves it for ``triage``, ``check`` and
+the Evaluate page.
 """
 
 from __future__ import annotations
@@ -18,17 +19,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli import eval_cmd
-from core.cli.eval_cmd import emit_run, expand_docs, parse_ks
-from core.cli.index_cmd import (
+from core import defaults
+from core.cli import options
+from core.cli.options import (
     add_embed_arguments,
     add_store_arguments,
+    check_out,
+    expand_docs,
     http_encoder_of,
+    load_each,
     methods_help,
+    parse_ks,
     parse_methods,
 )
-from core.cli.options import check_out, load_each
 from core.cli.progress import ProgressBar
+from core.cli.run_table import emit_run
 from core.config import resolve_store
 from core.embed import VectorCache
 from core.evaluate import read_queries
@@ -38,10 +43,7 @@ from core.formats import load_document
 from core.imported import chunk_sets, sets_folder
 from core.ingest.files import read_source
 from core.library import Library
-from core.methods import BESIDE_A_RUN
 from core.methods.embedding import http_default_methods, require_usable
-
-DEFAULT_METHODS = ",".join(BESIDE_A_RUN)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,10 +66,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--methods",
         default=None,
         help=methods_help(
-            f"default {DEFAULT_METHODS}, or what an --embed-url server can run; none: the log alone"
+            f"default {defaults.methods_arg()}, or what an --embed-url server can run; "
+            "none: the log alone"
         ),
     )  # fmt: skip
-    parser.add_argument("--k", default="1,5,10", help="cut-offs for hit@k and recall@k (1,5,10)")
+    parser.add_argument(
+        "--k", default=defaults.ks_arg(),
+        help=f"cut-offs for hit@k and recall@k ({defaults.ks_arg()})",
+    )  # fmt: skip
     parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM)")
     parser.add_argument("--cache", metavar="DIR", help="keep vectors in DIR for the next run")
     parser.add_argument("--out", metavar="RUN.json", help="save the full run here")
@@ -117,12 +123,12 @@ def run(args: argparse.Namespace) -> int:
     if args.methods is None and remote:
         methods: tuple[str, ...] = tuple(http_default_methods())
     else:
-        asked = args.methods or DEFAULT_METHODS
+        asked = args.methods or defaults.methods_arg()
         methods = () if asked.strip().lower() == "none" else _methods(asked)
     if remote and methods:
         require_usable(methods)
     docs = _documents(args, chunk_set, location)
-    encoder, embed, _ = eval_cmd.load_model(args)  # looked up when called, as in sweep
+    encoder, embed, _ = options.load_model(args)  # looked up here: a test's seam
     cache = None
     if args.cache:
         cache = VectorCache(args.cache)

@@ -8,10 +8,6 @@ finishes the job); a second one aborts at once. Exit status: 0 when every file w
 indexed or skipped, 2 when any failed (each on its own line, the others indexed) or on
 a usage error, 130 when stopped by Ctrl-C.
 
-The helpers ``add_store_arguments``, ``add_policy_arguments`` (from ``options``),
-``add_model_arguments`` and ``parse_methods`` are shared with ``query`` and ``eval``;
-``add_embed_arguments`` and ``http_encoder_of`` (an embeddings server in place of a local
-model, ``core.embed.http``) with ``eval``.
 Without ``--methods``, every registered method is indexed (``core.methods``); a fusion
 named in ``--methods`` is indexed as its parts.
 """
@@ -26,11 +22,18 @@ from collections.abc import Callable
 from typing import Any
 
 import core.embed
+from core import defaults
 from core import methods as registry
-from core.cli.options import add_policy_arguments, policy_of
+from core.cli.options import (
+    add_model_arguments,
+    add_policy_arguments,
+    add_store_arguments,
+    methods_help,
+    parse_methods,
+    policy_of,
+)
 from core.cli.progress import ProgressBar
-from core.embed.http import DEFAULT_KEY_ENV, HttpEncoder
-from core.errors import ChunkscopeError, ModelError
+from core.errors import ChunkscopeError
 from core.formats import PARSERS, sha256_of
 from core.formats.format_registry import describe_formats
 from core.index.indexer import DocumentFile, collect_files, index_documents
@@ -38,83 +41,6 @@ from core.ingest.files import read_source
 from core.library import Library
 from core.scale.cli import add_ray_arguments, check_ray_arguments, print_ray_summary, run_ray
 from core.store import ChunkStore
-
-DEFAULT_POLICY = "structure"
-
-
-def add_store_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--store", metavar="DIR", help="store folder (default: $CHUNKSCOPE_STORE or .chunkscope/)"
-    )
-    parser.add_argument(
-        "--chroma-host", metavar="HOST:PORT", help="use a Chroma server (or $CHUNKSCOPE_CHROMA)"
-    )
-
-
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM-L6)")
-    parser.add_argument("--pooling", help="mean or cls, for a model folder without a config")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
-
-
-def add_embed_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--embed-url``, ``--embed-model``, ``--embed-key-env``: vectors from an
-    OpenAI-compatible embeddings server (``core.embed.http``); read by
-    :func:`http_encoder_of`. The default key variable is spelled here, not imported, so
-    ``--help`` loads no HTTP client (a test holds it equal to ``DEFAULT_KEY_ENV`` of
-    ``core.embed.http``)."""
-    group = parser.add_argument_group("your embedder over HTTP")
-    group.add_argument(
-        "--embed-url",
-        metavar="URL",
-        help="an OpenAI-compatible embeddings server (http://HOST:PORT[/v1/embeddings]) "
-        "that encodes the chunks instead of a local model; late chunking is refused",
-    )
-    group.add_argument("--embed-model", metavar="NAME", help="the model the server is asked for")
-    group.add_argument(
-        "--embed-key-env",
-        metavar="VAR",
-        help="environment variable holding the API key, sent as a bearer token "
-        "(default $CHUNKSCOPE_EMBED_KEY, when set)",
-    )
-
-
-def http_encoder_of(args: argparse.Namespace) -> HttpEncoder | None:
-    """The ``core.embed.http.HttpEncoder`` that ``--embed-url``/``--embed-model``/
-    ``--embed-key-env`` ask for, or None without ``--embed-url`` (a namespace without
-    these flags gives None too). Nothing is sent until the first text is encoded.
-    ``ModelError`` (one line) for a flag without its partner or next to ``--model``."""
-    url = getattr(args, "embed_url", None)
-    model = getattr(args, "embed_model", None)
-    key_env = getattr(args, "embed_key_env", None)
-    if not url:
-        if model or key_env:
-            raise ModelError("--embed-model and --embed-key-env go with --embed-url: give it")
-        return None
-    if not model:
-        raise ModelError("--embed-url needs --embed-model NAME: the model the server is asked for")
-    if getattr(args, "model", None):
-        raise ModelError("--model and --embed-url both name the encoder: give one of them")
-
-    return HttpEncoder(
-        url, model, key_env=key_env or DEFAULT_KEY_ENV, require_key=key_env is not None
-    )
-
-
-def parse_methods(text: str | None) -> tuple[str, ...] | None:
-    """``"A,hybrid(B,C)"`` -> ``("A", "hybrid(B,C;rrf60)")`` for registered methods A, B
-    and C: the registry's names (``core.methods``); None stays None (the command's
-    default)."""
-    if text is None:
-        return None
-
-    return registry.parse_methods(text)
-
-
-def methods_help(default: str) -> str:
-    """The ``--methods`` help: every registered method, and how to name a fusion."""
-    names = ", ".join(registry.base_methods())
-    return f"comma list of {names}, or hybrid(A,B;rrf60) / hybrid(A,B;w0.5,0.5) ({default})"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -124,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[1] if __doc__ else None,
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
-    add_policy_arguments(parser, default=DEFAULT_POLICY)
+    add_policy_arguments(parser, default=defaults.POLICY)
     parser.add_argument("--methods", help=methods_help("default: all; a fusion indexes its parts"))
     parser.add_argument("--parser", default="fast", help="block parser: fast or layout")
     add_model_arguments(parser)

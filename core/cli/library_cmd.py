@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 
-from core.cli.index_cmd import add_store_arguments
+from core.cli.options import add_store_arguments
 from core.library import Library, remove_document
 from core.store import ChunkStore
 

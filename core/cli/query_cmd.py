@@ -20,15 +20,16 @@ import textwrap
 from typing import Any
 
 import core.embed
+from core import defaults
 from core import methods as registry
-from core.cli.index_cmd import (
+from core.cli.options import (
     add_model_arguments,
     add_policy_arguments,
     add_store_arguments,
     methods_help,
     parse_methods,
+    policy_of,
 )
-from core.cli.options import policy_of
 from core.errors import StoreError
 from core.retrieve.comparison import check_query, compare, comparison_to_dict
 from core.store import ChunkStore
@@ -43,7 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("text", metavar="TEXT", help="the query")
     parser.add_argument("--doc", metavar="DOC_ID", help="search only this document")
     parser.add_argument("--methods", help=methods_help("default: every method indexed"))
-    parser.add_argument("--k", type=int, default=10, help="results per method (default 10)")
+    parser.add_argument(
+        "--k", type=int, default=defaults.K, help=f"results per method (default {defaults.K})"
+    )
     add_policy_arguments(parser, default=None)
     add_model_arguments(parser)
     add_store_arguments(parser)

@@ -20,15 +20,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from core import defaults
 from core.chunk import policy_registry as registry
-from core.cli import eval_cmd
-from core.cli.index_cmd import methods_help, parse_methods
-from core.cli.options import check_out, failed_files_line, load_each
+from core.cli import options
+from core.cli.options import (
+    check_out,
+    eval_config,
+    expand_docs,
+    failed_files_line,
+    load_each,
+    methods_help,
+    parse_list,
+)
 from core.cli.progress import ProgressBar
+from core.cli.run_table import cell
 from core.embed import VectorCache
 from core.embed.cache import shared_cache
 from core.errors import LabelError
-from core.evaluate import EvalConfig, read_queries
+from core.evaluate import read_queries
 from core.formats import parse_document
 from core.formats.format_registry import describe_formats
 from core.tune import (
@@ -57,8 +66,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="documents, or folders of documents (" + describe_formats() + ")",
     )  # fmt: skip
     parser.add_argument(
-        "--policy", default="fixed",
-        help="comma list of " + ", ".join(registry.policy_names()) + " (fixed)",
+        "--policy", default=defaults.POLICY,
+        help="comma list of " + ", ".join(registry.policy_names()) + f" ({defaults.POLICY})",
     )  # fmt: skip
     parser.add_argument("--size", required=True, help="chunk sizes in --unit: 64,128,256,512")
     parser.add_argument(
@@ -66,9 +75,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--unit", choices=registry.all_units())
     parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
-    default = eval_cmd.DEFAULT_METHODS
+    default = defaults.methods_arg()
     parser.add_argument("--methods", default=default, help=methods_help(f"default {default}"))
-    parser.add_argument("--k", default="1,5,10", help="cut-offs for hit@k and recall@k (1,5,10)")
+    parser.add_argument(
+        "--k", default=defaults.ks_arg(),
+        help=f"cut-offs for hit@k and recall@k ({defaults.ks_arg()})",
+    )  # fmt: skip
     parser.add_argument("--model", metavar="DIR", help="local model folder (default MiniLM)")
     parser.add_argument("--scope", choices=("corpus", "doc"), default="corpus")
     parser.add_argument("--threshold", type=float, default=0.95)
@@ -81,24 +93,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _grid(args: argparse.Namespace) -> list[Any]:
-    policies = eval_cmd.parse_list(args.policy, "--policy")
+    policies = parse_list(args.policy, "--policy")
     return parse_grid(policies, parse_sizes(args.size), parse_overlaps(args.overlap), args.unit)
-
-
-def _template(args: argparse.Namespace, policy: Any) -> Any:
-    methods = parse_methods(args.methods) or parse_methods(eval_cmd.DEFAULT_METHODS) or ()
-    try:
-        return EvalConfig(
-            policy=policy,
-            methods=methods,
-            ks=eval_cmd.parse_ks(args.k),
-            scope=args.scope,
-            threshold=args.threshold,
-            seed=args.seed,
-            resamples=args.resamples,
-        )
-    except ValueError as exc:
-        raise LabelError(str(exc)) from None
 
 
 def _previous(path: str | None) -> Any:
@@ -126,15 +122,15 @@ def _cache(folder: str | None) -> Iterator[Any]:
 
 def run(args: argparse.Namespace) -> int:
     grid = _grid(args)
-    template = _template(args, grid[0].policy)
+    template = eval_config(args, policy=grid[0].policy)  # each point: its own policy
     check_out(args.out)
     previous = _previous(args.out)
     queries = read_queries(args.queries)
-    paths = eval_cmd.expand_docs(args.docs)
+    paths = expand_docs(args.docs)
     docs, failures = load_each(paths)
     if not docs:
         raise LabelError(failed_files_line(failures, len(paths)))
-    encoder, embed, tokenizer = eval_cmd.load_model(args)
+    encoder, embed, tokenizer = options.load_model(args)  # looked up here: a test's seam
     bars: dict[int, ProgressBar] = {}
 
     def progress(point: int, points: int, done: int, total: int) -> None:
@@ -223,7 +219,7 @@ def print_sweep(sweep: Any, out: TextIO) -> None:
     head = "".join(f"{n:>9}" for n in names)
     print(f"{'policy':<{pw}}{'method':<{mw}}{head}{'vectors':>9}{'tokens':>10}{'s':>8}", file=out)
     for c in cells:
-        values = "".join(f"{eval_cmd._cell(c.metrics.get(n)):>9}" for n in names)
+        values = "".join(f"{cell(c.metrics.get(n)):>9}" for n in names)
         tokens = "-" if c.cost.tokens_encoded is None else str(c.cost.tokens_encoded)
         print(
             f"{c.policy.key:<{pw}}{c.method:<{mw}}{values}{c.cost.vectors:>9}{tokens:>10}"

@@ -118,7 +118,7 @@ def _read_vectors(store: ChunkStore, name: str) -> _Vectors | None:
             row_of={c: i for i, c in enumerate(ids)}, keys=[r[0] for r in rows],
         )  # fmt: skip
 
-    return store._read(name, read, None)
+    return store.read_collection(name, read, None)
 
 
 def loaded_vectors(

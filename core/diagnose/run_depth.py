@@ -59,12 +59,12 @@ class RunRanker:
     def prepared(self) -> bool:
         """Whether every stored method's chunk side is computed (``prepare`` has run; an
         external retriever has none: its ranks are in the run)."""
-        return all(m in self._sides for m in registry.needs_indexing(self.run.methods))
+        return all(m in self._sides for m in self.run.stored_methods)
 
     def prepare(self, progress: Progress | None = None) -> None:
         """Compute every stored method's chunk side now; ``progress`` gets ``(done,
         total)`` over chunks times stored methods (cache hits count as done)."""
-        stored = registry.needs_indexing(self.run.methods)
+        stored = self.run.stored_methods
         ticker = Ticker(len(self.corpus.chunks) * len(stored), progress)
         for method in stored:
             self._side(method, ticker)
@@ -123,7 +123,7 @@ class RunRanker:
         ranker = MemoryRanker(ids, scores)  # as the run ranked it (core.evaluate.scoring)
         out = {}
         for method in self.run.methods:
-            if registry.get(method).family == "external":
+            if self.run.method(method).family == "external":
                 out[method] = self._logged(method, query, chunk_id, k)
                 continue
             out[method] = _full_rank(method, chunk_id, ranker.rank(method, k), k)

@@ -93,6 +93,7 @@ def diagnose_methods(
             hits={m: _hits(run, hits) for m, hits in record.top.items()},
             term_spans=spans,
             n_docs=len(terms),
+            specs={m: run.method(m) for m in run.methods},
         )
         for method in failing:
             out[method][record.id] = diagnose(case, method=method, corpus_terms=corpus)

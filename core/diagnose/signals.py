@@ -45,6 +45,7 @@ from core.chunk.sentence_bounds import sentence_spans
 from core.diagnose.terms import Span, all_term_spans, chunk_terms, name_like, query_terms, terms_of
 from core.ingest.ocr import ocr_reading
 from core.methods.lexical import word_spans
+from core.methods.spec import MethodSpec
 from core.model.paths import default_model_dir
 from core.parse.garbled import COMMON
 from core.provenance.types import Block, Chunk, Document
@@ -203,6 +204,13 @@ class Case:
     hits: Mapping[str, Sequence[Hit]] = field(default_factory=dict)
     term_spans: Mapping[str, Sequence[Span]] = field(default_factory=dict)  # every occurrence
     n_docs: int = 1  # documents in the corpus
+    # each method's spec as the run answers for it (``core.evaluate.EvalRun.method``: an
+    # imported retriever is registered nowhere); a method left out is the registry's
+    specs: Mapping[str, MethodSpec] = field(default_factory=dict)
+
+    def spec(self, method: str) -> MethodSpec:
+        """The spec of one of the case's methods."""
+        return self.specs.get(method) or registry.get(method)
 
 
 def _overlap(a: Span, b: Span) -> int:
@@ -562,10 +570,10 @@ def _first_hit(case: Case, method: str) -> Hit | None:
 def _method(case: Case, method: str, unused: float) -> list[Signal]:
     """``unused``: the vocabulary signal's strength; a lexical method that misses words the
     document never uses misses for that reason, not for its own."""
-    spec = registry.get(method)
+    spec = case.spec(method)
     others = {
         m: r for m, r in case.ranks.items()
-        if m != method and method not in getattr(registry.get(m), "parts", ())
+        if m != method and method not in getattr(case.spec(m), "parts", ())
         and m not in getattr(spec, "parts", ())
     }  # fmt: skip
     found = {m: r for m, r in others.items() if r is not None and r <= case.k}
@@ -691,9 +699,9 @@ def _vocabulary(
     share = sum(_weight(content[t]) for t in absent_doc) / total
     nowhere = [content[t] for t in absent_doc if t not in corpus_terms]
     names = [w for w in nowhere if name_like(w) and not _period(w)]
-    family = registry.get(method).family
-    lexical = {m: r for m, r in case.ranks.items() if registry.get(m).family == "lexical"}
-    dense = {m: r for m, r in case.ranks.items() if registry.get(m).family == "dense"}
+    family = case.spec(method).family
+    lexical = {m: r for m, r in case.ranks.items() if case.spec(m).family == "lexical"}
+    dense = {m: r for m, r in case.ranks.items() if case.spec(m).family == "dense"}
     found_lex = [m for m, r in lexical.items() if r is not None and r <= case.k]
     found_dense = [m for m, r in dense.items() if r is not None and r <= case.k]
     best = _best_chunk(case)
@@ -857,7 +865,7 @@ def _context(
     ranks = " · ".join(
         f"{m} {'-' if r is None else r}"
         for m, r in case.ranks.items()
-        if registry.get(m).family == "dense"
+        if case.spec(m).family == "dense"
     )
     return [
         Signal(

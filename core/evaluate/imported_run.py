@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from core import defaults
 from core import methods as method_registry
 from core.chunk import policy_registry as policy_registry
 from core.evaluate.corpus import Corpus
@@ -245,7 +246,7 @@ def import_run(
     encoder: TextEncoder,
     name: str = DEFAULT_NAME,
     methods: Sequence[str] = (),
-    ks: Sequence[int] = (1, 5, 10),
+    ks: Sequence[int] = defaults.KS,
     shape: str = "hits",
     trace_name: str = "trace",
     embed: EmbedFn | None = None,

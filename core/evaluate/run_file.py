@@ -23,6 +23,7 @@ from core.errors import LabelError
 from core.evaluate.bootstrap import DeltaInterval
 from core.evaluate.labels import GoldSpan, LabelledQuery, query_from_dict
 from core.evaluate.resolve import Unresolved
+from core.methods.spec import MethodSpec
 from core.provenance.cite import Citation
 from core.provenance.serial import (
     Fields,
@@ -212,6 +213,22 @@ class EvalRun:
     def n_queries(self) -> int:
         return len(self.queries)
 
+    def method(self, name: str) -> MethodSpec:
+        """The spec of one of the run's methods: an imported run's retriever from the run
+        itself (``core.methods.external_spec``: its score scale, its colour), any other
+        from the registry. Reading a run registers nothing; ``UnknownMethodError`` for a
+        name that is neither."""
+        external = self.imported.get("method")
+        if external and name == external:
+            return methods.external_spec(name, scored=bool(self.imported.get("scored")))
+        return methods.get(name)
+
+    @property
+    def stored_methods(self) -> tuple[str, ...]:
+        """The stored methods the run's methods need (fusions by their parts, an external
+        retriever none), once each: what ranking its queries again computes."""
+        return tuple(dict.fromkeys(p for m in self.methods for p in self.method(m).indexed_parts))
+
     def query(self, query_id: str) -> QueryRecord:
         for record in self.queries:
             if record.id == query_id:
@@ -303,11 +320,11 @@ class EvalRun:
 
 
 def _imported(info: Mapping[str, object]) -> Mapping[str, object]:
-    """An imported run's record, its retriever registered as an external method so that
-    every page and command that reads the run can name it (``core.methods``)."""
+    """An imported run's record; its retriever's name is checked here (``EvalRun.method``
+    answers for it), and nothing is registered."""
     name = info.get("method")
     if isinstance(name, str) and name:
-        methods.register_external(name, scored=bool(info.get("scored", False)))
+        methods.external_spec(name, scored=bool(info.get("scored", False)))
     return info
 
 

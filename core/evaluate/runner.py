@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from core import defaults
 from core import methods as registry
 from core.chunk import chunk_document
 from core.embed.cache import shared_cache
@@ -64,8 +65,8 @@ class EvalConfig:
     """Everything besides the documents, queries and encoder that decides the numbers."""
 
     policy: ChunkPolicy
-    methods: tuple[str, ...] = registry.PAIRED
-    ks: tuple[int, ...] = (1, 5, 10)
+    methods: tuple[str, ...] = defaults.METHODS
+    ks: tuple[int, ...] = defaults.KS
     scope: str = "corpus"
     threshold: float = DEFAULT_THRESHOLD
     resamples: int = DEFAULT_RESAMPLES

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from core import defaults
 from core.embed.cache import CacheKey, VectorCache
 from core.embed.contextual import contextual_vectors
 from core.embed.encoder import Encoder
@@ -270,8 +271,8 @@ def method_support(methods: Iterable[str] | None = None) -> MethodSupport:
 
 def http_default_methods() -> tuple[str, ...]:
     """The methods an evaluation over an embeddings server starts on: those of the
-    registry's side-by-side comparison (``core.methods.COMPARED``) that it can run."""
-    return method_support(registry.COMPARED).usable
+    side-by-side comparison's defaults (``core.defaults.COMPARED``) that it can run."""
+    return method_support(defaults.COMPARED).usable
 
 
 def require_usable(methods: Iterable[str]) -> None:

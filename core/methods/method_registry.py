@@ -21,22 +21,17 @@ from core.methods.fusion import fusion_spec
 from core.methods.spec import THEIR_RANK, THEIRS, MethodSpec, UnknownMethodError
 from core.registry import Registry
 
-# The methods the tool starts on, by role: the one place outside the method modules that
-# names them (a pick that is not registered, or not runnable, is simply left out).
-# eval, sweep, check and the Evaluate page without --methods: what a first look needs (a
-# contextual prefix doubles what is encoded; it is one pick away)
-EVALUATED = ("naive", "late", "bm25")
-COMPARED = ("naive", "late", "contextual", "bm25", "hybrid(late,bm25;rrf60)")  # Compare
-SWEPT = ("naive", "late", "bm25")  # the Tune page's first sweep
+# The method lists particular views start on (a pick that is not registered, or not
+# runnable, is simply left out). The defaults every command and page starts on (the
+# methods evaluated, compared, swept, run beside an imported retriever, embedded) are in
+# ``core.defaults``.
 FUSED = ("late", "bm25")  # the parts the Add-a-hybrid builder starts on
 SUGGESTED_FUSIONS = (
     "hybrid(late,bm25;rrf60)",
     "hybrid(naive,bm25;rrf60)",
     "hybrid(contextual,contextual-bm25;rrf60)",
 )
-BESIDE_A_RUN = ("naive", "late", "bm25")  # our methods beside an imported retriever's run
 PAIRED = ("naive", "late")  # the pair read first: the scatter, the deltas, the triage
-EMBEDDED = "naive"  # embed without --method
 
 
 class BenchMethods(NamedTuple):
@@ -78,10 +73,12 @@ EXTERNAL_ORDER = -100  # deltas read "our method minus yours": positive where ou
 EXTERNAL_COLOUR = "#6b4c9a"
 
 
-def register_external(name: str, *, scored: bool) -> MethodSpec:
-    """Register (or replace) the external retriever ``name`` of an imported run; its
-    scores are the logged ones when ``scored``, else ``1 / rank``. A built-in method's
-    name is refused (``UnknownMethodError``, one line)."""
+def external_spec(name: str, *, scored: bool) -> MethodSpec:
+    """The spec of the external retriever ``name`` of an imported run, registered
+    nowhere (a loaded run answers for it: ``core.evaluate.EvalRun.method``); its scores
+    are the logged ones when ``scored``, else ``1 / rank``. A registered method's name,
+    or a name that is not letters, digits, '_', '-' or '.', is refused
+    (``UnknownMethodError``, one line)."""
     known = _REGISTRY.get(name)
     if known is not None and known.family != "external":
         raise UnknownMethodError(f"{name!r} is one of our methods: name your retriever otherwise")
@@ -89,7 +86,7 @@ def register_external(name: str, *, scored: bool) -> MethodSpec:
         raise UnknownMethodError(
             f"a retriever's name is letters, digits, '_', '-' or '.', got {name!r}"
         )
-    spec = MethodSpec(
+    return MethodSpec(
         name=name,
         family="external",
         score=THEIRS if scored else THEIR_RANK,
@@ -97,7 +94,12 @@ def register_external(name: str, *, scored: bool) -> MethodSpec:
         colour=EXTERNAL_COLOUR,
         order=EXTERNAL_ORDER,
     )
-    return _REGISTRY.register(spec, replace=True)
+
+
+def register_external(name: str, *, scored: bool) -> MethodSpec:
+    """Register (or replace) ``external_spec(name, scored=scored)``: what an import does
+    while it scores the log beside our methods (reading a saved run registers nothing)."""
+    return _REGISTRY.register(external_spec(name, scored=scored), replace=True)
 
 
 def get(name: str) -> MethodSpec:

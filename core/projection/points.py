@@ -85,7 +85,7 @@ def dense_methods(methods: Sequence[str]) -> list[str]:
 
 def _ids(store: ChunkStore, name: str, doc_id: str | None) -> list[str]:
     where = {"doc_id": doc_id} if doc_id else None
-    return store._read(name, lambda col: scan.ids_where(col, where), [])
+    return store.read_collection(name, lambda col: scan.ids_where(col, where), [])
 
 
 def _version(store: ChunkStore, names: Sequence[str], sizes: Sequence[int]) -> str:

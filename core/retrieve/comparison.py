@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core import defaults
 from core import methods as registry
 from core.errors import ChunkscopeError, StoreError
 from core.provenance.types import ChunkPolicy
@@ -173,7 +174,7 @@ def compare(
     encoder: QueryEncoder,
     store: ChunkStore,
     policy: ChunkPolicy,
-    k: int = 10,
+    k: int = defaults.K,
     doc_id: str | None = None,
     depth: int | None = None,
 ) -> Comparison:

@@ -229,9 +229,12 @@ class ChunkStore:
 
     # -- reading -----------------------------------------------------------------------
 
-    def _read(self, name: str, read: Callable[[Any], _T], empty: _T) -> _T:
-        """``read(collection)`` on the (cached) handle of ``name``; ``empty`` when there
-        is no such collection."""
+    def read_collection(self, name: str, read: Callable[[Any], _T], empty: _T) -> _T:
+        """``read(collection)`` on the (cached) Chroma collection ``name``
+        (``collection_name``), retried as every read of the store is when a server goes
+        away for a moment; ``empty`` when there is no such collection. The one way into a
+        collection for readers outside this class (the lexical index, the map's ids, the
+        failure reader's vectors); ``read`` only reads."""
 
         def action() -> _T:
             col = self._get(name)
@@ -241,11 +244,12 @@ class ChunkStore:
 
     def count(self, *, model: str, method: str, policy: ChunkPolicy) -> int:
         name = self.collection_name(model, method, policy)
-        return self._read(name, lambda col: int(col.count()), 0)
+        return self.read_collection(name, lambda col: int(col.count()), 0)
 
     def doc_count(self, doc_id: str, *, model: str, method: str, policy: ChunkPolicy) -> int:
         name = self.collection_name(model, method, policy)
-        return self._read(name, lambda col: len(scan.ids_where(col, {"doc_id": doc_id})), 0)
+        where = {"doc_id": doc_id}
+        return self.read_collection(name, lambda col: len(scan.ids_where(col, where)), 0)
 
     def is_indexed(
         self,
@@ -288,7 +292,9 @@ class ChunkStore:
 
     def indexed_documents(self) -> list[IndexedDoc]:
         """Every stored document version per collection, complete or not."""
-        found: list[IndexedDoc] = self._read(markers.META_COLLECTION, markers.read_all, [])
+        found: list[IndexedDoc] = self.read_collection(
+            markers.META_COLLECTION, markers.read_all, []
+        )
         return sorted(found, key=lambda d: (d.doc_id, d.model, d.method, d.policy_key))
 
     def records_with_other_sha(self, doc_id: str, sha256: str) -> int:
@@ -338,7 +344,7 @@ class ChunkStore:
             "include": [*include, "distances"],
         }
         name = self.collection_name(model, method, policy)
-        return self._read(name, lambda col: col.query(**kwargs), None)
+        return self.read_collection(name, lambda col: col.query(**kwargs), None)
 
     def scope_records(
         self,
@@ -362,7 +368,7 @@ class ChunkStore:
         name = self.collection_name(model, method, policy)
         where = {"doc_id": doc_id} if doc_id else None
         empty: tuple[list[str], np.ndarray] = ([], np.zeros((0, 0), np.float32))
-        return self._read(name, lambda col: scan.vectors_where(col, where), empty)
+        return self.read_collection(name, lambda col: scan.vectors_where(col, where), empty)
 
     def nearest(
         self,

@@ -148,7 +148,7 @@ def _read_fingerprint(store: ChunkStore, name: str) -> str:
         return sorted(found)
 
     empty: list[tuple[Any, ...]] = []
-    entries = store._read(markers.META_COLLECTION, read, empty)
+    entries = store.read_collection(markers.META_COLLECTION, read, empty)
     raw = json.dumps([FORMAT_VERSION, *entries]).encode()
     return hashlib.blake2b(raw, digest_size=10).hexdigest()
 
@@ -220,7 +220,7 @@ def lexical_collection(
     folder = cache_root(store) / name / fp
     col = _load(folder, name, fp) if folder.exists() else None
     if col is None:
-        records = store._read(name, lambda c: scan.records(c, where=None, ids=None), None)
+        records = store.read_collection(name, lambda c: scan.records(c, where=None, ids=None), None)
         if records is None:
             return None
         col = LexicalCollection.of(name, fp, records)

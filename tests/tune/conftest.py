@@ -2,7 +2,7 @@
 
 Two small shared documents (the chat logs and the State of the Union of the
 chunking_evaluation set) with their first twelve labelled questions each; the fake
-encoder stands in for the model through ``eval_cmd.load_model``, the seam ``eval``,
+encoder stands in for the model through ``core.cli.options.load_model``, the seam ``eval``,
 ``sweep`` and ``check`` share.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.cli import eval_cmd
+from core.cli import options
 from core.evaluate import import_chunking_eval, write_queries
 from tests.conftest import EVAL_DIR, TEXT_CORPORA
 from tests.fakes import FakeEncoder, fake_embed_chunks
@@ -36,7 +36,7 @@ def small_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def fake_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(
-        eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
+        options, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
     )
     monkeypatch.setenv("CHUNKSCOPE_STORE", str(tmp_path / "store"))
 

@@ -23,6 +23,8 @@ def _check(root: Path, size: int, *extra: str) -> list[str]:
         "check",
         "--docs",
         *small_docs(),
+        "--policy",
+        "fixed",
         "--methods",
         "bm25",
         "--size",
@@ -39,7 +41,8 @@ def runs(small_set: Path, fake_model, capsys) -> dict[int, Path]:
     for size in (200, 800):
         out[size] = small_set / f"run{size}.json"
         eval_args = ["eval", "--queries", str(small_set / "q.jsonl"), "--docs", *small_docs()]
-        more = ["--methods", "bm25", "--size", str(size), "--k", "1,5", "--out", str(out[size])]
+        more = ["--policy", "fixed", "--methods", "bm25", "--size", str(size), "--k", "1,5"]
+        more += ["--out", str(out[size])]
         assert main([*eval_args, *more, "--json"]) == 0
     capsys.readouterr()
     return out
@@ -137,7 +140,8 @@ def test_a_tagged_query_whose_document_changed_fails_unchecked(
     source = next(p for p in small_docs() if Path(p).stem == query.doc_id)
     changed.write_text(Path(source).read_text("utf-8") + "\nOne more line.\n", "utf-8")
     others = [p for p in small_docs() if Path(p).stem != query.doc_id]
-    args = ["check", "--docs", str(changed), *others, "--methods", "bm25", "--size", "800"]
+    args = ["check", "--docs", str(changed), *others, "--methods", "bm25", "--policy", "fixed"]
+    args += ["--size", "800"]
     assert main([*args, "--tagged", str(runs[800]), "--triage-db", str(db)]) == 1
     shown = capsys.readouterr().out
     assert f"FAIL  must-pass {query.id} (any method): not checked: document changed" in shown

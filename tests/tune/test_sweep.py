@@ -27,7 +27,8 @@ from tests.tune.conftest import small_docs
 
 
 def _common(root: Path) -> list[str]:
-    return ["--queries", str(root / "q.jsonl"), "--docs", *small_docs(), "--k", "1,5", "--json"]
+    docs = ["--docs", *small_docs(), "--policy", "fixed"]  # sizes below are in characters
+    return ["--queries", str(root / "q.jsonl"), *docs, "--k", "1,5", "--json"]
 
 
 def test_each_cell_is_what_eval_gives_for_its_policy(small_set: Path, fake_model, capsys) -> None:

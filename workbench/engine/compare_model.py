@@ -28,11 +28,15 @@ def indexed_policies(entries: Iterable[Any]) -> dict[str, ChunkPolicy]:
     return {e.policy_key: e.policy for e in entries}
 
 
-def reconcile_policy(state: State, key: str, entries: Sequence[Any]) -> dict[str, ChunkPolicy]:
-    """The indexed policies; ``state[key]`` set to the first one unless it is among them."""
+def reconcile_policy(
+    state: State, key: str, entries: Sequence[Any], preferred: str | None = None
+) -> dict[str, ChunkPolicy]:
+    """The indexed policies; ``state[key]`` set, unless it is among them, to ``preferred``
+    (a policy key: the default policy, ``core.defaults``) when the index holds it, else to
+    the first one."""
     policies = indexed_policies(entries)
     if state.get(key) not in policies:
-        state[key] = next(iter(policies))
+        state[key] = preferred if preferred in policies else next(iter(policies))
     return policies
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import streamlit as st
 
+from core import defaults
 from core import methods as registry
 from core.chunk import default_policy
 from core.embed import Encoder, VectorCache, load_encoder
@@ -50,8 +51,8 @@ from workbench.widgets.wording import md
 
 DEMO_DIR = session.DATASHEET_DIR
 DEMO_QUERY = "Corvane HX40 operating temperature range"
-DEMO_POLICY = default_policy("structure")  # one chunk per datasheet section
-COMPARE_METHODS = registry.COMPARED
+DEMO_POLICY = default_policy(defaults.POLICY)  # the index's, Evaluate's and the CLI's
+COMPARE_METHODS = defaults.COMPARED
 WIDE = 5000  # depth ranked per method: the score curve and the rerank stage use its scores
 ALL = "__all__"
 STYLE = """<style>
@@ -71,7 +72,7 @@ div.cs-query { font-size: 1.15rem; font-weight: 600; padding: .4rem .7rem; borde
 K = EngineKey
 DEFAULTS: dict[str, object] = {
     K.SCOPE: ALL, K.POLICY: None, K.METHODS: list(COMPARE_METHODS), K.QUERY: DEMO_QUERY,
-    K.K: 10, K.RERANK: False, K.RERANK_METHOD: registry.PAIRED[-1], K.SELECTED: None,
+    K.K: defaults.K, K.RERANK: False, K.RERANK_METHOD: registry.PAIRED[-1], K.SELECTED: None,
     K.JOB: None,
 }  # fmt: skip
 
@@ -127,7 +128,7 @@ def pick_policy_and_scope(
     policy picked, the documents indexed under it, and the document in scope (None: the
     whole index)."""
     state = st.session_state
-    policies = model.reconcile_policy(state, EngineKey.POLICY, entries)
+    policies = model.reconcile_policy(state, EngineKey.POLICY, entries, DEMO_POLICY.key)
     policy = policies[policy_cell.selectbox("Policy", list(policies), key=EngineKey.POLICY)]
     docs_here = model.documents_under(entries, policy.key)
     scope = scope_cell.selectbox(

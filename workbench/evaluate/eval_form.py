@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from core import methods as registry
+from core import defaults
 from core.embed import VectorCache
 from core.errors import ChunkscopeError
 from core.evaluate import EvalConfig, EvalRun
@@ -29,6 +29,7 @@ from workbench.widgets.wording import md
 K = EvalKey
 SOURCE_NAMES = {"demo": "the demo set", "shared": "the shared set", "marked": "your marked queries",
                 "upload": "your query set"}  # fmt: skip
+K_CHOICES = sorted({1, 3, 5, 10, 20, *defaults.KS})  # the cut-offs offered; the defaults picked
 
 
 def evaluation_form() -> dict[str, EvalRun] | None:
@@ -48,14 +49,14 @@ def evaluation_form() -> dict[str, EvalRun] | None:
     except ChunkscopeError as exc:
         st.error(md(exc), icon=":material/error:")
         queries, docs = [], []
-    policy = controls.policy_controls("eval", horizontal=True, first=eng.DEMO_POLICY.name)
+    policy = controls.policy_controls("eval", horizontal=True)
     cells = st.columns([3, 2, 2])
     offered = meth.offered_methods()
-    st.session_state.setdefault(K.METHODS, [m for m in registry.EVALUATED if m in offered])
+    st.session_state.setdefault(K.METHODS, [m for m in defaults.METHODS if m in offered])
     st.session_state[K.METHODS] = [m for m in st.session_state[K.METHODS] if m in offered]
     methods = cells[0].multiselect("Methods", offered, key=K.METHODS)
     meth.fusion_builder(K.METHODS)
-    ks = cells[1].multiselect("k", [1, 3, 5, 10, 20], [1, 5, 10], key=K.KS)
+    ks = cells[1].multiselect("k", K_CHOICES, list(defaults.KS), key=K.KS)
     scope = cells[2].radio(
         "Rank over", ("corpus", "doc"), key=K.SCOPE, horizontal=True,
         format_func={"corpus": "all documents", "doc": "its own document"}.get,

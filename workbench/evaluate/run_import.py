@@ -8,12 +8,12 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
+from core import defaults
 from core.errors import ChunkscopeError
 from core.evaluate import EvalRun, save_run
 from core.evaluate.imported_run import DEFAULT_NAME, import_run
 from core.evaluate.traces import TRACE_SHAPES, read_trace
 from core.imported import ChunkSet
-from core.methods import BESIDE_A_RUN
 from workbench.documents import chunk_sets, session
 from workbench.engine import resources as eng
 from workbench.engine import run_files
@@ -49,7 +49,7 @@ def import_form() -> None:
         offered = eng.usable_methods()
         ours = cells[3].multiselect(
             "Our methods over the same spans", offered,
-            default=[m for m in BESIDE_A_RUN if m in offered], key=RunImportKey.METHODS,
+            default=[m for m in defaults.METHODS if m in offered], key=RunImportKey.METHODS,
         )  # fmt: skip
         if st.form_submit_button("Import the run", icon=":material/upload:"):
             if trace is None or labels is None:

@@ -159,7 +159,7 @@ def query_card(run: EvalRun, record: QueryRecord, docs: dict[str, Document]) -> 
                     for g in record.gold
                 )
                 mark = '<span class="cs-up">gold</span> ' if gold else ""
-                shown = ins.score_text(m, hit.score)
+                shown = ins.score_text(m, hit.score, run.method(m))
                 title = titles.get(hit.chunk_id) or stored_title((), cite.quote)
                 ins.card(
                     hit.rank, shown, title.head or None, title, note=mark, gold=gold,

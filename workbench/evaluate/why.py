@@ -373,6 +373,6 @@ def rank_panel(run: EvalRun, record: QueryRecord, docs: dict[str, Document]) -> 
         )  # fmt: skip
         numbers = ("score", "rank 1", f"rank {run.text_k}", f"to enter the top {run.text_k}")
         st.dataframe(
-            dep.rank_rows(ranks, run.text_k), hide_index=True,
+            dep.rank_rows(ranks, run.text_k, run.method), hide_index=True,
             column_config={c: st.column_config.NumberColumn(format="%.4f") for c in numbers},
         )  # fmt: skip

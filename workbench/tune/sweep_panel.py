@@ -17,6 +17,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from core import defaults
 from core.chunk import chunk_document
 from core.errors import ChunkscopeError
 from core.evaluate import EvalConfig, save_run
@@ -106,7 +107,7 @@ def grid_controls() -> list:
             "policies on Evaluate & triage."
         )
     name = cells[0].segmented_control(
-        "Policy", sweepable, default="fixed", key=TuneKey.POLICY, required=True
+        "Policy", sweepable, default=defaults.POLICY, key=TuneKey.POLICY, required=True
     )
     spec = registry.get(name)
     units = spec.units
@@ -184,7 +185,7 @@ def start_sweep(queries: list, docs: list, grid: list, methods: list[str]) -> No
     """Start the sweep in the background; a saved sweep of the same inputs is resumed."""
     if not roles.require_editor("run sweeps"):
         return
-    template = EvalConfig(policy=grid[0].policy, methods=tuple(methods), ks=(1, 5, 10))
+    template = EvalConfig(policy=grid[0].policy, methods=tuple(methods), ks=defaults.KS)
     folder = sweeps_dir()
     folder.mkdir(parents=True, exist_ok=True)
     arguments = {

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from core import defaults
 from core.chunk import ChunkStats, policy_from_args
 from core.chunk import policy_registry as registry
 from core.provenance.types import ChunkPolicy, Document
@@ -43,11 +44,14 @@ def page_number_input(doc: Document) -> int:
     return int(st.session_state[Key.PAGE])
 
 
-def policy_controls(slot: str, *, horizontal: bool = False, first: str = "fixed") -> ChunkPolicy:
+def policy_controls(
+    slot: str, *, horizontal: bool = False, first: str = defaults.POLICY
+) -> ChunkPolicy:
     """Policy, unit, size and overlap widgets (in a row when ``horizontal``), starting on
-    policy ``first`` with its default unit and sizes, and a checkbox per option the
-    policy takes (all from the policy registry); each (slot, policy, unit) keeps its own
-    values for the session. Overlap is capped below the size, so this never raises."""
+    policy ``first`` (by default ``core.defaults.POLICY``) with its default unit and sizes,
+    and a checkbox per option the policy takes (all from the policy registry); each (slot,
+    policy, unit) keeps its own values for the session. Overlap is capped below the size,
+    so this never raises."""
     names = registry.policy_names()
     keep: dict[str, Any] = {"persist_state": "session", "required": True}
     imported = bool(registry.fixed_names())  # their names get a row of their own

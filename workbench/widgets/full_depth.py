@@ -10,12 +10,13 @@ The marked set lives in the session (``DepthKey.MARKED``) as query-set lines (th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import streamlit as st
 
 from core.diagnose.depth import FullRank, full_depth_ranks
 from core.evaluate import GoldSpan, LabelledQuery
-from core.methods import get
+from core.methods import MethodSpec, get
 from core.provenance.types import ChunkPolicy
 from core.render.page_pick import PickTarget
 from core.retrieve.comparison import Comparison
@@ -58,10 +59,14 @@ def _found_label(records: ScopeRecords, row: int) -> str:
     return f"{meta['doc_id']} · chars {meta['char_start']}-{meta['char_end']} · {words}"
 
 
-def rank_rows(ranks: dict[str, FullRank], k: int) -> list[dict[str, str | float | None]]:
+def rank_rows(
+    ranks: dict[str, FullRank], k: int, spec_of: Callable[[str], MethodSpec] = get
+) -> list[dict[str, str | float | None]]:
+    """One row per method of a full-depth rank; ``spec_of`` names each score's scale (a
+    saved run's: ``run.method``, which knows an imported retriever)."""
     rows = []
     for method, found in ranks.items():
-        scale = get(method).score
+        scale = spec_of(method).score
         rows.append({
             "method": method,
             "rank": found.label,

@@ -16,6 +16,7 @@ import streamlit as st
 from core import methods as registry
 from core.embed.records import LateWindow
 from core.evaluate import EvalRun
+from core.methods import MethodSpec
 from core.provenance.cite import Citation, CitationStatus
 from core.provenance.types import Block, ChunkPolicy, Document
 from core.render.chart_style import WINDOW_COLOURS
@@ -38,9 +39,11 @@ K_HELP = (
 )
 
 
-def score_text(method: str, score: float | None) -> str:
-    """``cos 0.812`` / ``BM25 7.21`` / ``RRF 0.0325``: a score named by its scale."""
-    scale = registry.get(method).score
+def score_text(method: str, score: float | None, spec: MethodSpec | None = None) -> str:
+    """``cos 0.812`` / ``BM25 7.21`` / ``RRF 0.0325``: a score named by its scale (that of
+    ``spec``, else of the registry's ``method``; a saved run's retriever is known to the
+    run alone: pass ``run.method(m)``)."""
+    scale = (spec or registry.get(method)).score
     shown = "-" if score is None else scale.format(score)
     return f"{scale.short} {shown}"
 
