@@ -228,7 +228,7 @@ EDITOR_KEY: Setting[str | None] = Setting(
 )  # fmt: skip
 EVAL_DIR: Setting[Path | None] = Setting(
     name="CHUNKSCOPE_EVAL_DIR", default=None, parse=_folder, unit="folder",
-    shown="`../shared/corpus/chunking_evaluation` beside the repository",
+    shown="`corpus/chunking_evaluation` in CHUNKSCOPE_SHARED, else in `../shared`",
     what="the chunking-evaluation set (`corpora/`, `questions_df.csv`) the workbench's "
     "Evaluate and Tune pages offer",
 )  # fmt: skip

@@ -44,7 +44,9 @@ from workbench.state import EvalKey, Key
 from workbench.widgets import full_depth, query_upload
 from workbench.widgets.wording import md
 
-EVAL_DIR = settings.EVAL_DIR.read() or session.ROOT.parent / "shared/corpus/chunking_evaluation"
+EVAL_DIR = settings.EVAL_DIR.read() or (
+    (settings.SHARED.read() or session.ROOT.parent / "shared") / "corpus/chunking_evaluation"
+)
 
 
 QUERY_SET_HELP = (
