@@ -34,12 +34,53 @@ PDF_PASSWORDS = {
 }
 
 
+SOURCES = CORPUS / "SOURCES.md"
+
+
+def _listed(name: str) -> bool:
+    """Whether the corpus's SOURCES.md names ``name`` (False when there is no SOURCES.md)."""
+    return SOURCES.is_file() and name in SOURCES.read_text(encoding="utf-8")
+
+
+def _missing(what: str) -> str:
+    return (
+        f"the shared corpus lacks {what}: set CHUNKSCOPE_SHARED to the folder that holds "
+        f"corpus/ (now {SHARED}; see corpus/SOURCES.md)"
+    )
+
+
+def need_corpus(path: Path) -> Path:
+    """``path``, a file or folder of the shared corpus, when it is there.
+
+    A missing one fails the test in one line naming ``CHUNKSCOPE_SHARED``: a test that
+    reads the corpus never passes, or is skipped, because the corpus is not where it looks.
+    The one exception is a file that this copy of the corpus does not describe (its
+    SOURCES.md does not name it, the full corpus has it: the pdf.js paper, the other
+    FinanceBench filings): that test is skipped, with the reason.
+    """
+    if path.exists():
+        return path
+    if SOURCES.is_file() and not _listed(path.name):
+        pytest.skip(f"{path.name} is not in this copy of the shared corpus (SOURCES.md)")
+    pytest.fail(_missing(str(path)), pytrace=False)
+
+
+def corpus_files(folder: Path, pattern: str) -> list[Path]:
+    """The files of ``folder`` that match ``pattern``, sorted; never an empty list (a test
+    over no files would pass having checked nothing): fails as ``need_corpus`` does.
+    Called at collection, a failure here is a collection error of the test module."""
+    found = sorted(need_corpus(folder).glob(pattern))
+    if not found:
+        pytest.fail(_missing(f"{folder / pattern}"), pytrace=False)
+    return found
+
+
 def openable_pdfs() -> list[Path]:
-    return sorted(p for p in PDF_DIR.glob("*.pdf") if p.name not in BAD_PDFS)
+    return [p for p in corpus_files(PDF_DIR, "*.pdf") if p.name not in BAD_PDFS]
 
 
 def text_corpora() -> list[Path]:
-    return sorted(TEXT_CORPORA.glob("*.md"))
+    return corpus_files(TEXT_CORPORA, "*.md")
 
 
 class NetworkAccessError(RuntimeError):
