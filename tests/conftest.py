@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -106,11 +107,15 @@ def _editors_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CHUNKSCOPE_EDITOR_KEY", raising=False)
 
 
-@pytest.fixture(autouse=True)
-def _no_shared_vector_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(autouse=True, scope="session")
+def _no_shared_vector_cache() -> Iterator[None]:
     """Fake encoders share names across tests: no test reads another's vectors from the
-    on-disk default cache (``core.embed.cache.shared_cache``); its own tests set a folder."""
-    monkeypatch.setenv("CHUNKSCOPE_VECTOR_CACHE", "off")
+    on-disk default cache (``core.embed.cache.shared_cache``, under the working folder);
+    its own tests set a folder. For the whole session, so that module fixtures, which are
+    set up before any test's own fixtures, write none there either."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CHUNKSCOPE_VECTOR_CACHE", "off")
+        yield
 
 
 @pytest.fixture(autouse=True)
