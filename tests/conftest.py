@@ -6,8 +6,9 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,6 +116,36 @@ def _no_shared_vector_cache() -> Iterator[None]:
     set up before any test's own fixtures, write none there either."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CHUNKSCOPE_VECTOR_CACHE", "off")
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _default_model_loaded_once() -> Iterator[None]:
+    """Each test process loads the default model's weights once, on first use: every
+    encoder of it (the test helpers', a command's, a page's) shares them, as they are only
+    read. Other folders (the tiny test models, broken copies) and deterministic loads, which
+    switch torch's algorithms as they load, load as they always do."""
+    from core.embed import encoder as encoder_module
+    from core.model.paths import default_model_dir
+
+    real = encoder_module._weights_loader
+    default = default_model_dir().resolve()
+    shared: dict[str, Any] = {}
+
+    def loader(model_dir: Path, *, deterministic: bool) -> Callable[[str], Any]:
+        load = real(model_dir, deterministic=deterministic)
+        if deterministic or Path(model_dir).resolve() != default:
+            return load
+
+        def once(device: str) -> Any:
+            if device not in shared:
+                shared[device] = load(device)
+            return shared[device]
+
+        return once
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(encoder_module, "_weights_loader", loader)
         yield
 
 

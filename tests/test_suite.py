@@ -1,6 +1,10 @@
-"""A test that reads the shared corpus fails when the corpus is not where it looks: it never
+"""What the suite's own fixtures (tests/conftest.py) promise.
+
+A test that reads the shared corpus fails when the corpus is not where it looks: it never
 passes having read nothing, nor is it skipped, unless the file is one this copy of the
-corpus does not describe (its SOURCES.md does not name it)."""
+corpus does not describe (its SOURCES.md does not name it). A test process loads the
+default model's weights once, and keeps no vectors in the working folder.
+"""
 
 from __future__ import annotations
 
@@ -76,3 +80,22 @@ def test_the_corpus_tests_fail_when_the_corpus_is_elsewhere(tmp_path: Path) -> N
     assert "FAILED tests/test_tokens.py::test_counts_from_word_edges_equal_real_counts" in out
     assert "ERROR tests/test_ingest.py" in out
     assert f"the shared corpus lacks {tmp_path / 'corpus'}" in out and "passed" not in out
+
+
+@pytest.mark.slow
+def test_a_process_loads_the_default_model_once() -> None:
+    from core.embed import load_encoder
+
+    first, other = load_encoder(device="cpu"), load_encoder(device="cpu", max_tokens=512)
+    first.encode_texts(["one"])
+    other.encode_texts(["two"])
+    assert first.model is other.model  # one set of weights, whichever encoder asks
+    deterministic = load_encoder(device="cpu", deterministic=True)
+    deterministic.encode_texts(["three"])
+    assert deterministic.model is not first.model  # switches torch's algorithms: its own
+
+
+def test_no_vectors_are_kept_in_the_working_folder() -> None:
+    from core.embed.cache import shared_cache
+
+    assert os.environ["CHUNKSCOPE_VECTOR_CACHE"] == "off" and shared_cache() is None
