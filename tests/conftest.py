@@ -67,6 +67,13 @@ def need_corpus(path: Path) -> Path:
     pytest.fail(_missing(str(path)), pytrace=False)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Without the shared corpus (no ``corpus/SOURCES.md`` under ``CHUNKSCOPE_SHARED``) the
+    run stops at once, in one line, rather than failing test by test."""
+    if not SOURCES.is_file():
+        pytest.exit(_missing(str(SOURCES)), returncode=1)
+
+
 def corpus_files(folder: Path, pattern: str) -> list[Path]:
     """The files of ``folder`` that match ``pattern``, sorted; never an empty list (a test
     over no files would pass having checked nothing): fails as ``need_corpus`` does.

@@ -9,6 +9,7 @@ default model's weights once, and keeps no vectors in the working folder.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,19 +65,37 @@ def test_a_folder_with_no_matching_file_fails_never_an_empty_list(partial: Path)
     assert corpus_files(partial / "pdfs", "*.pdf") == [partial / "pdfs" / "listed.pdf"]
 
 
-def test_the_corpus_tests_fail_when_the_corpus_is_elsewhere(tmp_path: Path) -> None:
-    """The loop over the text corpora (which passed with no iteration) and a module
-    parametrised over the PDFs, with CHUNKSCOPE_SHARED pointing at an empty folder."""
-    env = {**os.environ, "CHUNKSCOPE_SHARED": str(tmp_path)}
+def _pytest(shared: Path, *args: str) -> tuple[int, str]:
+    env = {**os.environ, "CHUNKSCOPE_SHARED": str(shared)}
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "--continue-on-collection-errors",
-         "tests/test_tokens.py::test_counts_from_word_edges_equal_real_counts",
-         "tests/test_ingest.py"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-    out = run.stdout + run.stderr
-    assert run.returncode == 1, out
+    return run.returncode, run.stdout + run.stderr
+
+
+def test_without_the_corpus_a_run_stops_at_once_naming_the_variable(tmp_path: Path) -> None:
+    code, out = _pytest(tmp_path, "tests/test_layers.py")
+    assert code == 1, out
+    assert (
+        f"the shared corpus lacks {tmp_path / 'corpus' / 'SOURCES.md'}: set CHUNKSCOPE_SHARED"
+        in out
+    )
+    assert "passed" not in out
+
+
+def test_the_corpus_tests_fail_when_its_files_are_elsewhere(tmp_path: Path) -> None:
+    """The loop over the text corpora (which passed with no iteration) and a module
+    parametrised over the PDFs, under a corpus folder that holds only its SOURCES.md."""
+    (tmp_path / "corpus").mkdir()
+    shutil.copy(conftest.SOURCES, tmp_path / "corpus" / "SOURCES.md")
+    code, out = _pytest(
+        tmp_path,
+        "--continue-on-collection-errors",
+        "tests/test_tokens.py::test_counts_from_word_edges_equal_real_counts",
+        "tests/test_ingest.py",
+    )
+    assert code == 1, out
     assert "FAILED tests/test_tokens.py::test_counts_from_word_edges_equal_real_counts" in out
     assert "ERROR tests/test_ingest.py" in out
     assert f"the shared corpus lacks {tmp_path / 'corpus'}" in out and "passed" not in out
