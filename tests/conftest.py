@@ -116,12 +116,18 @@ def _editors_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _no_shared_vector_cache() -> Iterator[None]:
-    """Fake encoders share names across tests: no test reads another's vectors from the
-    on-disk default cache (``core.embed.cache.shared_cache``, under the working folder);
-    its own tests set a folder. For the whole session, so that module fixtures, which are
-    set up before any test's own fixtures, write none there either."""
+def _nothing_kept_in_the_working_folder(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """No test keeps anything in the working folder's ``.chunkscope``, which every run and
+    every parallel worker would share: the default store (the triage tags of a command
+    given no ``--db``, a page's runs) is a folder of this process's own, and there is no
+    on-disk vector cache (fake encoders share names: no test may read another's vectors;
+    the cache's own tests set a folder). For the whole session, so that module fixtures,
+    which are set up before any test's own fixtures, keep nothing there either. Tests of
+    the default location unset ``CHUNKSCOPE_STORE`` themselves."""
     with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CHUNKSCOPE_STORE", str(tmp_path_factory.mktemp("default-store")))
         patch.setenv("CHUNKSCOPE_VECTOR_CACHE", "off")
         yield
 

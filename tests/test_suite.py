@@ -114,7 +114,12 @@ def test_a_process_loads_the_default_model_once() -> None:
     assert deterministic.model is not first.model  # switches torch's algorithms: its own
 
 
-def test_no_vectors_are_kept_in_the_working_folder() -> None:
+def test_nothing_is_kept_in_the_working_folder() -> None:
+    from core.config import resolve_store
     from core.embed.cache import shared_cache
+    from core.evaluate import default_triage_path
 
     assert os.environ["CHUNKSCOPE_VECTOR_CACHE"] == "off" and shared_cache() is None
+    store = resolve_store().path
+    assert not store.is_relative_to(Path.cwd().resolve()) and store.name.startswith("default-store")
+    assert default_triage_path().parent == store
