@@ -28,18 +28,31 @@ install: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/streamlit run app.py --browser.gatherUsageStats=false --server.headless=true
 
-# pytest exits 5 when it collects nothing: report it and fail with 1, never 5.
+# Every test, in two runs. First all that may share the machine, spread over every core
+# (pytest-xdist; each worker has its own temporary folders and loads the model at most once,
+# on first use; worksteal keeps a module's tests together until a worker runs out and takes
+# over the other's last ones). Then, one at a time, what must have the machine to itself:
+# browsers and Chroma servers (processes of their own), Ray clusters (workers on every
+# core), mypy (one cache folder) and the hostile files (limits on time and memory run to
+# their end).
+# Both runs always run; make fails if either does. pytest exits 5 when it collects nothing:
+# that is reported and fails with 1, never 5.
+SERIAL := browser or server or ray or typing or hostile
+PYTEST := $(PY) -m pytest -q
 test: $(STAMP)
-	$(PY) -m pytest -q; rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "error: no tests were collected"; exit 1; fi; exit $$rc
+	@$(PYTEST) -n auto --dist worksteal -m "not ($(SERIAL))"; shared=$$?; \
+	$(PYTEST) -m "$(SERIAL)"; alone=$$?; \
+	if [ $$shared -eq 5 ] || [ $$alone -eq 5 ]; then echo "error: no tests were collected"; exit 1; fi; \
+	if [ $$shared -ne 0 ]; then exit $$shared; fi; exit $$alone
 
 # The inner loop: no model, browser, server, Ray, hostile-file, AppTest page, whole-corpus
-# or mypy test, spread over every core (pytest-xdist; each worker has its own temporary
-# folders, and the tests share no state on disk outside them).
+# or mypy test, spread over every core. Without the shared corpus it fails (a test that
+# reads it never passes or skips for want of it: tests/conftest.py, need_corpus).
 FAST := not slow and not browser and not server and not typing and not ray and not hostile \
 	and not app and not corpus
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -n auto --dist worksteal -m "$(FAST)"
+	@$(PYTEST) -n auto --dist worksteal -m "$(FAST)"; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: no tests were collected"; exit 1; fi; exit $$rc
 
 bench: $(STAMP)
 	$(VENV)/bin/chunkscope bench

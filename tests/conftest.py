@@ -6,7 +6,9 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,12 +36,60 @@ PDF_PASSWORDS = {
 }
 
 
+SOURCES = CORPUS / "SOURCES.md"
+
+
+def _listed(name: str) -> bool:
+    """Whether the corpus's SOURCES.md names ``name`` (False when there is no SOURCES.md)."""
+    return SOURCES.is_file() and name in SOURCES.read_text(encoding="utf-8")
+
+
+def _missing(what: str) -> str:
+    return (
+        f"the shared corpus lacks {what}: set CHUNKSCOPE_SHARED to the folder that holds "
+        f"corpus/ (now {SHARED}; see corpus/SOURCES.md)"
+    )
+
+
+def need_corpus(path: Path) -> Path:
+    """``path``, a file or folder of the shared corpus, when it is there.
+
+    A missing one fails the test in one line naming ``CHUNKSCOPE_SHARED``: a test that
+    reads the corpus never passes, or is skipped, because the corpus is not where it looks.
+    The one exception is a file that this copy of the corpus does not describe (its
+    SOURCES.md does not name it, the full corpus has it: the pdf.js paper, the other
+    FinanceBench filings): that test is skipped, with the reason.
+    """
+    if path.exists():
+        return path
+    if SOURCES.is_file() and not _listed(path.name):
+        pytest.skip(f"{path.name} is not in this copy of the shared corpus (SOURCES.md)")
+    pytest.fail(_missing(str(path)), pytrace=False)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Without the shared corpus (no ``corpus/SOURCES.md`` under ``CHUNKSCOPE_SHARED``) the
+    run stops at once, in one line, rather than failing test by test."""
+    if not SOURCES.is_file():
+        pytest.exit(_missing(str(SOURCES)), returncode=1)
+
+
+def corpus_files(folder: Path, pattern: str) -> list[Path]:
+    """The files of ``folder`` that match ``pattern``, sorted; never an empty list (a test
+    over no files would pass having checked nothing): fails as ``need_corpus`` does.
+    Called at collection, a failure here is a collection error of the test module."""
+    found = sorted(need_corpus(folder).glob(pattern))
+    if not found:
+        pytest.fail(_missing(f"{folder / pattern}"), pytrace=False)
+    return found
+
+
 def openable_pdfs() -> list[Path]:
-    return sorted(p for p in PDF_DIR.glob("*.pdf") if p.name not in BAD_PDFS)
+    return [p for p in corpus_files(PDF_DIR, "*.pdf") if p.name not in BAD_PDFS]
 
 
 def text_corpora() -> list[Path]:
-    return sorted(TEXT_CORPORA.glob("*.md"))
+    return corpus_files(TEXT_CORPORA, "*.md")
 
 
 class NetworkAccessError(RuntimeError):
@@ -65,11 +115,51 @@ def _editors_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CHUNKSCOPE_EDITOR_KEY", raising=False)
 
 
-@pytest.fixture(autouse=True)
-def _no_shared_vector_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fake encoders share names across tests: no test reads another's vectors from the
-    on-disk default cache (``core.embed.cache.shared_cache``); its own tests set a folder."""
-    monkeypatch.setenv("CHUNKSCOPE_VECTOR_CACHE", "off")
+@pytest.fixture(autouse=True, scope="session")
+def _nothing_kept_in_the_working_folder(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """No test keeps anything in the working folder's ``.chunkscope``, which every run and
+    every parallel worker would share: the default store (the triage tags of a command
+    given no ``--db``, a page's runs) is a folder of this process's own, and there is no
+    on-disk vector cache (fake encoders share names: no test may read another's vectors;
+    the cache's own tests set a folder). For the whole session, so that module fixtures,
+    which are set up before any test's own fixtures, keep nothing there either. Tests of
+    the default location unset ``CHUNKSCOPE_STORE`` themselves."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CHUNKSCOPE_STORE", str(tmp_path_factory.mktemp("default-store")))
+        patch.setenv("CHUNKSCOPE_VECTOR_CACHE", "off")
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _default_model_loaded_once() -> Iterator[None]:
+    """Each test process loads the default model's weights once, on first use: every
+    encoder of it (the test helpers', a command's, a page's) shares them, as they are only
+    read. Other folders (the tiny test models, broken copies) and deterministic loads, which
+    switch torch's algorithms as they load, load as they always do."""
+    from core.embed import encoder as encoder_module
+    from core.model.paths import default_model_dir
+
+    real = encoder_module._weights_loader
+    default = default_model_dir().resolve()
+    shared: dict[str, Any] = {}
+
+    def loader(model_dir: Path, *, deterministic: bool) -> Callable[[str], Any]:
+        load = real(model_dir, deterministic=deterministic)
+        if deterministic or Path(model_dir).resolve() != default:
+            return load
+
+        def once(device: str) -> Any:
+            if device not in shared:
+                shared[device] = load(device)
+            return shared[device]
+
+        return once
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(encoder_module, "_weights_loader", loader)
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -9,8 +9,7 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-from conftest import ROOT
+from conftest import CORPUS, ROOT, need_corpus
 from streamlit.testing.v1 import AppTest
 
 from core.evaluate import CAUSES, load_run, sample_failures
@@ -147,13 +146,11 @@ def test_a_query_set_of_another_kind_says_what_a_query_set_is(fake, store_dir):
 PATH_LINE = re.compile(
     r'<div class="cs-path">(.*?)</div>\s*<div class="cs-words">(.*?)</div>', re.S
 )
-TEN_Q = ROOT.parent / "shared" / "corpus" / "financebench" / "pdfs" / "Pfizer_2023Q2_10Q.pdf"
+TEN_Q = CORPUS / "financebench" / "pdfs" / "Pfizer_2023Q2_10Q.pdf"
 
 
 def test_cards_on_a_10q_are_titled_by_real_headings_and_tell_apart(fake, store_dir):
-    if not TEN_Q.is_file():
-        pytest.skip("the shared corpus lacks the Pfizer 10-Q")
-    doc = load_document(TEN_Q)
+    doc = load_document(need_corpus(TEN_Q))
     index_demo(store_dir, fake, methods=("naive", "bm25"), docs=[doc])
     at = open_page("compare")
     at.selectbox(key=EngineKey.SCOPE).select(doc.doc_id).run()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import PDF_DIR
+from conftest import PDF_DIR, need_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_chunk import assert_chunk_invariants
@@ -33,9 +33,7 @@ FILES = ["elstest-5p.pdf", TRACEMONKEY]  # formulas read as unmapped glyphs; the
 
 @cache
 def _parsed(name: str):
-    path = PDF_DIR / name
-    if not path.exists():
-        pytest.skip(f"{path} is not in the shared corpus (see SOURCES.md)")
+    path = need_corpus(PDF_DIR / name)  # the pdf.js paper is not in every copy: skipped
     doc = load_document(Path(path))
     return doc, parse_document(doc).blocks
 

@@ -333,3 +333,98 @@ def test_pooling_comes_from_the_environment_when_not_passed(
     monkeypatch.setenv("CHUNKSCOPE_POOLING", "max")
     with pytest.raises(ModelError, match="unknown pooling 'max'"):
         load_encoder(folder, device="cpu")
+
+
+# -- weights that do not load cleanly -----------------------------------------------------
+
+
+def _copy_with_config(source: Path, folder: Path, **changes: int) -> Path:
+    """``source`` copied to ``folder`` (the weights linked, not copied) with config.json's
+    ``changes``."""
+    folder.mkdir(parents=True)
+    for item in source.iterdir():
+        if item.name != "config.json":
+            (folder / item.name).symlink_to(item)
+    config = json.loads((source / "config.json").read_text())
+    config.update(changes)
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def _rewrite_weights(folder: Path, change) -> None:
+    """Replace ``folder``'s weights by ``change(tensors)``."""
+    from safetensors.torch import load_file, save_file
+
+    path = folder / "model.safetensors"
+    tensors = change(load_file(path))
+    path.unlink()  # a link into the shared tiny folder: never written through
+    save_file(tensors, path, metadata={"format": "pt"})
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"num_hidden_layers": 3}, "missing from the weights: encoder.layer.2."),
+        ({"num_hidden_layers": 1}, "unused by config.json's model: encoder.layer.1."),
+        ({"intermediate_size": 48}, "shape mismatch: encoder.layer.0."),
+        ({"hidden_size": 64}, "shape mismatch: "),
+    ],
+)
+def test_weights_that_do_not_match_the_config_are_refused(
+    tiny_dir: Path, tmp_path: Path, changes: dict[str, int], said: str
+) -> None:
+    """transformers would re-initialise (or drop) these tensors and rank with noise."""
+    folder = _copy_with_config(tiny_dir, tmp_path / "changed", **changes)
+    encoder = load_encoder(folder, device="cpu")
+    with pytest.raises(ModelError) as info:
+        encoder.encode_texts(["a short text"])
+    message = str(info.value)
+    assert message.startswith(f"{folder}: the weights do not match its config.json (")
+    assert said in message and "\n" not in message
+    assert not encoder.loaded
+
+
+def test_a_weights_file_that_lacks_a_tensor_is_refused(tiny_dir: Path, tmp_path: Path) -> None:
+    folder = _copy_with_config(tiny_dir, tmp_path / "lacking")
+    gone = "encoder.layer.1.attention.self.query.weight"
+    _rewrite_weights(folder, lambda t: {k: v for k, v in t.items() if k != gone})
+    with pytest.raises(ModelError, match=f"missing from the weights: {gone}\\)"):
+        load_encoder(folder, device="cpu").encode_texts(["a short text"])
+
+
+def test_an_unused_pooler_or_head_in_the_weights_still_loads(
+    tiny_dir: Path, tmp_path: Path
+) -> None:
+    """The vectors come from the token states: a checkpoint without the pooler, or with a
+    head the model has not (a masked-LM head), gives the same vectors."""
+    import torch
+
+    folder = _copy_with_config(tiny_dir, tmp_path / "headed")
+
+    def change(tensors: dict) -> dict:
+        kept = {k: v for k, v in tensors.items() if not k.startswith("pooler.")}
+        return {**kept, "cls.predictions.bias": torch.zeros(30522)}
+
+    _rewrite_weights(folder, change)
+    texts = ["a short text", "another one"]
+    got = load_encoder(folder, device="cpu").encode_texts(texts)
+    want = load_encoder(tiny_dir, device="cpu").encode_texts(texts)
+    assert np.allclose(got, want, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_the_cli_refuses_a_minilm_folder_with_a_changed_config(tmp_path: Path, capsys) -> None:
+    from core.cli import main
+
+    folder = _copy_with_config(default_model_dir(), tmp_path / "minilm", num_hidden_layers=8)
+    text = tmp_path / "note.txt"
+    text.write_text("A short note about chunking.\n")
+    argv = ["embed", str(text), "--policy", "structure", "--model", str(folder)]
+    code = main([*argv, "--device", "cpu"])
+    err = capsys.readouterr().err
+    assert code == 2
+    # the progress bar, drawn before the weights load, ends its line; then the one error line
+    line = err.splitlines()[-1]
+    assert err.count("error:") == 1 and err.endswith(line + "\n")
+    assert line.startswith(f"error: {folder}: the weights do not match its config.json")
+    assert "encoder.layer.6." in line

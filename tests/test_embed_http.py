@@ -3,8 +3,9 @@
 The server (``FakeEmbeddings``) answers ``POST /v1/embeddings`` with hashed-trigram
 vectors (``tests.fakes.trigram_vector``) scaled by 3, so an encoder that forgot to
 normalise would be caught; it records every request and can be scripted to fail the next
-ones (a status, a malformed body, another dimension). Every test is bounded in time:
-retries wait milliseconds, and a closed port refuses at once.
+ones (a status, a malformed body, another dimension). No test waits: the encoder's
+``sleep`` records the waits between retries (checked against the backoff), and a closed
+port refuses at once.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import http.server
 import json
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +47,7 @@ from tests.test_embed_encoder import make_chunks, make_text_document
 
 SECRET = "sk-test-0123456789abcdef"
 SCALE = 3.0  # the server's vectors are not unit length
-FAST = {"backoff_s": 0.01, "timeout_s": 5.0}  # retries in milliseconds, never a long hang
+FAST: dict[str, Any] = {"timeout_s": 5.0, "sleep": lambda seconds: None}  # retries never wait
 
 
 @dataclass
@@ -196,23 +196,33 @@ def test_the_bearer_key_comes_from_the_variable_and_is_never_shown(
 
 def test_503_twice_then_200_is_answered(server: FakeEmbeddings) -> None:
     server.script = [503, 503]
-    vectors = HttpEncoder(server.url, "m", tries=3, **FAST).encode_texts(["retry me"])
+    waits: list[float] = []
+    encoder = HttpEncoder(server.url, "m", tries=3, **{**FAST, "sleep": waits.append})
+    vectors = encoder.encode_texts(["retry me"])
     assert len(server.requests) == 3
+    assert waits == [0.5, 1.0]  # the default backoff, doubled
     np.testing.assert_allclose(vectors[0], trigram_vector("retry me"), atol=1e-6)
 
 
 def test_a_429_is_tried_again(server: FakeEmbeddings) -> None:
     server.script = [429]
-    HttpEncoder(server.url, "m", **FAST).encode_texts(["slow down"])
+    waits: list[float] = []
+    HttpEncoder(server.url, "m", backoff_s=2, **{**FAST, "sleep": waits.append}).encode_texts(
+        ["slow down"]
+    )
     assert len(server.requests) == 2
+    assert waits == [0.0]  # the server's Retry-After: 0, not the backoff
 
 
 def test_retries_are_bounded(server: FakeEmbeddings) -> None:
     server.script = [503] * 10
-    started = time.monotonic()
+    waits: list[float] = []
     with pytest.raises(ServerHttpError) as caught:
-        HttpEncoder(server.url, "m", tries=3, **FAST).encode_texts(["never"])
-    assert time.monotonic() - started < 5
+        encoder = HttpEncoder(
+            server.url, "m", tries=3, backoff_s=0.25, **{**FAST, "sleep": waits.append}
+        )
+        encoder.encode_texts(["never"])
+    assert waits == [0.25, 0.5]  # two waits between three tries, then it gives up
     assert len(server.requests) == 3 and caught.value.status == 503
     message = _one_line(caught.value)
     assert message.startswith(f"the embeddings server at {server.url}/v1/embeddings")
@@ -246,10 +256,13 @@ def test_a_server_that_is_down_is_one_line() -> None:
     with socket.socket() as probe:  # a port that was free a moment ago: nothing listens
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    started = time.monotonic()
+    waits: list[float] = []
+    encoder = HttpEncoder(
+        f"http://127.0.0.1:{port}", "m", tries=3, **{**FAST, "sleep": waits.append}
+    )
     with pytest.raises(ServerUnreachableError) as caught:
-        HttpEncoder(f"http://127.0.0.1:{port}", "m", tries=3, **FAST).encode_texts(["x"])
-    assert time.monotonic() - started < 5
+        encoder.encode_texts(["x"])
+    assert waits == [0.5, 1.0] and encoder.requests == 3
     message = _one_line(caught.value)
     assert message.startswith(
         f"cannot reach the embeddings server at http://127.0.0.1:{port}/v1/embeddings: "

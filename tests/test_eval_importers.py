@@ -14,7 +14,7 @@ from core.evaluate.importers import import_chunking_eval, import_qa
 from core.evaluate.labels import read_queries, write_queries
 from core.evaluate.resolve import resolve_queries
 from core.formats import load_document
-from tests.conftest import EVAL_DIR, text_corpora
+from tests.conftest import EVAL_DIR, corpus_files, need_corpus, text_corpora
 
 
 def test_the_shared_set_imports_with_all_790_spans_verified(tmp_path: Path) -> None:
@@ -159,10 +159,9 @@ def test_import_qa_user_errors_exit_2(
 FINANCEBENCH = Path(EVAL_DIR).parent / "financebench"
 
 
-@pytest.mark.skipif(not (FINANCEBENCH / "questions.jsonl").is_file(), reason="no shared set")
 def test_nested_financebench_evidence_imports_with_0_based_pages_and_resolves() -> None:
     queries = import_qa(
-        FINANCEBENCH / "questions.jsonl",
+        need_corpus(FINANCEBENCH / "questions.jsonl"),
         question="question",
         evidence="evidence[].evidence_text",
         page="evidence[].evidence_page_num",
@@ -176,7 +175,7 @@ def test_nested_financebench_evidence_imports_with_0_based_pages_and_resolves() 
         assert [e.page for e in query.evidence] == [
             e["evidence_page_num"] + 1 for e in row["evidence"]
         ]
-    docs = [load_document(p) for p in sorted((FINANCEBENCH / "pdfs").glob("*.pdf"))]
+    docs = [load_document(p) for p in corpus_files(FINANCEBENCH / "pdfs", "*.pdf")]
     resolved, unresolved = resolve_queries(queries, docs)
     assert not unresolved and len(resolved) == 10
     for item in resolved:  # every span starts on the labelled page

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, need_corpus
 
 from core.chunk import chunk_document
 from core.formats import load_document, parse_document
@@ -25,9 +25,7 @@ def _meet(a, b) -> float:
 
 @functools.cache
 def _tiny_chunks(name: str):
-    path = FILINGS / f"{name}.pdf"
-    if not path.is_file():
-        pytest.skip(f"{path.name} is not here")
+    path = need_corpus(FILINGS / f"{name}.pdf")
     doc = load_document(path)
     chunks = chunk_document(
         doc, parse_document(doc).blocks, ChunkPolicy(name="fixed", size=50, overlap=0, unit="chars")

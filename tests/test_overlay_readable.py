@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 
 import pytest
-from conftest import CORPUS, SAMPLE_DOCS
+from conftest import CORPUS, SAMPLE_DOCS, need_corpus
 
 from core.chunk import chunk_document
 from core.formats import load_document, parse_document
@@ -24,9 +24,7 @@ OVERLAPS = (0, 20, 40)  # percent of an 800-character fixed chunk
 
 @functools.cache
 def parsed(path):
-    if not path.is_file():
-        pytest.skip(f"{path.name} is not here")
-    doc = load_document(path)
+    doc = load_document(need_corpus(path))
     return doc, parse_document(doc).blocks
 
 

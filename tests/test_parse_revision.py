@@ -24,7 +24,14 @@ from core.formats import load_document
 from core.formats.format_registry import is_supported_name
 from core.ingest.ocr import engine_version
 from core.ingest.revision import PARSE_REVISION
-from tests.conftest import CORPUS, PDF_PASSWORDS, SAMPLE_DOCS, openable_pdfs, text_corpora
+from tests.conftest import (
+    CORPUS,
+    PDF_PASSWORDS,
+    SAMPLE_DOCS,
+    corpus_files,
+    openable_pdfs,
+    text_corpora,
+)
 
 GOLDEN = Path(__file__).parent / "data" / "golden" / "canonical_text.json"
 FORMATS = Path(__file__).parent / "data" / "formats"
@@ -32,7 +39,7 @@ UPDATE = os.environ.get("CHUNKSCOPE_UPDATE_GOLDEN") == "1"
 
 
 def _files() -> dict[str, Path]:
-    found = [*openable_pdfs(), *sorted((CORPUS / "financebench" / "pdfs").glob("*.pdf"))]
+    found = [*openable_pdfs(), *corpus_files(CORPUS / "financebench" / "pdfs", "*.pdf")]
     found += text_corpora()
     found += sorted(p for p in SAMPLE_DOCS.rglob("*") if p.is_file() and is_supported_name(p.name))
     found += sorted(p for p in FORMATS.rglob("*") if p.is_file() and is_supported_name(p.name))

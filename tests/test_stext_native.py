@@ -26,10 +26,9 @@ from core.ingest.pdf_lines import raw_line_parts
 from core.ingest.pdf_text import RAWDICT_FLAGS
 from core.native import stext as stext_native
 from core.tables.finder import clear_table_cache
-from tests.conftest import PDF_PASSWORDS
+from tests.conftest import CORPUS, PDF_PASSWORDS, corpus_files, need_corpus
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-CORPUS_PDFS = sorted(SHARED.rglob("*.pdf")) if SHARED.is_dir() else []
+CORPUS_PDFS = corpus_files(CORPUS, "**/*.pdf")  # every PDF of the shared corpus, or it fails
 built = pytest.mark.skipif(not stext_native.available(), reason="compiled text reader not built")
 
 
@@ -95,7 +94,6 @@ def test_the_reader_is_built_where_it_can_be() -> None:
 
 
 @built
-@pytest.mark.skipif(not CORPUS_PDFS, reason="the shared corpus is not here")
 def test_every_corpus_page_reads_as_rawdict_reads_it() -> None:
     pages = 0
     for path in CORPUS_PDFS:
@@ -106,7 +104,6 @@ def test_every_corpus_page_reads_as_rawdict_reads_it() -> None:
 
 
 @built
-@pytest.mark.skipif(not CORPUS_PDFS, reason="the shared corpus is not here")
 def test_pages_read_alike_with_pymupdfs_switches_turned(switched: None) -> None:
     for path in CORPUS_PDFS[:: max(1, len(CORPUS_PDFS) // 8)]:
         assert list(_differences(path)) == []
@@ -131,7 +128,7 @@ def _document_both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
 def test_a_document_is_the_same_either_way(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     found = [p for p in CORPUS_PDFS if p.name == name]
     if not found:
-        pytest.skip(f"{name} is not in the shared corpus")
+        need_corpus(CORPUS / name)  # fails where SOURCES.md lists it, else skips
     native, fallback = _document_both_ways(found[0], monkeypatch)
     assert native.text == fallback.text
     assert native.pages == fallback.pages and native.lines == fallback.lines
@@ -269,7 +266,6 @@ def _compiled_cells(paths: list[dict], rect: tuple, holds) -> list | None:  # no
 
 
 @built
-@pytest.mark.skipif(not CORPUS_PDFS, reason="the shared corpus is not here")
 def test_the_compiled_finder_steps_give_the_python_steps_cells_on_every_drawn_page() -> None:
     from core.ingest.pdf_lines import visible_char_boxes
     from core.ingest.pdf_text import _page_blocks

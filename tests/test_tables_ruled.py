@@ -16,7 +16,7 @@ from core.ingest.pdf_text import RAWDICT_FLAGS, unrotated_rect
 from core.tables import ruled
 from core.tables.finder import _find
 from core.tables.ruled_edges import drawing_edges, merged_edges, text_boxes
-from tests.conftest import CORPUS, PDF_DIR
+from tests.conftest import CORPUS, PDF_DIR, need_corpus
 
 FILINGS = CORPUS / "financebench" / "pdfs"
 # Pages whose rulings and text send them to the table finder (ruled tables of a
@@ -41,8 +41,7 @@ def _ingest_view(page: pymupdf.Page) -> tuple[list, list]:
 
 @pytest.mark.parametrize(("path", "pages"), RULED_PAGES, ids=lambda v: getattr(v, "stem", ""))
 def test_tables_from_our_characters_match_find_tables(path: Path, pages: tuple) -> None:
-    if not path.is_file():
-        pytest.skip(f"{path.name} is not in the shared corpus")
+    need_corpus(path)
     with pymupdf.open(path) as pdf:
         for number in pages:
             page = pdf[number]
@@ -95,8 +94,7 @@ def test_a_rotated_page_goes_through_find_tables(monkeypatch: pytest.MonkeyPatch
 @pytest.mark.parametrize(("path", "pages"), RULED_PAGES, ids=lambda v: getattr(v, "stem", ""))
 def test_the_linear_steps_give_the_table_modules_results(path: Path, pages: tuple) -> None:
     """Intersections, cells and tables exactly as pymupdf.table computes them."""
-    if not path.is_file():
-        pytest.skip(f"{path.name} is not in the shared corpus")
+    need_corpus(path)
     table = ruled._table
     with pymupdf.open(path) as pdf:
         for number in pages:
@@ -145,8 +143,7 @@ def test_ruled_tables_of_text_only_are_found_and_diagram_boxes_are_not() -> None
 
     path = FILINGS / "Pfizer_2023Q2_10Q.pdf"
     diagram = PDF_DIR / "GeoBase_NHNC1_Data_Model_UML_EN.pdf"
-    if not path.is_file() or not diagram.is_file():
-        pytest.skip("the 10-Q or the data model is not in the shared corpus")
+    need_corpus(path), need_corpus(diagram)
     doc = load_document(path)
     tables = [b for b in parse_document(doc).blocks if b.kind == "table"]
     glossary = [b for b in tables if b.page == 4]
@@ -163,8 +160,7 @@ def test_ruled_tables_of_text_only_are_found_and_diagram_boxes_are_not() -> None
 def test_character_arrays_equal_the_character_records(path: Path, pages: tuple) -> None:
     """The vectorised inside-test reads arrays equal, value for value, to the records
     ``make_edges`` would have scanned."""
-    if not path.is_file():
-        pytest.skip(f"{path.name} is not in the shared corpus")
+    need_corpus(path)
     with pymupdf.open(path) as pdf:
         for number in pages:
             page = pdf[number]
@@ -247,8 +243,7 @@ def test_drawing_edges_equal_make_edges_on_every_page(path: Path, pages: tuple) 
     """The edge records built from the signals' drawings equal make_edges' own, record
     for record and in order, on every page of the ruled documents (the joined candidate
     boxes included: they become edges too)."""
-    if not path.is_file():
-        pytest.skip(f"{path.name} is not in the shared corpus")
+    need_corpus(path)
     compared = 0
     for page, boxes in _drawn_pages(path):
         assert _our_edge_records(page, boxes) == _make_edges_records(page, boxes), page.number
@@ -322,8 +317,7 @@ def test_a_closed_path_gains_its_closing_side_as_make_edges_adds_it() -> None:
 def test_merged_edges_equal_the_table_finders_edges(path: Path, pages: tuple) -> None:
     """Snapped, joined and filtered as ``TableFinder.get_edges`` does it: the same values
     of every field the cell search reads, in the same order, on every page."""
-    if not path.is_file():
-        pytest.skip(f"{path.name} is not in the shared corpus")
+    need_corpus(path)
     table = ruled._table
     settings = table.TableSettings.resolve(settings=ruled._settings())
     fields = ("x0", "x1", "top", "bottom", "width", "height", "orientation")

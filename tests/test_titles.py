@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, need_corpus
 
 from core.chunk import chunk_document
 from core.formats import load_document, parse_document
@@ -35,9 +35,7 @@ PERIOD = re.compile(r"\b(months|weeks) ended\b|^\(", re.IGNORECASE)
 
 @functools.cache
 def filing(path):
-    if not path.is_file():
-        pytest.skip(f"the shared corpus lacks {path.name}")
-    doc = load_document(path)
+    doc = load_document(need_corpus(path))
     return doc, parse_document(doc).blocks
 
 

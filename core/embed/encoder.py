@@ -378,6 +378,51 @@ def _variant_name(
     return f"{base} ({', '.join(changed)})" if changed else base
 
 
+# The encoder reads only the token states (``last_hidden_state``): the pooler head, when a
+# checkpoint lacks it or has one the config does not, changes no vector.
+_UNUSED_MODULES = frozenset({"pooler"})
+
+
+def loading_problems(model: Any, info: dict[str, Any]) -> list[str]:
+    """What of ``model`` did not come from its weights file, in words (empty: it loaded
+    cleanly). ``info`` is ``from_pretrained(..., output_loading_info=True)``'s second value.
+
+    A tensor the model has but the file lacks (missing), one whose shape differs
+    (mismatched) and one the file has inside a module the model uses but the model does not
+    (unexpected: the config names fewer layers than were trained) each change the vectors;
+    the first two would be randomly initialised. Tensors of heads the model does not have
+    (a masked-LM head, say) and of the unused pooler are ignored.
+    """
+
+    def top(key: str) -> str:
+        return key.split(".", 1)[0]
+
+    used = {name for name, _ in model.named_children()} - _UNUSED_MODULES
+    missing = sorted(k for k in info.get("missing_keys", ()) if top(k) not in _UNUSED_MODULES)
+    unexpected = sorted(k for k in info.get("unexpected_keys", ()) if top(k) in used)
+    mismatched = sorted(
+        (str(key), tuple(file_shape), tuple(model_shape))
+        for key, file_shape, model_shape in info.get("mismatched_keys", ())
+    )
+    problems = []
+    if missing:
+        problems.append(f"missing from the weights: {_some(missing)}")
+    if mismatched:
+        key, file_shape, model_shape = mismatched[0]
+        first = f"{key} is {list(file_shape)} in the weights, {list(model_shape)} by config.json"
+        more = f" and {len(mismatched) - 1} more" if len(mismatched) > 1 else ""
+        problems.append(f"shape mismatch: {first}{more}")
+    if unexpected:
+        problems.append(f"unused by config.json's model: {_some(unexpected)}")
+    problems.extend(str(msg).splitlines()[0] for msg in info.get("error_msgs", ()) if msg)
+    return problems
+
+
+def _some(keys: list[str]) -> str:
+    """The first key and how many more."""
+    return keys[0] + (f" and {len(keys) - 1} more" if len(keys) > 1 else "")
+
+
 def _weights_loader(model_dir: Path, *, deterministic: bool) -> Callable[[str], Any]:
     """``device -> model``: what the encoder calls when a text is first encoded."""
 
@@ -390,15 +435,31 @@ def _weights_loader(model_dir: Path, *, deterministic: bool) -> Callable[[str], 
             torch.use_deterministic_algorithms(True)
         _configure_threads()
         bar_was_on = hf_logging.is_progress_bar_enabled()
+        verbosity = hf_logging.get_verbosity()
         hf_logging.disable_progress_bar()
+        # transformers reports what it re-initialised as a multi-line table; the refusal
+        # below says it in one line instead
+        hf_logging.set_verbosity_error()
         try:
-            model = AutoModel.from_pretrained(model_dir, local_files_only=True)
+            model, info = AutoModel.from_pretrained(
+                model_dir,
+                local_files_only=True,
+                output_loading_info=True,
+                ignore_mismatched_sizes=True,  # listed in ``info`` and refused below
+            )
         except (OSError, ValueError) as exc:
             line = f"cannot load a model from {model_dir}: {exc}".splitlines()[0]
             raise ModelError(line) from exc
         finally:
+            hf_logging.set_verbosity(verbosity)
             if bar_was_on:
                 hf_logging.enable_progress_bar()
+        problems = loading_problems(model, info)
+        if problems:
+            raise ModelError(
+                f"{model_dir}: the weights do not match its config.json ({'; '.join(problems)}):"
+                " use the config.json saved with these weights, or the folder they came from"
+            )
         return model.eval().to(device)
 
     return load

@@ -26,9 +26,10 @@ cannot be reached, answers an HTTP error (status and the first 200 characters of
 body), a malformed answer, or vectors of another dimension than its first answer's.
 Connection errors, timeouts, 429 and 5xx are tried again, ``tries`` attempts in all (3),
 waiting ``backoff_s * 2**n`` between them (0.5 s, 1 s; a numeric ``Retry-After`` of at
-most :data:`MAX_WAIT_S` is honoured instead); another 4xx fails at once, since sending the
-same request again would get the same answer. Redirects are not followed (the bearer key
-would travel to wherever they point).
+most :data:`MAX_WAIT_S` is honoured instead), through ``sleep`` (``time.sleep`` unless
+given, so a caller can record the waits instead of waiting); another 4xx fails at once,
+since sending the same request again would get the same answer. Redirects are not
+followed (the bearer key would travel to wherever they point).
 
 The API key is read from an environment variable (``key_env``, default
 :data:`DEFAULT_KEY_ENV`) when the encoder is built and sent as
@@ -198,6 +199,7 @@ class HttpEncoder:
         tries: int = DEFAULT_TRIES,
         backoff_s: float = DEFAULT_BACKOFF_S,
         token_model_dir: str | os.PathLike[str] | None = None,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         if not model.strip():
             raise ModelError("--embed-model names the model the server is asked for: give one")
@@ -211,6 +213,7 @@ class HttpEncoder:
         self.timeout_s = float(timeout_s)
         self.tries = tries
         self.backoff_s = float(backoff_s)
+        self._sleep = time.sleep if sleep is None else sleep
         self.key_env = key_env
         self._key = _read_key(key_env, required=require_key)
         self._model_dir = (
@@ -294,7 +297,7 @@ class HttpEncoder:
         failure = _Failure(kind="connection")
         for attempt in range(self.tries):
             if attempt:
-                time.sleep(self._wait(attempt, failure))
+                self._sleep(self._wait(attempt, failure))
             self.requests += 1
             self.texts_sent += len(payload["input"])
             try:

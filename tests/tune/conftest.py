@@ -14,7 +14,7 @@ import pytest
 
 from core.cli import options
 from core.evaluate import import_chunking_eval, write_queries
-from tests.conftest import EVAL_DIR, TEXT_CORPORA
+from tests.conftest import EVAL_DIR, TEXT_CORPORA, need_corpus
 from tests.fakes import FakeEncoder, fake_embed_chunks
 
 SMALL = ("chatlogs", "state_of_the_union")
@@ -24,8 +24,7 @@ PER_DOC = 12
 @pytest.fixture(scope="module")
 def small_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A query set of the first questions on the two small corpora, and their files."""
-    if not TEXT_CORPORA.is_dir():
-        pytest.skip("the shared corpus is not here")
+    need_corpus(TEXT_CORPORA)
     root = tmp_path_factory.mktemp("small")
     queries = import_chunking_eval(EVAL_DIR)
     picked = [q for name in SMALL for q in [q for q in queries if q.doc == name][:PER_DOC]]
