@@ -14,7 +14,9 @@ Modules:
   ``ambiguous``, ``missing``) and the verdict on the offsets it claimed (``ok``,
   ``wrong``, ``absent``, ``unchecked``);
 - ``chunkset``: the anchored set kept under its name beside the index and offered as a
-  policy whose boundaries are the imported ones.
+  policy whose boundaries are the imported ones;
+- ``live``: the user's own splitter (LangChain, LlamaIndex, chonkie, a factory) as a live
+  policy, its pieces anchored like imported chunks.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from core.imported.chunkset import (
     save_chunk_set,
     sets_folder,
 )
+from core.imported.live import register_resolvers
 from core.imported.shapes import SHAPES, ForeignChunk, ImportChunksError, read_chroma, read_file
 from core.provenance.types import Document
 
@@ -58,6 +61,8 @@ __all__ = [
     "save_chunk_set",
     "sets_folder",
 ]
+
+register_resolvers()  # langchain:, llamaindex:, chonkie:, py: names resolve
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
