@@ -346,6 +346,7 @@ class TuneKey:
     JOB = "cs_tune_job"
     SWEEP = "cs_tune_sweep"  # sweep_id shown
     POLICY = "cs_tune_policy"
+    LIVE_POLICY = "cs_tune_live_policy"  # the user's own splitter (KIND:TARGET), if typed
     OVERLAPS = "cs_tune_overlaps"
     METHODS = "cs_tune_methods"
     METRIC = "cs_tune_metric"
