@@ -85,6 +85,7 @@ __all__ = [
 ]
 
 registry.register_builtins(builtin.builtin_specs())
+registry.load_plugins()  # installed packages' chunkscope.policies entry points
 
 
 def default_policy(name: str) -> ChunkPolicy:

@@ -45,6 +45,7 @@ from core.cli.options import add_ocr_argument, ocr_argument
 from core.config import resolve_store
 from core.errors import ChunkscopeError
 from core.imported.chunkset import register_chunk_sets, sets_folder
+from core.registry import plugins
 
 # Order here is the order in `chunkscope --help`.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -85,7 +86,22 @@ def build_parser() -> argparse.ArgumentParser:
         add_limit_arguments(subparsers.choices[name])
     for name in OCR_COMMANDS:
         add_ocr_argument(subparsers.choices[name])
+    parser.epilog = plugins_epilog()
     return parser
+
+
+def plugins_epilog() -> str | None:
+    """The installed plugins (``core.registry``: entry points of the chunkscope.policies,
+    .methods and .formats groups), each with its package, for ``chunkscope --help``."""
+    found = plugins()
+    if not found:
+        return None
+    parts = []
+    for plugin in found:
+        what = ", ".join(plugin.entries) or plugin.name
+        state = f"failed to load: {plugin.error}" if plugin.error else f"from {plugin.package}"
+        parts.append(f"{plugin.kind} {what} ({state})")
+    return "plugins: " + "; ".join(parts)
 
 
 def _offer_chunk_sets(args: argparse.Namespace | None) -> None:
