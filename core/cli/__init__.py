@@ -22,6 +22,7 @@ Modules:
 - ``triage_cmd``: ``chunkscope triage``: a saved run's failures sampled, tagged, exported;
 - ``diagnose_cmd``: ``chunkscope diagnose``: why each failure of a saved run failed;
 - ``bench_cmd``: ``chunkscope bench``: the benchmark;
+- ``ui_cmd``: ``chunkscope ui``: the workbench started where Chunkscope is installed;
 - ``one_line``: the parser and terminal that keep errors and output to their lines;
 - ``options``: argument groups shared by commands, output-path checks, bulk loading;
 - ``progress``: a one-line progress bar on stderr.
@@ -65,6 +66,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.triage_cmd",
     "core.cli.diagnose_cmd",
     "core.cli.bench_cmd",
+    "core.cli.ui_cmd",
 )
 # Commands that read documents take the --max-* flags of core.ingest.limits.
 LIMITED_COMMANDS: tuple[str, ...] = (
