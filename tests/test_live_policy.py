@@ -17,6 +17,7 @@ import pytest
 import core.imported  # noqa: F401  (registers the langchain:, llamaindex:, chonkie:, py: kinds)
 from core.chunk import PolicyError, chunk_document, policy_from_args
 from core.chunk import policy_registry as registry
+from core.chunk.live_names import split_names
 from core.cli import main
 from core.formats import load_document, parse_document
 from core.imported.live import anchor_counts
@@ -170,3 +171,9 @@ def test_a_live_policy_has_a_valid_store_collection_name() -> None:
     assert all(ch.isalnum() or ch in "-_" for ch in name) and len(name) <= 512
     other = policy_from_args("py:tests.live_splitters:paragraphs", 300, 0, params={"joiner": "_"})
     assert ChunkStore.collection_name("all-MiniLM-L6-v2", "naive", other) != name
+
+
+def test_a_comma_list_keeps_a_splitters_parameters_whole() -> None:
+    assert split_names("structure, py:m:f(a=1, b=[2, 3]),fixed") == [
+        "structure", "py:m:f(a=1, b=[2, 3])", "fixed",
+    ]  # fmt: skip

@@ -175,6 +175,11 @@ def policy_widget(slot: str) -> str:
     return f"{PolicyKey.POLICY}{slot}"
 
 
+def live_policy_widget(slot: str) -> str:
+    """The text input of a splitter of the user's own (``KIND:TARGET``) in ``slot``."""
+    return f"cs_live_policy_{slot}"
+
+
 def unit_widget(slot: str, policy: str) -> str:
     return f"{PolicyKey.UNIT}{slot}_{policy}"
 

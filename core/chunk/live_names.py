@@ -118,3 +118,21 @@ def _call_params(name: str, args: str) -> tuple[tuple[str, object], ...]:
                 ) from None
         params.append((keyword.arg, value))
     return tuple(params)
+
+
+def split_names(text: str) -> list[str]:
+    """A comma list of policy names, a live name's parameters kept whole:
+    ``"structure,py:m:f(a=1, b=2)"`` -> ``["structure", "py:m:f(a=1, b=2)"]``."""
+    names, depth, current = [], 0, []
+    for ch in text:
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
+        if ch == "," and depth <= 0:
+            names.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    names.append("".join(current).strip())
+    found = [n for n in names if n]
+    if not found:
+        raise PolicyError("give at least one value for --policy")
+    return found

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from core.chunk import policy_registry as registry
+from core.chunk.live_names import split_names
 from core.cli import eval_cmd
 from core.cli.index_cmd import methods_help, parse_methods
 from core.cli.options import check_out, failed_files_line, load_each
@@ -58,7 +59,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--policy", default="fixed",
-        help="comma list of " + ", ".join(registry.policy_names()) + " (fixed)",
+        help="comma list of " + ", ".join(registry.policy_names())
+        + ", or your own splitter: langchain:CLASS, llamaindex:CLASS, chonkie:CLASS, "
+        "py:package.module:factory (fixed)",
     )  # fmt: skip
     parser.add_argument("--size", required=True, help="chunk sizes in --unit: 64,128,256,512")
     parser.add_argument(
@@ -81,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _grid(args: argparse.Namespace) -> list[Any]:
-    policies = eval_cmd.parse_list(args.policy, "--policy")
+    policies = split_names(args.policy)  # a splitter's parameters may hold commas
     return parse_grid(policies, parse_sizes(args.size), parse_overlaps(args.overlap), args.unit)
 
 

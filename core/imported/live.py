@@ -300,7 +300,7 @@ def resolve(live: LiveName) -> PolicySpec:
         sizes = (sizes[0], 0)
     where = "page by page" if live.per_page else "on the whole text"
     summary = (
-        f"your {live.kind} splitter {live.target}, run {where}: --size and --overlap are its "
+        f"your {live.kind} splitter {live.target}, run {where}: the size and overlap are its "
         f"chunk_size and chunk_overlap in {_whose(live, unit)}; each piece anchored in the "
         "text, exact or aligned"
     )
