@@ -123,7 +123,9 @@ def _call_params(name: str, args: str) -> tuple[tuple[str, object], ...]:
 def split_names(text: str) -> list[str]:
     """A comma list of policy names, a live name's parameters kept whole:
     ``"structure,py:m:f(a=1, b=2)"`` -> ``["structure", "py:m:f(a=1, b=2)"]``."""
-    names, depth, current = [], 0, []
+    names: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
         if ch == "," and depth <= 0:
