@@ -169,6 +169,7 @@ class PolicyKey:
     SIZE = "cs_size_"  # + slot_policy_unit
     OVERLAP = "cs_overlap_"  # + slot_policy_unit
     OPTION = "cs_opt_"  # + option suffix_slot_policy
+    LIVE = "cs_live_policy_"  # + slot: the user's own splitter typed there (KIND:TARGET)
 
 
 def policy_widget(slot: str) -> str:
@@ -177,7 +178,7 @@ def policy_widget(slot: str) -> str:
 
 def live_policy_widget(slot: str) -> str:
     """The text input of a splitter of the user's own (``KIND:TARGET``) in ``slot``."""
-    return f"cs_live_policy_{slot}"
+    return f"{PolicyKey.LIVE}{slot}"
 
 
 def unit_widget(slot: str, policy: str) -> str:
