@@ -11,6 +11,7 @@ import pytest
 from fakes import FakeEncoder, fake_embed_chunks
 from streamlit.testing.v1 import AppTest
 
+from core.chunk import policy_registry as registry
 from core.evaluate import run_eval
 from core.tune import load_sweep
 from workbench.engine import resources as eng
@@ -104,7 +105,17 @@ def test_a_cell_opens_its_boundaries_on_the_chunks_page(fake):
     assert at.session_state[Key.DOC] in {d for d in eng.demo_documents()}
 
 
-def test_a_sweep_of_your_own_splitter_at_free_sizes_and_a_verdict_that_never_overstates(fake):
+@pytest.fixture
+def forget_live_policies():
+    yield
+    for name in registry.policy_names():
+        if registry.get(name).live:
+            registry.unregister(name)
+
+
+def test_a_sweep_of_your_own_splitter_at_free_sizes_and_a_verdict_that_never_overstates(
+    fake, forget_live_policies
+):
     pytest.importorskip("langchain_text_splitters")
     at = _open()
     at.text_input(key=TuneKey.LIVE_POLICY).set_value("langchain:RecursiveCharacterTextSplitter")
