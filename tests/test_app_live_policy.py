@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.chunk import policy_registry as registry
-from workbench.state import live_policy_widget
+from workbench.state import live_policy_widget, policy_widget
 
 pytest.importorskip("langchain_text_splitters")
 
@@ -58,3 +58,15 @@ def test_an_unknown_splitter_is_one_line_in_place() -> None:
         == "langchain:NoSuchSplitter: langchain_text_splitters has no splitter 'NoSuchSplitter'"
     )
     assert _count(at) > 0  # the picked policy still chunks
+
+
+def test_an_overlap_that_changes_nothing_says_why() -> None:
+    at = _chunks_page()
+    at.button_group(key=policy_widget("a")).set_value("structure").run()
+    next(s for s in at.slider if s.label == "Size (tokens)").set_value(1024).run()
+    next(s for s in at.slider if s.label == "Overlap (tokens)").set_value(64).run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [c.value for c in at.caption if "changes nothing on this document" in c.value]
+    assert len(said) == 1 and "Chunks of separate blocks never overlap" in said[0]
+    next(s for s in at.slider if s.label == "Size (tokens)").set_value(64).run()
+    assert not [c for c in at.caption if "changes nothing" in c.value]  # blocks split: it does

@@ -96,6 +96,18 @@ def _own_splitter(cell, slot: str) -> str | None:
     return spec.name
 
 
+def idle_overlap_note(policy: ChunkPolicy, overlap_share: float) -> None:
+    """Say why the overlap slider changed nothing visible: an overlap was asked for, yet
+    no character of this document is in two chunks (the policy's own rule says when it
+    repeats text, e.g. ``structure`` only inside a block it splits at sentences)."""
+    if policy.overlap > 0 and overlap_share == 0:
+        rule = registry.get(policy.name).overlap_help
+        st.caption(
+            f"Overlap {policy.overlap} {policy.unit} changes nothing on this document: no "
+            f"text is in two chunks. {md(rule)}"
+        )
+
+
 def overlap_limit(unit: str, size: int) -> tuple[int, int]:
     """(largest overlap the slider offers, its step) for a chunk of ``size``: below the
     size on the slider's own grid, and at most half the unit's largest size."""
