@@ -128,6 +128,15 @@ class Registry(Mapping[str, S], Generic[S]):
             loaded.append(plugin)
         return tuple(loaded)
 
+    def unload_plugins(self, package: str) -> None:
+        """Remove what ``package`` registered here, and its records (a test that installs
+        a toy package cleans up with this)."""
+        for key, plugin in list(_PLUGINS.items()):
+            if plugin.kind == self.kind and plugin.package == package:
+                for name in plugin.entries:
+                    self.unregister(name)
+                del _PLUGINS[key]
+
     def ordered(self, key: Callable[[S], Any]) -> tuple[S, ...]:
         """The entries sorted by ``key`` (then by name)."""
         return tuple(sorted(self._entries.values(), key=lambda s: (key(s), s.name)))

@@ -69,7 +69,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """)  # fmt: skip
     monkeypatch.syspath_prepend(str(folder))
     yield folder
-    policy_registry.unregister("toy_paragraphs")
+    policy_registry.unload_plugins("chunkscope-toy")
 
 
 def test_an_installed_package_adds_a_policy(site: Path) -> None:
@@ -80,6 +80,9 @@ def test_an_installed_package_adds_a_policy(site: Path) -> None:
     assert loaded["toy_broken"].error == "RuntimeError: this plugin is broken"  # left out
     assert "toy_paragraphs" in policy_registry.policy_names()
     assert any(p.name == "toy" for p in plugins())
+    policy_registry.unload_plugins("chunkscope-toy")
+    assert "toy_paragraphs" not in policy_registry.policy_names()
+    assert not any(p.package == "chunkscope-toy" for p in plugins())
 
 
 def test_the_command_line_uses_and_lists_the_plugin(site: Path) -> None:
@@ -99,3 +102,15 @@ def test_the_command_line_uses_and_lists_the_plugin(site: Path) -> None:
     listed = " ".join(helped.stdout.split())
     assert "policy toy_paragraphs (from chunkscope-toy)" in listed
     assert "toy_broken (failed to load: RuntimeError: this plugin is broken)" in listed
+
+
+def test_the_pages_list_the_plugin_with_its_package(site: Path, tmp_path, monkeypatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("CHUNKSCOPE_STORE", str(tmp_path / "store"))
+    policy_registry.load_plugins()
+    at = AppTest.from_file("../app.py", default_timeout=300).run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [c.value.replace("\\", "") for c in at.sidebar.caption]
+    assert "Plugin policy toy_paragraphs (from chunkscope-toy)" in said
+    assert any(s.startswith("Plugin policy toy_broken (failed to load: RuntimeError") for s in said)

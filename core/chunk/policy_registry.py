@@ -69,6 +69,7 @@ def register(spec: PolicySpec, *, replace: bool = False) -> PolicySpec:
 
 register_builtins = _REGISTRY.register_all
 load_plugins = _REGISTRY.load_plugins  # the chunkscope.policies entry points (core.registry)
+unload_plugins = _REGISTRY.unload_plugins
 
 
 def find(name: str) -> PolicySpec | None:
