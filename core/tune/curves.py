@@ -298,9 +298,13 @@ class BestCell:
         """One line for the table: the size that leads, or that none does."""
         if self.clear:
             return f"{self.cell.policy.size:,} {self.cell.policy.unit} leads (intervals apart)"
-        sizes = sorted({c.policy.size for c in (self.cell, *self.rivals)})
-        listed = ", ".join(f"{s:,}" for s in sizes)
-        return f"{NO_BETTER_SIZE}: intervals at {listed} {self.cell.policy.unit} overlap"
+        sizes = sorted({(c.policy.unit, c.policy.size) for c in (self.cell, *self.rivals)})
+        units = {unit for unit, _ in sizes}
+        if len(units) == 1:
+            listed = ", ".join(f"{s:,}" for _, s in sizes) + f" {units.pop()}"
+        else:  # policies counted in different units: each size says its own
+            listed = ", ".join(f"{s:,} {unit}" for unit, s in sizes)
+        return f"{NO_BETTER_SIZE}: intervals at {listed} overlap"
 
 
 def best_verdicts(sweep: Sweep, metrics: Sequence[str]) -> dict[str, BestCell]:
@@ -318,7 +322,8 @@ def best_verdicts(sweep: Sweep, metrics: Sequence[str]) -> dict[str, BestCell]:
         low, high = _interval(by_key, best, metric)
         rivals = tuple(
             c for c in scored
-            if c is not best and c.policy.size != best.policy.size
+            if c is not best
+            and (c.policy.unit, c.policy.size) != (best.policy.unit, best.policy.size)
             and _interval(by_key, c, metric)[1] >= low
         )  # fmt: skip
         out[metric] = BestCell(metric=metric, cell=best, low=low, high=high, rivals=rivals)
