@@ -140,6 +140,7 @@ def test_the_cli_chunks_with_a_live_policy_and_its_params(capsys) -> None:
          "py:tests.live_splitters:raising raised RuntimeError: the splitter broke"),
         ("py:tests.no_such_module:f", [], "cannot import tests.no_such_module"),
         ("chonkie:RecursiveChunker", ["--overlap", "10"], "takes no chunk_overlap"),
+        ("langchain:MarkdownHeaderTextSplitter", [], "takes no chunk_size: import its chunks"),
         ("nokind:Thing", [], "unknown kind of splitter 'nokind:'"),
         ("fixed", ["--param", "a=1"], "not the fixed policy"),
     ],

@@ -60,7 +60,8 @@ class SplitterError(PolicyError):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Kind:
     """One library: the module its classes live in, the package that installs it, and
-    the words its summary uses for the unit."""
+    how a splitter is built (a class with ``chunk_size``/``chunk_overlap`` keywords, or a
+    ``py`` factory with the size and overlap as its first arguments)."""
 
     kind: str
     module: str
@@ -114,6 +115,10 @@ def _keywords(
     out: dict[str, Any] = {}
     if "chunk_size" in accepted or open_kwargs:
         out["chunk_size"] = size
+    else:  # its pieces would not follow --size: every size would give the same chunks
+        raise SplitterError(
+            f"{name} takes no chunk_size: import its chunks instead (chunkscope import-chunks)"
+        )
     if "chunk_overlap" in accepted or open_kwargs:
         out["chunk_overlap"] = overlap
     elif overlap:
