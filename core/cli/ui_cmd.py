@@ -34,7 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Start the Chunkscope workbench (Streamlit) on --port; Ctrl+C stops it.",
     )
     parser.add_argument("--port", type=int, default=8501, help="port to serve on (8501)")
-    parser.add_argument("--store", metavar="DIR", help="the store folder (default: as index)")
+    parser.add_argument(
+        "--store", metavar="DIR",
+        help=f"the store folder (default: ${ENV_STORE}, else ./.chunkscope)",
+    )  # fmt: skip
     parser.add_argument("--address", default="localhost", help="address to listen on (localhost)")
     parser.set_defaults(func=run)
 
