@@ -1,7 +1,10 @@
 """The compiled PDF reader, ``core.native._stext`` (``core/native/stext.c``), as an
 optional extension of the package: ``pip install -e .`` builds it against the MuPDF
-headers and library inside the installed PyMuPDF wheel. Everything else about the package
-is in pyproject.toml.
+headers and library inside the installed PyMuPDF wheel; and the workbench (``app.py``,
+``pages/``, ``workbench/``, ``sample_docs/``, ``.streamlit/config.toml``) copied into the
+built package as ``chunkscope/app/``, where ``chunkscope ui`` starts it (the repository
+keeps its layout; an editable install runs the checkout's own ``app.py``). Everything else
+about the package is in pyproject.toml.
 
 PyMuPDF must be importable where the build runs: the Makefile installs the pinned
 requirements first and then runs ``pip install --no-build-isolation --no-deps -e .``, so
@@ -19,9 +22,14 @@ from typing import Any
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 from setuptools.errors import BaseError, CCompilerError
 
 SOURCE = "core/native/stext.c"
+ROOT = Path(__file__).resolve().parent
+# The workbench, as the wheel carries it under chunkscope/app/ (relative to the checkout).
+APP_FILES = ("app.py", ".streamlit/config.toml")
+APP_TREES = ("pages", "workbench", "sample_docs")
 
 
 def mupdf_paths() -> tuple[Path, Path]:
@@ -69,6 +77,29 @@ class OptionalBuild(build_ext):
         return super().copy_file(infile, outfile, *args, **kwargs)
 
 
+class BuildWithWorkbench(build_py):
+    """``build_py`` that also copies the workbench into ``chunkscope/app/`` (see the
+    module docstring); an editable install builds nothing here and runs the checkout."""
+
+    def run(self) -> None:
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return
+        target = Path(self.build_lib) / "chunkscope" / "app"
+        files = [ROOT / name for name in APP_FILES]
+        for tree in APP_TREES:
+            files += [p for p in (ROOT / tree).rglob("*") if p.is_file() and _shipped(p)]
+        for source in files:
+            if source.is_file():
+                dest = target / source.relative_to(ROOT)
+                self.mkpath(str(dest.parent))
+                self.copy_file(str(source), str(dest), preserve_mode=False)
+
+
+def _shipped(path: Path) -> bool:
+    return "__pycache__" not in path.parts and path.suffix not in (".pyc", ".so")
+
+
 setup(
     ext_modules=[
         Extension(
@@ -80,5 +111,5 @@ setup(
             extra_compile_args=["-ffp-contract=off"],
         )
     ],
-    cmdclass={"build_ext": OptionalBuild},
+    cmdclass={"build_ext": OptionalBuild, "build_py": BuildWithWorkbench},
 )

@@ -14,7 +14,36 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any, Generic, Protocol, TypeVar
+
+PLUGIN_GROUPS: dict[str, str] = {
+    "policy": "chunkscope.policies",
+    "method": "chunkscope.methods",
+    "format": "chunkscope.formats",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plugin:
+    """One entry point loaded into a registry: its ``kind`` (``policy``, ``method``,
+    ``format``), its entry point ``name``, the ``package`` (distribution) it came from,
+    the ``entries`` it registered, and ``error`` (one line) when it could not load."""
+
+    kind: str
+    name: str
+    package: str
+    entries: tuple[str, ...] = ()
+    error: str | None = None
+
+
+_PLUGINS: dict[tuple[str, str, str], Plugin] = {}
+
+
+def plugins() -> tuple[Plugin, ...]:
+    """Every plugin loaded so far, in load order."""
+    return tuple(_PLUGINS.values())
 
 
 class Named(Protocol):
@@ -76,6 +105,56 @@ class Registry(Mapping[str, S], Generic[S]):
         finally:
             self.unregister(spec.name)
 
+    def load_plugins(self) -> tuple[Plugin, ...]:
+        """Register the entries of every installed package's entry point in this kind's
+        group (``PLUGIN_GROUPS``); returns what was loaded (see the module doc)."""
+        group = PLUGIN_GROUPS.get(self.kind)
+        if group is None:
+            return ()
+        loaded = []
+        for point in entry_points(group=group):
+            package = point.dist.name if point.dist is not None else point.value.split(":")[0]
+            try:
+                specs = _specs_of(point.load())
+                for spec in specs:
+                    self.register(spec, replace=spec.name in self and _is_plugin(self, spec))
+                plugin = Plugin(kind=self.kind, name=point.name, package=package,
+                                entries=tuple(spec.name for spec in specs))  # fmt: skip
+            except Exception as exc:  # an installed package's own code: kept, told in one line
+                said = str(exc).strip().splitlines()
+                error = f"{type(exc).__name__}: {said[0]}" if said else type(exc).__name__
+                plugin = Plugin(kind=self.kind, name=point.name, package=package, error=error)
+            _PLUGINS[(self.kind, package, point.name)] = plugin
+            loaded.append(plugin)
+        return tuple(loaded)
+
+    def unload_plugins(self, package: str) -> None:
+        """Remove what ``package`` registered here, and its records (a test that installs
+        a toy package cleans up with this)."""
+        for key, plugin in list(_PLUGINS.items()):
+            if plugin.kind == self.kind and plugin.package == package:
+                for name in plugin.entries:
+                    self.unregister(name)
+                del _PLUGINS[key]
+
     def ordered(self, key: Callable[[S], Any]) -> tuple[S, ...]:
         """The entries sorted by ``key`` (then by name)."""
         return tuple(sorted(self._entries.values(), key=lambda s: (key(s), s.name)))
+
+
+def _specs_of(found: Any) -> list[Any]:
+    """An entry point's object as specs: a spec, a sequence of them, or a callable
+    returning either."""
+    if callable(found) and not hasattr(found, "name"):
+        found = found()
+    specs = list(found) if isinstance(found, (list, tuple)) else [found]
+    for spec in specs:
+        if not isinstance(getattr(spec, "name", None), str):
+            raise TypeError(f"{spec!r} is not a spec with a name")
+    return specs
+
+
+def _is_plugin(registry: Registry[Any], spec: Any) -> bool:
+    """Whether ``spec``'s name was registered by a plugin of this registry before (loading
+    twice replaces it; a plugin never replaces a built-in)."""
+    return any(spec.name in p.entries for p in _PLUGINS.values() if p.kind == registry.kind)

@@ -131,6 +131,7 @@ def panel(slot: str, wide: bool) -> None:
         st.markdown(f"**{policy.key}**")
         if chunks:  # a document without text has no numbers to show (the picker says so)
             controls.stats_metrics(stats, columns=2 if beside else 4)
+            controls.idle_overlap_note(policy, stats.overlap_share)
             st.plotly_chart(
                 chunk_size_figure(stats.token_counts, window, title="Chunk sizes (tokens)"),
                 key=sizes_chart(slot),

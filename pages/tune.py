@@ -7,7 +7,7 @@ import streamlit as st
 from core import defaults
 from core.errors import ChunkscopeError
 from core.render.tune_charts import COSTS, curve_figure
-from core.tune.curves import all_crossovers, best_cells, curves, power_note, query_count
+from core.tune.curves import all_crossovers, best_verdicts, curves, power_note, query_count
 from workbench.engine import resources as eng
 from workbench.engine import run_files
 from workbench.frame import roles, sidebar
@@ -85,8 +85,10 @@ series = curves(sweep, metric, policy_name, overlap)
 crossings = all_crossovers(series, query_count(sweep))
 clear = [c for c in crossings if c.clear]  # drawn and stated; the others only named
 unit = next(p.policy.unit for p in sweep.points if p.policy.name == policy_name)
+window = ut.model_window()
 event = st.plotly_chart(
-    curve_figure(series, clear, unit=unit, cost=cost_axis), key=K.CHART, on_select="rerun",
+    curve_figure(series, clear, unit=unit, cost=cost_axis, window=window), key=K.CHART,
+    on_select="rerun",
     selection_mode="points", config={"displayModeBar": False},
 )  # fmt: skip
 ut.take_click(event)
@@ -103,7 +105,7 @@ if note := power_note(series, sweep, unit):
     st.info(md(note[0].upper() + note[1:] + "."), icon=":material/info:")
 
 st.subheader("Best cell per metric")
-st.dataframe(ut.best_rows(best_cells(sweep, metrics), sweep), hide_index=True)
+st.dataframe(ut.best_rows(best_verdicts(sweep, metrics), sweep, window), hide_index=True)
 
 st.subheader("Open a cell")
 keys = [ut.cell_key(c) for c in sweep.cells()]

@@ -12,11 +12,19 @@ from fakes import FakeEncoder, fake_embed_chunks
 from streamlit.testing.v1 import AppTest
 
 from core import defaults
+from core.chunk import policy_registry as registry
 from core.evaluate import run_eval
 from core.tune import load_sweep
 from workbench.engine import resources as eng
 from workbench.engine import run_files
-from workbench.state import EvalKey, Key, TuneKey, policy_widget, size_widget
+from workbench.state import (
+    EvalKey,
+    Key,
+    TuneKey,
+    policy_widget,
+    size_widget,
+    tune_sizes_widget,
+)
 from workbench.tune import sweep_panel as ut
 
 TIMEOUT_S = 300
@@ -96,3 +104,42 @@ def test_a_cell_opens_its_boundaries_on_the_chunks_page(fake):
     assert at.session_state[policy_widget("a")] == defaults.POLICY
     assert at.session_state[size_widget("a", defaults.POLICY, "tokens")] == 256
     assert at.session_state[Key.DOC] in {d for d in eng.demo_documents()}
+
+
+@pytest.fixture
+def forget_live_policies():
+    yield
+    for name in registry.policy_names():
+        if registry.get(name).live:
+            registry.unregister(name)
+
+
+def test_a_sweep_of_your_own_splitter_at_free_sizes_and_a_verdict_that_never_overstates(
+    fake, forget_live_policies
+):
+    pytest.importorskip("langchain_text_splitters")
+    at = _open()
+    at.text_input(key=TuneKey.LIVE_POLICY).set_value("langchain:RecursiveCharacterTextSplitter")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert any("in characters" in c.value and "your langchain" in c.value for c in at.caption), [
+        c.value for c in at.caption
+    ]
+    sizes = at.multiselect(key=tune_sizes_widget("chars"))
+    sizes.set_value([300, 700]).run()  # free numbers, not the offered ones
+    assert not at.exception, [e.value for e in at.exception]
+    at.multiselect(key=TuneKey.METHODS).set_value(["naive"]).run()
+    at = _sweep(at)
+    assert any("Swept 2 points × 1 methods" in s.value for s in at.success)
+    [sweep] = [load_sweep(f) for f in (fake / "sweeps").glob("sweep-*.json")]
+    assert [p.policy.key for p in sweep.points] == [
+        "langchain:RecursiveCharacterTextSplitter-chars-300-0",
+        "langchain:RecursiveCharacterTextSplitter-chars-700-0",
+    ]
+    best = at.dataframe[0].value.set_index("metric")
+    for _metric, row in best.iterrows():
+        verdict = row["verdict"]
+        assert verdict.startswith(("no size is better than another at this sample", "300 ", "700 "))
+        if verdict.startswith("no size"):
+            assert row["note"] == ""  # no grid advice from a tie

@@ -10,7 +10,14 @@ from core.evaluate import EvalConfig, read_queries
 from core.evaluate.bootstrap import DeltaInterval, paired_bootstrap, queries_to_detect, verdict
 from core.formats import load_document
 from core.tune import parse_grid, run_sweep
-from core.tune.curves import Series, crossovers, edge_note, power_note
+from core.tune.curves import (
+    Series,
+    best_verdicts,
+    crossovers,
+    edge_note,
+    past_window,
+    power_note,
+)
 from core.tune.sweep_records import ZERO_COST
 from tests.fakes import FakeEncoder, fake_embed_chunks
 from tests.tune.conftest import small_docs, small_set  # noqa: F401 (a fixture)
@@ -72,16 +79,36 @@ def sweep(small_set):  # noqa: F811
     )  # fmt: skip
 
 
-def test_a_best_cell_at_the_edge_of_the_grid_says_extend_it(sweep) -> None:
+def test_a_best_cell_at_the_edge_of_the_grid_says_which_sizes_to_try(sweep) -> None:
     by_size = {c.policy.size: c for c in sweep.cells() if c.method == "naive"}
-    assert (
-        edge_note(sweep, by_size[1200]) == "best at the largest size tried: extend the grid upwards"
+    assert edge_note(sweep, by_size[1200]) == (
+        "best at the largest size tried: try sizes above 1,200 chars"
     )
-    assert (
-        edge_note(sweep, by_size[300])
-        == "best at the smallest size tried: extend the grid downwards"
+    assert edge_note(sweep, by_size[300]) == (
+        "best at the smallest size tried: try sizes below 300 chars"
     )
     assert edge_note(sweep, by_size[600]) is None
+
+
+def test_the_best_cell_never_overstates(sweep) -> None:
+    best = best_verdicts(sweep, ["mrr", "hit@1"])
+    for metric, b in best.items():
+        cells = [c for c in sweep.cells() if c.metrics.get(metric) is not None]
+        assert b.cell.metrics[metric] == max(c.metrics[metric] for c in cells)
+        # equal means go to the smaller size, never to the largest (the cheapest)
+        tied = [c for c in cells if c.metrics[metric] == b.cell.metrics[metric]]
+        assert b.cell.policy.size == min(c.policy.size for c in tied)
+        if len({c.policy.size for c in tied}) > 1:
+            assert not b.clear
+    # 8 queries: the intervals at 300, 600 and 1,200 overlap, and the verdict says so
+    assert not best["mrr"].clear
+    assert best["mrr"].verdict().startswith("no size is better than another at this sample")
+    assert {c.policy.size for c in best["mrr"].rivals} - {best["mrr"].cell.policy.size}
+
+
+def test_a_size_past_the_model_window_is_marked() -> None:
+    assert past_window(512, "tokens", 254) and not past_window(254, "tokens", 254)
+    assert not past_window(4000, "chars", 254)  # a char size is not known to be past it
 
 
 def test_few_queries_get_a_power_note(sweep) -> None:

@@ -47,3 +47,13 @@ def test_the_axis_holds_every_point_and_every_crossover(sizes, crossed) -> None:
         assert sizes[0] <= shape.x0 <= sizes[-1]
     drawn = [x for trace in fig.data if trace.mode == "lines+markers" for x in trace.x]
     assert sorted(set(drawn)) == sizes
+
+
+def test_token_sizes_past_the_model_window_are_shaded_and_marked() -> None:
+    sizes = [128, 256, 512]
+    fig = curve_figure([series("naive", sizes, [0.5, 0.6, 0.55])], [], unit="tokens", window=300)
+    assert list(fig.layout.xaxis.ticktext) == ["128", "256", "512<br>past window"]
+    assert any("window (300 tokens): cut when embedded" in a.text for a in fig.layout.annotations)
+    assert [s.type for s in fig.layout.shapes] == ["rect"] and fig.layout.shapes[0].x0 == 300
+    chars = curve_figure([series("naive", sizes, [0.5, 0.6, 0.55])], [], unit="chars", window=254)
+    assert "past window" not in "".join(chars.layout.xaxis.ticktext) and not chars.layout.shapes

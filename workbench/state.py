@@ -169,10 +169,16 @@ class PolicyKey:
     SIZE = "cs_size_"  # + slot_policy_unit
     OVERLAP = "cs_overlap_"  # + slot_policy_unit
     OPTION = "cs_opt_"  # + option suffix_slot_policy
+    LIVE = "cs_live_policy_"  # + slot: the user's own splitter typed there (KIND:TARGET)
 
 
 def policy_widget(slot: str) -> str:
     return f"{PolicyKey.POLICY}{slot}"
+
+
+def live_policy_widget(slot: str) -> str:
+    """The text input of a splitter of the user's own (``KIND:TARGET``) in ``slot``."""
+    return f"{PolicyKey.LIVE}{slot}"
 
 
 def unit_widget(slot: str, policy: str) -> str:
@@ -346,6 +352,7 @@ class TuneKey:
     JOB = "cs_tune_job"
     SWEEP = "cs_tune_sweep"  # sweep_id shown
     POLICY = "cs_tune_policy"
+    LIVE_POLICY = "cs_tune_live_policy"  # the user's own splitter (KIND:TARGET), if typed
     OVERLAPS = "cs_tune_overlaps"
     METHODS = "cs_tune_methods"
     METRIC = "cs_tune_metric"

@@ -31,6 +31,7 @@ Modules:
 
 - ``policy_spec``: what a policy is (``PolicySpec``) and the options a policy may turn on;
 - ``policy_registry``: every policy, registered once, read everywhere;
+- ``live_names``: names of live policies (the user's splitter: ``KIND:TARGET(params)``);
 - ``builtin``: the built-in policies as registry entries, with their default sizes;
 - ``fixed``: the ``fixed`` policy: windows of characters or tokens with overlap;
 - ``sentence``: the ``sentence`` policy: windows of sentences with overlap;
@@ -54,6 +55,7 @@ from core.chunk import builtin
 from core.chunk import policy_registry as registry
 from core.chunk.analysis import DocAnalysis, analysis_for
 from core.chunk.annotate import BlockIndex
+from core.chunk.live_names import is_live, parse_live_name
 from core.chunk.policy_registry import PolicyError, PolicySpec
 from core.chunk.sentence_bounds import sentence_spans
 from core.chunk.spans import Piece
@@ -83,6 +85,7 @@ __all__ = [
 ]
 
 registry.register_builtins(builtin.builtin_specs())
+registry.load_plugins()  # installed packages' chunkscope.policies entry points
 
 
 def default_policy(name: str) -> ChunkPolicy:
@@ -99,16 +102,27 @@ def policy_from_args(
     *,
     table_header_prefix: bool = False,
     skip_garbled: bool = False,
+    params: dict[str, object] | None = None,
 ) -> ChunkPolicy:
     """A policy from user input, filling what is missing from the policy's spec.
 
     ``unit`` defaults to the spec's unit. ``size`` defaults to the unit's default size;
     ``overlap`` to the default overlap when ``size`` is the default, else to the same
     fraction of ``size`` (rounded down). The options (``ChunkPolicy``'s) must be ones
-    the policy accepts. Raises ``PolicyError`` with a one-line message for impossible
-    combinations.
+    the policy accepts. ``params`` (``--param KEY=VALUE``, ``--per-page`` as
+    ``per_page=True``) are a live policy's splitter parameters, folded into its name
+    (``core.chunk.live_names``). Raises ``PolicyError`` with a one-line message for
+    impossible combinations.
     """
+    if params:
+        if not is_live(name):
+            raise PolicyError(
+                f"--param and --per-page work with a splitter of your own (KIND:TARGET), "
+                f"not the {name} policy"
+            )
+        name = parse_live_name(name).with_params(params).name
     spec = registry.get(name)
+    name = spec.name  # a live name in its canonical form
     if spec.fixed_boundaries:
         return _fixed_policy(spec, size, overlap, unit, table_header_prefix or skip_garbled)
     unit = unit or spec.unit

@@ -53,6 +53,7 @@ class DocAnalysis:
     """
 
     def __init__(self, doc: Document, tokenizer: Tokenizer) -> None:
+        self.doc = doc  # a live policy's splitter reads its pages
         self.doc_id = doc.doc_id
         self.doc_sha256 = doc.sha256
         self.text = doc.text

@@ -8,6 +8,12 @@ module and one ``register`` call. Built-in entries: ``fixed``, ``sentence`` and
 ``structure`` (``builtin.py``; their modules document their rules), registered by
 ``core.chunk`` when it is first imported (``core.registry``).
 
+Live policies (``KIND:TARGET``, ``core.chunk.live_names``) are resolved on first use: a
+resolver registered for the kind (``add_resolver``; ``core.imported`` registers
+``langchain``, ``llamaindex``, ``chonkie`` and ``py``) builds the spec, which is then
+registered under its canonical name like any other, so every command and page that takes
+a policy name takes these too.
+
 Options are ``ChunkPolicy`` fields a policy may accept (``OPTIONS``); each is part of
 the policy's key (its ``suffix``) and of its ``to_dict`` only when on, so a policy
 without options keeps the key and the records it always had.
@@ -15,6 +21,9 @@ without options keeps the key and the records it always had.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from core.chunk.live_names import LiveName, is_live, parse_live_name
 from core.chunk.policy_spec import OPTIONS, PieceFn, PolicyError, PolicyOption, PolicySpec
 from core.provenance.types import ChunkPolicy
 from core.registry import Registry
@@ -22,6 +31,35 @@ from core.registry import Registry
 __all__ = ["OPTIONS", "PieceFn", "PolicyError", "PolicyOption", "PolicySpec"]
 
 _REGISTRY: Registry[PolicySpec] = Registry("policy")
+_RESOLVERS: dict[str, Callable[[LiveName], PolicySpec]] = {}
+
+
+def add_resolver(kind: str, resolve: Callable[[LiveName], PolicySpec]) -> None:
+    """Let ``KIND:TARGET`` names of ``kind`` resolve: ``resolve`` builds the spec of a
+    parsed name (``PolicyError``, one line, for a missing library or an unknown class)."""
+    _RESOLVERS[kind] = resolve
+
+
+def live_kinds() -> tuple[str, ...]:
+    """The kinds of live policy a name may start with (``langchain``, ``py``, ...)."""
+    return tuple(_RESOLVERS)
+
+
+def _resolve(name: str) -> PolicySpec | None:
+    """The spec of ``name``: registered, else a live name resolved and registered."""
+    spec = _REGISTRY.get(name)
+    if spec is not None or not is_live(name):
+        return spec
+    live = parse_live_name(name)
+    spec = _REGISTRY.get(live.name)
+    if spec is not None:
+        return spec
+    resolve = _RESOLVERS.get(live.kind)
+    if resolve is None:
+        kinds = ", ".join(f"{k}:" for k in live_kinds()) or "none (import core.imported)"
+        raise PolicyError(f"unknown kind of splitter {live.kind + ':'!r}: use one of {kinds}")
+    spec = resolve(live)
+    return _REGISTRY.register(spec, replace=True)
 
 
 def register(spec: PolicySpec, *, replace: bool = False) -> PolicySpec:
@@ -30,6 +68,8 @@ def register(spec: PolicySpec, *, replace: bool = False) -> PolicySpec:
 
 
 register_builtins = _REGISTRY.register_all
+load_plugins = _REGISTRY.load_plugins  # the chunkscope.policies entry points (core.registry)
+unload_plugins = _REGISTRY.unload_plugins
 
 
 def find(name: str) -> PolicySpec | None:
@@ -64,8 +104,9 @@ def all_policies() -> tuple[PolicySpec, ...]:
 
 
 def get(name: str) -> PolicySpec:
-    """The spec of a registered policy; ``PolicyError`` (one line) for any other name."""
-    spec = _REGISTRY.get(name)
+    """The spec of a registered policy or a live one (resolved on first use);
+    ``PolicyError`` (one line) for any other name."""
+    spec = _resolve(name)
     if spec is None:
         raise PolicyError(f"unknown policy {name!r}: use one of {', '.join(policy_names())}")
     return spec
@@ -95,8 +136,9 @@ def policy_from_dict(data: dict[str, object]) -> ChunkPolicy:
 
 def check_policy(policy: ChunkPolicy) -> ChunkPolicy:
     """``policy`` if the registry knows its name, it counts in the policy's unit and
-    accepts every option that is on; else ``ValueError`` saying which."""
-    spec = _REGISTRY.get(policy.name)
+    accepts every option that is on; else ``ValueError`` saying which (a live name is
+    resolved first)."""
+    spec = _resolve(policy.name)
     if spec is None:
         raise ValueError(f"unknown policy {policy.name!r}")
     if policy.unit not in spec.sizes:

@@ -6,6 +6,7 @@ the specs; the built-in ones are in ``core.chunk.builtin``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from core.chunk.spans import Piece
     from core.provenance.types import PolicyUnit
 
+_LIVE_NAME = re.compile(r"^[a-z][a-z0-9_]*:\S")
 PieceFn = Callable[["DocAnalysis", "BlockIndex", "ChunkPolicy"], "list[Piece]"]
 
 
@@ -70,7 +72,8 @@ class PolicySpec:
     coverage excludes them). ``order`` sorts policies in lists (simpler first).
     ``fixed_boundaries``: the pieces do not depend on size or overlap (an imported chunk
     set, ``core.imported``): its one size is its longest chunk, and no control offers
-    another.
+    another. ``live``: the user's own splitter (``core.chunk.live_names``), whose size and
+    overlap are the splitter's parameters in its own unit.
     """
 
     name: str
@@ -83,9 +86,11 @@ class PolicySpec:
     overlap_help: str = ""
     order: int = 100
     fixed_boundaries: bool = False
+    live: bool = False
 
     def __post_init__(self) -> None:
-        if not self.name or not all(ch.isalnum() or ch == "_" for ch in self.name):
+        live = _LIVE_NAME.match(self.name) is not None  # KIND:TARGET (core.chunk.live_names)
+        if not live and (not self.name or not all(ch.isalnum() or ch == "_" for ch in self.name)):
             raise ValueError(f"a policy name is letters, digits and '_': {self.name!r}")
         if self.unit not in self.sizes:
             raise ValueError(f"policy {self.name}: default unit {self.unit!r} has no sizes")

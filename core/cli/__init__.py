@@ -22,6 +22,7 @@ Modules:
 - ``triage_cmd``: ``chunkscope triage``: a saved run's failures sampled, tagged, exported;
 - ``diagnose_cmd``: ``chunkscope diagnose``: why each failure of a saved run failed;
 - ``bench_cmd``: ``chunkscope bench``: the benchmark;
+- ``ui_cmd``: ``chunkscope ui``: the workbench started where Chunkscope is installed;
 - ``one_line``: the parser and terminal that keep errors and output to their lines;
 - ``options``: what the commands share: argument groups, the parsing of ``--methods``,
   ``--k`` and ``--docs``, the model a run loads, the one ``EvalConfig`` of a run's flags,
@@ -48,6 +49,7 @@ from core.cli.options import add_ocr_argument, ocr_argument
 from core.config import resolve_store
 from core.errors import ChunkscopeError
 from core.imported.chunkset import register_chunk_sets, sets_folder
+from core.registry import plugins
 
 # Order here is the order in `chunkscope --help`.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -67,6 +69,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.triage_cmd",
     "core.cli.diagnose_cmd",
     "core.cli.bench_cmd",
+    "core.cli.ui_cmd",
 )
 # Commands that read documents take the --max-* flags of core.ingest.limits.
 LIMITED_COMMANDS: tuple[str, ...] = (
@@ -88,7 +91,22 @@ def build_parser() -> argparse.ArgumentParser:
         add_limit_arguments(subparsers.choices[name])
     for name in OCR_COMMANDS:
         add_ocr_argument(subparsers.choices[name])
+    parser.epilog = plugins_epilog()
     return parser
+
+
+def plugins_epilog() -> str | None:
+    """The installed plugins (``core.registry``: entry points of the chunkscope.policies,
+    .methods and .formats groups), each with its package, for ``chunkscope --help``."""
+    found = plugins()
+    if not found:
+        return None
+    parts = []
+    for plugin in found:
+        what = ", ".join(plugin.entries) or plugin.name
+        state = f"failed to load: {plugin.error}" if plugin.error else f"from {plugin.package}"
+        parts.append(f"{plugin.kind} {what} ({state})")
+    return "plugins: " + "; ".join(parts)
 
 
 def _offer_chunk_sets(args: argparse.Namespace | None) -> None:

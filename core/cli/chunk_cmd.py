@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 from core.chunk import chunk_document
 from core.cli.options import add_file_and_policy_options, policy_of
 from core.formats import document_to_dict, load_document, parse_document
+from core.imported.live import anchor_counts
 from core.model.tokens import load_tokenizer
 from core.provenance.cite import format_clock
 
@@ -73,6 +74,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         print_table(chunks, sys.stdout)
         print_summary(doc.doc_id, policy.key, chunks, timing, sys.stdout)
+        placed = anchor_counts(doc, policy)  # a splitter of the user's own: how its pieces lie
+        if placed is not None:
+            print(placed.line(), file=sys.stdout)
         sys.stdout.flush()
     except BrokenPipeError:  # `chunkscope chunk ... | head` closed the pipe: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -19,6 +19,7 @@ import core.embed
 from core import defaults
 from core import methods as registry
 from core.chunk import chunk_document, policy_from_args, policy_registry
+from core.chunk.live_names import PER_PAGE, parse_param
 from core.cli.one_line import error_line
 from core.diagnose.run_failures import suggest_run
 from core.embed.http import DEFAULT_KEY_ENV, HttpEncoder
@@ -73,6 +74,31 @@ def add_policy_arguments(
         help=f"unit of --size/--overlap (default first: {units})",
     )  # fmt: skip
     add_policy_option_flags(parser)
+    add_live_policy_arguments(parser)
+
+
+def add_live_policy_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--param KEY=VALUE`` and ``--per-page`` for a splitter of the user's own
+    (``--policy langchain:CLASS``, ``llamaindex:CLASS``, ``chonkie:CLASS``,
+    ``py:package.module:factory``; ``core.imported.live``)."""
+    parser.add_argument(
+        "--param", action="append", default=[], metavar="KEY=VALUE",
+        help="a parameter of your splitter (--policy langchain:CLASS, llamaindex:CLASS, "
+        "chonkie:CLASS or py:package.module:factory), repeatable; a Python literal or a word",
+    )  # fmt: skip
+    parser.add_argument(
+        "--per-page",
+        action="store_true",
+        help="run your splitter page by page, as a per-page loader feeds it",
+    )
+
+
+def live_params(args: argparse.Namespace) -> dict[str, object]:
+    """The ``--param`` and ``--per-page`` given, as a live policy's parameters."""
+    params = dict(parse_param(item) for item in getattr(args, "param", None) or [])
+    if getattr(args, "per_page", False):
+        params[PER_PAGE] = True
+    return params
 
 
 def add_policy_option_flags(parser: argparse.ArgumentParser) -> None:
@@ -102,7 +128,9 @@ def ocr_argument(args: argparse.Namespace) -> AbstractContextManager[None]:
 def policy_of(args: argparse.Namespace) -> Any:
     """The ``ChunkPolicy`` the policy arguments ask for (``PolicyError``: one line)."""
     options = {o.name: bool(getattr(args, o.name, False)) for o in policy_registry.OPTIONS}
-    return policy_from_args(args.policy, args.size, args.overlap, args.unit, **options)
+    return policy_from_args(
+        args.policy, args.size, args.overlap, args.unit, params=live_params(args), **options
+    )
 
 
 def check_out(path: str | os.PathLike[str] | None) -> None:

@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from core import defaults
 from core.chunk import policy_registry as registry
+from core.chunk.live_names import split_names
 from core.cli import options
 from core.cli.options import (
     check_out,
@@ -30,7 +31,6 @@ from core.cli.options import (
     failed_files_line,
     load_each,
     methods_help,
-    parse_list,
 )
 from core.cli.progress import ProgressBar
 from core.cli.run_table import cell
@@ -67,7 +67,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--policy", default=defaults.POLICY,
-        help="comma list of " + ", ".join(registry.policy_names()) + f" ({defaults.POLICY})",
+        help="comma list of " + ", ".join(registry.policy_names())
+        + ", or your own splitter: langchain:CLASS, llamaindex:CLASS, chonkie:CLASS, "
+        f"py:package.module:factory ({defaults.POLICY})",
     )  # fmt: skip
     parser.add_argument("--size", required=True, help="chunk sizes in --unit: 64,128,256,512")
     parser.add_argument(
@@ -93,7 +95,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _grid(args: argparse.Namespace) -> list[Any]:
-    policies = parse_list(args.policy, "--policy")
+    policies = split_names(args.policy)  # a splitter's parameters may hold commas
     return parse_grid(policies, parse_sizes(args.size), parse_overlaps(args.overlap), args.unit)
 
 

@@ -31,3 +31,4 @@ __all__ = [
 ]
 
 registry.register_builtins(catalogue.builtin_specs())
+registry.load_plugins()  # installed packages' chunkscope.formats entry points

@@ -114,6 +114,7 @@ def register(spec: FormatSpec) -> FormatSpec:
 
 
 register_builtins = _FORMATS.register_all
+load_plugins = _FORMATS.load_plugins  # the chunkscope.formats entry points (core.registry)
 unregister = _FORMATS.unregister
 registered = _FORMATS.registered  # ``spec`` registered for a ``with`` block (tests, plug-ins)
 

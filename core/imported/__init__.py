@@ -17,7 +17,9 @@ Modules:
 - ``loader_check``: a chunk's text found in that text, the extractor a set was made with
   and the number of its first page;
 - ``chunkset``: the anchored set kept under its name beside the index and offered as a
-  policy whose boundaries are the imported ones.
+  policy whose boundaries are the imported ones;
+- ``live``: the user's own splitter (LangChain, LlamaIndex, chonkie, a factory) as a live
+  policy, its pieces anchored like imported chunks.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from core.imported.chunkset import (
     save_chunk_set,
     sets_folder,
 )
+from core.imported.live import register_resolvers
 from core.imported.loader_check import choose_extractor, page_shift_by_places, shifted
 from core.imported.loader_text import EXTRACTORS, extractor_label
 from core.imported.shapes import (
@@ -83,6 +86,8 @@ __all__ = [
     "save_chunk_set",
     "sets_folder",
 ]
+
+register_resolvers()  # langchain:, llamaindex:, chonkie:, py: names resolve
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

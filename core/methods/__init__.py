@@ -81,3 +81,4 @@ __all__ = [
 ]
 
 registry.register_builtins((*dense.builtin_specs(), *lexical.builtin_specs()))
+registry.load_plugins()  # installed packages' chunkscope.methods entry points

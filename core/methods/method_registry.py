@@ -59,6 +59,7 @@ def register(spec: MethodSpec, *, replace: bool = False) -> MethodSpec:
 
 
 register_builtins = _REGISTRY.register_all
+load_plugins = _REGISTRY.load_plugins  # the chunkscope.methods entry points (core.registry)
 unregister = _REGISTRY.unregister  # tests that register a toy method clean up with this
 
 

@@ -8,6 +8,7 @@ logarithmic, ticked at the measured sizes, its range set from the data (the smal
 largest size, a little beyond), so a crossover's label never stretches it: Plotly places
 an annotation on a log axis at the log10 of its ``x``, a shape at the value itself. A
 marker carries ``[policy key, method]`` as ``customdata``, so a click names its cell.
+Token sizes past the model's window are shaded, their ticks marked ``past window``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import plotly.graph_objects as go
 
 from core.render.chart_style import GRID, layout, method_colour
 from core.render.markup import escape
-from core.tune.curves import Crossover, Series
+from core.tune.curves import Crossover, Series, past_window
 
 COSTS: dict[str, str] = {
     "seconds": "index seconds",
@@ -75,11 +76,26 @@ def curve_figure(
     unit: str,
     cost: str = "seconds",
     title: str = "",
+    window: int | None = None,
 ) -> go.Figure:
-    """Curves of one metric for one policy and overlap (``unit`` names the size unit)."""
+    """Curves of one metric for one policy and overlap (``unit`` names the size unit).
+    ``window``: the model's content tokens; token sizes past it are shaded and their
+    ticks say ``past window`` (the encoder cuts such chunks)."""
     data = [t for s in series for t in _traces(s, cost)]
     sizes = sorted({x for s in series for x in s.sizes})
     shapes, notes = [], []
+    past = [x for x in sizes if past_window(x, unit, window)]
+    if past and window is not None:
+        shapes.append({
+            "type": "rect", "xref": "x", "yref": "paper", "x0": window,
+            "x1": 10 ** log_range(sizes)[1], "y0": 0, "y1": 1, "line": {"width": 0},
+            "fillcolor": "rgba(51,71,91,0.08)", "layer": "below",
+        })  # fmt: skip
+        notes.append({
+            "x": math.log10(window), "xref": "x", "y": 0.02, "yref": "paper",
+            "xanchor": "left", "showarrow": False, "font": {"size": 11},
+            "text": escape(f"past the model's window ({window:,} tokens): cut when embedded"),
+        })  # fmt: skip
     for i, c in enumerate(crossings):
         shapes.append({
             "type": "line", "xref": "x", "yref": "paper", "x0": c.size, "x1": c.size,
@@ -96,7 +112,8 @@ def curve_figure(
     layout(fig, title=title or f"{metric} against chunk size", height=460,
            x=f"chunk size ({unit}, log scale)", y=metric)  # fmt: skip
     fig.update_layout(
-        xaxis={"type": "log", "tickvals": sizes, "ticktext": [str(s) for s in sizes],
+        xaxis={"type": "log", "tickvals": sizes,
+               "ticktext": [f"{s}<br>past window" if s in past else str(s) for s in sizes],
                **({"range": log_range(sizes)} if sizes else {})},
         yaxis2={"overlaying": "y", "side": "right", "title": COSTS[cost], "showgrid": False,
                 "rangemode": "tozero"},

@@ -77,13 +77,18 @@ class ChunkStore:
     def collection_name(model: str, method: str, policy: ChunkPolicy) -> str:
         """``cs-<model slug>-<8 hex of the exact model name>-<method>-<policy key>``.
 
-        The hash keeps two models whose names slug alike (paths, case) apart; the result
+        The hash keeps two models whose names slug alike (paths, case) apart, and so does
+        a hash of a policy key that is not a valid name as it stands; the result
         is a valid Chroma name (3-512 chars of ``[a-zA-Z0-9._-]``, alphanumeric ends).
         """
         slug = _NAME_BAD.sub("-", Path(model).name or model).strip("-_").lower()[:48]
         digest = hashlib.blake2b(model.encode(), digest_size=4).hexdigest()
         method_slug = _NAME_BAD.sub("-", method).strip("-_") or "method"
-        return f"{CHUNK_PREFIX}{slug or 'model'}-{digest}-{method_slug}-{policy.key}"
+        key = policy.key
+        if _NAME_BAD.search(key):  # a live policy's name (``langchain:Class(...)``)
+            tag = hashlib.blake2b(key.encode(), digest_size=4).hexdigest()
+            key = f"{_NAME_BAD.sub('-', key).strip('-_')[:200]}-{tag}"
+        return f"{CHUNK_PREFIX}{slug or 'model'}-{digest}-{method_slug}-{key}"
 
     # -- collections -------------------------------------------------------------------
 

@@ -11,8 +11,11 @@ axis the curves are drawn on); a tie at a measured size is no crossing.
 A crossover is ``clear`` only when the two bands separate on both sides of it: at some
 measured size below it the better method's band lies wholly above the other's, and at
 some size above it wholly below. Otherwise the page says "no clear crossover with N
-queries". A best cell at the smallest or largest size its line tried says so
-(``edge_note``: the best may lie outside the grid), and under ``FEW_QUERIES`` queries
+queries". The best cell per metric (``best_verdicts``) says "no size is better than
+another at this sample" when a cell at another size has an interval that reaches the
+best one's; only a clear best at the smallest or largest size its line tried says so
+(``edge_note``: the best may lie outside the grid); a size in tokens past the model's
+window is marked (``past_window``). Under ``FEW_QUERIES`` queries
 ``power_note`` says how many more would make the largest gap seen detectable (from the
 paired bootstrap of that gap, ``core.evaluate.bootstrap.queries_to_detect``).
 """
@@ -189,18 +192,33 @@ def query_count(sweep: Sweep) -> int:
     return sweep.points[0].run.n_queries if sweep.points else 0
 
 
-def edge_note(sweep: Sweep, cell: Cell) -> str | None:
-    """``best at the largest size tried: extend the grid`` (or the smallest) when the cell
-    sits at an end of its line (same policy name, unit and overlap) of two or more sizes."""
+def edge_note(sweep: Sweep, cell: Cell, window: int | None = None) -> str | None:
+    """``best at the largest size tried: try sizes above 1,200`` (or below the smallest)
+    when the cell sits at an end of its line (same policy name, unit and overlap) of two or
+    more sizes. Sizes are free numbers, so the suggestion is one the page can draw; none
+    upwards past the model's ``window`` (in tokens), where larger chunks are cut."""
     line = points_of(sweep, cell.policy.name, cell.overlap_asked)
     sizes = sorted({p.policy.size for p in line if p.policy.unit == cell.policy.unit})
     if len(sizes) < 2:
         return None
+    unit = cell.policy.unit
     if cell.policy.size == sizes[-1]:
-        return "best at the largest size tried: extend the grid upwards"
+        if past_window(cell.policy.size, unit, window):
+            return (
+                "best at the largest size tried, already past the model's window "
+                f"({window:,} tokens)"
+            )
+        return f"best at the largest size tried: try sizes above {sizes[-1]:,} {unit}"
     if cell.policy.size == sizes[0]:
-        return "best at the smallest size tried: extend the grid downwards"
+        return f"best at the smallest size tried: try sizes below {sizes[0]:,} {unit}"
     return None
+
+
+def past_window(size: int, unit: str, window: int | None) -> bool:
+    """Whether a chunk of ``size`` in ``unit`` is longer than the model's ``window``
+    (its content tokens: ``max_seq_length`` less the special tokens). Only a size in
+    tokens is known to be; a size in chars or sentences is not marked."""
+    return window is not None and unit == "tokens" and size > window
 
 
 def power_note(series: Sequence[Series], sweep: Sweep, unit: str) -> str | None:
@@ -252,14 +270,65 @@ def _paired(point: SweepPoint, method: str, metric: str) -> list[float]:
 
 
 def best_cells(sweep: Sweep, metrics: Sequence[str]) -> dict[str, Cell]:
-    """Per metric, the cell with the highest mean (ties: the cheaper in vectors, then the
-    earlier in the grid)."""
-    cells = sweep.cells()
+    """Per metric, the cell with the highest mean (equal means: the smaller size, then the
+    earlier in the grid; never the cheaper, which would favour the largest size)."""
+    return {metric: best.cell for metric, best in best_verdicts(sweep, metrics).items()}
+
+
+NO_BETTER_SIZE = "no size is better than another at this sample"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BestCell:
+    """The highest mean of one metric, its 95% bootstrap interval, and the cells at other
+    sizes whose intervals reach it (``rivals``): with any, no size is better than another
+    at this sample."""
+
+    metric: str
+    cell: Cell
+    low: float
+    high: float
+    rivals: tuple[Cell, ...]
+
+    @property
+    def clear(self) -> bool:
+        return not self.rivals
+
+    def verdict(self) -> str:
+        """One line for the table: the size that leads, or that none does."""
+        if self.clear:
+            return f"{self.cell.policy.size:,} {self.cell.policy.unit} leads (intervals apart)"
+        sizes = sorted({(c.policy.unit, c.policy.size) for c in (self.cell, *self.rivals)})
+        units = {unit for unit, _ in sizes}
+        if len(units) == 1:
+            listed = ", ".join(f"{s:,}" for _, s in sizes) + f" {units.pop()}"
+        else:  # policies counted in different units: each size says its own
+            listed = ", ".join(f"{s:,} {unit}" for unit, s in sizes)
+        return f"{NO_BETTER_SIZE}: intervals at {listed} overlap"
+
+
+def best_verdicts(sweep: Sweep, metrics: Sequence[str]) -> dict[str, BestCell]:
+    """Per metric, the ``BestCell`` (see its doc); intervals as the curves draw them."""
+    by_key = {p.policy.key: p for p in sweep.points}
     out = {}
     for metric in metrics:
-        scored = [c for c in cells if c.metrics.get(metric) is not None]
-        if scored:
-            out[metric] = max(
-                scored, key=lambda c: (c.metrics[metric], -c.cost.vectors)
-            )  # max keeps the first of equal keys
+        scored = [c for c in sweep.cells() if c.metrics.get(metric) is not None]
+        if not scored:
+            continue
+        order = {id(c): k for k, c in enumerate(scored)}
+        best = min(
+            scored, key=lambda c: (-float(c.metrics[metric] or 0.0), c.policy.size, order[id(c)])
+        )
+        low, high = _interval(by_key, best, metric)
+        rivals = tuple(
+            c for c in scored
+            if c is not best
+            and (c.policy.unit, c.policy.size) != (best.policy.unit, best.policy.size)
+            and _interval(by_key, c, metric)[1] >= low
+        )  # fmt: skip
+        out[metric] = BestCell(metric=metric, cell=best, low=low, high=high, rivals=rivals)
     return out
+
+
+def _interval(by_key: dict[str, SweepPoint], cell: Cell, metric: str) -> tuple[float, float]:
+    return bootstrap_interval(_values(by_key[cell.policy.key], cell.method, metric))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import ChunkscopeError
+from core.evaluate.cost import duration
 from core.tune.sweep import SweepCancelled, run_sweep
 from core.tune.sweep_records import Sweep
 
@@ -84,7 +85,9 @@ class SweepJob:
         point, points, done, total = self.latest
         share = self.share()
         elapsed = time.perf_counter() - self.started
-        left = f" · about {_duration(elapsed * (1 - share) / share)} left" if share > 0 else ""
+        # the estimate's own unit (``core.evaluate.cost.duration``: 40 s, 3 min, 1 h 5 min),
+        # so the time left reads as the cost estimate before the sweep did
+        left = f" · about {duration(elapsed * (1 - share) / share)} left" if share > 0 else ""
         key = self.arguments["grid"][point].policy.key
         return share, (
             f"Point {point + 1} of {points} ({key}): {done:,} of {total:,} chunk × method "

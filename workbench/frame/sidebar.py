@@ -13,6 +13,7 @@ import streamlit as st
 
 from core.config import ENV_CHROMA, ENV_STORE
 from core.errors import ChunkscopeError
+from core.registry import plugins
 from core.render.markup import STYLESHEET
 from core.render.views import kind_label
 from workbench.documents import chunk_sets, chunk_store, reads, scans, session
@@ -128,6 +129,10 @@ def sidebar() -> None:
             )
         except ChunkscopeError as exc:
             st.error(md(exc), icon=":material/error:")
+        for plugin in plugins():  # installed packages' entry points (core.registry)
+            what = ", ".join(plugin.entries) or plugin.name
+            origin = f"failed to load: {plugin.error}" if plugin.error else f"from {plugin.package}"
+            st.caption(md(f"Plugin {plugin.kind} {what} ({origin})"))
     roles.sign_in_panel()
 
 

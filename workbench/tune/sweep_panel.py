@@ -24,8 +24,8 @@ from core.evaluate import EvalConfig, save_run
 from core.evaluate.cost import EvalCost, add_costs, estimate_cost
 from core.evaluate.scoring import EmbedFn
 from core.provenance.types import Chunk, ChunkPolicy, Document
-from core.tune import Cell, Sweep, load_sweep, parse_grid, save_sweep, store_sweeps_dir
-from core.tune.curves import edge_note
+from core.tune import Cell, Sweep, load_sweep, parse_grid, parse_sizes, save_sweep, store_sweeps_dir
+from core.tune.curves import BestCell, edge_note, past_window
 from core.tune.job import SweepJob
 from workbench.documents import parse_cache
 from workbench.engine import jobs, run_files
@@ -43,6 +43,7 @@ from workbench.state import (
     unit_widget,
 )
 from workbench.widgets import controls
+from workbench.widgets.wording import md
 
 SIZES = {"tokens": [32, 64, 128, 256, 512], "chars": [200, 400, 800, 1600, 3200],
          "sentences": [1, 2, 3, 5, 8, 12]}  # fmt: skip
@@ -109,6 +110,15 @@ def grid_controls() -> list:
     name = cells[0].segmented_control(
         "Policy", sweepable, default=defaults.POLICY, key=TuneKey.POLICY, required=True
     )
+    own = st.text_input(
+        "Or your own splitter", key=TuneKey.LIVE_POLICY,
+        placeholder="langchain:RecursiveCharacterTextSplitter",
+        help="langchain:CLASS, llamaindex:CLASS, chonkie:CLASS or py:package.module:factory: "
+        "its chunk_size and chunk_overlap are the sizes and overlaps below, in its own unit",
+    ).strip()  # fmt: skip
+    if own:
+        name = registry.get(own).name  # resolved now: an unknown splitter is one line
+        st.caption(md(registry.get(name).summary))
     spec = registry.get(name)
     units = spec.units
     first = "tokens" if "tokens" in units else spec.unit  # what the model counts
@@ -116,13 +126,27 @@ def grid_controls() -> list:
         "Unit", units, default=first, key=tune_unit_widget(name), required=True
     )
     options = SIZES[unit]
-    sizes = cells[2].multiselect(
-        f"Sizes ({unit})", options, default=options[1:4], key=tune_sizes_widget(unit)
-    )
+    picked = cells[2].multiselect(
+        f"Sizes ({unit})", options, default=options[1:4], key=tune_sizes_widget(unit),
+        accept_new_options=True, help="Pick or type any whole number (above 512 too).",
+    )  # fmt: skip
+    sizes = parse_sizes(",".join(str(s) for s in picked)) if picked else ()
     overlaps = cells[3].multiselect("Overlaps", OVERLAPS, default=["0"], key=TuneKey.OVERLAPS)
     if not sizes or not overlaps:
         return []
-    return parse_grid([name], sorted(sizes), overlaps, unit)
+    if (window := model_window()) is not None and unit == "tokens" and max(sizes) > window:
+        st.caption(
+            f"Sizes past the model's window ({window:,} tokens) are cut when embedded: the "
+            "chart shades them and the table marks them."
+        )
+    return parse_grid([name], sorted(set(sizes)), overlaps, unit)
+
+
+def model_window() -> int | None:
+    """The model's content tokens (``max_seq_length`` less its special tokens), which a
+    chunk must fit to be embedded whole; None for an encoder that does not say."""
+    window = getattr(eng.encoder(), "content_tokens", None)
+    return window if isinstance(window, int) else None
 
 
 def embed_step() -> EmbedFn | None:
@@ -171,14 +195,25 @@ def sweep_cost(docs: list, grid: list, methods: list[str]) -> EvalCost | None:
         return None
 
 
-def best_rows(best: dict[str, Cell], sweep: Sweep) -> list[dict[str, object]]:
-    """Per metric, the best cell, with a note when it sits at an end of the sizes tried."""
-    return [
-        {"metric": metric, "best": round(float(c.metrics[metric] or 0.0), 3), "policy":
-         c.policy.key, "method": c.method, "note": edge_note(sweep, c) or "",
-         "vectors": c.cost.vectors, "index s": round(c.cost.seconds, 2)}
-        for metric, c in best.items()
-    ]  # fmt: skip
+def best_rows(
+    best: dict[str, BestCell], sweep: Sweep, window: int | None = None
+) -> list[dict[str, object]]:
+    """Per metric, the best cell and its interval, and a verdict that never overstates: "no
+    size is better than another at this sample" when a cell at another size reaches its
+    interval; a note at an end of the sizes tried only for a clear best; a size past the
+    model's window marked."""
+    rows = []
+    for metric, b in best.items():
+        c = b.cell
+        note = edge_note(sweep, c, window) if b.clear else None
+        rows.append({
+            "metric": metric, "best": round(float(c.metrics[metric] or 0.0), 3),
+            "95% interval": f"{b.low:.3f}-{b.high:.3f}", "verdict": b.verdict(),
+            "policy": c.policy.key, "method": c.method,
+            "past window": "yes" if past_window(c.policy.size, c.policy.unit, window) else "",
+            "note": note or "", "vectors": c.cost.vectors, "index s": round(c.cost.seconds, 2),
+        })  # fmt: skip
+    return rows
 
 
 def start_sweep(queries: list, docs: list, grid: list, methods: list[str]) -> None:

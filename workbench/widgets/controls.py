@@ -16,6 +16,7 @@ from core.provenance.types import ChunkPolicy, Document
 from core.render.views import stats_items
 from workbench.state import (
     Key,
+    live_policy_widget,
     option_widget,
     overlap_widget,
     page_widget,
@@ -60,6 +61,7 @@ def policy_controls(
     name = (picker or cells[0]).segmented_control(
         "Policy", names, default=first, key=policy_widget(slot), **keep
     )
+    name = _own_splitter(picker or cells[0], slot) or name
     spec = registry.get(name)
     if spec.fixed_boundaries:  # an imported chunk set: its boundaries are the import's
         (picker or cells[0]).caption(f"Boundaries as imported: {md(spec.summary)}.")
@@ -76,7 +78,42 @@ def policy_controls(
     overlap = _overlap_slider(
         cells[3], spec, unit, size, overlap_default, overlap_widget(slot, name, unit)
     )
-    return policy_from_args(name, size, overlap, unit, **option_checkboxes(spec, slot))
+    options: dict[str, Any] = option_checkboxes(spec, slot)
+    return policy_from_args(name, size, overlap, unit, **options)
+
+
+def _own_splitter(cell: DeltaGenerator, slot: str) -> str | None:
+    """The canonical name of a splitter of the user's own typed in ``slot`` (``KIND:TARGET``,
+    ``core.imported.live``), resolved now; None when none is typed or it cannot be had
+    (said in place, in one line, and the picked policy is used)."""
+    own = cell.text_input(
+        "Your own splitter", key=live_policy_widget(slot), label_visibility="collapsed",
+        placeholder="or your own splitter: langchain:RecursiveCharacterTextSplitter",
+        help="langchain:CLASS, llamaindex:CLASS, chonkie:CLASS or py:package.module:factory "
+        "(parameters as a call: CLASS(key=value)); the sliders are its chunk_size and "
+        "chunk_overlap, in its own unit, and its pieces are anchored in the text",
+    ).strip()  # fmt: skip
+    if not own:
+        return None
+    try:
+        spec = registry.get(own)
+    except registry.PolicyError as exc:
+        cell.error(md(exc), icon=":material/error:")
+        return None
+    cell.caption(md(spec.summary))
+    return spec.name
+
+
+def idle_overlap_note(policy: ChunkPolicy, overlap_share: float) -> None:
+    """Say why the overlap slider changed nothing visible: an overlap was asked for, yet
+    no character of this document is in two chunks (the policy's own rule says when it
+    repeats text, e.g. ``structure`` only inside a block it splits at sentences)."""
+    if policy.overlap > 0 and overlap_share == 0:
+        rule = registry.get(policy.name).overlap_help
+        st.caption(
+            f"Overlap {policy.overlap} {policy.unit} changes nothing on this document: no "
+            f"text is in two chunks. {md(rule)}"
+        )
 
 
 def overlap_limit(unit: str, size: int) -> tuple[int, int]:
