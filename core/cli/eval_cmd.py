@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     if args.out:
-        result = with_suggestions(result, docs, parts)
+        result = with_suggestions(result, docs, parts, encoder=encoder, embed=embed)
     emit_run(result, args)
     if failures:
         print(f"error: {failed_files_line(failures, len(paths))}", file=sys.stderr)
@@ -218,10 +218,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def with_suggestions(result: Any, docs: Sequence[Any], parts: Callable[..., Any]) -> Any:
+def with_suggestions(
+    result: Any,
+    docs: Sequence[Any],
+    parts: Callable[..., Any],
+    *,
+    encoder: Any = None,
+    embed: Any = None,
+) -> Any:
     """The run with the diagnosis's suggested cause stored per failed query and method
-    (``core.diagnose``), so ``diagnose``, ``check --max-new`` and triage exports read it."""
-    return suggest_run(result, {d.doc_id: d for d in docs}, chunker=parts)[0]
+    (``core.diagnose``), with the repairs it tried when the run's ``encoder`` is given, so
+    ``diagnose``, ``check --max-new`` and triage exports read it."""
+    by_id = {d.doc_id: d for d in docs}
+    return suggest_run(result, by_id, chunker=parts, encoder=encoder, embed=embed)[0]
 
 
 def emit_run(result: Any, args: argparse.Namespace) -> bool:
