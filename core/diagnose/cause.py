@@ -3,26 +3,27 @@
 
 In order:
 
-1. **label**, when a top hit holds the gold's figures and the query's terms (the answer in
+1. **parse**, weak, when no repair of the gold's boundary or parse fixes it and the gold's
+   text is damaged, in running headers or footers, on a page without text or in no chunk
+   (``DAMAGED``: the OCR reading could not be ranked, or read no better).
+2. **label**, when a top hit holds the gold's figures and the query's terms (the answer in
    a second place, ``SECOND_PLACE``), or the gold's own text holds at most ``LABEL_GOLD`` of
    the query's content
    weight, one sentence of a top hit of the failing method holds at least ``LABEL_HIT`` (and
    ``LABEL_GAP`` more), and no repair of the gold's boundary or parse fixes the failure:
    the label points at the wrong passage, or at a broader page. A context repair that
    ranks the gold is then the heading's words, not the gold's (shown as the runner-up).
-2. the **repairs of the gold text** that fix the failure (its rank within the top k):
+3. the **repairs of the gold text** that fix the failure (its rank within the top k):
    parse, boundary, context. One alone: that cause, ``strong``; several: the one ranking
    the gold highest (ties in that order, the smaller repair first), ``weak``, the next as
    runner-up.
-3. **parse**, weak, when no OCR reading could be ranked but the gold's text is damaged,
-   in running headers or footers, on a page without text or in no chunk (``DAMAGED``);
-   then **vocabulary**, when at least ``VOCABULARY`` of the query's content weight (names and
+4. **vocabulary**, when at least ``VOCABULARY`` of the query's content weight (names and
    figures weigh 2; prompt words like "please", "explain" left out) is in words the
    gold's document never uses: ``strong``, or ``weak`` when another method ranks the
    gold (runner-up method).
-4. **method**, when another method of the run ranks the gold within the top k: ``strong``
+5. **method**, when another method of the run ranks the gold within the top k: ``strong``
    when the failing method's own repairs were tried and none fixed it, else ``weak``.
-5. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
+6. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
    moved it at least halfway to the top k, or label when only some of its evidence holds.
 
 The experiments are shown with the suggestion: they are the explanation.
@@ -100,6 +101,11 @@ def decide(
     )
     label = words or evidence.second_place >= SECOND_PLACE
     hard_fixes = [e for e in text_fixes if e.repair != "context"]
+    if evidence.damage >= DAMAGED and not hard_fixes:
+        return Decision(
+            cause="parse", confidence="weak", decided_by=f"{evidence.damage:.0%} of the gold's "
+            "text is damaged or left out (no OCR reading to rank)",
+        )  # fmt: skip
     if label and not hard_fixes:
         line = (
             f"the gold holds {evidence.gold_holds:.0%} of the query's words, a top hit "
@@ -118,11 +124,6 @@ def decide(
             return Decision(cause=first.repair, confidence="weak", decided_by=first.line,
                             runner_up=rest[0])  # fmt: skip
         return Decision(cause=first.repair, confidence="strong", decided_by=first.line)
-    if evidence.damage >= DAMAGED:
-        return Decision(
-            cause="parse", confidence="weak", decided_by=f"{evidence.damage:.0%} of the gold's "
-            "text is damaged or left out (no OCR reading to rank)",
-        )  # fmt: skip
     if evidence.absent >= VOCABULARY:
         line = (
             f"the gold's document never uses {', '.join(evidence.absent_words)} "
