@@ -9,7 +9,7 @@ case is kept when naive fails and bm25 ranks the gold in the top 3.
 Causes seeded (parse is not: these are text documents, and its repair reads a PDF page):
 
 - boundary: the answering sentence cut across a chunk boundary between the subject's name
-  and the asked quantity, beside other makers' models whose sentences stand whole; twin: the
+  and the asked quantity, beside sibling models whose sentences stand whole; twin: the
   document padded so the sentence lies whole in one chunk.
 - context: five models in five sections under headings naming them, each section saying
   "the unit's <quantity> is ..."; the gold never names its model; twin: it does.
@@ -76,6 +76,40 @@ FILLER = [
 ]
 
 
+def chunk_spans(text: str) -> list[tuple[int, int]]:
+    """The spans the measuring policy (fixed, 300 characters, no overlap) cuts ``text`` at."""
+    import hashlib
+
+    from core.chunk import chunk_document
+    from core.chunk.policy_registry import policy_from_dict
+    from core.provenance.types import Document
+
+    doc = Document(doc_id="x", sha256=hashlib.sha256(text.encode()).hexdigest(),
+                   source="x.md", kind="text", text=text, title="x")
+    policy = policy_from_dict({"name": "fixed", "size": CHUNK, "overlap": 0, "unit": "chars"})
+    return [(c.char_start, c.char_end) for c in chunk_document(doc, [], policy)]
+
+
+def settle(text: str, gold: str, cut: int | None = None) -> str:
+    """``text`` with spaces before ``gold`` until one chunk holds it whole (``cut`` None),
+    or until a chunk ends within 3 characters of ``cut`` characters into it."""
+    at = text.index(gold)
+    for n in range(CHUNK + 1):
+        t = text[:at] + " " * n + text[at:]
+        a, b = at + n, at + n + len(gold)
+        spans = chunk_spans(t)
+        if cut is None and any(s <= a and b <= e for s, e in spans):
+            return t
+        if cut is not None and any(abs(e - (a + cut)) <= 3 for s, e in spans):
+            return t
+    raise AssertionError(f"no placement for {gold[:40]!r}")
+
+
+def whole(text: str, gold: str) -> bool:
+    a = text.index(gold)
+    return any(s <= a and a + len(gold) <= e for s, e in chunk_spans(text))
+
+
 def filler(rng: random.Random, subject: str, n: int) -> str:
     return " ".join(s.format(S=subject) for s in rng.sample(FILLER, n))
 
@@ -85,19 +119,19 @@ def value(rng: random.Random, q: tuple[str, str, tuple[int, int]]) -> str:
 
 
 def pad_to(text: str, at: int) -> str:
-    """``text`` with filler spaces so the next character falls at offset ``at``."""
-    return text + " " * max(0, at - len(text))
+    """``text`` with spaces so the next character falls just after offset ``at`` (a fixed
+    chunk there starts at ``at`` or a character later: it skips the spaces)."""
+    return text + " " * max(0, at + 3 - len(text))
 
 
 def boundary(rng: random.Random, i: int) -> dict:
     brand = rng.choice(NAMES)
-    models = rng.sample(MODELS, 3)
-    gold_model = models[0]
-    q, *others = rng.sample(QUANTITIES, 5)
+    q, *others = rng.sample(QUANTITIES, 4)
     head = f"# {brand} product family\n\n{filler(rng, brand, 3)}\n\n## Specifications\n\n"
-    rivals = [n for n in NAMES if n != brand]
-    parts = [f"The {b} {rng.choice(MODELS)} has a {q[0]} of {value(rng, q)}. "
-             f"{filler(rng, b, 2)}" for b in rng.sample(rivals, 5)]
+    models = rng.sample(MODELS, 5)
+    gold_model = models[0]
+    parts = [f"The {brand} {m} has a {q[0]} of {value(rng, q)}. {filler(rng, brand, 2)}"
+             for m in models[1:]]
     parts += [f"The {brand} {gold_model} has a {o[0]} of {value(rng, o)}. {filler(rng, brand, 2)}"
               for o in others]
     rng.shuffle(parts)
@@ -122,9 +156,10 @@ def boundary(rng: random.Random, i: int) -> dict:
     rng.setstate(state)
     twin = build(False)
     query = f"What is the {q[0]} of the {brand} {gold_model}?"
+    cut = len(gold) - len(tail) + 1  # between "the" and the quantity
     return {"id": f"boundary-{i}", "cause": "boundary", "title": f"{brand} product family",
-            "text": defect, "query": query, "gold": gold,
-            "twin": {"text": twin}}
+            "text": settle(defect, gold, cut), "query": query, "gold": gold,
+            "twin": {"text": settle(twin, gold)}}
 
 
 def context(rng: random.Random, i: int) -> dict:
@@ -154,9 +189,10 @@ def context(rng: random.Random, i: int) -> dict:
     text = build(gold)
     rng.setstate(state)
     twin = build(twin_gold)
-    return {"id": f"context-{i}", "cause": "context", "title": "Product notes", "text": text,
+    return {"id": f"context-{i}", "cause": "context", "title": "Product notes",
+            "text": settle(text, gold),
             "query": f"What is the {q[0]} of the {brand} {gold_model}?", "gold": gold,
-            "twin": {"text": twin, "gold": twin_gold}}
+            "twin": {"text": settle(twin, twin_gold), "gold": twin_gold}}
 
 
 def vocabulary(rng: random.Random, i: int) -> dict:
@@ -181,8 +217,8 @@ def vocabulary(rng: random.Random, i: int) -> dict:
     rng.setstate(state)
     twin = build(twin_gold)
     return {"id": f"vocabulary-{i}", "cause": "vocabulary", "title": f"{brand} range overview",
-            "text": text, "query": f"What is the {q[0]} of the {code}?", "gold": gold,
-            "twin": {"text": twin, "gold": twin_gold}}
+            "text": settle(text, gold), "query": f"What is the {q[0]} of the {code}?",
+            "gold": gold, "twin": {"text": settle(twin, twin_gold), "gold": twin_gold}}
 
 
 def label(rng: random.Random, i: int) -> dict:
@@ -202,6 +238,7 @@ def label(rng: random.Random, i: int) -> dict:
     out = pad_to(out, (len(out) // CHUNK + 1) * CHUNK)
     out += f"{wrong} {filler(rng, brand, 2)}\n\n"
     out += filler(rng, brand, 3) + "\n"
+    out = settle(settle(out, answer), wrong)
     return {"id": f"label-{i}", "cause": "label", "title": f"{subject} manual", "text": out,
             "query": f"What is the {asked[0]} of the {subject}?", "gold": wrong,
             "twin": {"gold": answer}}
@@ -225,7 +262,7 @@ def method(rng: random.Random, i: int) -> dict:
     out = pad_to(out, (len(out) // CHUNK + 1) * CHUNK)
     out += gold + "\n\n" + filler(rng, brand, 3) + "\n"
     return {"id": f"method-{i}", "cause": "method", "title": f"{subject} service guide",
-            "text": out, "query": f"What does {code} mean on the display?",
+            "text": settle(out, gold), "query": f"What does {code} mean on the display?",
             "gold": gold, "twin": {"method": "bm25"}}
 
 
@@ -238,6 +275,8 @@ def main() -> None:
             assert case["gold"] in case["text"], case["id"]
             twin = case["twin"]
             assert twin.get("gold", case["gold"]) in twin.get("text", case["text"]), case["id"]
+            assert whole(case["text"], case["gold"]) == (case["cause"] != "boundary"), case["id"]
+            assert whole(twin.get("text", case["text"]), twin.get("gold", case["gold"]))
             cases.append(case)
     out = Path(__file__).with_name("candidates.json")
     out.write_text(json.dumps({"seed": SEED, "chunk": CHUNK, "k": 3, "cases": cases},
