@@ -260,3 +260,67 @@ def test_the_parse_repair_ranks_the_ocr_reading_when_it_differs(diagnosed):
     read = parse(failure, scorer, read=lambda d, s: "What does F9931 mean on the display?")
     assert read is not None and read.repair == "parse" and read.fixes
     assert read.line == "OCR text: rank 5 → 1" and "alike" in read.detail
+
+
+FINANCEBENCH = Path(__file__).parent.parent / "shared" / "corpus" / "financebench"
+FILINGS = ("JOHNSON_JOHNSON_2022Q4_EARNINGS", "MGMRESORTS_2022Q4_EARNINGS")
+
+
+def _financebench() -> Path:
+    import os
+
+    root = Path(os.environ.get("CHUNKSCOPE_SHARED", "/work/shared")) / "corpus" / "financebench"
+    return root if (root / "questions.jsonl").is_file() else FINANCEBENCH
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (_financebench() / "questions.jsonl").is_file(), reason="no shared set")
+def test_real_filings_with_the_real_model_store_experiments_that_agree_with_the_run(tmp_path):
+    """Two FinanceBench filings (J&J and MGM earnings releases, their 5 questions), MiniLM,
+    naive and bm25 at fixed 800/100 characters, a failure when the gold is not ranked
+    first: every failure gets a suggestion with its experiments, each experiment starts
+    from the run's own full-depth rank, a method experiment is the other method's rank,
+    and the run file reads them back."""
+    import core.embed
+    from core.evaluate import load_run, save_run
+    from core.evaluate.importers import import_qa
+    from core.formats import load_document
+    from core.index.indexer import method_records
+
+    root = _financebench()
+    queries = [
+        q for q in import_qa(
+            root / "questions.jsonl", question="question", evidence="evidence[].evidence_text",
+            page="evidence[].evidence_page_num", doc="doc_name", id_column="financebench_id",
+            page_base=0,
+        )
+        if q.doc in FILINGS
+    ]  # fmt: skip
+    docs = [load_document(root / "pdfs" / f"{name}.pdf") for name in FILINGS]
+    policy = policy_from_dict({"name": "fixed", "size": 800, "overlap": 100, "unit": "chars"})
+    config = EvalConfig(policy=policy, methods=("naive", "bm25"), ks=(1,), resamples=10)
+    encoder = core.embed.load_encoder(None, deterministic=True)
+    run = run_eval(queries, docs, config, encoder=encoder)
+    by_id = {d.doc_id: d for d in docs}
+    stored, found = suggest_run(run, by_id, encoder=encoder, embed=method_records)
+    failures = [(q, m) for q in run.queries for m in run.methods if q.failed[m]]
+    assert failures, "no failure to diagnose"
+    for record, method in failures:
+        d = found[method][record.id]
+        assert d.suggested in ("boundary", "context", "parse", "method", "vocabulary",
+                               "label", "unclear")  # fmt: skip
+        assert d.experiments, (record.id, method)
+        other = "bm25" if method == "naive" else "naive"
+        (rival,) = [e for e in d.experiments if e.repair == "method"]
+        assert rival.after == record.full_ranks[other] and rival.method == other
+        for e in d.experiments:
+            assert e.before == record.full_ranks[method]
+            assert e.fixes == (e.after is not None and e.after <= run.text_k)
+        print(record.id, method, d.suggested, d.confidence, [e.line for e in d.experiments])
+    save_run(stored, tmp_path / "run.json")
+    back = load_run(tmp_path / "run.json")
+    for record, method in failures:
+        kept = back.query(record.id).suggested[method]
+        assert [e["line"] for e in kept.experiments] == [
+            e.line for e in found[method][record.id].experiments
+        ]

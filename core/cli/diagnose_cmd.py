@@ -24,6 +24,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+import core.embed
 from core.chunk import chunk_document
 from core.chunk.policy_registry import policy_from_dict
 from core.cli.eval_cmd import expand_docs
@@ -32,6 +33,7 @@ from core.diagnose.run_failures import diagnose_methods
 from core.errors import LabelError
 from core.evaluate import load_run
 from core.formats import parse_document
+from core.index.indexer import method_records
 from core.model.tokens import load_tokenizer
 
 CONFIDENCES = ("strong", "weak", "unclear")
@@ -76,9 +78,6 @@ def _documents(args: argparse.Namespace, run: Any) -> dict[str, Any]:
 
 def load_model(args: argparse.Namespace) -> tuple[Any, Any]:
     """``(encoder, records function)`` for the repairs (the seam tests replace)."""
-    import core.embed
-    from core.index.indexer import method_records
-
     return core.embed.load_encoder(args.model, deterministic=True), method_records
 
 

@@ -36,9 +36,11 @@ import numpy as np
 
 from core import methods as registry
 from core.chunk.sentence_bounds import sentence_spans
-from core.diagnose.terms import Span, name_like
+from core.diagnose.terms import PERIOD, Span, name_like
+from core.embed import encode_queries
 from core.embed.contextual import contextual_prefix
-from core.methods.lexical import K1, B, indexed_text, terms
+from core.ingest.ocr import recognise_page, require_engine
+from core.methods.lexical import K1, B, indexed_text, terms, word_spans
 from core.provenance.types import Chunk, Document, make_chunk_id
 
 REPAIRS = ("boundary", "context", "parse", "method")
@@ -109,8 +111,6 @@ def shown_rank(rank: int | None, depth: int) -> str:
 def content_words(query: str, function_words: frozenset[str]) -> dict[str, float]:
     """The query's content terms (stems) with their weight: prompt and function words
     out; a name or figure (not a fiscal period) weighs 2, any other word 1."""
-    from core.diagnose.signals import PERIOD  # the one definition of a fiscal period
-
     out: dict[str, float] = {}
     for a, b, term in _word_spans(query):
         word = query[a:b]
@@ -126,8 +126,6 @@ def content_words(query: str, function_words: frozenset[str]) -> dict[str, float
 
 
 def _word_spans(text: str) -> list[tuple[int, int, str]]:
-    from core.methods.lexical import word_spans
-
     return list(word_spans(text))
 
 
@@ -201,8 +199,6 @@ class MethodScorer:
 
     def _query_vector(self) -> np.ndarray:
         if self._qvec is None:
-            from core.embed import encode_queries
-
             self._qvec = np.asarray(encode_queries(self.encoder, [self.query])[0], np.float32)
         return self._qvec
 
@@ -383,8 +379,6 @@ def ocr_region(doc: Document, span: Span) -> str | None:
     """The OCR text of the region the span covers on its PDF page(s): the recognised
     characters whose boxes' centres fall in the span's box. None for a document that is
     not a PDF with boxes, or without the OCR engine."""
-    from core.ingest.ocr import recognise_page, require_engine
-
     if doc.kind != "pdf" or doc.char_bbox_pt is None or not doc.source_bytes:
         return None
     try:

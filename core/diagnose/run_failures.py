@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from core import methods as registry
 from core.chunk import chunk_document
 from core.chunk.policy_registry import policy_from_dict
 from core.diagnose.repairs import (
@@ -27,6 +28,8 @@ from core.diagnose.signals import FUNCTION_WORDS, Case, Diagnosis, Hit, diagnose
 from core.diagnose.terms import all_term_spans, chunk_shares
 from core.evaluate.run_file import Suggestion
 from core.formats import parse_document
+from core.index.indexer import method_records
+from core.methods.lexical import indexed_text
 from core.provenance.types import Block, Chunk, Document
 
 Chunker = Callable[[Document], tuple[Sequence[Block], Sequence[Chunk]]]
@@ -76,8 +79,6 @@ def diagnose_methods(
     run; without, only the other methods' ranks and the evidence decide."""
     parts = chunker or default_chunker(policy_from_dict(run.policy))
     if encoder is not None and embed is None:
-        from core.index.indexer import method_records
-
         embed = method_records
     stats: dict[str, LexicalStats] = {}
     built: dict[str, tuple[Sequence[Block], Sequence[Chunk], dict[str, float], Any]] = {}
@@ -163,9 +164,6 @@ def _scorer(
 ) -> MethodScorer | None:  # fmt: skip
     """The failing method's scorer; a lexical one with the run's corpus statistics
     (built once per method), None for a fused or external method."""
-    from core import methods as registry
-    from core.methods.lexical import indexed_text
-
     family = registry.get(method).family
     if family not in ("dense", "lexical"):
         return None

@@ -41,7 +41,15 @@ from core import methods as registry
 from core.chunk.sentence_bounds import sentence_spans
 from core.diagnose.cause import Evidence, decide
 from core.diagnose.repairs import Experiment, content_words, held_share, ordinal
-from core.diagnose.terms import Span, all_term_spans, chunk_terms, name_like, query_terms, terms_of
+from core.diagnose.terms import (
+    PERIOD,
+    Span,
+    all_term_spans,
+    chunk_terms,
+    name_like,
+    query_terms,
+    terms_of,
+)
 from core.ingest.ocr import ocr_reading
 from core.methods.lexical import word_spans
 from core.model.paths import default_model_dir
@@ -79,8 +87,6 @@ SAME_FIGURES = 3  # a hit holding this many of the gold's figures (and 80 %) rep
 NEAR_DUPLICATE = 0.5  # Jaccard similarity of a passage's terms and the gold's: its twin
 METHOD_STRENGTH = 0.85  # every other method finds the gold
 PREFIX_FINDS = 0.75  # the prefixed method finds the gold its plain twin misses
-# A fiscal period as questions write it (FY2022, Q2, Q22023, Q2'2023, H1): a date, not a name.
-PERIOD = re.compile(r"(?:fy|cy|h[12]|q[1-4])(?:['’]?\d{2,4})?|\d{1,2}q\d{2,4}", re.I)
 # Where a reader of the gold finds its context: the document's opening (a cover page, a
 # title, an introduction), the last headings above the gold, the text just read before it
 # within its section, the gold itself and a little after.

@@ -32,8 +32,24 @@ SEED = 3901
 PER_CAUSE = 8
 CHUNK = 300
 
-NAMES = ["Corvane", "Halbrook", "Mistral", "Orlen", "Pexa", "Quillon", "Ravent", "Sorel",
-         "Tamsin", "Ulvar", "Vektor", "Wendal", "Yarrow", "Zephra", "Brisk", "Calder"]
+NAMES = [
+    "Corvane",
+    "Halbrook",
+    "Mistral",
+    "Orlen",
+    "Pexa",
+    "Quillon",
+    "Ravent",
+    "Sorel",
+    "Tamsin",
+    "Ulvar",
+    "Vektor",
+    "Wendal",
+    "Yarrow",
+    "Zephra",
+    "Brisk",
+    "Calder",
+]
 MODELS = ["Lite", "Max", "Pro", "Mini", "Flex", "Prime", "Core", "Plus", "Air"]
 QUANTITIES = [
     ("maximum operating temperature", "{n} degrees Celsius", (60, 95)),
@@ -84,8 +100,14 @@ def chunk_spans(text: str) -> list[tuple[int, int]]:
     from core.chunk.policy_registry import policy_from_dict
     from core.provenance.types import Document
 
-    doc = Document(doc_id="x", sha256=hashlib.sha256(text.encode()).hexdigest(),
-                   source="x.md", kind="text", text=text, title="x")
+    doc = Document(
+        doc_id="x",
+        sha256=hashlib.sha256(text.encode()).hexdigest(),
+        source="x.md",
+        kind="text",
+        text=text,
+        title="x",
+    )
     policy = policy_from_dict({"name": "fixed", "size": CHUNK, "overlap": 0, "unit": "chars"})
     return [(c.char_start, c.char_end) for c in chunk_document(doc, [], policy)]
 
@@ -130,14 +152,19 @@ def boundary(rng: random.Random, i: int) -> dict:
     head = f"# {brand} product family\n\n{filler(rng, brand, 3)}\n\n## Specifications\n\n"
     models = rng.sample(MODELS, 5)
     gold_model = models[0]
-    parts = [f"The {brand} {m} has a {q[0]} of {value(rng, q)}. {filler(rng, brand, 2)}"
-             for m in models[1:]]
-    parts += [f"The {brand} {gold_model} has a {o[0]} of {value(rng, o)}. {filler(rng, brand, 2)}"
-              for o in others]
+    parts = [
+        f"The {brand} {m} has a {q[0]} of {value(rng, q)}. {filler(rng, brand, 2)}"
+        for m in models[1:]
+    ]
+    parts += [
+        f"The {brand} {gold_model} has a {o[0]} of {value(rng, o)}. {filler(rng, brand, 2)}"
+        for o in others
+    ]
     rng.shuffle(parts)
     lead = f"{filler(rng, brand, 1)} For the {brand} {gold_model}, the"
     tail = f" {q[0]} is {value(rng, q)}, as measured by the test house."
     gold = f"For the {brand} {gold_model}, the{tail}"
+
     def build(cut_inside: bool) -> str:
         out = head
         for part in parts[:3]:
@@ -151,15 +178,22 @@ def boundary(rng: random.Random, i: int) -> dict:
         for part in parts[3:]:
             out = pad_to(out, (len(out) // CHUNK + 1) * CHUNK) + part + "\n\n"
         return out
+
     state = rng.getstate()
     defect = build(True)
     rng.setstate(state)
     twin = build(False)
     query = f"What is the {q[0]} of the {brand} {gold_model}?"
     cut = len(gold) - len(tail) + 1  # between "the" and the quantity
-    return {"id": f"boundary-{i}", "cause": "boundary", "title": f"{brand} product family",
-            "text": settle(defect, gold, cut), "query": query, "gold": gold,
-            "twin": {"text": settle(twin, gold)}}
+    return {
+        "id": f"boundary-{i}",
+        "cause": "boundary",
+        "title": f"{brand} product family",
+        "text": settle(defect, gold, cut),
+        "query": query,
+        "gold": gold,
+        "twin": {"text": settle(twin, gold)},
+    }
 
 
 def context(rng: random.Random, i: int) -> dict:
@@ -177,6 +211,7 @@ def context(rng: random.Random, i: int) -> dict:
             twin_gold = f"The {brand} {m}'s {q[0]} is {v}, measured by the test house."
         # heading, then filler long enough that the sentence sits in a later chunk
         sections.append((m, f"## The {brand} {m}\n\n{filler(rng, brand, 4)}\n\n", sentence))
+
     def build(replace: str) -> str:
         out = f"# Product notes\n\n{filler(rng, brand, 2)}\n\n"
         for m, intro, sentence in sections:
@@ -185,14 +220,20 @@ def context(rng: random.Random, i: int) -> dict:
             out = pad_to(out, (len(out) // CHUNK + 1) * CHUNK)
             out += (replace if m == gold_model else sentence) + "\n\n"
         return out
+
     state = rng.getstate()
     text = build(gold)
     rng.setstate(state)
     twin = build(twin_gold)
-    return {"id": f"context-{i}", "cause": "context", "title": "Product notes",
-            "text": settle(text, gold),
-            "query": f"What is the {q[0]} of the {brand} {gold_model}?", "gold": gold,
-            "twin": {"text": settle(twin, twin_gold), "gold": twin_gold}}
+    return {
+        "id": f"context-{i}",
+        "cause": "context",
+        "title": "Product notes",
+        "text": settle(text, gold),
+        "query": f"What is the {q[0]} of the {brand} {gold_model}?",
+        "gold": gold,
+        "twin": {"text": settle(twin, twin_gold), "gold": twin_gold},
+    }
 
 
 def vocabulary(rng: random.Random, i: int) -> dict:
@@ -204,6 +245,7 @@ def vocabulary(rng: random.Random, i: int) -> dict:
     v = value(rng, q)
     gold = f"The {brand} {gold_model} has a {q[0]} of {v}."
     twin_gold = f"The {brand} {gold_model} ({code}) has a {q[0]} of {v}."
+
     def build(g: str) -> str:
         out = f"# {brand} range overview\n\n{filler(rng, brand, 2)}\n\n## Performance\n\n"
         lines = [f"The {brand} {m} has a {q[0]} of {value(rng, q)}." for m in models[1:]]
@@ -212,13 +254,20 @@ def vocabulary(rng: random.Random, i: int) -> dict:
             out = pad_to(out, (len(out) // CHUNK + 1) * CHUNK)
             out += line + " " + filler(rng, brand, 2) + "\n\n"
         return out
+
     state = rng.getstate()
     text = build(gold)
     rng.setstate(state)
     twin = build(twin_gold)
-    return {"id": f"vocabulary-{i}", "cause": "vocabulary", "title": f"{brand} range overview",
-            "text": settle(text, gold), "query": f"What is the {q[0]} of the {code}?",
-            "gold": gold, "twin": {"text": settle(twin, twin_gold), "gold": twin_gold}}
+    return {
+        "id": f"vocabulary-{i}",
+        "cause": "vocabulary",
+        "title": f"{brand} range overview",
+        "text": settle(text, gold),
+        "query": f"What is the {q[0]} of the {code}?",
+        "gold": gold,
+        "twin": {"text": settle(twin, twin_gold), "gold": twin_gold},
+    }
 
 
 def label(rng: random.Random, i: int) -> dict:
@@ -227,7 +276,10 @@ def label(rng: random.Random, i: int) -> dict:
     subject = f"{brand} {model}"
     asked, beside, *others = rng.sample(QUANTITIES, 5)
     answer = f"The {subject} has a {asked[0]} of {value(rng, asked)}."
-    wrong = f"Operators are advised to log the {beside[0]} reading, {value(rng, beside)} when new, once a month."
+    wrong = (
+        f"Operators are advised to log the {beside[0]} reading, "
+        f"{value(rng, beside)} when new, once a month."
+    )
     out = f"# {subject} manual\n\n{filler(rng, brand, 2)}\n\n"
     for o in others:
         out = pad_to(out, (len(out) // CHUNK + 1) * CHUNK)
@@ -239,9 +291,15 @@ def label(rng: random.Random, i: int) -> dict:
     out += f"{wrong} {filler(rng, brand, 2)}\n\n"
     out += filler(rng, brand, 3) + "\n"
     out = settle(settle(out, answer), wrong)
-    return {"id": f"label-{i}", "cause": "label", "title": f"{subject} manual", "text": out,
-            "query": f"What is the {asked[0]} of the {subject}?", "gold": wrong,
-            "twin": {"gold": answer}}
+    return {
+        "id": f"label-{i}",
+        "cause": "label",
+        "title": f"{subject} manual",
+        "text": out,
+        "query": f"What is the {asked[0]} of the {subject}?",
+        "gold": wrong,
+        "twin": {"gold": answer},
+    }
 
 
 def method(rng: random.Random, i: int) -> dict:
@@ -249,21 +307,42 @@ def method(rng: random.Random, i: int) -> dict:
     model = rng.choice(MODELS)
     subject = f"{brand} {model}"
     code = f"{rng.choice('EFHKR')}{rng.randint(1000, 9999)}"
-    fault = rng.choice(["a blocked intake filter", "a loose sensor cable", "a worn drive belt",
-                        "a failed fan bearing"])
-    gold = (f"Routine care keeps it running. {filler(rng, brand, 1)} "
-            f"A reading of {code} points to {fault}. {filler(rng, brand, 1)}")
+    fault = rng.choice(
+        [
+            "a blocked intake filter",
+            "a loose sensor cable",
+            "a worn drive belt",
+            "a failed fan bearing",
+        ]
+    )
+    gold = (
+        f"Routine care keeps it running. {filler(rng, brand, 1)} "
+        f"A reading of {code} points to {fault}. {filler(rng, brand, 1)}"
+    )
     out = f"# {subject} service guide\n\n{filler(rng, brand, 2)}\n\n## Display\n\n"
-    for other in ["an overheated motor", "a low supply voltage", "a door left open",
-                  "an empty water tank", "a jammed outlet"]:
+    for other in [
+        "an overheated motor",
+        "a low supply voltage",
+        "a door left open",
+        "an empty water tank",
+        "a jammed outlet",
+    ]:
         out = pad_to(out, (len(out) // CHUNK + 1) * CHUNK)
-        out += (f"The {subject} display shows a warning when it detects {other}; "
-                f"it clears once the cause is corrected.\n\n")
+        out += (
+            f"The {subject} display shows a warning when it detects {other}; "
+            f"it clears once the cause is corrected.\n\n"
+        )
     out = pad_to(out, (len(out) // CHUNK + 1) * CHUNK)
     out += gold + "\n\n" + filler(rng, brand, 3) + "\n"
-    return {"id": f"method-{i}", "cause": "method", "title": f"{subject} service guide",
-            "text": settle(out, gold), "query": f"What does {code} mean on the display?",
-            "gold": gold, "twin": {"method": "bm25"}}
+    return {
+        "id": f"method-{i}",
+        "cause": "method",
+        "title": f"{subject} service guide",
+        "text": settle(out, gold),
+        "query": f"What does {code} mean on the display?",
+        "gold": gold,
+        "twin": {"method": "bm25"},
+    }
 
 
 def main() -> None:
@@ -279,8 +358,13 @@ def main() -> None:
             assert whole(twin.get("text", case["text"]), twin.get("gold", case["gold"]))
             cases.append(case)
     out = Path(__file__).with_name("candidates.json")
-    out.write_text(json.dumps({"seed": SEED, "chunk": CHUNK, "k": 3, "cases": cases},
-                              indent=1, ensure_ascii=False) + "\n", "utf-8")
+    out.write_text(
+        json.dumps(
+            {"seed": SEED, "chunk": CHUNK, "k": 3, "cases": cases}, indent=1, ensure_ascii=False
+        )
+        + "\n",
+        "utf-8",
+    )
     print(f"wrote {len(cases)} cases to {out}")
 
 

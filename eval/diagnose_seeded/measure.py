@@ -15,12 +15,14 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import sys
 import tempfile
 from pathlib import Path
 
-from verify import run_eval, write_set
-
 HERE = Path(__file__).parent
+sys.path[:0] = [str(HERE.parents[1]), str(HERE)]  # this checkout's core, then verify.py
+
+from verify import run_eval, write_set  # noqa: E402
 
 
 def main() -> None:
@@ -45,18 +47,26 @@ def main() -> None:
         group = "naive" if row["method"] == "naive" else "others"
         cell = table.setdefault(group, {}).setdefault(truth, {})
         cell[row["cause"]] = cell.get(row["cause"], 0) + 1
-        rows.append({"id": case["id"], "method": row["method"], "truth": truth,
-                     "suggested": row["cause"], "confidence": row["confidence"],
-                     "decided_by": row.get("decided_by", ""),
-                     "experiments": [e["line"] for e in row.get("experiments", [])]})
+        rows.append(
+            {
+                "id": case["id"],
+                "method": row["method"],
+                "truth": truth,
+                "suggested": row["cause"],
+                "confidence": row["confidence"],
+                "decided_by": row.get("decided_by", ""),
+                "experiments": [e["line"] for e in row.get("experiments", [])],
+            }
+        )
     for group, by in table.items():
         n = sum(sum(c.values()) for c in by.values())
         agree = sum(c.get(t, 0) for t, c in by.items())
         print(f"{group}: {agree} of {n} agree")
         for truth, cell in sorted(by.items()):
             print(f"  {truth:<11} {cell.get(truth, 0)}/{sum(cell.values())}  {cell}")
-    (HERE / "measured.json").write_text(json.dumps({"table": table, "rows": rows}, indent=1)
-                                        + "\n", "utf-8")
+    (HERE / "measured.json").write_text(
+        json.dumps({"table": table, "rows": rows}, indent=1) + "\n", "utf-8"
+    )
 
 
 if __name__ == "__main__":

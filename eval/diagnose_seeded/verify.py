@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).parent
+sys.path[:0] = [str(HERE.parents[1]), str(HERE)]  # this checkout's core, then verify.py
 METHODS = "naive,bm25,contextual"
 
 
@@ -28,8 +29,14 @@ def write_set(root: Path, cases: list[dict], twin: bool) -> tuple[Path, Path]:
     for case in cases:
         t = case["twin"] if twin else {}
         (docs / f"{case['id']}.md").write_text(t.get("text", case["text"]), "utf-8")
-        lines.append({"id": case["id"], "query": t.get("query", case["query"]),
-                      "doc": f"{case['id']}.md", "evidence": [{"text": t.get("gold", case["gold"])}]})
+        lines.append(
+            {
+                "id": case["id"],
+                "query": t.get("query", case["query"]),
+                "doc": f"{case['id']}.md",
+                "evidence": [{"text": t.get("gold", case["gold"])}],
+            }
+        )
     queries = root / ("twin.jsonl" if twin else "defect.jsonl")
     queries.write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
     return docs, queries
@@ -38,9 +45,33 @@ def write_set(root: Path, cases: list[dict], twin: bool) -> tuple[Path, Path]:
 def run_eval(docs: Path, queries: Path, out: Path) -> dict[str, dict]:
     from core.cli import main
 
-    code = main(["eval", "--queries", str(queries), "--docs", str(docs), "--methods", METHODS,
-                 "--policy", "fixed", "--size", "300", "--overlap", "0", "--unit", "chars",
-                 "--k", "3", "--scope", "doc", "--resamples", "10", "--out", str(out)])
+    code = main(
+        [
+            "eval",
+            "--queries",
+            str(queries),
+            "--docs",
+            str(docs),
+            "--methods",
+            METHODS,
+            "--policy",
+            "fixed",
+            "--size",
+            "300",
+            "--overlap",
+            "0",
+            "--unit",
+            "chars",
+            "--k",
+            "3",
+            "--scope",
+            "doc",
+            "--resamples",
+            "10",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0, code
     run = json.loads(out.read_text("utf-8"))
     return {q["id"]: q for q in run["queries"]}
@@ -52,8 +83,11 @@ def main() -> None:
     cases = [c for c in data["cases"] if not only or c["cause"] in only]
     earlier = []
     if only and (HERE / "cases.json").exists():
-        earlier = [c for c in json.loads((HERE / "cases.json").read_text("utf-8"))["cases"]
-                   if c["cause"] not in only]
+        earlier = [
+            c
+            for c in json.loads((HERE / "cases.json").read_text("utf-8"))["cases"]
+            if c["cause"] not in only
+        ]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         defect = run_eval(*write_set(root, cases, False), root / "defect.json")
@@ -65,14 +99,16 @@ def main() -> None:
             print(f"{case['id']}: unresolved", file=sys.stderr)
             continue
         naive_fails = bool(d["failed"]["naive"])
-        if case["cause"] == "method":
-            fixed = not d["failed"]["bm25"]
-        else:
-            fixed = not t["failed"]["naive"]
+        # a method case is fixed by the other method; any other by its twin
+        fixed = not (d if case["cause"] == "method" else t)["failed"][
+            "bm25" if case["cause"] == "method" else "naive"
+        ]
         ranks = {m: d["full_ranks"].get(m) for m in d["failed"]}
         twin_ranks = {m: t["full_ranks"].get(m) for m in t["failed"]}
-        print(f"{case['id']:<14} naive fails {naive_fails!s:<5} twin fixes {fixed!s:<5} "
-              f"ranks {ranks} twin {twin_ranks}")
+        print(
+            f"{case['id']:<14} naive fails {naive_fails!s:<5} twin fixes {fixed!s:<5} "
+            f"ranks {ranks} twin {twin_ranks}"
+        )
         if naive_fails and fixed:
             kept.append(case | {"verified": {"defect_ranks": ranks, "twin_ranks": twin_ranks}})
     kept = earlier + kept

@@ -1,7 +1,9 @@
 """Glue of the failure reader's "why it failed" panel: the diagnosis of the failure on
-screen (``core.diagnose``), every signal under its cause with the characters it points at
-lit on the rendered page (paged documents) and in the text around them, and the
-suggested cause the tag buttons pre-select; and "where does a chunk rank?" for the
+screen (``core.diagnose``), led by its experiments (each repair tried and the rank it gave
+the gold, the other methods' ranks: what decided the suggested cause), then every signal
+under its cause with the characters it points at lit on the rendered page (paged
+documents) and in the text around them, and the suggested cause the tag buttons
+pre-select; and "where does a chunk rank?" for the
 failure: the gold chunk, one found by its words or one clicked on its page, ranked at
 full depth under every method of the run (``core.diagnose.run_depth``).
 
@@ -47,7 +49,7 @@ CAUSE_ORDER = ("parse", "label", "method", "boundary", "vocabulary", "context")
 RANK_EMBED = None  # the records of one stored method; None: core.index.indexer.method_records
 
 
-@st.cache_resource(max_entries=8, show_spinner="Laying out the evidence of each failure…")
+@st.cache_resource(max_entries=8, show_spinner="Trying the repairs of each failure…")
 def _diagnoses(run_id: str, method: str, shas: tuple[str, ...], _run, _docs) -> dict:
     policy = ChunkPolicy.from_dict(dict(_run.policy))
 
@@ -55,7 +57,10 @@ def _diagnoses(run_id: str, method: str, shas: tuple[str, ...], _run, _docs) -> 
         blocks = parse_cache.parsed(doc, "fast").blocks
         return blocks, parse_cache.chunked(doc, "fast", policy)
 
-    return diagnose_run(_run, _docs, method=method, chunker=parts)
+    encoder = eng.encoder()
+    if getattr(encoder, "name", None) != _run.model:
+        encoder = None  # another model's vectors rank nothing of this run: no repairs
+    return diagnose_run(_run, _docs, method=method, chunker=parts, encoder=encoder)
 
 
 def _on_page(doc: Document, signal: Signal) -> str | None:
@@ -111,6 +116,25 @@ def diagnosis_of(run, query_id: str, method: str, docs: dict[str, Document]) -> 
     return _diagnoses(run.run_id, method, shas, run, docs).get(query_id)
 
 
+def experiments_html(diagnosis: Diagnosis) -> str:
+    """The experiments as a list: each repair's line ("kept whole in one chunk: rank 14 →
+    2"), the ones that fix the failure marked; a note when no repair could be run."""
+    if not diagnosis.experiments:
+        return '<div class="cs-doc">No experiment: the run stores no other method.</div>'
+    items = "".join(
+        f"<li>{'✔ ' if e.fixes else ''}{escape(e.line)}"
+        + (f' <span class="cs-doc">({escape(e.detail)})</span>' if e.detail else "")
+        + "</li>"
+        for e in diagnosis.experiments
+    )
+    repaired = any(e.repair != "method" for e in diagnosis.experiments)
+    note = "" if repaired else (
+        '<div class="cs-doc">No repair of the gold was run (the run\'s model is not the '
+        "one loaded here, or the method ranks no index of its own).</div>"
+    )  # fmt: skip
+    return f'<ul style="margin:0.3em 0 0 1em">{items}</ul>{note}'
+
+
 def why_panel(diagnosis: Diagnosis | None, doc: Document | None) -> None:
     """The suggestion with its confidence and runner-up, the named findings (a method
     that alone misses, the answer in two places), then the evidence cause by cause, each
@@ -119,28 +143,24 @@ def why_panel(diagnosis: Diagnosis | None, doc: Document | None) -> None:
         st.caption("No diagnosis: the run's document is not loaded in this session.")
         return
     colour = CAUSE_COLOURS.get(diagnosis.suggested, "#6c757d")
-    runner = (
-        f" · runner-up: <b>{escape(diagnosis.runner_up)}</b> "
-        f"({diagnosis.scores.get(diagnosis.runner_up, 0):.2f})"
-        if diagnosis.runner_up else ""
-    )  # fmt: skip
-    score = diagnosis.scores.get(diagnosis.suggested, 0.0)
+    runner = f" · runner-up: <b>{escape(diagnosis.runner_up)}</b>" if diagnosis.runner_up else ""
     st.html(
         f'<div class="cs-hit" style="border-left-color:{colour}"><b>Why it failed</b> · '
         f'suggested: <b style="color:{colour}">{escape(diagnosis.suggested)}</b> '
-        f"({escape(diagnosis.confidence)}, {score:.2f}){runner} "
+        f"({escape(diagnosis.confidence)}){runner} "
         f'<span class="cs-doc">{escape(CONFIDENCE_NOTE.get(diagnosis.confidence, ""))}; '
-        f"decided by: {escape(diagnosis.decided_by)}</span></div>"
+        f"decided by: {escape(diagnosis.decided_by)}</span>"
+        f"{experiments_html(diagnosis)}</div>"
     )
     _method_finding(diagnosis, doc)
     _second_gold(diagnosis, doc)
+    st.caption("The signals below are shown for reading; the experiments above decide.")
     for cause in CAUSE_ORDER:
         signals = diagnosis.by_cause(cause)
         if not signals:
             continue
         holds = sum(s.holds for s in signals)
-        score = diagnosis.scores.get(cause, 0.0)
-        title = f"{cause}: {holds} of {len(signals)} signal(s) hold · score {score:.2f}"
+        title = f"{cause}: {holds} of {len(signals)} signal(s) hold"
         with st.expander(title, expanded=cause == diagnosis.suggested):
             for signal in signals:
                 mark = "✔" if signal.holds else "–"
