@@ -8,7 +8,8 @@ per query (plain hits JSONL, a Ragas dataset, OpenInference retriever spans;
 alone) computed over exactly the set's spans (``core.evaluate.imported_run``). The
 documents are ``--docs`` or, by default, the store library's versions the set was
 anchored in. The run prints as ``eval`` prints it, plus what the import could not place;
-``--out RUN.json`` saves it for ``triage``, ``check`` and the Evaluate page.
+``--out RUN.json`` saves it for ``triage``, ``check`` and the Evaluate page, with each
+failure's suggested cause and its experiments (``core.diagnose``), as ``eval --out``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from core.cli.index_cmd import (
 from core.cli.options import check_out, load_each
 from core.cli.progress import ProgressBar
 from core.config import resolve_store
+from core.diagnose.run_failures import suggest_run
 from core.embed import VectorCache
 from core.evaluate import read_queries
 from core.evaluate.imported_run import import_run
@@ -135,6 +137,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+    if args.out:  # each failure's suggestion and experiments, as eval --out stores them
+        by_id = {d.doc_id: d for d in docs}
+        result = suggest_run(result, by_id, encoder=encoder, embed=embed)[0]
     if emit_run(result, args):
         print_import(result.imported, sys.stdout)
     return 0
