@@ -60,7 +60,9 @@ def _diagnoses(run_id: str, method: str, shas: tuple[str, ...], _run, _docs) -> 
     encoder = eng.encoder()
     if getattr(encoder, "name", None) != _run.model:
         encoder = None  # another model's vectors rank nothing of this run: no repairs
-    return diagnose_run(_run, _docs, method=method, chunker=parts, encoder=encoder)
+    return diagnose_run(
+        _run, _docs, method=method, chunker=parts, encoder=encoder, embed=RANK_EMBED
+    )
 
 
 def _on_page(doc: Document, signal: Signal) -> str | None:
@@ -107,6 +109,12 @@ CONFIDENCE_NOTE = {
     "weak": "the evidence leans this way",
     "unclear": "the evidence is split: read it before tagging",
 }
+
+
+def diagnoses_of(run, method: str, docs: dict[str, Document]) -> dict[str, Diagnosis]:
+    """Every failure of the run under ``method`` diagnosed (cached), by query id."""
+    shas = tuple(sorted(d.sha256 for d in docs.values()))
+    return _diagnoses(run.run_id, method, shas, run, docs)
 
 
 def diagnosis_of(run, query_id: str, method: str, docs: dict[str, Document]) -> Diagnosis | None:
