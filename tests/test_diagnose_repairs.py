@@ -324,3 +324,46 @@ def test_real_filings_with_the_real_model_store_experiments_that_agree_with_the_
         assert [e["line"] for e in kept.experiments] == [
             e.line for e in found[method][record.id].experiments
         ]
+
+
+def test_a_whole_page_gold_is_repaired_by_its_answering_sentence(diagnosed):
+    """A gold longer than any chunk cannot be kept whole: the boundary repair places a
+    chunk around the sentence holding most of the query's words, cut across a chunk
+    boundary in the document."""
+    from core.diagnose.run_failures import default_chunker
+
+    run, _, docs, encoder = diagnosed
+    doc = docs["boundary"]
+    policy = policy_from_dict({"name": "fixed", "size": 300, "overlap": 0, "unit": "chars"})
+    chunks = default_chunker(policy)(doc)[1]
+    query = "What is the maximum operating temperature of the Corvane HX40 pump?"
+    page = (0, len(doc.text))  # the label points at the whole page
+    failure = Failure(
+        query=query, gold=(page,), doc=doc, chunks=chunks, method="bm25", before=4,
+        others=tuple(h.score for h in run.query("boundary").top["bm25"][1:]), k=1, depth=10,
+        ranks={},
+    )  # fmt: skip
+    from core.diagnose.repairs import LexicalStats, boundary
+
+    stats = LexicalStats.build([c.text for c in chunks])
+    scorer = MethodScorer(method="bm25", query=query, encoder=encoder, embed=fake_embed_chunks,
+                          lexical=stats)  # fmt: skip
+    made = boundary(failure, scorer, content_words(query, FUNCTION_WORDS))
+    assert made is not None and made.line.startswith("its answering sentence kept whole")
+    a, b = made.span
+    sentence = "For the Corvane HX40 pump, the maximum operating temperature is 85 degrees Celsius."
+    at = doc.text.index(sentence)
+    assert a <= at and at + len(sentence) <= b and b - a <= max(len(c.text) for c in chunks)
+
+
+def test_a_bm25_only_miss_with_words_the_document_lacks_is_vocabulary_beside_method():
+    """bm25 misses, the dense methods rank the gold first, and the query's words are not
+    the document's: vocabulary, weak, the method as runner-up (not a confident context)."""
+    found = [
+        _experiment("context", 9, 7),
+        _experiment("method", 9, 1),  # naive ranks it 1st
+    ]
+    evidence = Evidence(absent=0.5, absent_words=("battles",), gold_holds=0.4, hit_holds=0.5)
+    d = decide(found, evidence, k=3, repaired=True)
+    assert (d.cause, d.confidence, d.runner_up) == ("vocabulary", "weak", "method")
+    assert "battles" in d.decided_by
