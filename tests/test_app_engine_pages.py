@@ -552,6 +552,10 @@ def test_every_failure_of_a_run_is_a_row_with_its_suggestion_and_experiments(fak
         d = why.diagnoses_of(run, method, docs)[qid]  # the reader's own diagnosis
         assert cause == d.suggested and lines == " · ".join(e.line for e in d.experiments)
         assert lines  # every failure shows its experiments
+        stored = run.query(qid).suggested[method]  # the saved run holds the same
+        assert stored.cause == cause and [e["line"] for e in stored.experiments] == [
+            e.line for e in d.experiments
+        ]
     one = run.methods[0]
     at.multiselect(key=f"{EvalKey.FAILS}method_{run.run_id}").set_value([one]).run()
     (table,) = [d.value for d in at.dataframe if "experiments" in d.value.columns]

@@ -18,8 +18,9 @@ import json
 import streamlit as st
 
 from core.diagnose.run_depth import RunRanker
-from core.diagnose.run_failures import diagnose_run
+from core.diagnose.run_failures import diagnose_run, suggest_run
 from core.diagnose.signals import Diagnosis, Signal
+from core.evaluate import save_run
 from core.evaluate import triage as tri_core
 from core.provenance.types import ChunkPolicy, Document
 from core.render.chart_style import CAUSE_COLOURS
@@ -29,6 +30,7 @@ from core.render.page_pick import PickTarget
 from core.render.views import focus_view
 from workbench.documents import parse_cache
 from workbench.engine import resources as eng
+from workbench.engine import run_files
 from workbench.frame import roles
 from workbench.state import (
     EvalKey,
@@ -109,6 +111,20 @@ CONFIDENCE_NOTE = {
     "weak": "the evidence leans this way",
     "unclear": "the evidence is split: read it before tagging",
 }
+
+
+def store_suggestions(run, docs: dict[str, Document]):  # -> EvalRun
+    """The run saved again with each failure's suggested cause and its experiments (as
+    ``eval --out`` stores them), so the table, the tags and the export read them."""
+    policy = ChunkPolicy.from_dict(dict(run.policy))
+
+    def parts(doc: Document):
+        return parse_cache.parsed(doc, "fast").blocks, parse_cache.chunked(doc, "fast", policy)
+
+    with st.spinner("Trying the repairs of each failure…"):
+        stored = suggest_run(run, docs, chunker=parts, encoder=eng.encoder(), embed=RANK_EMBED)[0]
+    save_run(stored, run_files.runs_dir() / f"{run.run_id}.json")
+    return stored
 
 
 def diagnoses_of(run, method: str, docs: dict[str, Document]) -> dict[str, Diagnosis]:
