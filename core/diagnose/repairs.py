@@ -27,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -441,6 +440,3 @@ def run_repairs(
                 out.append(made)
     out.extend(method_experiments(failure))
     return out
-
-
-_SPACE = re.compile(r"\s+")
