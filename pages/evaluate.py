@@ -97,6 +97,7 @@ tag_store = triage.triage_store()
 if not any(q.failed[method] for q in run.queries):
     st.success(f"No failures under {method}: every query has gold in its top {run.text_k}.")
     st.stop()
+triage.failure_table(run, docs)
 sample = sample_failures(run, method, n=triage.N_SAMPLE, seed=seed, store=tag_store)
 pos = triage.position(sample)
 done = sum(triage.own_tag(f) is not None for f in sample)  # tags of this method's reading

@@ -530,3 +530,33 @@ def test_the_failure_reader_lays_out_the_evidence_and_stores_the_suggestion(fake
     run_id = at.session_state[EvalKey.RUN]
     (tag,) = TriageStore(store_dir / "triage.sqlite").tags(run_id)
     assert tag.suggested == (suggested if suggested != "other" else "")
+
+
+def test_every_failure_of_a_run_is_a_row_with_its_suggestion_and_experiments(fake, store_dir):
+    """The failure table: one row per failed query and method, the stored suggestion with
+    what decided it and its experiments, filtered by method."""
+    at = open_page("evaluate")
+    [b for b in at.button if b.label == "Run"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run = load_run(store_dir / "runs" / f"{at.session_state[EvalKey.RUN]}.json")
+    failed = {(q.id, m) for q in run.queries for m in run.methods if q.failed[m]}
+    assert not [d for d in at.dataframe if "experiments" in d.value.columns]  # on request
+    at.toggle(key=f"{EvalKey.FAILS}on_{run.run_id}").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    (table,) = [d.value for d in at.dataframe if "experiments" in d.value.columns]
+    assert set(zip(table["query"], table["method"], strict=True)) == failed
+    docs = at.session_state[EvalKey.RUN_DOCS][run.run_id]
+    for qid, method, cause, lines in zip(
+        table["query"], table["method"], table["suggested"], table["experiments"], strict=True
+    ):
+        d = why.diagnoses_of(run, method, docs)[qid]  # the reader's own diagnosis
+        assert cause == d.suggested and lines == " · ".join(e.line for e in d.experiments)
+        assert lines  # every failure shows its experiments
+        stored = run.query(qid).suggested[method]  # the saved run holds the same
+        assert stored.cause == cause and [e["line"] for e in stored.experiments] == [
+            e.line for e in d.experiments
+        ]
+    one = run.methods[0]
+    at.multiselect(key=f"{EvalKey.FAILS}method_{run.run_id}").set_value([one]).run()
+    (table,) = [d.value for d in at.dataframe if "experiments" in d.value.columns]
+    assert set(table["method"]) <= {one} and len(table) == sum(m == one for _, m in failed)

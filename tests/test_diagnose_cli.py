@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fakes import FakeEncoder, fake_embed_chunks
 
-from core.cli import main, options
+from core.cli import diagnose_cmd, main, options
 from core.diagnose.casebook import build_casebook
 from core.evaluate import load_run
 
@@ -39,6 +39,7 @@ def fake_model(monkeypatch: pytest.MonkeyPatch, workspace: Path) -> None:
     monkeypatch.setattr(
         options, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
     )
+    monkeypatch.setattr(diagnose_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks))
     monkeypatch.setenv("CHUNKSCOPE_STORE", str(workspace / "store"))
 
 
@@ -92,6 +93,30 @@ def test_diagnose_lists_stored_suggestions_as_a_table_by_cause(saved: Path, caps
     assert "parse" in out and "naive" in out and "late" not in out.split("\n\n")[1]
 
 
+def test_diagnose_prints_each_failures_experiments(saved: Path, capsys) -> None:
+    """The stored experiments are the explanation: printed under each failure, and in
+    ``--json`` (schema 2) with their ranks before and after."""
+    run = load_run(saved)
+    stored = [(q, m, s) for q in run.queries for m, s in q.suggested.items() if s.experiments]
+    assert stored
+    assert main(["diagnose", str(saved)]) == 0
+    out = capsys.readouterr().out
+    for _, _, suggestion in stored[:5]:
+        for made in suggestion.experiments:
+            assert f"    {made['line']}" in out
+    assert main(["diagnose", str(saved), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["schema"] == 2 and payload["source"] == "stored"
+    for row in payload["failures"]:
+        assert {"query_id", "method", "query", "cause", "confidence", "runner_up",
+                "decided_by", "experiments"} <= set(row)  # fmt: skip
+        for made in row["experiments"]:
+            assert made["repair"] in ("boundary", "context", "parse", "method")
+            assert {"before", "after", "fixes", "line"} <= set(made)
+    methods = [e for r in payload["failures"] for e in r["experiments"] if e["repair"] == "method"]
+    assert methods and all(" rank" in e["line"] for e in methods)
+
+
 def test_diagnose_with_documents_gives_every_signal(saved: Path, workspace, capsys) -> None:
     args = ["diagnose", str(saved), "--docs", str(workspace / "docs"), "--json"]
     assert main(args) == 0
@@ -100,6 +125,8 @@ def test_diagnose_with_documents_gives_every_signal(saved: Path, workspace, caps
     stored = {(q.id, m): s for q in load_run(saved).queries for m, s in q.suggested.items()}
     for row in payload["failures"]:
         assert stored[(row["query_id"], row["method"])].cause == row["suggested"]
+        kept = stored[(row["query_id"], row["method"])].experiments
+        assert [e["line"] for e in kept] == [e["line"] for e in row["experiments"]]
         assert {s["cause"] for s in row["signals"]} >= {"parse", "label", "context"}
         for signal in row["signals"]:
             assert 0 <= signal["strength"] <= 1 and isinstance(signal["spans"], list)

@@ -10,7 +10,7 @@ from fakes import make_document, paragraph_chunks
 from test_demo_datasheets import DATASHEETS, load_generator
 
 from core.diagnose.run_failures import default_chunker, diagnose_run
-from core.diagnose.signals import CAUSE_NAMES, Case, Hit, Signal, diagnose, weigh
+from core.diagnose.signals import CAUSE_NAMES, Case, Hit, diagnose
 from core.diagnose.terms import chunk_shares, first_terms
 from core.evaluate import EvalConfig, Evidence, LabelledQuery, run_eval
 from core.formats import load_document
@@ -82,10 +82,10 @@ def test_evidence_straddling_two_chunks_is_a_boundary_failure():
     found = diagnose(
         _case(text, gold, "pump start stop pressure"), method="naive", corpus_terms=set()
     )
-    assert found.suggested == "boundary" and found.decided_by == "best chunk coverage"
+    assert found.scores["boundary"] >= 0.5  # shown; deciding needs the repair run (no encoder)
     (signal,) = [s for s in found.by_cause("boundary") if s.name == "best chunk coverage"]
     assert len(signal.spans) == 2 and "holds 50%" in signal.detail  # half of it, two chunks
-    assert signal.strength >= 0.5 and found.confidence in ("strong", "weak")
+    assert signal.strength >= 0.5
 
 
 def test_a_query_naming_what_no_document_holds_is_a_vocabulary_failure():
@@ -115,7 +115,7 @@ def test_gold_text_in_a_running_header_is_a_parse_failure():
         _case(text, (0, 15, "given", 1.0), "ACME pumps 2024", blocks=[_header(doc, 0, 15)]),
         method="naive", corpus_terms=set(first_terms(text)),
     )  # fmt: skip
-    assert found.suggested == "parse" and found.decided_by == "gold in running headers or footers"
+    assert found.suggested == "parse" and "left out" in found.decided_by
     (signal,) = [s for s in found.by_cause("parse") if s.holds]
     assert signal.spans == ((0, 15),) and signal.strength == 1.0
 
@@ -147,14 +147,14 @@ def test_glyph_soup_in_the_gold_is_a_parse_failure_not_a_vocabulary_one():
         _case(text, (a, a + len(soup), "given", 1.0), "pump power draw watts"),
         method="naive", corpus_terms=set(first_terms(text)),
     )  # fmt: skip
-    assert found.suggested == "parse" and found.decided_by == "gold text is not language"
+    assert found.suggested == "parse"
 
 
 def test_gold_found_by_alignment_with_low_coverage_is_a_label_signal_and_a_qualifier_shown():
     text = "Parts are covered for three years.\n\nUnless the seal was opened.\n\nOther text."
     gold = (0, len("Parts are covered for three years."), "aligned", 0.9)
     found = diagnose(_case(text, gold, "parts covered years"), method="naive", corpus_terms=set())
-    assert found.suggested == "label"
+    assert found.scores["label"] >= 0.5
     qualifier = [s for s in found.by_cause("boundary") if s.name == "qualifier in the next chunk"]
     assert qualifier and qualifier[0].holds and "'Unless'" in qualifier[0].detail
 
@@ -174,8 +174,8 @@ def test_only_one_method_missing_is_named_with_the_chunk_that_displaced_the_gold
     case = _case(text, gold, "restructuring charges", chunks=chunks, ranks=ranks,
                  hits={"late": [_hit(doc, chunks[2])]})  # fmt: skip
     found = diagnose(case, method="late", corpus_terms=set(first_terms(text)))
-    assert found.suggested == "method" and found.confidence == "strong"
-    assert found.decided_by == "only late misses"
+    assert found.suggested == "method" and found.decided_by == "naive ranks it 1st"
+    assert found.confidence == "weak"  # the failing method's own repairs were not run
     (signal,) = found.by_cause("method")
     assert "every other method ranks the gold in the top 5" in signal.detail
     assert "naive 1, bm25 1, contextual 2" in signal.detail
@@ -198,7 +198,7 @@ def test_a_top_hit_holding_the_gold_figures_is_the_answer_in_a_second_place():
     case = _case(text, gold, "What share of revenue was computing?", chunks=chunks,
                  ranks={"naive": 4, "late": 4}, hits={"late": [_hit(doc, chunks[2])]})  # fmt: skip
     found = diagnose(case, method="late", corpus_terms=set(first_terms(text)))
-    assert found.suggested == "label" and found.decided_by == "answer in two places"
+    assert found.suggested == "label" and found.second_gold is not None
     assert found.second_gold is not None and found.second_gold.chunk_id == chunks[2].chunk_id
     (signal,) = [s for s in found.by_cause("label") if s.name == "answer in two places"]
     assert signal.spans == ((chunks[2].char_start, chunks[2].char_end),)
@@ -224,22 +224,9 @@ def test_context_evidence_skips_cover_boilerplate_and_prefers_the_heading_above(
         method="naive", corpus_terms=set(first_terms(text)),
     )  # fmt: skip
     (signal,) = [s for s in found.by_cause("context") if s.name.startswith("query terms")]
-    assert found.suggested == "context"
+    assert found.scores["context"] >= 0.5
     shown = [(a, text[a:b]) for a, b in signal.spans]
     assert shown == [(heading_at, "Amcor")]  # the heading, not the cover page's mention
-
-
-def test_close_evidence_gives_an_unclear_suggestion_with_its_runner_up():
-    signals = [
-        Signal(cause="context", name="a", strength=0.62, detail=""),
-        Signal(cause="boundary", name="b", strength=0.55, detail=""),
-        Signal(cause="parse", name="c", strength=0.01, detail=""),
-    ]
-    cause, by, confidence, runner, scores = weigh(signals)
-    assert (cause, by, confidence, runner) == ("context", "a", "unclear", "boundary")
-    cause, _, confidence, runner, _ = weigh(signals[:1] + signals[2:])
-    assert (cause, confidence, runner) == ("context", "strong", "")
-    assert weigh(signals[2:])[:3] == ("other", "no signal is strong enough", "unclear")
 
 
 @pytest.mark.slow
@@ -331,14 +318,14 @@ def test_query_words_used_only_far_from_the_gold_are_vocabulary_not_context():
     query = "How many tonnes can it lift when profit margins improved?"
     text, gold = _crane_case(far=True)
     far = diagnose(_case(text, gold, query), method="naive", corpus_terms=set(first_terms(text)))
-    assert far.suggested == "vocabulary", far.scores
+    assert far.scores["vocabulary"] > far.scores["context"], far.scores
     (signal,) = [
         s for s in far.signals if s.name == "query words absent from the gold and its context"
     ]
     assert signal.holds and "margins" in signal.detail and "improved" in signal.detail
     text, gold = _crane_case(far=False)  # the same words right above it: what a reader knows
     near = diagnose(_case(text, gold, query), method="naive", corpus_terms=set(first_terms(text)))
-    assert near.suggested == "context", near.scores
+    assert near.scores["context"] > near.scores["vocabulary"], near.scores
 
 
 def test_the_prefixed_method_finding_what_the_plain_one_misses_is_context():
@@ -352,7 +339,7 @@ def test_the_prefixed_method_finding_what_the_plain_one_misses_is_context():
     query = "What is the Vesta liability purpose and nature?"
     ranks = {plain: 6, prefixed: 1, "bm25": 2, "late": 9}
     found = diagnose(_case(text, gold, query, ranks=ranks), method=plain, corpus_terms=set())
-    assert found.suggested == "context"
+    assert found.scores["context"] >= 0.5
     assert [s for s in found.signals if s.name == "the prefixed method finds it" and s.holds]
     # the prefixed method itself missing: no such evidence
     missed = diagnose(_case(text, gold, query, ranks={**ranks, prefixed: 9}), method=plain,
@@ -374,7 +361,7 @@ def test_the_same_figures_in_a_table_elsewhere_are_the_answer_in_two_places():
     case = _case(text, gold, query, chunks=chunks, ranks={"naive": 8, "late": 8},
                  hits={"late": [_hit(doc, second)]})  # fmt: skip
     found = diagnose(case, method="late", corpus_terms=set(first_terms(text)))
-    assert found.suggested == "label" and found.decided_by == "answer in two places"
+    assert found.suggested == "label" and found.second_gold is not None
     assert found.second_gold is not None and found.second_gold.chunk_id == second.chunk_id
 
 
@@ -404,4 +391,4 @@ def test_cid_codes_and_letters_set_apart_are_parse_failures(damaged):
         _case(text, (at, at + len(damaged), "given", 1.0), "How much power does the pump draw?"),
         method="naive", corpus_terms=set(first_terms(text)),
     )  # fmt: skip
-    assert found.suggested == "parse" and found.decided_by == "gold text is not language"
+    assert found.suggested == "parse"

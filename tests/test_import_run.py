@@ -203,6 +203,15 @@ def test_cli_import_run_writes_a_run_triage_and_check_read(
     method_registry.unregister("yours")  # a fresh process knows it from the run file alone
     run = load_run(tmp / "run.json")
     assert run.methods == ("yours", "bm25") and run.method("yours").family == "external"
+    failed = [(q, m) for q in run.queries for m in run.methods if q.failed[m]]
+    assert failed  # each failure stored with its suggestion and experiments, as eval --out
+    for record, method in failed:
+        kept = record.suggested[method]
+        assert kept.cause and kept.experiments
+        other = "bm25" if method == "yours" else "yours"
+        assert any(e["repair"] == "method" and e["method"] == other for e in kept.experiments)
+    assert main(["diagnose", str(tmp / "run.json")]) == 0
+    assert "stores no suggestion" not in capsys.readouterr().err
     assert main(["triage", "sample", str(tmp / "run.json"), "--method", "yours"]) == 0
     sampled = capsys.readouterr().out
     assert "q1" in sampled and "q3" in sampled and "2 of 3 queries failed" in sampled

@@ -276,6 +276,7 @@ class EvalKey:
     NOTE = "cs_note_"  # + run_id_query_id: the triage note of one failure
     TAG = "cs_tag_"  # + cause: a triage button
     EXPORT = "cs_export."  # + file extension: a download of the tagged set
+    FAILS = "cs_fails_"  # + "method_" or "cause_" + run_id: the failure table's filters
 
 
 def failure_note_key(run_id: str, query_id: str) -> str:

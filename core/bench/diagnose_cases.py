@@ -134,12 +134,13 @@ def attribution_case(inputs: BenchInputs) -> CaseResult:
     )
 
 
-SIGNALS_LIMIT_S = 5.0
+SIGNALS_LIMIT_S = 60.0  # the repairs run too (bm25: scored, nothing embedded)
 
 
 def signals_case(inputs: BenchInputs) -> CaseResult:
-    """The evidence of every failure of the shared 472-query set (bm25 and naive, fixed
-    800/100 characters), against the evaluation that found them."""
+    """The diagnosis of every failure of the shared 472-query set (bm25, fixed 800/100
+    characters): its repairs scored and ranked, its evidence read, against the evaluation
+    that found them."""
     folder = shared_dir() / "corpus" / "chunking_evaluation"
     docs = {p.stem: load_document(p) for p in sorted((folder / "corpora").glob("*.md"))}
     queries = import_chunking_eval(folder, loader=lambda path: docs[path.stem])
@@ -149,13 +150,13 @@ def signals_case(inputs: BenchInputs) -> CaseResult:
     failed = sum(q.failed[LEXICAL] for q in run.queries)
     t = interleaved(
         {
-            "ours": lambda step: diagnose_run(run, docs, method=LEXICAL),
+            "ours": lambda step: diagnose_run(run, docs, method=LEXICAL, encoder=encoder),
             "raw": lambda step: run_eval(queries, list(docs.values()), config, encoder=encoder),
         },
         warmup=0,
         repeats=2,
     )
-    found = diagnose_run(run, docs, method=LEXICAL)
+    found = diagnose_run(run, docs, method=LEXICAL, encoder=encoder)
     causes: dict[str, int] = {}
     for diagnosis in found.values():
         causes[diagnosis.suggested] = causes.get(diagnosis.suggested, 0) + 1
@@ -163,12 +164,12 @@ def signals_case(inputs: BenchInputs) -> CaseResult:
     return CaseResult(
         key="diagnose:signals",
         case="signals",
-        label=f"signals of all {failed} {LEXICAL} failures of {run.n_queries} queries",
+        label=f"diagnosis of all {failed} {LEXICAL} failures of {run.n_queries} queries",
         ours=t["ours"].median_s,
         baseline=t["raw"].median_s,
         baseline_label=f"the {LEXICAL} evaluation",
         max_ours=SIGNALS_LIMIT_S,
-        target="<= 5 s",
+        target="<= 60 s",
         notes=(f"suggested causes: {shown}; first evaluation {eval_s:.1f} s",),
         ours_samples=t["ours"].samples_s,
         baseline_samples=t["raw"].samples_s,

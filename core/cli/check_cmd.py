@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     if inputs["queries"] is not None:
         result = evaluate(inputs["queries"])
         if inputs["new_causes"] or args.out:
-            result = with_suggestions(result, docs, parts)
+            result = with_suggestions(result, docs, parts, encoder=model[0], embed=model[1])
         findings += gate.minimum_findings(result, inputs["minimums"])
         findings += cause_findings(result, inputs["baseline"], inputs["new_causes"])
         if inputs["baseline"] is not None:

@@ -1,10 +1,20 @@
 """``chunkscope diagnose RUN.json``: why each failure of a saved run failed.
 
-With ``--docs`` (the run's documents, or folders holding them) every failure is
-diagnosed again (``core.diagnose``): its signals with their strength, detail and spans,
-the suggested cause, its confidence and the runner-up. Without ``--docs`` the
-suggestions ``eval --out`` stored in the run are read (no signals). Without ``--json`` a
-table of failures by cause and confidence, then one line per failure.
+Each failure's suggested cause rests on experiments (``core.diagnose.repairs``): the
+repairs tried and the rank each gave the gold ("kept whole in one chunk: rank 14 → 2"),
+and the other methods' ranks. Without ``--docs`` the suggestions and experiments ``eval
+--out`` stored in the run are listed. With ``--docs`` (the run's documents, or folders
+holding them) every failure is diagnosed again with the run's model (``--model``; the
+repaired texts are embedded, nothing else), with its signals too. Without ``--json`` a
+table of failures by cause and confidence, then each failure with its experiments.
+
+``--json`` prints one object, stable for readers (``JSON_SCHEMA``): ``schema``,
+``run_id``, ``source`` (``stored`` or ``diagnosed``), ``methods``, ``counts`` (``{method:
+{cause: {confidence: n}}}``) and ``failures``, one per failed query and method:
+``query_id``, ``method``, ``query``, ``cause``, ``confidence``, ``runner_up``,
+``decided_by`` and ``experiments`` (each: ``repair`` boundary / context / parse /
+method, ``before`` and ``after`` ranks, null past the run's depth, ``fixes``, ``line``,
+``detail``, ``span``, ``method``); with ``--docs`` also ``signals`` and ``scores``.
 """
 
 from __future__ import annotations
@@ -14,6 +24,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+import core.embed
 from core.chunk import chunk_document
 from core.chunk.policy_registry import policy_from_dict
 from core.cli.options import expand_docs, load_each
@@ -21,9 +32,11 @@ from core.diagnose.run_failures import diagnose_methods
 from core.errors import LabelError
 from core.evaluate import load_run
 from core.formats import parse_document
+from core.index.indexer import method_records
 from core.model.tokens import load_tokenizer
 
 CONFIDENCES = ("strong", "weak", "unclear")
+JSON_SCHEMA = 2  # 2: experiments with every failure
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the run's documents, or folders of them (re-diagnose with every signal)",
     )  # fmt: skip
     parser.add_argument("--parser", choices=("fast", "layout"), default="fast")
+    parser.add_argument(
+        "--model", metavar="DIR", help="with --docs: the run's model folder (default MiniLM)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
 
@@ -57,6 +73,11 @@ def _documents(args: argparse.Namespace, run: Any) -> dict[str, Any]:
             f"--docs lacks {len(missing)} document(s) of {run.run_id} as it ran: {shown}"
         )
     return found
+
+
+def load_model(args: argparse.Namespace) -> tuple[Any, Any]:
+    """``(encoder, records function)`` for the repairs (the seam tests replace)."""
+    return core.embed.load_encoder(args.model, deterministic=True), method_records
 
 
 def _chunker(args: argparse.Namespace, run: Any) -> Any:
@@ -81,7 +102,9 @@ def _stored(run: Any, methods: list[str]) -> list[dict[str, object]]:
             found = record.suggested.get(method)
             rows.append(
                 {"query_id": record.id, "method": method, "query": record.query}
-                | (found.to_dict() if found else {"cause": "", "confidence": ""})
+                | {"cause": "", "confidence": "", "runner_up": "", "decided_by": "",
+                   "experiments": []}
+                | (found.to_dict() if found else {})
             )  # fmt: skip
     return rows
 
@@ -95,7 +118,10 @@ def run(args: argparse.Namespace) -> int:
     methods = [args.method] if args.method else list(result.methods)
     if args.docs:
         docs = _documents(args, result)
-        found = diagnose_methods(result, docs, methods, chunker=_chunker(args, result))
+        encoder, embed = load_model(args)
+        found = diagnose_methods(
+            result, docs, methods, chunker=_chunker(args, result), encoder=encoder, embed=embed
+        )
         queries = {q.id: q.query for q in result.queries}
         rows = [
             d.to_dict() | {"query": queries[qid], "cause": d.suggested}
@@ -108,13 +134,13 @@ def run(args: argparse.Namespace) -> int:
         source = "stored"
         if rows and not any(r["cause"] for r in rows):
             print(
-                f"note: {args.run} stores no suggestion (written before they were kept, or "
-                "not by eval --out): give --docs to diagnose it",
+                f"note: {args.run} stores no suggestion (written before they were kept): "
+                "give --docs to diagnose it",
                 file=sys.stderr,
             )
     if args.json:
-        payload = {"run_id": result.run_id, "source": source, "methods": methods,
-                   "failures": rows, "counts": counts(rows)}  # fmt: skip
+        payload = {"schema": JSON_SCHEMA, "run_id": result.run_id, "source": source,
+                   "methods": methods, "failures": rows, "counts": counts(rows)}  # fmt: skip
         json.dump(payload, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
@@ -149,6 +175,9 @@ def print_table(run: Any, rows: list[dict[str, Any]], source: str, out: TextIO) 
         runner = f"; runner-up {row['runner_up']}" if row.get("runner_up") else ""
         line = f"{row['method']:<12}{row['query_id']}: {cause} ({row.get('confidence') or '-'}"
         print(f"{line}{runner}) by {row.get('decided_by') or '-'}", file=out)
+        for made in row.get("experiments", ()):
+            mark = "  (fixes it)" if made.get("fixes") else ""
+            print(f"    {made['line']}{mark}", file=out)
         for signal in row.get("signals", ()):
             if signal["holds"]:
                 print(f"    {signal['strength']:.2f} {signal['cause']}: {signal['name']}: "

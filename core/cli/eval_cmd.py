@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     if args.out:
-        result = with_suggestions(result, docs, parts)
+        result = with_suggestions(result, docs, parts, encoder=encoder, embed=embed)
     emit_run(result, args)
     if failures:
         print(f"error: {failed_files_line(failures, len(paths))}", file=sys.stderr)

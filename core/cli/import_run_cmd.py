@@ -9,7 +9,8 @@ bm25; ``none`` for the log alone) computed over exactly the set's spans
 (``core.evaluate.imported_run``). The documents are ``--docs`` or, by default, the store
 library's versions the set was anchored in. The run prints as ``eval`` prints it, plus
 what the import could not place; ``--out RUN.json`` saves it for ``triage``, ``check`` and
-the Evaluate page.
+the Evaluate page, with each failure's suggested cause and its experiments
+(``core.diagnose``), as ``eval --out``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from core.cli.options import (
 from core.cli.progress import ProgressBar
 from core.cli.run_table import emit_run
 from core.config import resolve_store
+from core.diagnose.run_failures import suggest_run
 from core.embed import VectorCache
 from core.evaluate import read_queries
 from core.evaluate.imported_run import import_run
@@ -141,6 +143,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+    if args.out:  # each failure's suggestion and experiments, as eval --out stores them
+        by_id = {d.doc_id: d for d in docs}
+        result = suggest_run(result, by_id, encoder=encoder, embed=embed)[0]
     if emit_run(result, args):
         print_import(result.imported, sys.stdout)
     return 0

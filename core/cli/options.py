@@ -336,7 +336,16 @@ def doc_parts(parser: Any, policy: Any, tokenizer: Any) -> Callable[[Any], Any]:
     return parts
 
 
-def with_suggestions(result: Any, docs: Sequence[Any], parts: Callable[..., Any]) -> Any:
+def with_suggestions(
+    result: Any,
+    docs: Sequence[Any],
+    parts: Callable[..., Any],
+    *,
+    encoder: Any = None,
+    embed: Any = None,
+) -> Any:
     """The run with the diagnosis's suggested cause stored per failed query and method
-    (``core.diagnose``), so ``diagnose``, ``check --max-new`` and triage exports read it."""
-    return suggest_run(result, {d.doc_id: d for d in docs}, chunker=parts)[0]
+    (``core.diagnose``), with the repairs it tried when the run's ``encoder`` is given, so
+    ``diagnose``, ``check --max-new`` and triage exports read it."""
+    by_id = {d.doc_id: d for d in docs}
+    return suggest_run(result, by_id, chunker=parts, encoder=encoder, embed=embed)[0]

@@ -1,17 +1,23 @@
-"""Diagnose: why a query failed, each possible cause weighed by its evidence, and the
-suggested one given with its confidence (or ``unclear``).
+"""Diagnose: why a query failed: the repair that makes the failure succeed, measured (an
+experiment per repair), else the evidence a reader can check, else ``unclear``.
 
 Modules:
 
 - ``depth``: any chunk's exact rank under every method at full depth, in a scope of any
   size, with the scores a reader needs to judge the gap;
 - ``run_depth``: the same for one query of a saved evaluation run, its corpus rebuilt;
-- ``signals``: the evidence for each possible cause (parse, label, method, boundary,
-  vocabulary, context) with its strength, and the cause their weight suggests;
+- ``repairs``: the repairs of one failure as experiments (boundary, context, parse: a
+  repaired text scored as the failing method scores a chunk and ranked against the run's
+  scores; method: the other methods' ranks);
+- ``cause``: the suggested cause from the experiments and the evidence, with its
+  confidence;
+- ``signals``: the evidence shown for each possible cause (parse, label, method,
+  boundary, vocabulary, context) with its strength and spans, and the diagnosis itself;
 - ``terms``: the words of a query, a chunk and a document as the signals read them;
 - ``attribution``: what moved a vector: the sentences or prefix words that raised a
   chunk's cosine to the query;
-- ``run_failures``: every failure of a saved run diagnosed (and the suggestions stored);
+- ``run_failures``: every failure of a saved run diagnosed, its repairs run (and the
+  suggestions stored with their experiments);
 - ``casebook``: documents and queries whose cause is known by construction, and the
   agreement of the suggestions with it.
 """

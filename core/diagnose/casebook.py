@@ -1028,5 +1028,5 @@ def run_casebook(
     docs = casebook_documents(book)
     config = EvalConfig(policy=POLICY, methods=tuple(methods), ks=KS, resamples=10)
     run = run_eval(casebook_queries(book), docs, config, encoder=encoder, embed=embed)
-    found = diagnose_methods(run, {d.doc_id: d for d in docs})
+    found = diagnose_methods(run, {d.doc_id: d for d in docs}, encoder=encoder, embed=embed)
     return run, found, measure(book, run, found)

@@ -2,7 +2,11 @@
 
 The run stores ranks and top chunks per method; the chunks and blocks of each gold
 document are rebuilt under the run's policy (the same spans the run ranked, since chunk
-ids are content-addressed), and each document's terms are read once.
+ids are content-addressed), and each document's terms are read once. Given the run's
+encoder, each failure's repairs are run as experiments (``core.diagnose.repairs``): the
+repaired texts are scored by the failing method and ranked against the scores of the
+run's stored hits; a lexical method's statistics are those of every chunk of the run's
+corpus (chunked again, not embedded).
 """
 
 from __future__ import annotations
@@ -10,12 +14,22 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from core import methods as registry
 from core.chunk import chunk_document
 from core.chunk.policy_registry import policy_from_dict
-from core.diagnose.signals import Case, Diagnosis, Hit, diagnose
+from core.diagnose.repairs import (
+    Failure,
+    LexicalStats,
+    MethodScorer,
+    content_words,
+    run_repairs,
+)
+from core.diagnose.signals import FUNCTION_WORDS, Case, Diagnosis, Hit, diagnose
 from core.diagnose.terms import all_term_spans, chunk_shares
 from core.evaluate.run_file import Suggestion
 from core.formats import parse_document
+from core.index.indexer import method_records
+from core.methods.lexical import indexed_text
 from core.provenance.types import Block, Chunk, Document
 
 Chunker = Callable[[Document], tuple[Sequence[Block], Sequence[Chunk]]]
@@ -38,10 +52,15 @@ def diagnose_run(
     method: str,
     chunker: Chunker | None = None,
     only_failed: bool = True,
+    encoder: Any = None,
+    embed: Any = None,
 ) -> dict[str, Diagnosis]:
     """Diagnoses of the run's failed queries under ``method`` (every query with
     ``only_failed=False``), by query id; queries whose document is not given are skipped."""
-    return diagnose_methods(run, docs, [method], chunker=chunker, only_failed=only_failed)[method]
+    return diagnose_methods(
+        run, docs, [method], chunker=chunker, only_failed=only_failed, encoder=encoder,
+        embed=embed,
+    )[method]  # fmt: skip
 
 
 def diagnose_methods(
@@ -51,10 +70,17 @@ def diagnose_methods(
     *,
     chunker: Chunker | None = None,
     only_failed: bool = True,
+    encoder: Any = None,
+    embed: Any = None,
 ) -> dict[str, dict[str, Diagnosis]]:
     """``diagnose_run`` for each of ``methods`` (default: every method of the run), each
-    document chunked and read once: ``{method: {query id: diagnosis}}``."""
+    document chunked and read once: ``{method: {query id: diagnosis}}``. With ``encoder``
+    (and ``embed``, the run's records function; default the indexer's) the repairs are
+    run; without, only the other methods' ranks and the evidence decide."""
     parts = chunker or default_chunker(policy_from_dict(run.policy))
+    if encoder is not None and embed is None:
+        embed = method_records
+    stats: dict[str, LexicalStats] = {}
     built: dict[str, tuple[Sequence[Block], Sequence[Chunk], dict[str, float], Any]] = {}
     every = {d: all_term_spans(doc.text) for d, doc in docs.items()}  # read once each
     terms = {d: {t: spans[0] for t, spans in found.items()} for d, found in every.items()}
@@ -96,8 +122,68 @@ def diagnose_methods(
             specs={m: run.method(m) for m in run.methods},
         )
         for method in failing:
-            out[method][record.id] = diagnose(case, method=method, corpus_terms=corpus)
+            failure = _failure(run, record, doc, chunks, method)
+            scorer = None
+            if encoder is not None and failure is not None:
+                scorer = _scorer(run, docs, parts, method, record.query, encoder, embed, stats)
+            weights = content_words(record.query, FUNCTION_WORDS)
+            tried = run_repairs(failure, scorer, weights) if failure is not None else []
+            out[method][record.id] = diagnose(
+                case, method=method, corpus_terms=corpus, experiments=tried,
+                repaired=scorer is not None,
+            )  # fmt: skip
     return out
+
+
+def _failure(run: Any, record: Any, doc: Document, chunks: Sequence[Chunk], method: str) -> Any:
+    """The failure the repairs read: the run's stored hit scores for ``method`` that are
+    not the gold's, the gold's full-depth rank and every method's."""
+    if not record.gold:
+        return None
+    gold = tuple(sorted((g.char_start, g.char_end) for g in record.gold))
+    others = []
+    for hit in record.top.get(method, ()):
+        cite = run.chunks.get(hit.chunk_id)
+        if (
+            cite is not None
+            and cite.doc_id == doc.doc_id
+            and any(cite.char_start < b and a < cite.char_end for a, b in gold)
+        ):
+            continue
+        others.append(float(hit.score))
+    ranks = {m: record.full_ranks.get(m, record.ranks.get(m)) for m in run.methods}
+    return Failure(
+        query=record.query, gold=gold, doc=doc, chunks=chunks, method=method,
+        before=ranks.get(method), others=tuple(others), k=run.text_k, depth=run.depth,
+        ranks=ranks,
+    )  # fmt: skip
+
+
+def _scorer(
+    run: Any, docs: Mapping[str, Document], parts: Chunker, method: str, query: str,
+    encoder: Any, embed: Any, stats: dict[str, LexicalStats],
+) -> MethodScorer | None:  # fmt: skip
+    """The failing method's scorer; a lexical one with the run's corpus statistics
+    (built once per method), None for a fused or external method."""
+    family = registry.get(method).family
+    if family not in ("dense", "lexical"):
+        return None
+    lexical = None
+    if family == "lexical":
+        if method not in stats:
+            texts = []
+            for doc_id in run.corpus:
+                doc = docs.get(doc_id)
+                if doc is None:
+                    continue
+                chunks = parts(doc)[1]
+                if chunks:
+                    records = embed(doc, chunks, method, encoder)
+                    pairs = zip(records, chunks, strict=True)
+                    texts += [indexed_text(r.prefix, c.text) for r, c in pairs]
+            stats[method] = LexicalStats.build(texts)
+        lexical = stats[method]
+    return MethodScorer(method=method, query=query, encoder=encoder, embed=embed, lexical=lexical)
 
 
 def _hits(run: Any, hits: Sequence[Any]) -> tuple[Hit, ...]:
@@ -114,18 +200,24 @@ def _hits(run: Any, hits: Sequence[Any]) -> tuple[Hit, ...]:
 
 
 def suggest_run(
-    run: Any, docs: Mapping[str, Document], *, chunker: Chunker | None = None
+    run: Any,
+    docs: Mapping[str, Document],
+    *,
+    chunker: Chunker | None = None,
+    encoder: Any = None,
+    embed: Any = None,
 ) -> tuple[Any, dict[str, dict[str, Diagnosis]]]:
     """The run with each failed query's suggestion per failed method stored
-    (``QueryRecord.suggested``), and the diagnoses themselves."""
+    (``QueryRecord.suggested``, with its experiments), and the diagnoses themselves."""
     import dataclasses
 
-    found = diagnose_methods(run, docs, chunker=chunker)
+    found = diagnose_methods(run, docs, chunker=chunker, encoder=encoder, embed=embed)
     records = []
     for record in run.queries:
         kept = {
             m: Suggestion(cause=d.suggested, confidence=d.confidence, runner_up=d.runner_up,
-                          decided_by=d.decided_by)
+                          decided_by=d.decided_by,
+                          experiments=tuple(e.to_dict() for e in d.experiments))
             for m in run.methods
             if (d := found.get(m, {}).get(record.id)) is not None
         }  # fmt: skip

@@ -1,16 +1,12 @@
-"""Why one query failed under one method: each possible cause's evidence, weighed.
+"""Why one query failed under one method: the experiments decide, the signals show.
 
-Every signal states its **strength** (0 to 1: the share of the gold it affects, a rank
-gap, a coverage) and the characters it points at. A cause's score is its strongest
-signal's; the suggestion is the cause with the highest score, with a **confidence**:
-
-- ``strong``: a score of at least ``STRONG`` and at least ``CLEAR_MARGIN`` above the
-  runner-up;
-- ``weak``: a score of at least ``WEAK`` and at least ``WEAK_MARGIN`` above the runner-up;
-- ``unclear``: anything less (and ``other`` when no cause scores ``WEAK``).
-
-The runner-up is named whenever it scores at least ``RUNNER_UP`` and the margin is under
-``CLEAR_MARGIN``. The causes and what each signal measures:
+The suggested cause comes from ``core.diagnose.cause.decide``: the repairs run as
+experiments (``core.diagnose.repairs``) and the evidence a reader can check (query words
+the document never uses, the query's words in the gold and in a top hit). The signals
+below are kept as what the failure reader shows beside the experiments (each with its
+**strength**, 0 to 1, and the characters it points at: the damaged runs of a gold, the
+chunk that displaced it, a second place holding the answer); ``scores`` holds each
+cause's strongest signal, shown, never weighed into the suggestion. What each measures:
 
 - **parse**: the gold's *content* damaged or left out: the share of its characters in
   words that are not language (garbled text, glyphs found nowhere else in the corpus),
@@ -35,6 +31,7 @@ The runner-up is named whenever it scores at least ``RUNNER_UP`` and the margin 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +39,17 @@ from functools import lru_cache
 
 from core import methods as registry
 from core.chunk.sentence_bounds import sentence_spans
-from core.diagnose.terms import Span, all_term_spans, chunk_terms, name_like, query_terms, terms_of
+from core.diagnose.cause import Evidence, decide
+from core.diagnose.repairs import Experiment, content_words, held_share, ordinal
+from core.diagnose.terms import (
+    PERIOD,
+    Span,
+    all_term_spans,
+    chunk_terms,
+    name_like,
+    query_terms,
+    terms_of,
+)
 from core.ingest.ocr import ocr_reading
 from core.methods.lexical import word_spans
 from core.methods.spec import MethodSpec
@@ -77,14 +84,10 @@ DISCRIMINATING_SHARE = 0.15  # a query term in at most this share of the chunks 
 NAMING_DOC_SHARE = 0.5  # a term in at most half the corpus's documents names a subject
 LABEL_COVERAGE = 0.98  # aligned evidence below this: the label may point at the wrong text
 HOLDS = 0.5  # a signal at least this strong is shown as holding
-STRONG, WEAK, RUNNER_UP = 0.6, 0.3, 0.2
-CLEAR_MARGIN, WEAK_MARGIN = 0.25, 0.1
 SAME_FIGURES = 3  # a hit holding this many of the gold's figures (and 80 %) repeats its facts
 NEAR_DUPLICATE = 0.5  # Jaccard similarity of a passage's terms and the gold's: its twin
 METHOD_STRENGTH = 0.85  # every other method finds the gold
 PREFIX_FINDS = 0.75  # the prefixed method finds the gold its plain twin misses
-# A fiscal period as questions write it (FY2022, Q2, Q22023, Q2'2023, H1): a date, not a name.
-PERIOD = re.compile(r"(?:fy|cy|h[12]|q[1-4])(?:['’]?\d{2,4})?|\d{1,2}q\d{2,4}", re.I)
 # Where a reader of the gold finds its context: the document's opening (a cover page, a
 # title, an introduction), the last headings above the gold, the text just read before it
 # within its section, the gold itself and a little after.
@@ -123,11 +126,13 @@ class Hit:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Diagnosis:
-    """The signals of one failed query under one method and the suggested cause.
+    """One failed query under one method: the suggested cause (``core.diagnose.cause``),
+    the experiments it rests on, the evidence and the signals.
 
-    ``scores`` holds every cause's score; ``runner_up`` is '' unless it is close;
-    ``displacer`` is the failing method's first hit (the chunk that took the gold's place)
-    and ``second_gold`` a top hit that holds the answer too (label: answer in two places).
+    ``scores`` holds each cause's strongest signal (shown, not weighed); ``runner_up`` is
+    '' unless a second cause is close; ``displacer`` is the failing method's first hit (the
+    chunk that took the gold's place) and ``second_gold`` a top hit that holds the answer
+    too (label: answer in two places).
     """
 
     query_id: str
@@ -141,6 +146,8 @@ class Diagnosis:
     gold_chunk: str = ""
     displacer: Hit | None = None
     second_gold: Hit | None = None
+    experiments: tuple[Experiment, ...] = ()
+    evidence: Evidence | None = None
 
     def by_cause(self, cause: str) -> list[Signal]:
         return [s for s in self.signals if s.cause == cause]
@@ -168,6 +175,8 @@ class Diagnosis:
             "scores": {c: round(s, 3) for c, s in self.scores.items()},
             "displacer": hit(self.displacer),
             "second_gold": hit(self.second_gold),
+            "experiments": [e.to_dict() for e in self.experiments],
+            "evidence": self.evidence.to_dict() if self.evidence else None,
             "signals": [
                 {
                     "cause": s.cause,
@@ -886,36 +895,70 @@ def _context(
     ]  # fmt: skip
 
 
-# -- weighing ---------------------------------------------------------------------------
+# -- the decision -----------------------------------------------------------------------
 
 
-def weigh(signals: Sequence[Signal]) -> tuple[str, str, str, str, dict[str, float]]:
-    """``(cause, deciding signal, confidence, runner-up, scores)`` from the signals."""
+def scores_of(signals: Sequence[Signal]) -> dict[str, float]:
+    """Each cause's strongest signal (shown beside the suggestion, not weighed into it)."""
     scores = {c: 0.0 for c in CAUSE_NAMES}
-    deciding: dict[str, str] = {}
     for s in signals:
-        if s.strength > scores.get(s.cause, 0.0):
-            scores[s.cause] = s.strength
-            deciding[s.cause] = s.name
-    order = sorted(CAUSE_NAMES, key=lambda c: (-scores[c], CAUSE_NAMES.index(c)))
-    first, second = order[0], order[1]
-    s1, s2 = scores[first], scores[second]
-    if s1 < WEAK:
-        close = [c for c in order if scores[c] >= RUNNER_UP][:1]
-        return "other", "no signal is strong enough", "unclear", "".join(close), scores
-    margin = s1 - s2
-    if s1 >= STRONG and margin >= CLEAR_MARGIN:
-        confidence = "strong"
-    elif margin >= WEAK_MARGIN:
-        confidence = "weak"
-    else:
-        confidence = "unclear"
-    runner = second if s2 >= RUNNER_UP and margin < CLEAR_MARGIN else ""
-    return first, deciding[first], confidence, runner, scores
+        scores[s.cause] = max(scores.get(s.cause, 0.0), s.strength)
+    return scores
 
 
-def diagnose(case: Case, *, method: str, corpus_terms: set[str]) -> Diagnosis:
-    """Every signal of one failed query and the suggested cause (see the module docstring)."""
+def _method_experiments(case: Case, method: str) -> list[Experiment]:
+    """The other methods' ranks of the gold, from the case (when the caller gave none)."""
+    out = []
+    for other, rank in case.ranks.items():
+        if other != method:
+            said = f"ranks it {ordinal(rank)}" if rank is not None else "does not rank it"
+            out.append(
+                Experiment(repair="method", before=case.ranks.get(method), after=rank,
+                           fixes=rank is not None and rank <= case.k, line=f"{other} {said}",
+                           method=other)
+            )  # fmt: skip
+    return out
+
+
+def evidence_of(case: Case, method: str, damage: float) -> Evidence:
+    """What a reader can check without a repair (``core.diagnose.cause.Evidence``); a top
+    hit holds the query's words when one of its sentences does (a chunk that ends one
+    passage and starts the next, under a heading naming the subject, does not answer)."""
+    weights = content_words(case.query, FUNCTION_WORDS)
+    total = sum(weights.values()) or 1.0
+    words = query_terms(case.query)
+    absent = [t for t in weights if t not in case.doc_terms]
+    gold_text = " ".join(case.doc.text[a:b] for a, b in _gold_chars(case))
+
+    def holds(hit: Hit) -> float:  # one sentence of the hit holding the query's words
+        return max(
+            (held_share(weights, hit.text[a:b]) for a, b in sentence_spans(hit.text)),
+            default=0.0,
+        )
+
+    held = [(holds(h), h) for h in _hits(case, method)]
+    best = max(held, key=lambda x: x[0], default=None)
+    return Evidence(
+        absent=sum(weights[t] for t in absent) / total,
+        absent_words=tuple(words.get(t, t) for t in absent),
+        gold_holds=held_share(weights, gold_text),
+        hit_holds=best[0] if best else 0.0,
+        hit=best[1].chunk_id if best else "",
+        damage=damage,
+    )
+
+
+def diagnose(
+    case: Case,
+    *,
+    method: str,
+    corpus_terms: set[str],
+    experiments: Sequence[Experiment] = (),
+    repaired: bool = False,
+) -> Diagnosis:
+    """The suggested cause of one failed query under ``method`` from its ``experiments``
+    (``repaired``: the method's own repairs were run) and the evidence, with every signal
+    (see the module docstring)."""
     terms = query_terms(case.query)
     labels, second = _label(case, terms, method)
     twin = next(s.strength for s in labels if s.name == "gold is a near-duplicate of the answer")
@@ -939,11 +982,18 @@ def diagnose(case: Case, *, method: str, corpus_terms: set[str]) -> Diagnosis:
         *vocabulary,
         *_context(case, terms, method, twin, damage, near),
     ]
-    cause, decided_by, confidence, runner, scores = weigh(signals)
+    broken = max((s.strength for s in parse), default=0.0)
+    two = next((s.strength for s in labels if s.name == "answer in two places"), 0.0)
+    evidence = dataclasses.replace(evidence_of(case, method, broken), second_place=two)
+    if not any(e.repair == "method" for e in experiments):
+        experiments = [*experiments, *_method_experiments(case, method)]
+    decision = decide(experiments, evidence, k=case.k, repaired=repaired)
     best = _best_chunk(case)
     top = _first_hit(case, method)
     return Diagnosis(
-        query_id=case.query_id, method=method, signals=tuple(signals), suggested=cause,
-        decided_by=decided_by, confidence=confidence, runner_up=runner, scores=scores,
-        gold_chunk=best.chunk_id if best else "", displacer=top, second_gold=second,
+        query_id=case.query_id, method=method, signals=tuple(signals),
+        suggested=decision.cause, decided_by=decision.decided_by,
+        confidence=decision.confidence, runner_up=decision.runner_up,
+        scores=scores_of(signals), gold_chunk=best.chunk_id if best else "", displacer=top,
+        second_gold=second, experiments=tuple(experiments), evidence=evidence,
     )  # fmt: skip

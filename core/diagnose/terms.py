@@ -5,12 +5,15 @@ given) and the shares of chunks that hold them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from core.methods.lexical import word_spans
 from core.provenance.types import Chunk
 
 Span = tuple[int, int]
+# A fiscal period as questions write it (FY2022, Q2, Q22023, Q2'2023, H1): a date, not a name.
+PERIOD = re.compile(r"(?:fy|cy|h[12]|q[1-4])(?:['’]?\d{2,4})?|\d{1,2}q\d{2,4}", re.I)
 
 
 def name_like(word: str) -> bool:

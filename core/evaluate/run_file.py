@@ -27,6 +27,7 @@ from core.methods.spec import MethodSpec
 from core.provenance.cite import Citation
 from core.provenance.serial import (
     Fields,
+    RecordError,
     as_bool,
     as_float,
     as_int,
@@ -77,25 +78,39 @@ _HITS = list_reader(RankedHit.read)
 class Suggestion:
     """The cause the diagnosis (``core.diagnose``) suggests for one failure under one
     method, how sure it is (``strong``, ``weak``, ``unclear``), the close runner-up ('' when
-    none) and the signal that decided it."""
+    none), what decided it, and the experiments it rests on (``experiments``: each repair
+    tried, as ``core.diagnose.repairs.Experiment.to_dict`` writes it: ``repair``,
+    ``before``, ``after``, ``fixes``, ``line``, ...; empty in runs written before them)."""
 
     cause: str
     confidence: str
     runner_up: str = ""
     decided_by: str = ""
+    experiments: tuple[Mapping[str, object], ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        return {"cause": self.cause, "confidence": self.confidence,
-                "runner_up": self.runner_up, "decided_by": self.decided_by}  # fmt: skip
+        out: dict[str, object] = {
+            "cause": self.cause,
+            "confidence": self.confidence,
+            "runner_up": self.runner_up,
+            "decided_by": self.decided_by,
+        }
+        if self.experiments:
+            out["experiments"] = [dict(e) for e in self.experiments]
+        return out
 
     @classmethod
     def read(cls, data: object, where: str) -> Suggestion:
         fields = Fields(data, where)
+        found = data.get("experiments", []) if isinstance(data, Mapping) else []
+        if not isinstance(found, list) or not all(isinstance(e, Mapping) for e in found):
+            raise RecordError(f"{where}.experiments: expected a list of objects")
         return cls(
             cause=fields.string("cause"),
             confidence=fields.string("confidence"),
             runner_up=fields.string("runner_up") if "runner_up" in fields else "",
             decided_by=fields.string("decided_by") if "decided_by" in fields else "",
+            experiments=tuple(dict(e) for e in found),
         )
 
 

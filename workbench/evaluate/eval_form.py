@@ -20,6 +20,7 @@ from core.provenance.types import Document
 from workbench.documents import parse_cache
 from workbench.engine import resources as eng
 from workbench.engine import run_files
+from workbench.evaluate import why
 from workbench.state import EvalKey
 from workbench.widgets import controls
 from workbench.widgets import full_depth as dep
@@ -75,7 +76,9 @@ def evaluation_form() -> dict[str, EvalRun] | None:
         st.caption(f"Expected cost: {cost.sentence()}")
     if st.button("Run", type="primary", disabled=not ready) and config is not None:
         try:
-            run_files.run_evaluation(queries, docs, config)
+            run = run_files.run_evaluation(queries, docs, config)
+            if run is not None:  # each failure's suggestion and experiments, as eval --out
+                why.store_suggestions(run, {d.doc_id: d for d in docs})
             return run_files.saved_runs()
         except ChunkscopeError as exc:
             st.error(md(exc), icon=":material/error:")

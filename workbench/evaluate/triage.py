@@ -9,6 +9,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -28,6 +29,7 @@ from core.render.markup import escape, marked_text_html
 from core.render.titles import stored_title
 from core.render.views import context_window, focus_view, highlight_mark, highlight_shapes
 from workbench.engine import run_files
+from workbench.evaluate import why
 from workbench.frame import roles
 from workbench.state import EvalKey
 from workbench.widgets import cite_view
@@ -113,6 +115,79 @@ def position(sample: Sequence[Failure]) -> int:
         first = next((i for i, f in enumerate(sample) if own_tag(f) is None), 0)
         st.session_state[EvalKey.TRIAGE_POS] = first
     return min(st.session_state[EvalKey.TRIAGE_POS], len(sample) - 1)
+
+
+def failure_rows(
+    run: EvalRun, store: TriageStore, found: dict[str, dict[str, Any]] | None = None
+) -> list[dict[str, object]]:
+    """Every failure of the run, one row per query and failing method: the query, the
+    suggestion (the diagnosis in ``found``, ``{method: {query id: Diagnosis}}``, else the
+    one the run stores) with its confidence, what decided it and its experiments, and the
+    tag made under that method ('' none)."""
+    tags = {(t.query_id, t.doc_sha256): t for t in store.tags(run.run_id)}
+    rows: list[dict[str, object]] = []
+    for record in run.queries:
+        for method in run.methods:
+            if not record.failed.get(method):
+                continue
+            made = (found or {}).get(method, {}).get(record.id)
+            kept = record.suggested.get(method)
+            if made is not None:
+                cause, level, by = made.suggested, made.confidence, made.decided_by
+                lines = [e.line for e in made.experiments]
+            elif kept is not None:
+                cause, level, by = kept.cause, kept.confidence, kept.decided_by
+                lines = [str(e.get("line", "")) for e in kept.experiments]
+            else:
+                cause, level, by, lines = "", "", "", []
+            tag = tags.get((record.id, record.doc_sha256))
+            rows.append(
+                {
+                    "query": record.id,
+                    "question": record.query,
+                    "method": method,
+                    "suggested": cause,
+                    "confidence": level,
+                    "decided by": by,
+                    "experiments": " · ".join(lines),
+                    "tag": tag.cause if tag is not None and tag.method in ("", method) else "",
+                }
+            )
+    return rows
+
+
+def failure_table(run: EvalRun, docs: dict[str, Document]) -> None:
+    """Every failure of the run as a table, filterable by method and suggested cause (each
+    method's failures diagnosed once, on request: the repairs embed a few texts each)."""
+    n = sum(bool(q.failed.get(m)) for q in run.queries for m in run.methods)
+    if not st.toggle(
+        f"Every failure of this run ({n})",
+        key=f"{EvalKey.FAILS}on_{run.run_id}",
+        help="A table of every failed query and method with its suggested cause and "
+        "experiments (diagnoses each method's failures once)",
+    ):
+        return
+    found = {m: why.diagnoses_of(run, m, docs) for m in run.methods}
+    rows = failure_rows(run, triage_store(), found)
+    with st.container(border=True):
+        if not rows:
+            st.caption("No failure.")
+            return
+        left, right = st.columns(2)
+        methods = sorted({str(r["method"]) for r in rows})
+        causes = sorted({str(r["suggested"]) for r in rows})
+        picked = left.multiselect(
+            "Method", methods, default=methods, key=f"{EvalKey.FAILS}method_{run.run_id}"
+        )
+        asked = right.multiselect(
+            "Suggested", causes, default=causes, key=f"{EvalKey.FAILS}cause_{run.run_id}"
+        )
+        shown = [r for r in rows if r["method"] in picked and r["suggested"] in asked]
+        st.dataframe(shown, hide_index=True, width="stretch")
+        st.caption(
+            f"{len(shown)} of {len(rows)} failures; each method's suggestion and its "
+            "experiments, and the tag made under that method."
+        )
 
 
 def export_bytes(run: EvalRun, suffix: str) -> bytes:

@@ -1,7 +1,9 @@
 """Glue of the failure reader's "why it failed" panel: the diagnosis of the failure on
-screen (``core.diagnose``), every signal under its cause with the characters it points at
-lit on the rendered page (paged documents) and in the text around them, and the
-suggested cause the tag buttons pre-select; and "where does a chunk rank?" for the
+screen (``core.diagnose``), led by its experiments (each repair tried and the rank it gave
+the gold, the other methods' ranks: what decided the suggested cause), then every signal
+under its cause with the characters it points at lit on the rendered page (paged
+documents) and in the text around them, and the suggested cause the tag buttons
+pre-select; and "where does a chunk rank?" for the
 failure: the gold chunk, one found by its words or one clicked on its page, ranked at
 full depth under every method of the run (``core.diagnose.run_depth``).
 
@@ -17,9 +19,10 @@ from collections.abc import Mapping, Sequence
 import streamlit as st
 
 from core.diagnose.run_depth import RunRanker
-from core.diagnose.run_failures import diagnose_run
+from core.diagnose.run_failures import diagnose_run, suggest_run
 from core.diagnose.signals import Diagnosis, Hit, Signal
-from core.evaluate import EvalRun, QueryRecord
+from core.embed import Encoder
+from core.evaluate import EvalRun, QueryRecord, save_run
 from core.evaluate import triage as tri_core
 from core.provenance.types import Block, Chunk, ChunkPolicy, Document
 from core.render.chart_style import CAUSE_COLOURS
@@ -29,6 +32,7 @@ from core.render.page_pick import PickTarget
 from core.render.views import focus_view
 from workbench.documents import parse_cache
 from workbench.engine import resources as eng
+from workbench.engine import run_files
 from workbench.frame import roles
 from workbench.state import (
     EvalKey,
@@ -49,7 +53,7 @@ CAUSE_ORDER = ("parse", "label", "method", "boundary", "vocabulary", "context")
 RANK_EMBED = None  # the records of one stored method; None: core.index.indexer.method_records
 
 
-@st.cache_resource(max_entries=8, show_spinner="Laying out the evidence of each failure…")
+@st.cache_resource(max_entries=8, show_spinner="Trying the repairs of each failure…")
 def _diagnoses(
     run_id: str, method: str, shas: tuple[str, ...], _run: EvalRun, _docs: Mapping[str, Document]
 ) -> dict[str, Diagnosis]:
@@ -59,7 +63,12 @@ def _diagnoses(
         blocks = parse_cache.parsed(doc, "fast").blocks
         return blocks, parse_cache.chunked(doc, "fast", policy)
 
-    return diagnose_run(_run, _docs, method=method, chunker=parts)
+    encoder: Encoder | None = eng.encoder()
+    if getattr(encoder, "name", None) != _run.model:
+        encoder = None  # another model's vectors rank nothing of this run: no repairs
+    return diagnose_run(
+        _run, _docs, method=method, chunker=parts, encoder=encoder, embed=RANK_EMBED
+    )
 
 
 def _on_page(doc: Document, signal: Signal) -> str | None:
@@ -108,6 +117,26 @@ CONFIDENCE_NOTE = {
 }
 
 
+def store_suggestions(run: EvalRun, docs: dict[str, Document]) -> EvalRun:
+    """The run saved again with each failure's suggested cause and its experiments (as
+    ``eval --out`` stores them), so the table, the tags and the export read them."""
+    policy = ChunkPolicy.from_dict(dict(run.policy))
+
+    def parts(doc: Document) -> tuple[Sequence[Block], Sequence[Chunk]]:
+        return parse_cache.parsed(doc, "fast").blocks, parse_cache.chunked(doc, "fast", policy)
+
+    with st.spinner("Trying the repairs of each failure…"):
+        stored = suggest_run(run, docs, chunker=parts, encoder=eng.encoder(), embed=RANK_EMBED)[0]
+    save_run(stored, run_files.runs_dir() / f"{run.run_id}.json")
+    return stored
+
+
+def diagnoses_of(run: EvalRun, method: str, docs: dict[str, Document]) -> dict[str, Diagnosis]:
+    """Every failure of the run under ``method`` diagnosed (cached), by query id."""
+    shas = tuple(sorted(d.sha256 for d in docs.values()))
+    return _diagnoses(run.run_id, method, shas, run, docs)
+
+
 def diagnosis_of(
     run: EvalRun, query_id: str, method: str, docs: dict[str, Document]
 ) -> Diagnosis | None:
@@ -115,6 +144,25 @@ def diagnosis_of(
     shas = tuple(sorted(d.sha256 for d in docs.values()))
     st.session_state[WhyKey.SEEN] = (run, docs)
     return _diagnoses(run.run_id, method, shas, run, docs).get(query_id)
+
+
+def experiments_html(diagnosis: Diagnosis) -> str:
+    """The experiments as a list: each repair's line ("kept whole in one chunk: rank 14 →
+    2"), the ones that fix the failure marked; a note when no repair could be run."""
+    if not diagnosis.experiments:
+        return '<div class="cs-doc">No experiment: the run stores no other method.</div>'
+    items = "".join(
+        f"<li>{'✔ ' if e.fixes else ''}{escape(e.line)}"
+        + (f' <span class="cs-doc">({escape(e.detail)})</span>' if e.detail else "")
+        + "</li>"
+        for e in diagnosis.experiments
+    )
+    repaired = any(e.repair != "method" for e in diagnosis.experiments)
+    note = "" if repaired else (
+        '<div class="cs-doc">No repair of the gold was run (the run\'s model is not the '
+        "one loaded here, or the method ranks no index of its own).</div>"
+    )  # fmt: skip
+    return f'<ul style="margin:0.3em 0 0 1em">{items}</ul>{note}'
 
 
 def why_panel(diagnosis: Diagnosis | None, doc: Document | None) -> None:
@@ -125,28 +173,24 @@ def why_panel(diagnosis: Diagnosis | None, doc: Document | None) -> None:
         st.caption("No diagnosis: the run's document is not loaded in this session.")
         return
     colour = CAUSE_COLOURS.get(diagnosis.suggested, "#6c757d")
-    runner = (
-        f" · runner-up: <b>{escape(diagnosis.runner_up)}</b> "
-        f"({diagnosis.scores.get(diagnosis.runner_up, 0):.2f})"
-        if diagnosis.runner_up else ""
-    )  # fmt: skip
-    score = diagnosis.scores.get(diagnosis.suggested, 0.0)
+    runner = f" · runner-up: <b>{escape(diagnosis.runner_up)}</b>" if diagnosis.runner_up else ""
     st.html(
         f'<div class="cs-hit" style="border-left-color:{colour}"><b>Why it failed</b> · '
         f'suggested: <b style="color:{colour}">{escape(diagnosis.suggested)}</b> '
-        f"({escape(diagnosis.confidence)}, {score:.2f}){runner} "
+        f"({escape(diagnosis.confidence)}){runner} "
         f'<span class="cs-doc">{escape(CONFIDENCE_NOTE.get(diagnosis.confidence, ""))}; '
-        f"decided by: {escape(diagnosis.decided_by)}</span></div>"
+        f"decided by: {escape(diagnosis.decided_by)}</span>"
+        f"{experiments_html(diagnosis)}</div>"
     )
     _method_finding(diagnosis, doc)
     _second_gold(diagnosis, doc)
+    st.caption("The signals below are shown for reading; the experiments above decide.")
     for cause in CAUSE_ORDER:
         signals = diagnosis.by_cause(cause)
         if not signals:
             continue
         holds = sum(s.holds for s in signals)
-        score = diagnosis.scores.get(cause, 0.0)
-        title = f"{cause}: {holds} of {len(signals)} signal(s) hold · score {score:.2f}"
+        title = f"{cause}: {holds} of {len(signals)} signal(s) hold"
         with st.expander(title, expanded=cause == diagnosis.suggested):
             for signal in signals:
                 mark = "✔" if signal.holds else "–"

@@ -1,0 +1,442 @@
+"""Repairs as experiments: for a failure of method M under policy P, each repair that can
+be computed makes one repaired text of the gold, scores it as M scores a chunk and ranks
+it against the scores the run already holds for the query (its top hits to the run's
+depth). Only the repaired texts are embedded; nothing is re-indexed.
+
+- **boundary**: a chunk of P's size placed to hold the gold whole (its answering sentence,
+  the one holding most of the query's content words, when the gold is longer than a
+  chunk); not run when one chunk already holds it whole.
+- **context**: the gold's best chunk with its document title and heading path before it;
+  not run for a method that already reads them (a prefixed method).
+- **parse**: the gold's region read again by OCR (the PDF page rendered, Tesseract) and
+  compared with the text layer; when they differ, the OCR text is ranked.
+- **method**: the other methods' ranks of the same gold (already in the run).
+
+A dense method scores a text by the dot product of its vector (made by the method's own
+embed step for a chunk, by the encoder for a prefixed or OCR text) with the query's; a
+lexical one by BM25 (Lucene's formula, as ``core.methods.lexical.Bm25Index``) against the
+run's index statistics (every chunk of the run's corpus). A fused or external method has
+no repair of its own: only its method experiment.
+
+An experiment ``fixes`` the failure when its rank is within the run's top k. A rank past
+the run's depth is ``None`` ("beyond the top N").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core import methods as registry
+from core.chunk.sentence_bounds import sentence_spans
+from core.diagnose.terms import PERIOD, Span, name_like
+from core.embed import encode_queries
+from core.embed.contextual import contextual_prefix
+from core.ingest.ocr import recognise_page, require_engine
+from core.methods.lexical import K1, B, indexed_text, terms, word_spans
+from core.provenance.types import Chunk, Document, make_chunk_id
+
+REPAIRS = ("boundary", "context", "parse", "method")
+# Words a question is phrased with that say nothing of what it asks.
+PROMPT_WORDS = frozenset(
+    """please explain describe like tell give list show provide detail details briefly
+    summarize summarise summary discuss outline help know want find mean means meaning
+    according based say says said report reported reports company's""".split()  # noqa: SIM905
+)
+OCR_DIFFERS = 0.9  # an OCR reading less alike than this to the text layer differs from it
+RecordsFn = Callable[..., Sequence[Any]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Experiment:
+    """One repair tried on one failure: the gold's rank before (the run's full-depth rank
+    of its best chunk, None when unknown) and after (the repaired text's rank among the
+    run's hits; None past the run's depth), whether it ``fixes`` the failure (after within
+    the top k), the line a reader sees, and the span repaired (document characters)."""
+
+    repair: str
+    before: int | None
+    after: int | None
+    fixes: bool
+    line: str
+    detail: str = ""
+    span: Span | None = None
+    method: str = ""  # the other method, for a method experiment
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "repair": self.repair, "before": self.before, "after": self.after,
+            "fixes": self.fixes, "line": self.line, "detail": self.detail,
+            "span": list(self.span) if self.span else None, "method": self.method,
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Experiment:
+        span = data.get("span")
+        return cls(
+            repair=str(data["repair"]),
+            before=_int_or_none(data.get("before")),
+            after=_int_or_none(data.get("after")),
+            fixes=bool(data.get("fixes")),
+            line=str(data.get("line", "")),
+            detail=str(data.get("detail", "")),
+            span=(int(span[0]), int(span[1])) if span else None,
+            method=str(data.get("method", "")),
+        )
+
+
+def _int_or_none(value: object) -> int | None:
+    return None if value is None else int(value)  # type: ignore[call-overload]
+
+
+def ordinal(n: int) -> str:
+    tail = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{tail}"
+
+
+def shown_rank(rank: int | None, depth: int) -> str:
+    return f"beyond {depth}" if rank is None else str(rank)
+
+
+# -- the query's words -----------------------------------------------------------------
+
+
+def content_words(query: str, function_words: frozenset[str]) -> dict[str, float]:
+    """The query's content terms (stems) with their weight: prompt and function words
+    out; a name or figure (not a fiscal period) weighs 2, any other word 1."""
+    out: dict[str, float] = {}
+    for a, b, term in _word_spans(query):
+        word = query[a:b]
+        low = word.lower()
+        if low in function_words or low in PROMPT_WORDS or term in PROMPT_WORDS:
+            continue
+        heavy = name_like(word) and PERIOD.fullmatch(word) is None
+        # a capital at the start of a question is grammar, not a name
+        if a == 0 and word[:1].isupper() and word[1:].islower():
+            heavy = False
+        out[term] = max(out.get(term, 0.0), 2.0 if heavy else 1.0)
+    return out
+
+
+def _word_spans(text: str) -> list[tuple[int, int, str]]:
+    return list(word_spans(text))
+
+
+def held_share(weights: Mapping[str, float], text: str) -> float:
+    """The share of the query's content weight whose terms ``text`` holds."""
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    have = {t for _, _, t in _word_spans(text)}
+    return sum(w for t, w in weights.items() if t in have) / total
+
+
+# -- scoring a repaired text as the method does ----------------------------------------
+
+
+@dataclass(slots=True)
+class LexicalStats:
+    """BM25 statistics of the run's whole corpus (its chunks as the lexical method indexed
+    them): document frequencies, the number of texts and their mean length."""
+
+    df: dict[str, int]
+    n: int
+    avgdl: float
+
+    @classmethod
+    def build(cls, texts: Sequence[str]) -> LexicalStats:
+        df: dict[str, int] = {}
+        total = 0
+        for text in texts:
+            words = terms(text)
+            total += len(words)
+            for t in set(words):
+                df[t] = df.get(t, 0) + 1
+        return cls(df=df, n=len(texts), avgdl=total / max(1, len(texts)))
+
+    def score(self, query: str, text: str) -> float:
+        """Lucene BM25 of ``text`` for ``query`` (as ``bm25s`` scores an indexed text)."""
+        words = terms(text)
+        counts: dict[str, int] = {}
+        for w in words:
+            counts[w] = counts.get(w, 0) + 1
+        norm = K1 * (1 - B + B * len(words) / max(self.avgdl, 1e-9))
+        out = 0.0
+        for t in terms(query):
+            df = self.df.get(t)
+            if df is None:
+                continue
+            tf = counts.get(t, 0)
+            if tf:
+                idf = math.log(1 + (self.n - df + 0.5) / (df + 0.5))
+                out += idf * tf / (tf + norm)
+        return out
+
+
+@dataclass(slots=True)
+class MethodScorer:
+    """Scores a repaired text of one document for one query as ``method`` scores a chunk:
+    ``chunk(doc, chunk)`` for a span of the document (the method's own embed step),
+    ``text(doc, text)`` for a text that is no span (prefixed, or read by OCR)."""
+
+    method: str
+    query: str
+    encoder: Any
+    embed: RecordsFn
+    lexical: LexicalStats | None = None
+    _qvec: np.ndarray | None = None
+
+    @property
+    def family(self) -> str:
+        return registry.get(self.method).family
+
+    def _query_vector(self) -> np.ndarray:
+        if self._qvec is None:
+            self._qvec = np.asarray(encode_queries(self.encoder, [self.query])[0], np.float32)
+        return self._qvec
+
+    def chunk(self, doc: Document, chunk: Chunk) -> float:
+        records = self.embed(doc, [chunk], self.method, self.encoder)
+        if self.family == "lexical":
+            assert self.lexical is not None
+            return self.lexical.score(self.query, indexed_text(records[0].prefix, chunk.text))
+        return float(np.asarray(records[0].vector, np.float32) @ self._query_vector())
+
+    def text(self, text: str) -> float:
+        if self.family == "lexical":
+            assert self.lexical is not None
+            return self.lexical.score(self.query, text)
+        vec = np.asarray(self.encoder.encode_texts([text]), np.float32)[0]
+        norm = float(np.linalg.norm(vec))
+        return float((vec / norm if norm else vec) @ self._query_vector())
+
+
+def rank_among(score: float, others: Sequence[float], depth: int) -> int | None:
+    """The rank a text of ``score`` takes among the run's hits (``others``, their scores
+    to the run's depth, the gold's own chunks left out); None past the depth."""
+    above = sum(1 for s in others if s > score)
+    if above >= depth or (len(others) >= depth and score < min(others, default=score)):
+        return None
+    return above + 1
+
+
+# -- the repairs ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Failure:
+    """What the repairs of one failure read: the query, its gold spans (merged), the
+    document and its chunks under the run's policy, the method, the gold's rank before,
+    the scores of the run's hits that are not the gold's (to the run's depth), the run's
+    top k and depth, and every method's full-depth rank of the gold."""
+
+    query: str
+    gold: tuple[Span, ...]
+    doc: Document
+    chunks: Sequence[Chunk]
+    method: str
+    before: int | None
+    others: tuple[float, ...]
+    k: int
+    depth: int
+    ranks: Mapping[str, int | None]
+
+
+def _overlap(a: Span, b: Span) -> int:
+    return max(0, min(a[1], b[1]) - max(a[0], b[0]))
+
+
+def gold_range(failure: Failure) -> Span:
+    return min(a for a, _ in failure.gold), max(b for _, b in failure.gold)
+
+
+def best_chunk(failure: Failure) -> Chunk | None:
+    span = gold_range(failure)
+    return max(
+        (c for c in failure.chunks if _overlap((c.char_start, c.char_end), span)),
+        key=lambda c: _overlap((c.char_start, c.char_end), span),
+        default=None,
+    )
+
+
+def _arrow(failure: Failure, after: int | None) -> str:
+    return f"rank {shown_rank(failure.before, failure.depth)} → {shown_rank(after, failure.depth)}"
+
+
+def _make(failure: Failure, repair: str, score: float, line: str, **extra: Any) -> Experiment:
+    after = rank_among(score, failure.others, failure.depth)
+    fixes = after is not None and after <= failure.k
+    return Experiment(repair=repair, before=failure.before, after=after, fixes=fixes,
+                      line=f"{line}: {_arrow(failure, after)}", **extra)  # fmt: skip
+
+
+def answering_sentence(failure: Failure, weights: Mapping[str, float]) -> Span:
+    """The gold's sentence holding most of the query's content weight (the first such)."""
+    text = failure.doc.text
+    best: tuple[float, Span] | None = None
+    for a, b in failure.gold:
+        for sa, sb in sentence_spans(text[a:b]):
+            span = (a + sa, a + sb)
+            share = held_share(weights, text[span[0] : span[1]])
+            if best is None or share > best[0]:
+                best = (share, span)
+    return best[1] if best else gold_range(failure)
+
+
+def _span_chunk(failure: Failure, like: Chunk, span: Span) -> Chunk:
+    doc = failure.doc
+    return dataclasses.replace(
+        like, char_start=span[0], char_end=span[1], text=doc.text[span[0] : span[1]],
+        chunk_id=make_chunk_id(doc.doc_id, doc.sha256, like.policy, span[0], span[1]),
+        pages=doc.pages_of(span[0], span[1]), header_rows=(), header_text="",
+    )  # fmt: skip
+
+
+def boundary(
+    failure: Failure, scorer: MethodScorer, weights: Mapping[str, float]
+) -> Experiment | None:
+    """A chunk of the policy's size (the longest chunk of the document) placed to hold the
+    gold whole, or its answering sentence when the gold is longer; None when one chunk
+    already holds what would be placed."""
+    like = best_chunk(failure)
+    if like is None:
+        return None
+    size = max(c.char_end - c.char_start for c in failure.chunks)
+    gs, ge = gold_range(failure)
+    what = "the gold"
+    if ge - gs > size:
+        gs, ge = answering_sentence(failure, weights)
+        what = "its answering sentence"
+        if ge - gs > size:
+            ge = gs + size
+    if any(c.char_start <= gs and ge <= c.char_end for c in failure.chunks):
+        return None
+    spare = size - (ge - gs)
+    a = max(0, gs - spare // 2)
+    b = min(len(failure.doc.text), a + size)
+    a = max(0, min(a, b - size))
+    a, b = min(a, gs), max(b, ge)
+    chunk = _span_chunk(failure, like, (a, b))
+    return _make(failure, "boundary", scorer.chunk(failure.doc, chunk),
+                 f"{what} kept whole in one chunk", span=(a, b),
+                 detail=f"a {b - a}-character chunk at {a}-{b}")  # fmt: skip
+
+
+def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:
+    """The gold's best chunk with its document title and heading path before it; None for
+    a method that reads them already, or when there are none."""
+    chunk = best_chunk(failure)
+    if chunk is None:
+        return None
+    spec = registry.get(scorer.method)
+    if spec.embedding is not None and spec.embedding.prefixed:
+        return None
+    prefix = contextual_prefix(failure.doc, chunk)
+    if not prefix:
+        return None
+    if spec.family == "lexical":
+        own = scorer.embed(failure.doc, [chunk], scorer.method, scorer.encoder)[0].prefix
+        if own:
+            return None
+        score = scorer.text(indexed_text(prefix, chunk.text))
+    elif spec.family == "dense":
+        score = scorer.text(f"{prefix}\n\n{chunk.encoder_text}")
+    else:
+        return None
+    shown = " > ".join(prefix.split("\n"))
+    return _make(failure, "context", score, "with its title and headings",
+                 span=(chunk.char_start, chunk.char_end), detail=shown)  # fmt: skip
+
+
+OcrRead = Callable[[Document, Span], "str | None"]
+
+
+def parse(failure: Failure, scorer: MethodScorer, read: OcrRead | None = None) -> Experiment | None:
+    """The gold's region read again by OCR and compared with its text layer; when they
+    differ, the OCR text ranked. None when the document has no pages to render or the OCR
+    engine is missing."""
+    read = read or ocr_region
+    span = gold_range(failure)
+    found = read(failure.doc, span)
+    if not found:
+        return None
+    layer = failure.doc.text[span[0] : span[1]]
+    alike = difflib.SequenceMatcher(None, " ".join(layer.split()), " ".join(found.split())).ratio()
+    if alike >= OCR_DIFFERS:
+        return None
+    return _make(failure, "parse", scorer.text(found), "OCR text", span=span,
+                 detail=f"OCR reads {alike:.0%} alike to the text layer")  # fmt: skip
+
+
+def ocr_region(doc: Document, span: Span) -> str | None:
+    """The OCR text of the region the span covers on its PDF page(s): the recognised
+    characters whose boxes' centres fall in the span's box. None for a document that is
+    not a PDF with boxes, or without the OCR engine."""
+    if doc.kind != "pdf" or doc.char_bbox_pt is None or not doc.source_bytes:
+        return None
+    try:
+        if not require_engine("auto"):
+            return None
+    except Exception:  # noqa: BLE001 - no engine: no parse repair
+        return None
+    import pymupdf
+
+    out: list[str] = []
+    with pymupdf.open(stream=doc.source_bytes, filetype="pdf") as pdf:
+        for number in doc.pages_of(*span):
+            page_info = doc.pages[number - 1]
+            a, b = max(span[0], page_info.char_start), min(span[1], page_info.char_end)
+            boxes = doc.char_bbox_pt[a:b]
+            boxes = boxes[~np.isnan(boxes[:, 0])]
+            if not len(boxes):
+                continue
+            x0, y0 = boxes[:, 0].min() - 2, boxes[:, 1].min() - 2
+            x1, y1 = boxes[:, 2].max() + 2, boxes[:, 3].max() + 2
+            paragraphs = recognise_page(pdf[number - 1], doc.sha256, doc.title)
+            for paragraph in paragraphs:
+                for (text, chars, *_), _conf in paragraph:
+                    kept = "".join(
+                        ch for ch, (cx0, cy0, cx1, cy1) in zip(text, chars, strict=False)
+                        if x0 <= (cx0 + cx1) / 2 <= x1 and y0 <= (cy0 + cy1) / 2 <= y1
+                    )  # fmt: skip
+                    if kept.strip():
+                        out.append(kept.strip())
+    return "\n".join(out) or None
+
+
+def method_experiments(failure: Failure) -> list[Experiment]:
+    """The other methods' full-depth ranks of the same gold."""
+    out = []
+    for other, rank in failure.ranks.items():
+        if other == failure.method:
+            continue
+        fixes = rank is not None and rank <= failure.k
+        said = f"ranks it {ordinal(rank)}" if rank is not None else "does not rank it"
+        out.append(Experiment(repair="method", before=failure.before, after=rank, fixes=fixes,
+                              line=f"{other} {said}", method=other))  # fmt: skip
+    return out
+
+
+def run_repairs(
+    failure: Failure, scorer: MethodScorer | None, weights: Mapping[str, float],
+    read: OcrRead | None = None,
+) -> list[Experiment]:  # fmt: skip
+    """Every experiment that can be computed for the failure (repairs of the gold text
+    only for a method that ranks its own index: dense or lexical)."""
+    out: list[Experiment] = []
+    if scorer is not None and scorer.family in ("dense", "lexical"):
+        for made in (
+            boundary(failure, scorer, weights),
+            context(failure, scorer),
+            parse(failure, scorer, read),
+        ):
+            if made is not None:
+                out.append(made)
+    out.extend(method_experiments(failure))
+    return out

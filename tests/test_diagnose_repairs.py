@@ -1,0 +1,369 @@
+"""Causes by experiment: each defect seeded in a small document, the failure diagnosed
+with the trigram stand-in encoder, the cause and the repair's rank change asserted.
+
+The documents are chunked by the fixed policy (300 characters, no overlap); each query is
+ranked among its own document's chunks and fails when the gold is not ranked first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fakes import FakeEncoder, fake_embed_chunks
+
+from core.chunk.policy_registry import policy_from_dict
+from core.cli.options import load_each
+from core.diagnose.cause import Evidence, decide
+from core.diagnose.repairs import (
+    Experiment,
+    Failure,
+    LexicalStats,
+    MethodScorer,
+    content_words,
+    parse,
+    rank_among,
+)
+from core.diagnose.run_failures import diagnose_methods, suggest_run
+from core.diagnose.signals import FUNCTION_WORDS
+from core.evaluate import EvalConfig, run_eval
+from core.evaluate.labels import query_from_dict
+from core.evaluate.run_file import EvalRun
+from core.methods.lexical import Bm25Index
+
+FILL = [
+    "Units ship in recyclable cardboard with moulded pulp inserts.",
+    "Installers should leave clear space around the housing.",
+    "The housing is finished in a powder coat that resists scratches.",
+    "Replacement parts are stocked by distributors for ten years.",
+    "Each unit is inspected by hand before it leaves the factory.",
+    "Cleaning requires only a damp cloth; solvents may dull the finish.",
+    "The control panel uses large buttons for gloved hands.",
+    "Mounting brackets for walls and benches are sold separately.",
+]
+METHODS = ("naive", "bm25", "contextual")
+
+
+def _pad(text: str, at: int) -> str:
+    return text + " " * max(0, at + 3 - len(text))
+
+
+def _next(text: str) -> str:
+    return _pad(text, (len(text) // 300 + 1) * 300)
+
+
+def _documents() -> dict[str, tuple[str, str, str]]:
+    """Name: (Markdown text, query, gold text), one seeded defect each."""
+    out = {}
+    # boundary: the answering sentence cut between its subject and the asked quantity
+    lead = "For the Corvane HX40 pump, the"
+    tail = " maximum operating temperature is 85 degrees Celsius."
+    t = "# Pump family\n\n" + " ".join(FILL[:3]) + "\n\n"
+    t = _pad(t, 297 - len(lead)) + lead + tail + " " + " ".join(FILL[3:6]) + "\n\n"
+    t = _pad(t, 600) + "The Halbrook Max has a maximum operating temperature of 70 degrees "
+    t += "Celsius. " + FILL[6] + "\n\n"
+    t = _pad(t, 900) + "The Corvane HX40 pump has a net weight of 12 kilograms. " + FILL[7]
+    t = _pad(t + "\n\n", 1200) + "The Corvane HX40 pump has a rated voltage of 24 volts.\n"
+    out["boundary"] = (
+        t, "What is the maximum operating temperature of the Corvane HX40 pump?", lead + tail
+    )  # fmt: skip
+    # context: the gold never names its model; the heading above it does
+    t, gold = "# Product notes\n\n" + FILL[0] + "\n\n", ""
+    for i, model in enumerate(["Ardent", "Bellow", "Cinder", "Dorado", "Ember"]):
+        t = _next(t + f"## The {model} T7 unit\n\n" + " ".join(FILL[1:5]) + "\n\n")
+        sentence = f"The unit's rated input voltage is {20 + i} volts, measured by the test house."
+        gold = sentence if model == "Cinder" else gold
+        t += sentence + "\n\n"
+    out["context"] = (t, "What is the rated input voltage of the Cinder T7 unit?", gold)
+    # vocabulary: the query names the model by a code the document never uses
+    t = "# Range overview\n\n" + FILL[0] + "\n\n## Performance\n\n"
+    for i, model in enumerate(["Ardent", "Bellow", "Cinder", "Dorado", "Ember", "Fable"]):
+        t = _next(t) + f"The {model} pump has a maximum flow rate of {20 + i} litres per minute."
+        t += f" {FILL[i]}\n\n"
+    gold = "The Cinder pump has a maximum flow rate of 22 litres per minute."
+    out["vocabulary"] = (t, "Please tell me the maximum flow rate of the QX-220?", gold)
+    # label: the gold points at the sentence beside the answer
+    t = "# Halbrook Max manual\n\n" + FILL[0] + "\n\n"
+    for q in ("net weight of 12 kilograms", "rated voltage of 24 volts", "noise of 40 decibels"):
+        t = _next(t) + f"The Halbrook Max has a {q}. {FILL[1]}\n\n"
+    t = _next(t) + "## Warranty period of the Halbrook Max\n\nThe Halbrook Max has a warranty "
+    t += "period of three years.\n\n"
+    wrong = "Operators are advised to log the battery reading once a month."
+    t = _next(t) + wrong + " " + FILL[2] + "\n"
+    out["label"] = (t, "What is the warranty period of the Halbrook Max?", wrong)
+    # method: a rare code inside a passage about something else
+    t = "# Service guide\n\n" + FILL[0] + "\n\n## Display\n\n"
+    for o in ("an overheated motor", "a low supply voltage", "a door left open", "an empty tank"):
+        t = _next(t) + f"The display shows a warning when it detects {o}; it clears once corrected."
+        t += "\n\n"
+    gold = f"Routine care keeps it running. {FILL[3]} A reading of F9931 points to a worn belt."
+    out["method"] = (_next(t) + gold + "\n", "What does F9931 mean on the display?", gold)
+    return out
+
+
+@pytest.fixture(scope="module")
+def diagnosed(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("seeded")
+    queries = []
+    for name, (text, query, gold) in _documents().items():
+        assert gold in text, name
+        (root / f"{name}.md").write_text(text, "utf-8")
+        queries.append(
+            query_from_dict(
+                {"id": name, "query": query, "doc": f"{name}.md", "evidence": [{"text": gold}]}
+            )
+        )
+    docs, _ = load_each(sorted(root.glob("*.md")))
+    policy = policy_from_dict({"name": "fixed", "size": 300, "overlap": 0, "unit": "chars"})
+    config = EvalConfig(policy=policy, methods=METHODS, ks=(1,), scope="doc", resamples=10)
+    encoder = FakeEncoder()
+    run = run_eval(queries, docs, config, encoder=encoder, embed=fake_embed_chunks)
+    by_id = {d.doc_id: d for d in docs}
+    found = diagnose_methods(run, by_id, encoder=encoder, embed=fake_embed_chunks)
+    return run, found, by_id, encoder
+
+
+def _lines(diagnosis) -> list[str]:
+    return [e.line for e in diagnosis.experiments]
+
+
+def test_a_gold_cut_across_chunks_is_fixed_by_keeping_it_whole(diagnosed):
+    run, found, *_ = diagnosed
+    d = found["bm25"]["boundary"]
+    assert (d.suggested, d.confidence) == ("boundary", "strong")
+    (kept,) = [e for e in d.experiments if e.repair == "boundary"]
+    assert kept.fixes and (kept.before, kept.after) == (run.query("boundary").full_ranks["bm25"], 1)
+    assert kept.line == f"the gold kept whole in one chunk: rank {kept.before} → 1"
+    assert kept.before > 1
+
+
+def test_a_gold_that_needs_its_heading_is_fixed_by_the_title_and_headings(diagnosed):
+    _, found, *_ = diagnosed
+    d = found["bm25"]["context"]
+    assert (d.suggested, d.confidence) == ("context", "strong")
+    (ctx,) = [e for e in d.experiments if e.repair == "context"]
+    assert ctx.fixes and ctx.after == 1 and ctx.before > 1
+    assert "The Cinder T7 unit" in ctx.detail  # the heading path read before the chunk
+    # the prefixed method has no context repair of its own: it reads them already
+    assert "contextual ranks it 1st" in _lines(found["naive"]["context"])
+
+
+def test_query_words_no_part_of_the_document_uses_are_vocabulary(diagnosed):
+    _, found, *_ = diagnosed
+    d = found["naive"]["vocabulary"]
+    assert d.suggested == "vocabulary"
+    assert not any(e.fixes for e in d.experiments if e.repair != "method")
+    assert d.evidence is not None and set(d.evidence.absent_words) == {"QX", "220"}
+    assert "please" not in d.decided_by.lower() and "tell" not in d.decided_by.lower()
+
+
+def test_a_label_on_the_wrong_passage_is_label_even_under_a_heading_naming_the_query(diagnosed):
+    _, found, *_ = diagnosed
+    for method in METHODS:
+        d = found[method]["label"]
+        assert d.suggested == "label", (method, d.decided_by, _lines(d))
+        assert d.evidence is not None and d.evidence.gold_holds == 0.0
+        assert d.evidence.hit_holds == 1.0
+
+
+def test_a_miss_only_the_dense_method_makes_is_method(diagnosed):
+    _, found, *_ = diagnosed
+    d = found["naive"]["method"]
+    assert (d.suggested, d.confidence) == ("method", "strong")
+    assert d.decided_by == "bm25 ranks it 1st"
+    assert not any(e.fixes for e in d.experiments if e.repair != "method")
+
+
+def test_each_method_of_a_query_gets_its_own_diagnosis(diagnosed):
+    _, found, *_ = diagnosed
+    assert found["bm25"]["context"].suggested == "context"
+    assert (
+        found["naive"]["context"].suggested != "context"
+        or found["naive"]["context"].experiments != found["bm25"]["context"].experiments
+    )
+
+
+def test_the_run_file_stores_the_experiments_and_reads_them_back(diagnosed, tmp_path: Path):
+    from core.evaluate import load_run, save_run
+
+    run, _, docs, encoder = diagnosed
+    stored, found = suggest_run(run, docs, encoder=encoder, embed=fake_embed_chunks)
+    save_run(stored, tmp_path / "run.json")
+    back: EvalRun = load_run(tmp_path / "run.json")
+    s = back.query("boundary").suggested["bm25"]
+    assert s.cause == "boundary"
+    assert [e["line"] for e in s.experiments] == _lines(found["bm25"]["boundary"])
+    assert Experiment.from_dict(s.experiments[0]) == found["bm25"]["boundary"].experiments[0]
+
+
+def test_lexical_repairs_score_as_the_index_does():
+    texts = ["the pump starts at two bar", "it stops at six bar", "filters last a year"]
+    stats = LexicalStats.build(texts)
+    index = Bm25Index.build(texts)
+    for query in ("pump bar", "six bar stops", "filters year pump"):
+        mine = [stats.score(query, t) for t in texts]
+        assert np.allclose(mine, index.scores(query), atol=1e-5)
+
+
+def test_prompt_words_are_not_query_words():
+    words = content_words(
+        "Please explain what the gross margin looks like, and describe its drivers.",
+        FUNCTION_WORDS,
+    )
+    assert set(words) == {"gross", "margin", "look", "driver"}
+
+
+def test_a_rank_past_the_depth_is_none():
+    assert rank_among(0.5, [0.9, 0.8, 0.4], depth=10) == 3
+    assert rank_among(0.1, [0.9, 0.8, 0.4], depth=3) is None
+
+
+def _experiment(repair: str, before: int, after: int | None, k: int = 3) -> Experiment:
+    fixes = after is not None and after <= k
+    return Experiment(repair=repair, before=before, after=after, fixes=fixes, line=repair)
+
+
+def test_no_fixing_repair_and_no_evidence_is_unclear_with_the_experiments():
+    found = [_experiment("boundary", 40, 20), _experiment("method", 40, 30)]
+    d = decide(found, Evidence(gold_holds=0.8, hit_holds=0.8), k=3, repaired=True)
+    assert (d.cause, d.confidence) == ("unclear", "unclear")
+    assert d.runner_up == "boundary"  # it moved the gold halfway to the top k
+
+
+def test_two_fixing_repairs_make_a_weak_suggestion_with_the_other_as_runner_up():
+    found = [_experiment("boundary", 14, 2), _experiment("context", 14, 1)]
+    d = decide(found, Evidence(gold_holds=0.9), k=3, repaired=True)
+    assert (d.cause, d.confidence, d.runner_up) == ("context", "weak", "boundary")
+
+
+def test_the_label_evidence_outweighs_a_context_repair_but_not_a_boundary_one():
+    evidence = Evidence(gold_holds=0.2, hit_holds=1.0)
+    d = decide([_experiment("context", 9, 2)], evidence, k=3, repaired=True)
+    assert (d.cause, d.confidence, d.runner_up) == ("label", "weak", "context")
+    d = decide([_experiment("boundary", 9, 2)], evidence, k=3, repaired=True)
+    assert d.cause == "boundary"
+
+
+def test_the_parse_repair_ranks_the_ocr_reading_when_it_differs(diagnosed):
+    run, _, docs, encoder = diagnosed
+    record = run.query("method")
+    doc = docs[record.doc_id]
+    gold = (record.gold[0].char_start, record.gold[0].char_end)
+    failure = Failure(
+        query="What does F9931 mean on the display?", gold=(gold,), doc=doc, chunks=[],
+        method="naive", before=5, others=(0.9, 0.8, 0.7, 0.2), k=3, depth=10, ranks={},
+    )  # fmt: skip
+    scorer = MethodScorer(method="naive", query=failure.query, encoder=encoder,
+                          embed=fake_embed_chunks)  # fmt: skip
+    same = parse(failure, scorer, read=lambda d, s: d.text[s[0] : s[1]])
+    assert same is None  # the OCR reads what the text layer holds: no parse repair
+    read = parse(failure, scorer, read=lambda d, s: "What does F9931 mean on the display?")
+    assert read is not None and read.repair == "parse" and read.fixes
+    assert read.line == "OCR text: rank 5 → 1" and "alike" in read.detail
+
+
+FINANCEBENCH = Path(__file__).parent.parent / "shared" / "corpus" / "financebench"
+FILINGS = ("JOHNSON_JOHNSON_2022Q4_EARNINGS", "MGMRESORTS_2022Q4_EARNINGS")
+
+
+def _financebench() -> Path:
+    import os
+
+    root = Path(os.environ.get("CHUNKSCOPE_SHARED", "/work/shared")) / "corpus" / "financebench"
+    return root if (root / "questions.jsonl").is_file() else FINANCEBENCH
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (_financebench() / "questions.jsonl").is_file(), reason="no shared set")
+def test_real_filings_with_the_real_model_store_experiments_that_agree_with_the_run(tmp_path):
+    """Two FinanceBench filings (J&J and MGM earnings releases, their 5 questions), MiniLM,
+    naive and bm25 at fixed 800/100 characters, a failure when the gold is not ranked
+    first: every failure gets a suggestion with its experiments, each experiment starts
+    from the run's own full-depth rank, a method experiment is the other method's rank,
+    and the run file reads them back."""
+    import core.embed
+    from core.evaluate import load_run, save_run
+    from core.evaluate.importers import import_qa
+    from core.formats import load_document
+    from core.index.indexer import method_records
+
+    root = _financebench()
+    queries = [
+        q for q in import_qa(
+            root / "questions.jsonl", question="question", evidence="evidence[].evidence_text",
+            page="evidence[].evidence_page_num", doc="doc_name", id_column="financebench_id",
+            page_base=0,
+        )
+        if q.doc in FILINGS
+    ]  # fmt: skip
+    docs = [load_document(root / "pdfs" / f"{name}.pdf") for name in FILINGS]
+    policy = policy_from_dict({"name": "fixed", "size": 800, "overlap": 100, "unit": "chars"})
+    config = EvalConfig(policy=policy, methods=("naive", "bm25"), ks=(1,), resamples=10)
+    encoder = core.embed.load_encoder(None, deterministic=True)
+    run = run_eval(queries, docs, config, encoder=encoder)
+    by_id = {d.doc_id: d for d in docs}
+    stored, found = suggest_run(run, by_id, encoder=encoder, embed=method_records)
+    failures = [(q, m) for q in run.queries for m in run.methods if q.failed[m]]
+    assert failures, "no failure to diagnose"
+    for record, method in failures:
+        d = found[method][record.id]
+        assert d.suggested in ("boundary", "context", "parse", "method", "vocabulary",
+                               "label", "unclear")  # fmt: skip
+        assert d.experiments, (record.id, method)
+        other = "bm25" if method == "naive" else "naive"
+        (rival,) = [e for e in d.experiments if e.repair == "method"]
+        assert rival.after == record.full_ranks[other] and rival.method == other
+        for e in d.experiments:
+            assert e.before == record.full_ranks[method]
+            assert e.fixes == (e.after is not None and e.after <= run.text_k)
+        print(record.id, method, d.suggested, d.confidence, [e.line for e in d.experiments])
+    save_run(stored, tmp_path / "run.json")
+    back = load_run(tmp_path / "run.json")
+    for record, method in failures:
+        kept = back.query(record.id).suggested[method]
+        assert [e["line"] for e in kept.experiments] == [
+            e.line for e in found[method][record.id].experiments
+        ]
+
+
+def test_a_whole_page_gold_is_repaired_by_its_answering_sentence(diagnosed):
+    """A gold longer than any chunk cannot be kept whole: the boundary repair places a
+    chunk around the sentence holding most of the query's words, cut across a chunk
+    boundary in the document."""
+    from core.diagnose.run_failures import default_chunker
+
+    run, _, docs, encoder = diagnosed
+    doc = docs["boundary"]
+    policy = policy_from_dict({"name": "fixed", "size": 300, "overlap": 0, "unit": "chars"})
+    chunks = default_chunker(policy)(doc)[1]
+    query = "What is the maximum operating temperature of the Corvane HX40 pump?"
+    page = (0, len(doc.text))  # the label points at the whole page
+    failure = Failure(
+        query=query, gold=(page,), doc=doc, chunks=chunks, method="bm25", before=4,
+        others=tuple(h.score for h in run.query("boundary").top["bm25"][1:]), k=1, depth=10,
+        ranks={},
+    )  # fmt: skip
+    from core.diagnose.repairs import LexicalStats, boundary
+
+    stats = LexicalStats.build([c.text for c in chunks])
+    scorer = MethodScorer(method="bm25", query=query, encoder=encoder, embed=fake_embed_chunks,
+                          lexical=stats)  # fmt: skip
+    made = boundary(failure, scorer, content_words(query, FUNCTION_WORDS))
+    assert made is not None and made.line.startswith("its answering sentence kept whole")
+    a, b = made.span
+    sentence = "For the Corvane HX40 pump, the maximum operating temperature is 85 degrees Celsius."
+    at = doc.text.index(sentence)
+    assert a <= at and at + len(sentence) <= b and b - a <= max(len(c.text) for c in chunks)
+
+
+def test_a_bm25_only_miss_with_words_the_document_lacks_is_vocabulary_beside_method():
+    """bm25 misses, the dense methods rank the gold first, and the query's words are not
+    the document's: vocabulary, weak, the method as runner-up (not a confident context)."""
+    found = [
+        _experiment("context", 9, 7),
+        _experiment("method", 9, 1),  # naive ranks it 1st
+    ]
+    evidence = Evidence(absent=0.5, absent_words=("battles",), gold_holds=0.4, hit_holds=0.5)
+    d = decide(found, evidence, k=3, repaired=True)
+    assert (d.cause, d.confidence, d.runner_up) == ("vocabulary", "weak", "method")
+    assert "battles" in d.decided_by
