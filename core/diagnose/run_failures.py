@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from core import methods as registry
 from core.chunk import chunk_document
 from core.chunk.policy_registry import policy_from_dict
 from core.diagnose.repairs import (
@@ -165,7 +164,7 @@ def _scorer(
 ) -> MethodScorer | None:  # fmt: skip
     """The failing method's scorer; a lexical one with the run's corpus statistics
     (built once per method), None for a fused or external method."""
-    family = registry.get(method).family
+    family = run.method(method).family  # a run answers for its own (external) methods
     if family not in ("dense", "lexical"):
         return None
     lexical = None
