@@ -9,6 +9,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from core import defaults
 from tests.browser.conftest import running_app
 from tests.browser.test_workbench import wait_idle
 
@@ -56,16 +57,17 @@ def test_sweep_the_demo_click_a_cell_and_read_its_failures(tall, tune_url, artif
     def chosen(label: str) -> str:
         return selectbox(label).input_value()
 
-    assert chosen("Cell") == "fixed-tokens-64-0 · naive"  # the first cell
+    assert chosen("Cell") == f"{defaults.POLICY}-tokens-64-0 · naive"  # the first cell
     markers.nth(8).click(force=True)  # the last line's (bm25) marker at the largest size
     # the selection reaches the app a moment after the click: wait for its rerun's result
-    expect(selectbox("Cell")).to_have_value("fixed-tokens-256-0 · bm25", timeout=60_000)
+    last = f"{defaults.POLICY}-tokens-256-0 · bm25"
+    expect(selectbox("Cell")).to_have_value(last, timeout=60_000)
     settle(page)
     assert page.locator("[data-testid=stException]").count() == 0
     page.get_by_role("button", name="Its failures on the Evaluate page").click()
     page.locator("[data-testid=stMain] h1", has_text="Evaluate & triage").wait_for()
     settle(page)
     assert page.locator("[data-testid=stException]").count() == 0
-    assert "fixed-tokens-256-0" in chosen("Run")
+    assert f"{defaults.POLICY}-tokens-256-0" in chosen("Run")
     assert chosen("Failures of").startswith("bm25")
     page.screenshot(path=str(artifacts / "tune-failures.png"))

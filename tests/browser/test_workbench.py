@@ -110,9 +110,10 @@ def test_upload_tune_the_size_and_follow_a_citation(page, app_url, artifacts):
     go_to(page, "Chunks")
     before_count, before_boxes = metric_value(page, "Chunks"), chunk_boxes(page)
     assert before_boxes
-    slider = page.get_by_test_id("stSlider").filter(has_text="Size (chars)").get_by_role("slider")
+    # the default policy (core.defaults): structure, sized in tokens
+    slider = page.get_by_test_id("stSlider").filter(has_text="Size (tokens)").get_by_role("slider")
     slider.focus()
-    for _ in range(8):  # 800 -> 400 characters
+    for _ in range(8):  # smaller chunks: more of them
         slider.press("ArrowLeft")
     page.wait_for_function(
         "v => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => "
