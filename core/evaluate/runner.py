@@ -220,14 +220,23 @@ def _records(
                 doc_sha256=query.doc_sha256,
                 gold=query.gold,
                 ranks={m: rows[i].rank for m, rows in scored.items()},
-                failed={m: not rows[i].values[f"hit@{spec.text_k}"] for m, rows in scored.items()},
+                failed={m: _failed(rows[i], spec.text_k) for m, rows in scored.items()},
                 metrics={m: rows[i].values for m, rows in scored.items()},
                 top={m: rows[i].hits for m, rows in scored.items()},
                 full_ranks={m: rows[i].full_rank for m, rows in scored.items()},
-                scope_size=next(iter(scored.values()))[i].scope_size,
+                scope_size=max(rows[i].scope_size for rows in scored.values()),  # not a log's
             )
         )
     return out
+
+
+def _failed(row: Scored, text_k: int) -> bool:
+    """No gold in the top ``text_k``; where hit@text_k is n/a (past a log's depth), no gold
+    in what the log holds."""
+    hit = row.values.get(f"hit@{text_k}")
+    if hit is None:
+        return row.rank is None or row.rank > text_k
+    return not hit
 
 
 def _deltas(
