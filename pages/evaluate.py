@@ -48,7 +48,7 @@ if run.unresolved:
     st.warning(f"{len(run.unresolved)} queries did not resolve to a span and were left out.")
 run_import.imported_note(run)
 
-st.subheader(f"{run.n_queries} queries · policy {run.policy.get('key', '')} · top {run.text_k}")
+st.subheader(f"{run.n_queries} queries · policy {run.policy_label} · top {run.text_k}")
 left, right = st.columns([3, 2], gap="medium")
 metric_rows = eval_form.metric_table(run)  # whole tables: no row hides below a fold
 left.dataframe(metric_rows, hide_index=True, height=wording.table_height(len(metric_rows)))

@@ -7,6 +7,7 @@ The OpenInference spans use the attribute names of ``openinference-semantic-conv
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from openinference.semconv.trace import DocumentAttributes, SpanAttributes
 from core import methods as method_registry
 from core.chunk import policy_registry as policy_registry
 from core.cli import eval_cmd, main
+from core.cli.eval_cmd import print_run
 from core.evaluate import LabelledQuery, load_run
 from core.evaluate.imported_run import import_run
 from core.evaluate.labels import GoldSpan
@@ -122,6 +124,10 @@ def test_the_logged_ranking_gives_hand_computed_metrics(port) -> None:
          "the chunk set"}
     ]  # fmt: skip
     assert run.policy["name"] == "harbour"
+    assert run.policy_label == "harbour"  # the set's name, not "harbour-chars-N-0"
+    shown = io.StringIO()
+    print_run(run, shown)
+    assert " policy harbour " in shown.getvalue() and "harbour-chars" not in shown.getvalue()
 
 
 def test_our_methods_rank_exactly_the_sets_spans(port) -> None:

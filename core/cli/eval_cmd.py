@@ -252,7 +252,7 @@ def _delta_cell(delta: Any) -> str:
 
 def print_run(run: Any, out: TextIO) -> None:
     """The metric table (methods as columns, query count per row) and the deltas table."""
-    policy = run.policy.get("key", "")
+    policy = run.policy_label
     print(f"{run.run_id}  model {run.model}  policy {policy}  scope {run.scope}", file=out)
     print(
         f"queries {run.n_queries} scored, {len(run.unresolved)} unresolved; "

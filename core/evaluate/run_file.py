@@ -212,6 +212,12 @@ class EvalRun:
     def n_queries(self) -> int:
         return len(self.queries)
 
+    @property
+    def policy_label(self) -> str:
+        """How the run's policy is named to a reader: an imported chunk set by its name
+        ("mine"), any other policy by its key ("fixed-chars-800-100")."""
+        return str(self.policy.get("label") or self.policy.get("key", ""))
+
     def query(self, query_id: str) -> QueryRecord:
         for record in self.queries:
             if record.id == query_id:

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from core import methods as registry
-from core.chunk import chunk_document
+from core.chunk import chunk_document, policy_registry
 from core.embed.cache import shared_cache
 from core.errors import LabelError
 from core.evaluate.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, DeltaInterval, metric_deltas
@@ -185,7 +185,7 @@ def _finish(
         run_id=make_run_id(identity),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         model=str(encoder.name),
-        policy=config.policy.to_dict() | {"key": config.policy.key},
+        policy=config.policy.to_dict() | {"key": config.policy.key} | _label(config.policy),
         methods=config.methods,
         ks=spec.ks,
         text_k=spec.text_k,
@@ -228,6 +228,12 @@ def _records(
             )
         )
     return out
+
+
+def _label(policy: ChunkPolicy) -> dict[str, object]:
+    """An imported chunk set (fixed boundaries) is named by its name, not a size key."""
+    spec = policy_registry.find(policy.name)
+    return {"label": policy.name} if spec is not None and spec.fixed_boundaries else {}
 
 
 def _failed(row: Scored, text_k: int) -> bool:

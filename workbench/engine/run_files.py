@@ -207,5 +207,5 @@ def saved_runs() -> dict[str, EvalRun]:
 def run_label(run: EvalRun) -> str:
     when = run.created_at.replace("T", " ")[:16]
     return (
-        f"{when} · {run.policy.get('key', '')} · {', '.join(run.methods)} · {run.n_queries} queries"
+        f"{when} · {run.policy_label} · {', '.join(run.methods)} · {run.n_queries} queries"
     )
