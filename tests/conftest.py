@@ -66,6 +66,14 @@ def _editors_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _store_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``eval`` and ``import-run`` keep every run in the store's ``runs/``: a test's runs go
+    to its own folder, never to the working folder's ``.chunkscope``; tests of the default
+    store unset it themselves."""
+    monkeypatch.setenv("CHUNKSCOPE_STORE", str(tmp_path / "default-store"))
+
+
+@pytest.fixture(autouse=True)
 def _no_shared_vector_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fake encoders share names across tests: no test reads another's vectors from the
     on-disk default cache (``core.embed.cache.shared_cache``); its own tests set a folder."""

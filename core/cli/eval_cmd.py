@@ -35,6 +35,7 @@ from core.errors import LabelError
 from core.evaluate import EvalConfig, read_queries, run_eval, save_run
 from core.evaluate.bootstrap import verdict
 from core.evaluate.compare import metrics_by_doc
+from core.evaluate.run_store import keep_run, runs_folder
 from core.formats import parse_document
 from core.formats.format_registry import describe_formats
 from core.index.indexer import method_records
@@ -224,9 +225,18 @@ def with_suggestions(result: Any, docs: Sequence[Any], parts: Callable[..., Any]
     return suggest_run(result, {d.doc_id: d for d in docs}, chunker=parts)[0]
 
 
+def keep_in_store(result: Any, args: argparse.Namespace) -> Path:
+    """Keep the run in the store's ``runs/`` folder (``--store``, else the default store),
+    where the workbench finds it; ``--out`` is a copy."""
+    return keep_run(result, runs_folder(getattr(args, "store", None)))
+
+
 def emit_run(result: Any, args: argparse.Namespace) -> bool:
     """Save the run to ``--out`` when asked, then print it: one JSON object (without the
     per-query hits) with ``--json``, else the tables. Returns whether tables were printed."""
+    kept = keep_in_store(result, args)
+    print(f"kept {result.run_id} in {kept.parent} (the workbench's Evaluate lists it)",
+          file=sys.stderr)  # fmt: skip
     if args.out:
         save_run(result, args.out)
         print(f"saved {result.run_id} to {args.out}", file=sys.stderr)

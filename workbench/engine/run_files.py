@@ -27,14 +27,13 @@ from core.evaluate import (
     EvalRun,
     Evidence,
     LabelledQuery,
-    default_triage_path,
     import_chunking_eval,
     load_run,
     parse_queries,
     run_eval,
-    save_run,
 )
 from core.evaluate.cost import progress_line
+from core.evaluate.run_store import keep_run, run_files, runs_folder
 from core.provenance.types import Document
 from workbench.documents import parse_cache, session
 from workbench.documents.reads import read_document
@@ -178,7 +177,7 @@ def run_evaluation(
     )  # fmt: skip
     bar.empty()
     st.toast(f"Saved the run: {run.n_queries} queries in {run.timings.get('total_s', 0):.1f} s")
-    save_run(run, runs_dir() / f"{run.run_id}.json")
+    keep_run(run, runs_dir())
     st.session_state[EvalKey.RUN] = run.run_id
     st.session_state[EvalKey.RUN_DOCS][run.run_id] = {d.doc_id: d for d in docs}
     st.session_state[EvalKey.TRIAGE_POS] = None
@@ -187,10 +186,11 @@ def run_evaluation(
 
 
 def runs_dir() -> Path:
-    """``runs/`` beside the index: in the store folder, or beside the default triage file."""
+    """``runs/`` beside the index: in the store folder, or beside the default triage file
+    (``core.evaluate.run_store.runs_folder``, where ``eval`` and ``import-run`` keep theirs)."""
     if st.session_state[Key.STORE_KIND] == "folder":
-        return Path(st.session_state[Key.STORE_ADDR].strip()).expanduser().resolve() / "runs"
-    return default_triage_path().parent / "runs"
+        return runs_folder(st.session_state[Key.STORE_ADDR])
+    return runs_folder()
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -200,12 +200,9 @@ def _load_run(path: str, mtime: float) -> EvalRun:
 
 def saved_runs() -> dict[str, EvalRun]:
     """Runs saved beside the index, newest first."""
-    files = sorted(runs_dir().glob("run-*.json"), key=lambda p: -p.stat().st_mtime)
-    return {p.stem: _load_run(str(p), p.stat().st_mtime) for p in files}
+    return {p.stem: _load_run(str(p), p.stat().st_mtime) for p in run_files(runs_dir())}
 
 
 def run_label(run: EvalRun) -> str:
     when = run.created_at.replace("T", " ")[:16]
-    return (
-        f"{when} · {run.policy_label} · {', '.join(run.methods)} · {run.n_queries} queries"
-    )
+    return f"{when} · {run.policy_label} · {', '.join(run.methods)} · {run.n_queries} queries"
