@@ -38,6 +38,7 @@ if editing:
 if not runs:
     st.info(eval_form.no_run_line(editing))
     st.stop()
+run_files.open_linked_run(runs)  # ?run=RUN_ID: what `chunkscope open` starts on
 if st.session_state[K.RUN] not in runs:
     st.session_state[K.RUN] = next(iter(runs))
 run = runs[

@@ -11,11 +11,12 @@ from streamlit.testing.v1 import AppTest
 
 from core import methods as method_registry
 from core.cli import eval_cmd, main
+from core.cli.open_cmd import launch
 from core.evaluate import load_run
 from core.evaluate.run_store import keep_run, run_files, runs_folder
 from core.imported import save_chunk_set
 from tests.test_app_engine_pages import fake
-from tests.test_app_pages import open_page, store_dir
+from tests.test_app_pages import html_of, open_page, plain, store_dir
 from tests.test_eval_runner import FakeEncoder, fake_embed_chunks
 from tests.test_import_run import HITS, jsonl, port
 from workbench.state import EvalKey
@@ -83,3 +84,53 @@ def test_a_run_made_on_the_command_line_is_listed_on_evaluate(
     picker.set_value(imported).run()
     assert not at.exception, [e.value for e in at.exception]
     assert "3 queries · policy harbour · top 1" in [h.value for h in at.subheader]
+
+
+def test_open_keeps_the_run_and_builds_the_workbench_command(
+    port, store_dir, monkeypatch, capsys
+) -> None:
+    imported, _, copy = cli_runs(port, store_dir, monkeypatch, capsys)
+    elsewhere = store_dir.parent / "other-store"
+    found = launch(copy, store=str(elsewhere), port=8600)
+    assert found.kept == elsewhere.resolve() / "runs" / f"{imported}.json" and found.kept.is_file()
+    assert found.argv[1:4] == ("-m", "streamlit", "run")
+    assert Path(found.argv[4]).name == "app.py" and Path(found.argv[4]).is_file()
+    assert found.argv[5:] == ("--server.port", "8600")
+    assert found.env == {"CHUNKSCOPE_OPEN_RUN": imported,
+                         "CHUNKSCOPE_STORE": str(elsewhere.resolve())}  # fmt: skip
+    assert found.url == f"http://localhost:8600/evaluate?run={imported}"
+    assert main(["open", str(copy), "--dry-run"]) == 0  # the default store: no STORE set
+    printed = capsys.readouterr()
+    assert printed.out.startswith(f"CHUNKSCOPE_OPEN_RUN={imported} ")
+    assert "streamlit run" in printed.out and "CHUNKSCOPE_STORE" not in printed.out
+    assert f"the workbench opens it at http://localhost:8501/evaluate?run={imported}" in printed.err
+    assert main(["open", str(store_dir.parent / "nope.json"), "--dry-run"]) != 0
+    assert "not found" in capsys.readouterr().err
+
+
+def test_the_workbench_opens_the_run_it_was_started_on(
+    fake, port, store_dir, monkeypatch, capsys
+) -> None:
+    imported, evaluated, _ = cli_runs(port, store_dir, monkeypatch, capsys)
+    monkeypatch.setenv("CHUNKSCOPE_OPEN_RUN", imported)
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key=EvalKey.RUN).value == imported  # not the newest run
+    assert "3 queries · policy harbour · top 1" in [h.value for h in at.subheader]
+    shown = html_of(at)
+    failed = [q.query for q in load_run(runs_folder() / f"{imported}.json").queries
+              if q.failed["yours"]]  # fmt: skip
+    assert any(f'<div class="cs-query">{text}</div>' in shown for text in failed), failed
+    at.selectbox(key=EvalKey.RUN).set_value(evaluated).run()  # the picker moves on after
+    assert at.selectbox(key=EvalKey.RUN).value == evaluated
+
+
+def test_a_run_link_the_store_does_not_hold_is_said(
+    fake, port, store_dir, monkeypatch, capsys
+) -> None:
+    _, evaluated, _ = cli_runs(port, store_dir, monkeypatch, capsys)
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
+    at = open_page(at, "evaluate", run="run-0000000000000000")
+    said = [plain(w.value) for w in at.warning]
+    assert any("run-0000000000000000 is not in this store's runs" in w for w in said), said
+    assert at.selectbox(key=EvalKey.RUN).value == evaluated  # the newest, as without a link

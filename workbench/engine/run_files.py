@@ -203,6 +203,32 @@ def saved_runs() -> dict[str, EvalRun]:
     return {p.stem: _load_run(str(p), p.stat().st_mtime) for p in run_files(runs_dir())}
 
 
+def start_on_run() -> None:
+    """Called by ``app.py``: a session of a workbench started by ``chunkscope open`` (its
+    ``CHUNKSCOPE_OPEN_RUN``) goes to Evaluate at ``?run=RUN_ID``, once."""
+    run_id = settings.OPEN_RUN.read()
+    if run_id and st.session_state.get(EvalKey.STARTED_ON) != run_id:
+        st.session_state[EvalKey.STARTED_ON] = run_id
+        st.switch_page("pages/evaluate.py", query_params={"run": run_id})
+
+
+def open_linked_run(runs: dict[str, EvalRun]) -> None:
+    """``?run=RUN_ID`` on Evaluate: that run picked and its failure reader on its first
+    failure, once per link (the picker may move on after); a run the store's ``runs/`` does
+    not hold is said so."""
+    linked = st.query_params.get("run")
+    if not linked or st.session_state.get(EvalKey.LINKED_RUN) == linked:
+        return
+    if linked not in runs:
+        st.warning(f"The link's run {md(linked)} is not in this store's runs ({runs_dir()}).")
+        return
+    st.session_state[EvalKey.LINKED_RUN] = linked
+    st.session_state[EvalKey.RUN] = linked
+    st.session_state[EvalKey.QUERY_ID] = None
+    st.session_state[EvalKey.TRIAGE_POS] = None  # the first untagged failure
+    st.session_state[EvalKey.TRIAGE_METHOD] = None  # the reader picks a method with failures
+
+
 def run_label(run: EvalRun) -> str:
     when = run.created_at.replace("T", " ")[:16]
     return f"{when} · {run.policy_label} · {', '.join(run.methods)} · {run.n_queries} queries"
