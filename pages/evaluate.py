@@ -37,6 +37,10 @@ if editing:
         runs = run_files.saved_runs()
 if not runs:
     st.info(eval_form.no_run_line(editing))
+    st.caption(
+        f"Runs that `chunkscope eval` and `chunkscope import-run` make with this store are "
+        f"listed here too: they are kept in {wording.md(str(run_files.runs_dir()))}."
+    )
     st.stop()
 run_files.open_linked_run(runs)  # ?run=RUN_ID: what `chunkscope open` starts on
 if st.session_state[K.RUN] not in runs:

@@ -134,3 +134,10 @@ def test_a_run_link_the_store_does_not_hold_is_said(
     said = [plain(w.value) for w in at.warning]
     assert any("run-0000000000000000 is not in this store's runs" in w for w in said), said
     assert at.selectbox(key=EvalKey.RUN).value == evaluated  # the newest, as without a link
+
+
+def test_evaluate_without_runs_names_the_folder_the_cli_keeps_them_in(fake, store_dir) -> None:
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
+    at = open_page(at, "evaluate")
+    said = " ".join(plain(c.value) for c in at.caption)
+    assert f"they are kept in {store_dir.resolve() / 'runs'}" in said, said
