@@ -14,6 +14,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from workbench.engine import run_files
 from workbench.frame import sidebar
 
 SECTIONS: dict[str, list[st.Page]] = {
@@ -31,5 +32,6 @@ ICON = Path(__file__).resolve().parent / "workbench" / "assets" / "icon.png"
 st.set_page_config(page_title="Chunkscope", page_icon=str(ICON), layout="wide")
 page = st.navigation(SECTIONS, position="hidden")  # the sidebar's menu is the frame's
 sidebar.follow_redirect()
+run_files.start_on_run()  # a workbench `chunkscope open RUN.json` started: on that run
 with sidebar.framed():
     page.run()

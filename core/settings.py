@@ -232,6 +232,11 @@ EVAL_DIR: Setting[Path | None] = Setting(
     what="the chunking-evaluation set (`corpora/`, `questions_df.csv`) the workbench's "
     "Evaluate and Tune pages offer",
 )  # fmt: skip
+OPEN_RUN: Setting[str | None] = Setting(
+    name="CHUNKSCOPE_OPEN_RUN", default=None, parse=_text, unit="run id",
+    shown="unset", what="a run of the store's `runs/` the workbench opens each new session "
+    "on (Evaluate, its first failure); `chunkscope open RUN.json` sets it",
+)  # fmt: skip
 
 # -- tests and the benchmark -------------------------------------------------------------
 
@@ -255,7 +260,7 @@ SETTINGS: tuple[Setting[Any], ...] = (
     MODEL, POOLING, STORE, CHROMA, VECTOR_CACHE, STATE_CACHE_MB, TORCH_THREADS, EMBED_KEY,
     OCR, NATIVE_TEXT, MAX_FILE_MB, MAX_PAGES, MAX_PAGE_CONTENT_MB, MAX_CONTENT_MB,
     MAX_PAGE_CHARS, MAX_CHARS, MAX_LINES, MAX_MARKDOWN_TOKENS, LAYOUT_TIMEOUT_S,
-    OCR_TIMEOUT_S, OCR_DOCUMENT_S, EDITOR_KEY, EVAL_DIR, SHARED, BENCH_CACHE,
+    OCR_TIMEOUT_S, OCR_DOCUMENT_S, EDITOR_KEY, EVAL_DIR, OPEN_RUN, SHARED, BENCH_CACHE,
     REFERENCE_REBUILD,
 )  # fmt: skip
 

@@ -37,7 +37,12 @@ if editing:
         runs = run_files.saved_runs()
 if not runs:
     st.info(eval_form.no_run_line(editing))
+    st.caption(
+        f"Runs that `chunkscope eval` and `chunkscope import-run` make with this store are "
+        f"listed here too: they are kept in {wording.md(str(run_files.runs_dir()))}."
+    )
     st.stop()
+run_files.open_linked_run(runs)  # ?run=RUN_ID: what `chunkscope open` starts on
 if st.session_state[K.RUN] not in runs:
     st.session_state[K.RUN] = next(iter(runs))
 run = runs[
@@ -48,7 +53,7 @@ if run.unresolved:
     st.warning(f"{len(run.unresolved)} queries did not resolve to a span and were left out.")
 run_import.imported_note(run)
 
-st.subheader(f"{run.n_queries} queries · policy {run.policy.get('key', '')} · top {run.text_k}")
+st.subheader(f"{run.n_queries} queries · policy {run.policy_label} · top {run.text_k}")
 left, right = st.columns([3, 2], gap="medium")
 metric_rows = eval_form.metric_table(run)  # whole tables: no row hides below a fold
 left.dataframe(metric_rows, hide_index=True, height=wording.table_height(len(metric_rows)))

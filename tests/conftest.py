@@ -163,6 +163,14 @@ def _default_model_loaded_once() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _store_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``eval`` and ``import-run`` keep every run in the store's ``runs/``: each test's runs go
+    to a folder of its own, never to the working folder's ``.chunkscope``; tests of the default
+    store unset it themselves."""
+    monkeypatch.setenv("CHUNKSCOPE_STORE", str(tmp_path / "default-store"))
+
+
+@pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     real_connect = socket.socket.connect
     real_connect_ex = socket.socket.connect_ex

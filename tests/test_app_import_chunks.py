@@ -98,6 +98,28 @@ def test_a_set_kept_by_the_command_line_is_offered(app: AppTest, store_dir, caps
     assert "from_cli" in lib.selectbox(key=ImportKey.PICK).options
 
 
+def test_the_panel_shows_the_set_just_imported(app: AppTest, store_dir, capsys) -> None:
+    data, count, _ = rows_with_a_wrong_claim()
+    file = store_dir.parent / "cli.jsonl"
+    file.write_bytes(data)
+    for name in ("aaa", "bbb"):  # two sets kept before, both ahead of "speech"
+        code = main(["import-chunks", str(file), "--docs", str(SOTU), "--name", name,
+                     "--store", str(store_dir)])  # fmt: skip
+        assert code == 0, capsys.readouterr().err
+    lib = open_page(app, "library")
+    assert lib.selectbox(key=ImportKey.PICK).value == "aaa"  # nothing imported yet here
+    lib.file_uploader(key=ImportKey.UPLOAD).set_value(
+        [("speech.jsonl", data, "application/octet-stream")]
+    )
+    lib.text_input[0].set_value("speech")
+    next(b for b in lib.button if b.label == "Import").click().run()
+    assert not lib.exception and not lib.error, [e.value for e in lib.error]
+    assert lib.selectbox(key=ImportKey.PICK).value == "speech"
+    done = [plain(s.value) for s in lib.success]
+    assert any(f"Imported speech: {count:,} chunks of 1 document(s)" in d for d in done), done
+    assert any("**speech** from speech.jsonl" in plain(c.value) for c in lib.caption)
+
+
 def test_compare_ranks_exactly_the_imported_spans(fake, store_dir) -> None:
     """Index the demo datasheets under an imported set (another extractor's page text cut
     into windows) and find every card of every method on one of the set's spans."""

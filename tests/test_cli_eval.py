@@ -247,7 +247,7 @@ def test_import_qa_resolves_with_docs(workspace: Path, capsys) -> None:
     assert all(q.evidence and not q.gold for q in read_queries(out))
     assert main([*argv, "--docs", str(workspace / "docs" / "notes.md")]) == 0
     captured = capsys.readouterr()
-    assert "1 resolved (1 exact spans, 0 aligned), 1 unresolved" in captured.out
+    assert "1 query resolved: 1 exact, 0 aligned; 1 span; 1 unresolved" in captured.out
     assert "unresolved qa-1" in captured.err
     first, second = read_queries(out)
     assert first.gold[0].method == "exact" and first.doc_sha256 and not second.gold

@@ -342,3 +342,17 @@ def test_a_malformed_server_setting_stops_only_commands_that_open_the_store(
     rows.write_bytes(jsonl(langchain_rows(terms)))
     code, _, err = _cli(capsys, "import-chunks", str(rows), "--docs", str(terms))
     assert code == 2 and "expected HOST:PORT" in err
+
+
+def test_an_aligned_chunk_at_its_claimed_offset_is_not_wrong(terms: Path) -> None:
+    """A chunk whose spacing differs from our text (aligned), claiming the offset where its
+    span starts: the claim holds; never "wrong: claims 0, text is at 0"."""
+    doc = load_document(terms)
+    rows = langchain_rows(terms)
+    rows[0]["page_content"] = rows[0]["page_content"].replace(" ", "  ", 3)  # respaced
+    assert rows[0]["metadata"]["start_index"] == 0
+    chunk_set = run_import(rows, [doc])
+    first = chunk_set.chunks[0].anchor
+    assert (first.anchor, first.char_start) == ("aligned", 0), first
+    assert first.claim == "ok", first.detail
+    assert "claims 0, text is at 0" not in first.detail

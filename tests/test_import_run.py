@@ -7,6 +7,7 @@ The OpenInference spans use the attribute names of ``openinference-semantic-conv
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from openinference.semconv.trace import DocumentAttributes, SpanAttributes
 from core import methods as method_registry
 from core.chunk import policy_registry as policy_registry
 from core.cli import main, options
+from core.cli.run_table import print_run
 from core.evaluate import LabelledQuery, load_run
 from core.evaluate.imported_run import import_run
 from core.evaluate.labels import GoldSpan
@@ -26,6 +28,7 @@ from core.formats import load_document
 from core.imported import import_chunks, save_chunk_set
 from core.imported.shapes import ForeignChunk
 from tests.test_embed_http import server
+from workbench.evaluate.triage import run_rank_text
 
 __all__ = ["server"]  # a fixture: the fake embeddings server on loopback
 
@@ -105,8 +108,10 @@ def test_the_logged_ranking_gives_hand_computed_metrics(port) -> None:
     # q1: gold at rank 2; q2: rank 1; q3: rank 3 (the hit outside the set keeps rank 2)
     assert run.metrics["yours"]["mrr"] == pytest.approx((1 / 2 + 1 + 1 / 3) / 3)
     assert run.metrics["yours"]["hit@1"] == pytest.approx(1 / 3)
-    assert run.metrics["yours"]["hit@5"] == 1.0
-    assert run.n["yours"]["mrr"] == 3
+    assert run.metrics["yours"]["hit@1"] is not None and run.n["yours"]["mrr"] == 3
+    # the log is 3 deep: hit@5 cannot be told from it, so it is n/a, not a miss
+    assert run.metrics["yours"]["hit@5"] is None and run.n["yours"]["hit@5"] == 0
+    assert not any(r.failed["yours"] for r in run.queries)  # every gold within the log
     q3 = run.query("q3")
     assert q3.ranks["yours"] == 3 and [h.rank for h in q3.top["yours"]] == [1, 3]
     assert [h.score for h in q3.top["yours"]] == [0.6, 0.4]  # the logged scores
@@ -119,6 +124,10 @@ def test_the_logged_ranking_gives_hand_computed_metrics(port) -> None:
          "the chunk set"}
     ]  # fmt: skip
     assert run.policy["name"] == "harbour"
+    assert run.policy_label == "harbour"  # the set's name, not "harbour-chars-N-0"
+    shown = io.StringIO()
+    print_run(run, shown)
+    assert " policy harbour " in shown.getvalue() and "harbour-chars" not in shown.getvalue()
 
 
 def test_our_methods_rank_exactly_the_sets_spans(port) -> None:
@@ -133,6 +142,28 @@ def test_our_methods_rank_exactly_the_sets_spans(port) -> None:
                 cited = run.chunks[hit.chunk_id]
                 assert (cited.char_start, cited.char_end) in spans
                 assert doc.text[cited.char_start : cited.char_end] == cited.quote
+
+
+def test_a_five_deep_log_at_k10_is_na_past_its_depth(port) -> None:
+    """Five hits a query scored at k=10: the @10 metrics and nDCG@10 are n/a for the log
+    (not misses, so not below a method that ranks deeper); those at k <= 5 are counted."""
+    five = [{"query_id": q, "hits": [{"chunk_id": f"c{i}"} for i in order]}
+            for q, order in (("q1", (1, 3, 4, 5, 6)), ("q2", (5, 1, 2, 3, 4)),
+                             ("q3", (2, 3, 4, 5, 6)))]  # fmt: skip
+    run = imported(port, jsonl(five), methods=("bm25",), ks=(1, 5, 10))
+    yours, ours = run.metrics["yours"], run.metrics["bm25"]
+    assert yours["hit@5"] == pytest.approx(1 / 3) and run.n["yours"]["hit@5"] == 3
+    for name in ("hit@10", "recall@10", "ndcg@10"):
+        assert yours[name] is None and run.n["yours"][name] == 0, name
+        assert ours[name] is not None and run.n["bm25"][name] == 3, name
+    assert run.deltas["bm25-yours"].get("hit@10") is None  # no delta against n/a
+    q1 = run.query("q1")
+    assert q1.failed["yours"] and q1.ranks["yours"] is None
+    # full ranks read "of 6" (the set's chunks bm25 ranked), never "of 5" (the log's hits)
+    assert {r.scope_size for r in run.queries} == {6}
+    said = run_rank_text(run, q1, "yours")
+    assert said == "not in its log's 5 hits" and "top 10" not in said
+    assert run_rank_text(run, q1, "bm25").endswith(" of 6")
 
 
 def test_a_log_deeper_than_the_cut_keeps_the_full_rank(port) -> None:

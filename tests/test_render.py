@@ -325,6 +325,10 @@ def test_links_verify_hash_and_quote():
     stale = links.check_link(doc, 10, 60, sha="0" * 64, qh=params["qh"], previous_shas=["0" * 64])
     assert stale.status is CitationStatus.STALE and "earlier version" in stale.detail
     assert links.check_link(doc, 10, len(doc.text) + 5).status is CitationStatus.MISMATCH
+    doc_only = links.check_link(doc, 10, 60, sha=doc.sha256)  # no quote hash
+    assert doc_only.tone == "info" and not doc_only.headline.startswith("Verified")
+    assert "Document verified, the span's text was not" in doc_only.headline
+    assert links.check_link(doc, 10, 60, **params).headline.startswith("Verified")
     assert links.parse_span("120-180") == (120, 180)
     assert links.parse_span("180-120") is None and links.parse_span("x") is None
     for odd in ("²-3", "1-³", "١٢-٣٤", "-1-5", "1-2-3", " 1-2", "1-2\n", ""):

@@ -277,6 +277,8 @@ class EvalKey:
     TAG = "cs_tag_"  # + cause: a triage button
     EXPORT = "cs_export."  # + file extension: a download of the tagged set
     FAILS = "cs_fails_"  # + "method_" or "cause_" + run_id: the failure table's filters
+    LINKED_RUN = "cs_eval_linked_run"  # the ?run= a link opened (once, then the picker moves)
+    STARTED_ON = "cs_eval_started_on"  # the CHUNKSCOPE_OPEN_RUN this session was sent to
 
 
 def failure_note_key(run_id: str, query_id: str) -> str:

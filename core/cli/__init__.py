@@ -21,6 +21,7 @@ Modules:
 - ``check_cmd``: ``chunkscope check``: the regression gate for CI;
 - ``triage_cmd``: ``chunkscope triage``: a saved run's failures sampled, tagged, exported;
 - ``diagnose_cmd``: ``chunkscope diagnose``: why each failure of a saved run failed;
+- ``open_cmd``: ``chunkscope open``: the workbench started on a saved run's first failure;
 - ``bench_cmd``: ``chunkscope bench``: the benchmark;
 - ``ui_cmd``: ``chunkscope ui``: the workbench started where Chunkscope is installed;
 - ``one_line``: the parser and terminal that keep errors and output to their lines;
@@ -68,6 +69,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.check_cmd",
     "core.cli.triage_cmd",
     "core.cli.diagnose_cmd",
+    "core.cli.open_cmd",
     "core.cli.bench_cmd",
     "core.cli.ui_cmd",
 )

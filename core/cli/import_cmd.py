@@ -71,6 +71,18 @@ def run_chunking_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def resolved_summary(resolved: list, unresolved: list) -> str:
+    """Queries and spans counted apart: "13 queries resolved: 12 exact, 1 aligned; 17 spans,
+    0 unresolved". A query is exact when every one of its spans was found exactly."""
+    aligned = sum(1 for r in resolved if any(g.method == "aligned" for g in r.gold))
+    spans = sum(len(r.gold) for r in resolved)
+    noun = "query" if len(resolved) == 1 else "queries"
+    return (
+        f"{len(resolved)} {noun} resolved: {len(resolved) - aligned} exact, {aligned} aligned; "
+        f"{spans} span{'' if spans == 1 else 's'}; {len(unresolved)} unresolved"
+    )
+
+
 def run_qa(args: argparse.Namespace) -> int:
     check_out(args.out)
     check_threshold(args.threshold)
@@ -92,12 +104,7 @@ def run_qa(args: argparse.Namespace) -> int:
     resolved, unresolved = resolve_queries(queries, docs, threshold=args.threshold)
     pinned = {q.id: q for q in pin_labels(resolved)}
     write_queries(args.out, [pinned.get(q.id, q) for q in queries])
-    methods = [g.method for r in resolved for g in r.gold]
-    print(
-        f"wrote {len(queries)} queries to {args.out}: {len(resolved)} resolved "
-        f"({methods.count('exact')} exact spans, {methods.count('aligned')} aligned), "
-        f"{len(unresolved)} unresolved"
-    )
+    print(f"wrote {len(queries)} queries to {args.out}: {resolved_summary(resolved, unresolved)}")
     for item in unresolved:
         print(f"unresolved {item.query_id} ({item.doc}): {item.reason}", file=sys.stderr)
     return 0

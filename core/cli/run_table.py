@@ -8,16 +8,28 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from core.evaluate import save_run
 from core.evaluate.bootstrap import verdict
 from core.evaluate.compare import metrics_by_doc
+from core.evaluate.run_store import keep_run, runs_folder
+
+
+def keep_in_store(result: Any, args: argparse.Namespace) -> Path:
+    """Keep the run in the store's ``runs/`` folder (``--store``, else the default store),
+    where the workbench finds it; ``--out`` is a copy."""
+    return keep_run(result, runs_folder(getattr(args, "store", None)))
 
 
 def emit_run(result: Any, args: argparse.Namespace) -> bool:
-    """Save the run to ``--out`` when asked, then print it: one JSON object (without the
-    per-query hits) with ``--json``, else the tables. Returns whether tables were printed."""
+    """Keep the run in the store, save a copy to ``--out`` when asked, then print it: one
+    JSON object (without the per-query hits) with ``--json``, else the tables. Returns
+    whether tables were printed."""
+    kept = keep_in_store(result, args)
+    print(f"kept {result.run_id} in {kept.parent} (the workbench's Evaluate lists it)",
+          file=sys.stderr)  # fmt: skip
     if args.out:
         save_run(result, args.out)
         print(f"saved {result.run_id} to {args.out}", file=sys.stderr)
@@ -43,7 +55,7 @@ def delta_cell(delta: Any) -> str:
 
 def print_run(run: Any, out: TextIO) -> None:
     """The metric table (methods as columns, query count per row) and the deltas table."""
-    policy = run.policy.get("key", "")
+    policy = run.policy_label
     print(f"{run.run_id}  model {run.model}  policy {policy}  scope {run.scope}", file=out)
     print(
         f"queries {run.n_queries} scored, {len(run.unresolved)} unresolved; "

@@ -13,6 +13,7 @@ Modules:
 - ``bootstrap``: paired bootstrap intervals of the difference between two methods;
 - ``cost``: what a run will encode and about how long it takes, before it starts;
 - ``run_file``: runs as records (per-query results, means, deltas), saved as JSON;
+- ``run_store``: the store's ``runs/`` folder, where the CLI and the workbench keep runs;
 - ``compare``: two saved runs side by side, and one run split by document;
 - ``traces``: what a retriever returned per query, read from its log;
 - ``imported_run``: a retriever's log as a run, beside our methods on its chunk spans;

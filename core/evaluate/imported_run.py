@@ -16,6 +16,8 @@
   read those ranks; character precision and IoU count the characters of the hits in the
   set; span validity counts a hit outside the set as a citation that does not verify.
   Its full-depth rank of the gold is its rank in the log, or none beyond the log's depth;
+  a metric past the log's depth (hit@10 or recall@10 of a 5-deep log, nDCG@10 of a log
+  shorter than 10) is n/a for the retriever (``past_depth``), not counted as a miss;
 - ``methods`` (naive, late, bm25, ...) are computed by ``run_eval`` over the same
   documents chunked by the chunk set, so their deltas against the retriever compare
   retrievers, not boundaries. The run's ``policy`` is the chunk set's.
@@ -174,8 +176,15 @@ def _match(
     return matched, unlabelled
 
 
+def past_depth(name: str, depth: int) -> bool:
+    """A metric a log ``depth`` deep cannot tell: hit, recall or doc hit at a k past it,
+    nDCG@10 of a log shorter than 10. It is n/a for the log's method, never a miss."""
+    head, _, k = name.partition("@")
+    return head in ("hit", "recall", "doc_hit", "ndcg") and k.isdigit() and int(k) > depth
+
+
 def _scored_from_log(
-    logged: dict[str, _Logged], scored_scale: bool
+    logged: dict[str, _Logged], scored_scale: bool, depth: int
 ) -> Any:  # -> core.evaluate.runner.GivenRanking
     def rank(resolved: Sequence[ResolvedQuery], corpus: Corpus, spec: MetricSpec) -> list[Scored]:
         row_of = {(c.doc_id, c.char_start, c.char_end): i for i, c in enumerate(corpus.chunks)}
@@ -200,6 +209,7 @@ def _scored_from_log(
             gold = [(g.char_start, g.char_end) for g in query.gold]
             values = query_metrics(ranked, gold_doc=query.doc_id, gold=gold,
                                    n_relevant=int(mask.sum()), spec=spec, valid=valid)  # fmt: skip
+            values = {m: None if past_depth(m, depth) else v for m, v in values.items()}
             full = _first_gold(logged[query.query.id], row_of, corpus, query, gold)
             first = full if full is not None and full <= spec.depth else None
             out.append(Scored(tuple(hits), values, first, full, len(logged[query.query.id].hits)))
@@ -279,7 +289,7 @@ def import_run(
     labelled = [q for q in labels if q.id in matched]
     run = run_eval(
         labelled, list(held.values()), config, encoder=encoder, embed=embed, cache=cache,
-        progress=progress, given={name: _scored_from_log(logged, scored)},
+        progress=progress, given={name: _scored_from_log(logged, scored, trace_depth(trace))},
         identity={"trace_sha256": _digest(trace), "external": name},
     )  # fmt: skip
     outside = [

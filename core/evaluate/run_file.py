@@ -244,6 +244,12 @@ class EvalRun:
         retriever none), once each: what ranking its queries again computes."""
         return tuple(dict.fromkeys(p for m in self.methods for p in self.method(m).indexed_parts))
 
+    @property
+    def policy_label(self) -> str:
+        """How the run's policy is named to a reader: an imported chunk set by its name
+        ("mine"), any other policy by its key ("fixed-chars-800-100")."""
+        return str(self.policy.get("label") or self.policy.get("key", ""))
+
     def query(self, query_id: str) -> QueryRecord:
         for record in self.queries:
             if record.id == query_id:

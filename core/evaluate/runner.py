@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import defaults
 from core import methods as registry
-from core.chunk import chunk_document
+from core.chunk import chunk_document, policy_registry
 from core.embed.cache import shared_cache
 from core.errors import LabelError
 from core.evaluate.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, DeltaInterval, metric_deltas
@@ -186,7 +186,7 @@ def _finish(
         run_id=make_run_id(identity),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         model=str(encoder.name),
-        policy=config.policy.to_dict() | {"key": config.policy.key},
+        policy=config.policy.to_dict() | {"key": config.policy.key} | _label(config.policy),
         methods=config.methods,
         ks=spec.ks,
         text_k=spec.text_k,
@@ -221,14 +221,29 @@ def _records(
                 doc_sha256=query.doc_sha256,
                 gold=query.gold,
                 ranks={m: rows[i].rank for m, rows in scored.items()},
-                failed={m: not rows[i].values[f"hit@{spec.text_k}"] for m, rows in scored.items()},
+                failed={m: _failed(rows[i], spec.text_k) for m, rows in scored.items()},
                 metrics={m: rows[i].values for m, rows in scored.items()},
                 top={m: rows[i].hits for m, rows in scored.items()},
                 full_ranks={m: rows[i].full_rank for m, rows in scored.items()},
-                scope_size=next(iter(scored.values()))[i].scope_size,
+                scope_size=max(rows[i].scope_size for rows in scored.values()),  # not a log's
             )
         )
     return out
+
+
+def _label(policy: ChunkPolicy) -> dict[str, object]:
+    """An imported chunk set (fixed boundaries) is named by its name, not a size key."""
+    spec = policy_registry.find(policy.name)
+    return {"label": policy.name} if spec is not None and spec.fixed_boundaries else {}
+
+
+def _failed(row: Scored, text_k: int) -> bool:
+    """No gold in the top ``text_k``; where hit@text_k is n/a (past a log's depth), no gold
+    in what the log holds."""
+    hit = row.values.get(f"hit@{text_k}")
+    if hit is None:
+        return row.rank is None or row.rank > text_k
+    return not hit
 
 
 def _deltas(

@@ -547,6 +547,14 @@ def _loader_claim(
     )
 
 
+def _starts_at(doc: Document, chunk: ForeignChunk, claimed: int, start: int) -> bool:
+    """The claimed offset is where the anchored span starts (its leading blanks aside)."""
+    lead = len(chunk.text) - len(chunk.text.lstrip())
+    return start in (claimed, claimed + lead) or (
+        claimed <= start and not doc.text[claimed:start].strip()
+    )
+
+
 def _claim(doc: Document, chunk: ForeignChunk, item: _Found) -> tuple[ClaimKind, str]:
     claimed = chunk.claimed_start
     if claimed is None:
@@ -561,11 +569,13 @@ def _claim(doc: Document, chunk: ForeignChunk, item: _Found) -> tuple[ClaimKind,
         return "ok", ""
     if points is not None:  # it holds the text, at a place the rest of the import rules out
         at = f"claims {claimed:,}{_place_name(item.places, points)}"
-        if item.chosen is None:
-            return "ok", ""
+        if item.chosen is None or item.chosen[0] == points[0]:
+            return "ok", ""  # an offset claims a start, and the span starts there
         return "wrong", f"{at}, {where}"
     if not _claim_checkable(doc):
         return "unchecked", "its offset is into another extraction of the document"
+    if item.chosen is not None and _starts_at(doc, chunk, claimed, item.chosen[0]):
+        return "ok", ""  # the same words respaced, starting where it claims
     if claimed >= len(doc.text):
         return "wrong", f"claims {claimed:,}, past the end of the text ({len(doc.text):,} chars)"
     return "wrong", f"claims {claimed:,}, " + (where or "and the text is not in the document")

@@ -115,8 +115,15 @@ def check_link(
             detail=f"{where}; citations opened from the app always carry both",
             verified=False,
         )
+    if not qh:  # the document is the cited one; nothing says the span holds the quote
+        return LinkCheck(
+            status=CitationStatus.OK,
+            headline="Document verified, the span's text was not: the link carries no quote hash",
+            detail=f"{where}; the document hash matches, the quoted text is unknown",
+            verified=False,
+        )
     checked = [
-        "the offsets hold the quoted text" if qh else "",
+        "the offsets hold the quoted text",
         "the document hash matches" if sha else "",
     ]
     return LinkCheck(

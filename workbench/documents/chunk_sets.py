@@ -163,6 +163,12 @@ def _keep(shape: str, chunks: list, origin: str, name: str, threshold: float) ->
     save_chunk_set(sets_dir(), chunk_set)
     offer()
     st.session_state[ImportKey.SHOWN] = chunk_set.name
+    st.session_state[ImportKey.PICK] = chunk_set.name  # the picker drawn below shows it
+    st.success(
+        f"Imported {md(chunk_set.name)}: {len(chunk_set.chunks):,} chunks of "
+        f"{len(chunk_set.docs)} document(s), kept beside the index; its audit is below.",
+        icon=":material/check_circle:",
+    )
 
 
 def import_form() -> None:
@@ -211,10 +217,9 @@ def sets_audit() -> None:
         return
     names = list(sets)
     shown = st.session_state.get(ImportKey.SHOWN)
-    pick = st.selectbox(
-        "Imported chunk set", names, index=names.index(shown) if shown in names else 0,
-        key=ImportKey.PICK,
-    )  # fmt: skip
+    if st.session_state.get(ImportKey.PICK) not in names:  # first drawn, or its set gone
+        st.session_state[ImportKey.PICK] = shown if shown in names else names[0]
+    pick = st.selectbox("Imported chunk set", names, key=ImportKey.PICK)
     audit(sets[pick])
 
 

@@ -27,14 +27,13 @@ from core.evaluate import (
     EvalRun,
     Evidence,
     LabelledQuery,
-    default_triage_path,
     import_chunking_eval,
     load_run,
     parse_queries,
     run_eval,
-    save_run,
 )
 from core.evaluate.cost import progress_line
+from core.evaluate.run_store import keep_run, run_files, runs_folder
 from core.provenance.types import Document
 from workbench.documents import parse_cache, session
 from workbench.documents.reads import read_document
@@ -180,7 +179,7 @@ def run_evaluation(
     )  # fmt: skip
     bar.empty()
     st.toast(f"Saved the run: {run.n_queries} queries in {run.timings.get('total_s', 0):.1f} s")
-    save_run(run, runs_dir() / f"{run.run_id}.json")
+    keep_run(run, runs_dir())
     st.session_state[EvalKey.RUN] = run.run_id
     st.session_state[EvalKey.RUN_DOCS][run.run_id] = {d.doc_id: d for d in docs}
     st.session_state[EvalKey.TRIAGE_POS] = None
@@ -189,10 +188,11 @@ def run_evaluation(
 
 
 def runs_dir() -> Path:
-    """``runs/`` beside the index: in the store folder, or beside the default triage file."""
+    """``runs/`` beside the index: in the store folder, or beside the default triage file
+    (``core.evaluate.run_store.runs_folder``, where ``eval`` and ``import-run`` keep theirs)."""
     if st.session_state[Key.STORE_KIND] == "folder":
-        return Path(st.session_state[Key.STORE_ADDR].strip()).expanduser().resolve() / "runs"
-    return default_triage_path().parent / "runs"
+        return runs_folder(st.session_state[Key.STORE_ADDR])
+    return runs_folder()
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -202,12 +202,35 @@ def _load_run(path: str, mtime: float) -> EvalRun:
 
 def saved_runs() -> dict[str, EvalRun]:
     """Runs saved beside the index, newest first."""
-    files = sorted(runs_dir().glob("run-*.json"), key=lambda p: -p.stat().st_mtime)
-    return {p.stem: _load_run(str(p), p.stat().st_mtime) for p in files}
+    return {p.stem: _load_run(str(p), p.stat().st_mtime) for p in run_files(runs_dir())}
+
+
+def start_on_run() -> None:
+    """Called by ``app.py``: a session of a workbench started by ``chunkscope open`` (its
+    ``CHUNKSCOPE_OPEN_RUN``) goes to Evaluate at ``?run=RUN_ID``, once."""
+    run_id = settings.OPEN_RUN.read()
+    if run_id and st.session_state.get(EvalKey.STARTED_ON) != run_id:
+        st.session_state[EvalKey.STARTED_ON] = run_id
+        st.switch_page("pages/evaluate.py", query_params={"run": run_id})
+
+
+def open_linked_run(runs: dict[str, EvalRun]) -> None:
+    """``?run=RUN_ID`` on Evaluate: that run picked and its failure reader on its first
+    failure, once per link (the picker may move on after); a run the store's ``runs/`` does
+    not hold is said so."""
+    linked = st.query_params.get("run")
+    if not linked or st.session_state.get(EvalKey.LINKED_RUN) == linked:
+        return
+    if linked not in runs:
+        st.warning(f"The link's run {md(linked)} is not in this store's runs ({runs_dir()}).")
+        return
+    st.session_state[EvalKey.LINKED_RUN] = linked
+    st.session_state[EvalKey.RUN] = linked
+    st.session_state[EvalKey.QUERY_ID] = None
+    st.session_state[EvalKey.TRIAGE_POS] = None  # the first untagged failure
+    st.session_state[EvalKey.TRIAGE_METHOD] = None  # the reader picks a method with failures
 
 
 def run_label(run: EvalRun) -> str:
     when = run.created_at.replace("T", " ")[:16]
-    return (
-        f"{when} · {run.policy.get('key', '')} · {', '.join(run.methods)} · {run.n_queries} queries"
-    )
+    return f"{when} · {run.policy_label} · {', '.join(run.methods)} · {run.n_queries} queries"

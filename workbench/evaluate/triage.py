@@ -209,13 +209,25 @@ def rank_text(
     return f"rank {rank}" if rank is not None else f"not in the top {depth}"
 
 
+def run_rank_text(run: EvalRun, record: QueryRecord, method: str) -> str:
+    """``rank_text`` for a method of ``run``: an imported log's retriever is never said to
+    miss a top deeper than its log ("not in its log's 5 hits", not "not in the top 10")."""
+    rank = record.ranks.get(method)
+    info = run.imported or {}
+    log_depth = info.get("depth")
+    if (
+        rank is None and method == info.get("method") and isinstance(log_depth, int)
+        and record.full_ranks.get(method) is None and log_depth < run.depth
+    ):  # fmt: skip
+        return f"not in its log's {log_depth} hits"
+    return rank_text(rank, run.depth, record, method)
+
+
 def query_card(run: EvalRun, record: QueryRecord, docs: dict[str, Document]) -> None:
     """A query: gold evidence on its page (or in its text), the top k of each method with
     gold-overlapping chunks marked, and where gold ranked when it missed the top k."""
     st.html(f'<div class="cs-query">{escape(record.query)}</div>')
-    where = " · ".join(
-        f"{m}: {rank_text(r, run.depth, record, m)}" for m, r in record.ranks.items()
-    )
+    where = " · ".join(f"{m}: {run_rank_text(run, record, m)}" for m in record.ranks)
     st.caption(f"{md(record.id)} · document {md(record.doc_id)} · first gold chunk: {where}")
     if len(run.methods) <= 3:  # the gold beside the methods' top k
         left, right = st.columns([2, 3], gap="medium")
@@ -243,7 +255,7 @@ def query_card(run: EvalRun, record: QueryRecord, docs: dict[str, Document]) -> 
                 ins.short_link(cite)
         rank = record.ranks[m]
         if rank is None or rank > run.text_k:
-            shown = rank_text(rank, run.depth, record, m)
+            shown = run_rank_text(run, record, m)
             col.caption(f"Gold outside the top {run.text_k}: {shown}")
 
 

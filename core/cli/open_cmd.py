@@ -1,0 +1,79 @@
+"""``chunkscope open RUN.json``: the workbench started on a run's first failure.
+
+The run is kept in the store's ``runs/`` folder (``core.evaluate.run_store``), then
+``streamlit run app.py`` starts with ``CHUNKSCOPE_OPEN_RUN`` set to its id (and
+``CHUNKSCOPE_STORE`` to ``--store`` when given): each new browser session lands on
+Evaluate at ``?run=RUN_ID``, the run picked and the failure reader on its first failure.
+``--dry-run`` prints the command and the address, and starts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import LabelError
+from core.evaluate import load_run
+from core.evaluate.run_store import keep_run, runs_folder
+from core.settings import OPEN_RUN, STORE
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """What ``open`` runs: the command, the variables it adds, the page it lands on."""
+
+    run_id: str
+    kept: Path
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    url: str
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "open",
+        help="start the workbench on a saved run's first failure",
+        description="Keep RUN.json in the store's runs/ folder and start the workbench "
+        "(streamlit run app.py) on it: Evaluate, that run, its first failure.",
+    )
+    parser.add_argument("run", metavar="RUN.json", help="a run written by eval or import-run")
+    parser.add_argument("--store", metavar="DIR", help="store folder (default: the default store)")
+    parser.add_argument("--port", type=int, default=8501, help="the workbench's port")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the command and address; start nothing"
+    )
+    parser.set_defaults(func=run)
+
+
+def launch(run_path: str | Path, *, store: str | None = None, port: int = 8501) -> Launch:
+    """Keep the run in the store and build the command that opens it (nothing started)."""
+    if not 0 < port < 65536:
+        raise LabelError(f"--port {port} is not a port number (1-65535)")
+    if not APP.is_file():
+        raise LabelError(f"the workbench's app.py is not at {APP}: run from a checkout")
+    saved = load_run(run_path)
+    kept = keep_run(saved, runs_folder(store))
+    env = {OPEN_RUN.name: saved.run_id}
+    if store is not None:
+        env[STORE.name] = str(kept.parent.parent)
+    argv = (sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port))
+    url = f"http://localhost:{port}/evaluate?run={saved.run_id}"
+    return Launch(run_id=saved.run_id, kept=kept, argv=argv, env=env, url=url)
+
+
+def run(args: argparse.Namespace) -> int:
+    found = launch(args.run, store=args.store, port=args.port)
+    print(f"kept {found.run_id} in {found.kept.parent}; the workbench opens it at {found.url}",
+          file=sys.stderr)  # fmt: skip
+    if args.dry_run:
+        assigned = " ".join(f"{k}={shlex.quote(v)}" for k, v in found.env.items())
+        print(f"{assigned} {shlex.join(found.argv)}")
+        return 0
+    return subprocess.call(list(found.argv), env=os.environ | found.env)
