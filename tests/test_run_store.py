@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import methods as method_registry
-from core.cli import eval_cmd, main
+from core.cli import main, options
 from core.cli.open_cmd import launch
 from core.evaluate import load_run
 from core.evaluate.run_store import keep_run, run_files, runs_folder
@@ -39,7 +39,7 @@ def cli_runs(port, store_dir: Path, monkeypatch, capsys) -> tuple[str, str, Path
     (tmp / "q.jsonl").write_text("".join(json.dumps(q.to_dict()) + "\n" for q in labels))
     (tmp / "log.jsonl").write_bytes(jsonl(HITS))
     monkeypatch.setattr(
-        eval_cmd, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
+        options, "load_model", lambda args: (FakeEncoder(), fake_embed_chunks, None)
     )
     copy = tmp / "copy.json"
     argv = ["import-run", str(tmp / "log.jsonl"), "--chunks", "harbour", "--queries",
