@@ -15,6 +15,7 @@ from core.cli.open_cmd import launch
 from core.evaluate import load_run
 from core.evaluate.run_store import keep_run, run_files, runs_folder
 from core.imported import save_chunk_set
+from core.library import Library
 from tests.test_app_engine_pages import fake
 from tests.test_app_pages import html_of, open_page, plain, store_dir
 from tests.test_eval_runner import FakeEncoder, fake_embed_chunks
@@ -141,3 +142,24 @@ def test_evaluate_without_runs_names_the_folder_the_cli_keeps_them_in(fake, stor
     at = open_page(at, "evaluate")
     said = " ".join(plain(c.value) for c in at.caption)
     assert f"they are kept in {store_dir.resolve() / 'runs'}" in said, said
+
+
+def test_open_with_docs_keeps_the_runs_documents_for_the_reader(
+    port, store_dir, monkeypatch, capsys
+) -> None:
+    _, _, copy = cli_runs(port, store_dir, monkeypatch, capsys)
+    tmp = port[3]
+    folder = tmp / "filings"
+    folder.mkdir()
+    (folder / "harbour.md").write_bytes((tmp / "harbour.md").read_bytes())
+    (folder / "other.md").write_text("# Another document\n\nNot one the run ranked.\n")
+    elsewhere = store_dir.parent / "opened-store"
+    argv = ["open", str(copy), "--store", str(elsewhere), "--docs", str(folder), "--dry-run"]
+    assert main(argv) == 0
+    assert "kept 1 of the run's 1 documents in the store's library" in capsys.readouterr().err
+    library = Library.in_folder(elsewhere.resolve() / "library")
+    assert [(e.doc_id, e.sha256) for e in library.current()] == list(load_run(copy).corpus.items())
+    (folder / "harbour.md").write_text("# Harbour, edited since the run\n")  # other bytes
+    assert main([*argv[:3], str(store_dir.parent / "third"), *argv[4:]]) == 0
+    err = capsys.readouterr().err
+    assert "kept 0 of the run's 1 documents" in err and "not among --docs: harbour" in err

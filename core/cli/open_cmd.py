@@ -4,7 +4,10 @@ The run is kept in the store's ``runs/`` folder (``core.evaluate.run_store``), t
 ``streamlit run app.py`` starts with ``CHUNKSCOPE_OPEN_RUN`` set to its id (and
 ``CHUNKSCOPE_STORE`` to ``--store`` when given): each new browser session lands on
 Evaluate at ``?run=RUN_ID``, the run picked and the failure reader on its first failure.
-``--dry-run`` prints the command and the address, and starts nothing.
+``--docs`` keeps the run's documents (those of its corpus, matched by id and sha256) in
+the store's library, where the workbench reads them: the reader then shows each failure's
+gold on its page, its full-depth ranks and its repairs. ``--dry-run`` prints the command
+and the address, and starts nothing.
 """
 
 from __future__ import annotations
@@ -17,9 +20,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.cli.options import expand_docs
 from core.errors import LabelError
-from core.evaluate import load_run
+from core.evaluate import EvalRun, load_run
 from core.evaluate.run_store import keep_run, runs_folder
+from core.formats import load_document
+from core.ingest.files import read_source
+from core.library import Library
 from core.settings import OPEN_RUN, STORE
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
@@ -34,6 +41,8 @@ class Launch:
     argv: tuple[str, ...]
     env: dict[str, str]
     url: str
+    kept_docs: tuple[str, ...] = ()
+    missing_docs: tuple[str, ...] = ()
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,31 +56,70 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--store", metavar="DIR", help="store folder (default: the default store)")
     parser.add_argument("--port", type=int, default=8501, help="the workbench's port")
     parser.add_argument(
+        "--docs", nargs="+", metavar="PATH",
+        help="the run's documents, or folders of them: kept in the store's library so the "
+        "reader shows each failure on its page",
+    )  # fmt: skip
+    parser.add_argument(
         "--dry-run", action="store_true", help="print the command and address; start nothing"
     )
     parser.set_defaults(func=run)
 
 
-def launch(run_path: str | Path, *, store: str | None = None, port: int = 8501) -> Launch:
-    """Keep the run in the store and build the command that opens it (nothing started)."""
+def keep_documents(run: EvalRun, paths: list[Path], library: Library) -> list[str]:
+    """Keep in ``library`` the files among ``paths`` that are documents of ``run`` (same
+    id, same sha256); returns their ids. Other files are read and left out."""
+    kept = []
+    for path in paths:
+        data = read_source(path, str(path))
+        doc = load_document(data, name=path.name)
+        if run.corpus.get(doc.doc_id) == doc.sha256:
+            library.add(data, name=path.name, doc_id=doc.doc_id, sha256=doc.sha256)
+            kept.append(doc.doc_id)
+    return kept
+
+
+def launch(
+    run_path: str | Path,
+    *,
+    store: str | None = None,
+    port: int = 8501,
+    docs: list[str] | None = None,
+) -> Launch:
+    """Keep the run (and ``docs``, the run's documents among them) in the store and build
+    the command that opens it (nothing started)."""
     if not 0 < port < 65536:
         raise LabelError(f"--port {port} is not a port number (1-65535)")
     if not APP.is_file():
         raise LabelError(f"the workbench's app.py is not at {APP}: run from a checkout")
     saved = load_run(run_path)
     kept = keep_run(saved, runs_folder(store))
+    found = (
+        keep_documents(saved, expand_docs(docs), Library.in_folder(kept.parent.parent / "library"))
+        if docs
+        else []
+    )
+    missing = tuple(sorted(set(saved.corpus) - set(found))) if docs else ()
     env = {OPEN_RUN.name: saved.run_id}
     if store is not None:
         env[STORE.name] = str(kept.parent.parent)
     argv = (sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port))
     url = f"http://localhost:{port}/evaluate?run={saved.run_id}"
-    return Launch(run_id=saved.run_id, kept=kept, argv=argv, env=env, url=url)
+    return Launch(run_id=saved.run_id, kept=kept, argv=argv, env=env, url=url,
+                  kept_docs=tuple(found), missing_docs=missing)  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    found = launch(args.run, store=args.store, port=args.port)
+    found = launch(args.run, store=args.store, port=args.port, docs=args.docs)
     print(f"kept {found.run_id} in {found.kept.parent}; the workbench opens it at {found.url}",
           file=sys.stderr)  # fmt: skip
+    if args.docs:
+        total = len(found.kept_docs) + len(found.missing_docs)
+        missing = (
+            f"; not among --docs: {', '.join(found.missing_docs)}" if found.missing_docs else ""
+        )
+        print(f"kept {len(found.kept_docs)} of the run's {total} documents in the store's "
+              f"library{missing}", file=sys.stderr)  # fmt: skip
     if args.dry_run:
         assigned = " ".join(f"{k}={shlex.quote(v)}" for k, v in found.env.items())
         print(f"{assigned} {shlex.join(found.argv)}")
