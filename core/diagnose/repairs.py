@@ -35,7 +35,7 @@ import numpy as np
 
 from core import methods as registry
 from core.chunk.sentence_bounds import sentence_spans
-from core.diagnose.terms import PERIOD, Span, name_like
+from core.diagnose.terms import PERIOD, Span, name_like, sentence_start
 from core.embed import encode_queries
 from core.embed.contextual import contextual_prefix
 from core.ingest.ocr import recognise_page, require_engine
@@ -47,7 +47,9 @@ REPAIRS = ("boundary", "context", "parse", "method")
 PROMPT_WORDS = frozenset(
     """please explain describe like tell give list show provide detail details briefly
     summarize summarise summary discuss outline help know want find mean means meaning
-    according based say says said report reported reports company's""".split()  # noqa: SIM905
+    according based say says said report reported reports company's answer answers round
+    decimal places define defined definition information data drawing conclusions stated
+    usd""".split()  # noqa: SIM905
 )
 OCR_DIFFERS = 0.9  # an OCR reading less alike than this to the text layer differs from it
 RecordsFn = Callable[..., Sequence[Any]]
@@ -117,8 +119,8 @@ def content_words(query: str, function_words: frozenset[str]) -> dict[str, float
         if low in function_words or low in PROMPT_WORDS or term in PROMPT_WORDS:
             continue
         heavy = name_like(word) and PERIOD.fullmatch(word) is None
-        # a capital at the start of a question is grammar, not a name
-        if a == 0 and word[:1].isupper() and word[1:].islower():
+        # a capital at the start of a sentence is grammar, not a name
+        if sentence_start(query, a) and word[:1].isupper() and word[1:].islower():
             heavy = False
         out[term] = max(out.get(term, 0.0), 2.0 if heavy else 1.0)
     return out
