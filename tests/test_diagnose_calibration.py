@@ -144,3 +144,12 @@ def test_a_percent_change_is_a_metric_to_compute():
         "What is the % change in Acme's revenue?", "Acme revenue was 10 and 12. Change in control."
     )
     assert found.metric == "% change"
+
+
+def test_qualifiers_and_adverbs_make_no_phrase_and_a_hyphenated_code_matches_its_joined_form():
+    text = "Pfizer acquired three companies, as its 10-K reports; significantly, the main risk"
+    found = _absence(
+        "What three main companies has Pfizer significantly acquired in the 10K?", text
+    )
+    assert found.terms == ()  # "three main", "main companies", "10K": no gap a reader would see
+    assert found.share == 0.0

@@ -88,6 +88,13 @@ METRIC_WORDS = frozenset(
     "ratio margin conversion intensive turnover cagr ebitda payout".split()  # noqa: SIM905
 )
 METRIC_PHRASES = frozenset({("percent", "change"), ("percentage", "change"), ("growth", "rate")})
+# Words that qualify or count but never make a term with their neighbour ("three main
+# companies", "substantially increased"): they stand alone, looked up by their stem.
+LOOSE_WORDS = frozenset(
+    """one two three four five six seven eight nine ten eleven twelve first second third
+    main major key primary significant potential important overall various certain
+    specific particular notable new""".split()  # noqa: SIM905
+)
 _DEFINE = re.compile(r"\bdefin(?:e|ed|es|ing|ition)\b", re.I)
 
 
@@ -122,16 +129,21 @@ _BIGRAMS: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
 
 
 def document_pairs(doc_id: str, sha256: str, text: str) -> frozenset[tuple[str, str]]:
-    """Every pair of adjacent words of a document (their phrase forms), kept per document."""
+    """Every pair of adjacent words of a document (their phrase forms), and each
+    hyphenated compound as one word (``("", "10k")`` for "10-K"), kept per document."""
     key = (doc_id, sha256)
     found = _BIGRAMS.get(key)
     if found is None:
         if len(_BIGRAMS) >= 64:
             _BIGRAMS.clear()
         words = phrase_words(text)
-        found = _BIGRAMS[key] = frozenset(
-            (a[2], b[2]) for a, b in zip(words, words[1:], strict=False) if b[3]
-        )
+        pairs = {(a[2], b[2]) for a, b in zip(words, words[1:], strict=False) if b[3]}
+        hyphened = {  # a hyphenated compound, also as one word ("10-K" as "10k")
+            ("", a[2] + b[2])
+            for a, b in zip(words, words[1:], strict=False)
+            if b[3] and text[a[1] : b[0]] in ("-", "‐", "‑")
+        }
+        found = _BIGRAMS[key] = frozenset(pairs | hyphened)
     return found
 
 
@@ -153,8 +165,9 @@ def key_words(query: str, weights: Mapping[str, float]) -> list[KeyWord]:
     """The query's content words (``weights``: stem -> weight, prompt and function words
     out, as ``core.diagnose.repairs.content_words`` gives them), each with the phrases it
     stands in. Two content words form a phrase when nothing but spaces or a hyphen stands
-    between them and neither is a name, a figure or a fiscal period (looked up by
-    itself); words of a term the question defines ("define X as ...", "X is defined as")
+    between them and neither is a name, a figure or a fiscal period, a number word, an
+    adverb (-ly) or a qualifier (``LOOSE_WORDS``: "main", "potential", ...), which stand
+    alone; words of a term the question defines ("define X as ...", "X is defined as")
     are left out: the question names its inputs."""
     stems = {a: t for a, _, t in word_spans(query)}
     defined = defined_words(query)
@@ -166,6 +179,7 @@ def key_words(query: str, weights: Mapping[str, float]) -> list[KeyWord]:
             continue
         word = query[a:b]
         alone = name_like(word) and not (sentence_start(query, a) and word[1:].islower())
+        alone = alone or form in LOOSE_WORDS or (len(form) > 4 and form.endswith("ly"))
         seq.append((a, b, stem, alone, joined))
     out: dict[str, KeyWord] = {}
     for i, item in enumerate(seq):
@@ -228,12 +242,16 @@ def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, ob
             pairs: frozenset[tuple[str, str]]) -> Absence:  # fmt: skip
     """Which of the query's key words the document lacks: a word standing in phrases is
     present when one of its phrases stands in the document (two adjacent words, a hyphen
-    or spaces between); a word standing alone when its stem does."""
+    or spaces between); a word standing alone when its stem does, or a hyphenated
+    compound of the document written as one word ("10K" for "10-K")."""
     words = key_words(query, weights)
     total = sum(w.weight for w in words)
     absent: list[KeyWord] = []
     for w in words:
-        held = any(p in pairs for p in w.phrases) if w.phrases else w.stem in doc_terms
+        if w.phrases:
+            held = any(p in pairs for p in w.phrases)
+        else:
+            held = w.stem in doc_terms or ("", phrase_form(w.word)) in pairs
         if not held:
             absent.append(w)
     shown: list[str] = []
