@@ -228,7 +228,7 @@ class ScoreBook:
             listed = list(self.texts)
             made = np.asarray(self.encoder.encode_texts(listed), np.float32)
             norms = np.linalg.norm(made, axis=1, keepdims=True)
-            made = made / np.where(norms > 0, norms, 1.0)
+            made = (made / np.where(norms > 0, norms, 1.0)).astype(np.float32)
             self.texts = dict(zip(listed, made, strict=True))
         for (method, _), (doc, chunks) in self._spans_wanted.items():
             records = self.embed(doc, list(chunks.values()), method, self.encoder)
