@@ -108,6 +108,11 @@ def test_prompt_words_and_a_defined_term_are_not_key_terms():
         found.terms
     )
     assert found.metric == ""
+    fcf = _absence("What is Acme's free cash flow? FCF here is defined as: (CFO - capex).", text)
+    assert "FCF" not in fcf.terms
+    # a word like "well-defined" defines nothing: the name stays a key term
+    kept = _absence("Is Acme's well-defined strategy working?", text)
+    assert any(t.startswith("Acme") for t in kept.terms)
 
 
 # -- a metric to compute ------------------------------------------------------------------

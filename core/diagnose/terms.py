@@ -95,7 +95,9 @@ LOOSE_WORDS = frozenset(
     main major key primary significant potential important overall various certain
     specific particular notable new""".split()  # noqa: SIM905
 )
-_DEFINE = re.compile(r"\bdefin(?:e|ed|es|ing|ition)\b", re.I)
+# "Define X as ..." and "X (here) is defined as ...": the term a question defines.
+_DEFINE_AS = re.compile(r"\bdefine\s+([^.?!:;()]{1,60}?)\s+as\b", re.I)
+_DEFINED_AS = re.compile(r"([^.?!:;(),]{1,60}?)\s+(?:here\s+)?(?:is|are)\s+defined\s+as\b", re.I)
 
 
 def phrase_form(word: str) -> str:
@@ -214,16 +216,10 @@ def defined_words(query: str) -> set[str]:
     """The phrase forms of the words of a term the question defines ("Define working
     capital ratio as ...", "FCF here is defined as ...")."""
     out: set[str] = set()
-    for m in _DEFINE.finditer(query):
-        if m.group().lower() in ("define", "defines"):
-            after = query[m.end() :].split(" as ", 1)[0]
-            words = phrase_words(after)
-            if len(words) <= 6:
-                out |= {w[2] for w in words}
-        else:
-            before = re.split(r"[.?!:;(),]", query[: m.start()])[-1]
-            words = [w for w in phrase_words(before) if w[2] not in ("is", "are", "here", "be")]
-            out |= {w[2] for w in words[-3:]}
+    for m in _DEFINE_AS.finditer(query):
+        out |= {w[2] for w in phrase_words(m.group(1))}
+    for m in _DEFINED_AS.finditer(query):
+        out |= {w[2] for w in phrase_words(m.group(1))[-3:]}
     return out
 
 
