@@ -560,3 +560,38 @@ def test_every_failure_of_a_run_is_a_row_with_its_suggestion_and_experiments(fak
     at.multiselect(key=f"{EvalKey.FAILS}method_{run.run_id}").set_value([one]).run()
     (table,) = [d.value for d in at.dataframe if "experiments" in d.value.columns]
     assert set(table["method"]) <= {one} and len(table) == sum(m == one for _, m in failed)
+
+
+def test_a_row_of_the_failure_table_opens_that_failure_in_the_reader(fake, store_dir, monkeypatch):
+    """Picking a row (the table's selection callback) turns the reader to that method and
+    to a sample and position showing that failure, even when the current sample lacks it
+    (a sample of one failure: a seed drawing it is found)."""
+    from core.evaluate import sample_failures
+    from workbench.evaluate import triage
+
+    at = open_page("evaluate")
+    [b for b in at.button if b.label == "Run"][0].click().run()
+    run = load_run(store_dir / "runs" / f"{at.session_state[EvalKey.RUN]}.json")
+    keys = [(q.id, m) for q in run.queries for m in run.methods if q.failed[m]]
+    assert len({m for _, m in keys}) > 1 or len(keys) > 1
+    monkeypatch.setattr(triage, "N_SAMPLE", 1)
+    table = f"{EvalKey.FAILS}table_{run.run_id}"
+    for row, (qid, method) in enumerate(keys):
+        state = {table: {"selection": {"rows": [row], "columns": []}}, EvalKey.TRIAGE_SEED: 0}
+        monkeypatch.setattr(triage.st, "session_state", state)
+        triage.open_row(run, keys, table)
+        assert state[EvalKey.TRIAGE_METHOD] == method
+        sample = sample_failures(run, method, n=1, seed=state[EvalKey.TRIAGE_SEED])
+        assert sample[state[EvalKey.TRIAGE_POS]].query_id == qid
+    monkeypatch.undo()
+    # the page reads what the callback set: the reader shows the picked failure
+    qid, method = keys[-1]
+    seed, pos = triage.reader_place(run, method, qid, 0)
+    at.session_state[EvalKey.TRIAGE_METHOD] = method
+    at.session_state[EvalKey.TRIAGE_SEED] = seed
+    at.session_state[EvalKey.TRIAGE_POS] = pos
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = sample_failures(run, method, n=triage.N_SAMPLE, seed=seed)[pos]
+    assert shown.query_id == qid
+    assert any(f"Failure {pos + 1} of" in m.value and method in m.value for m in at.markdown)

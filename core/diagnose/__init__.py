@@ -13,11 +13,12 @@ Modules:
   confidence;
 - ``signals``: the evidence shown for each possible cause (parse, label, method,
   boundary, vocabulary, context) with its strength and spans, and the diagnosis itself;
-- ``terms``: the words of a query, a chunk and a document as the signals read them;
+- ``terms``: the words of a query, a chunk and a document as the signals read them, and
+  the query's key terms as a reader looks them up (phrases, a metric to compute);
 - ``attribution``: what moved a vector: the sentences or prefix words that raised a
   chunk's cosine to the query;
-- ``run_failures``: every failure of a saved run diagnosed, its repairs run (and the
-  suggestions stored with their experiments);
+- ``run_failures``: every failure of a saved run diagnosed, its repairs run (their texts
+  embedded in batches) and the suggestions stored with their experiments;
 - ``casebook``: documents and queries whose cause is known by construction, and the
   agreement of the suggestions with it.
 """

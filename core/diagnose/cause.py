@@ -6,25 +6,42 @@ In order:
 1. **parse**, weak, when no repair of the gold's boundary or parse fixes it and the gold's
    text is damaged, in running headers or footers, on a page without text or in no chunk
    (``DAMAGED``: the OCR reading could not be ranked, or read no better).
-2. **label**, when a top hit holds the gold's figures and the query's terms (the answer in
-   a second place, ``SECOND_PLACE``), or the gold's own text holds at most ``LABEL_GOLD`` of
-   the query's content
-   weight, one sentence of a top hit of the failing method holds at least ``LABEL_HIT`` (and
-   ``LABEL_GAP`` more), and no repair of the gold's boundary or parse fixes the failure:
-   the label points at the wrong passage, or at a broader page. A context repair that
-   ranks the gold is then the heading's words, not the gold's (shown as the runner-up).
-3. the **repairs of the gold text** that fix the failure (its rank within the top k):
-   parse, boundary, context. One alone: that cause, ``strong``; several: the one ranking
-   the gold highest (ties in that order, the smaller repair first), ``weak``, the next as
-   runner-up.
-4. **vocabulary**, when at least ``VOCABULARY`` of the query's content weight (names and
-   figures weigh 2; prompt words like "please", "explain" left out) is in words the
-   gold's document never uses: ``strong``, or ``weak`` when another method ranks the
-   gold (runner-up method).
-5. **method**, when another method of the run ranks the gold within the top k: ``strong``
-   when the failing method's own repairs were tried and none fixed it, else ``weak``.
-6. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
+2. **vocabulary**, when the question asks for a metric to compute ("quick ratio", "gross
+   margin", "capital-intensive", "% change") that the gold's document never names while
+   the gold holds figures (at least ``INPUTS``): the answer must be computed from them,
+   so no boundary, heading or method brings the name and the gold together.
+3. **label**, when a top hit holds the gold's figures and the query's terms (the answer in
+   a second place, ``SECOND_PLACE``), or the gold's own text holds at most ``LABEL_GOLD``
+   of the query's content weight, one sentence of a top hit of the failing method holds at
+   least ``LABEL_HIT`` (and ``LABEL_GAP`` more), and no repair of the gold's boundary or
+   parse fixes the failure: the label points at the wrong passage, or at a broader page.
+4. the **repairs of the gold text** that fix the failure (its rank within the top k):
+   parse, boundary, context; several: the one ranking the gold highest (ties in that
+   order, the smaller repair first), the next as runner-up.
+5. **vocabulary**, when at least ``VOCABULARY`` of the query's content weight is in key
+   terms the gold's document never uses (``core.diagnose.terms.absence``: a hyphenated
+   compound or two adjacent content words looked up as a phrase, a word standing alone by
+   its stem; names and figures weigh 2; prompt words like "please", "explain" left out).
+6. **method**, when another method of the run ranks the gold within the top k.
+7. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
    moved it at least halfway to the top k, or label when only some of its evidence holds.
+
+**Confidence.** A cause is ``strong`` only when what decided it is uncontested: the
+deciding experiment fixes the failure (or, for a cause the evidence decides, every
+experiment leaves the gold where it was) and no other kind of evidence points elsewhere.
+Otherwise it is ``weak``, with the first contradicting cause as runner-up:
+
+- a repair that fixes the failure, or moves the gold at least halfway to the top k,
+  contradicts a cause decided otherwise (vocabulary, label, method);
+- another method ranking the gold within the top k contradicts a cause the evidence
+  decided (vocabulary, label, parse), not a repair of the failing method that fixes it;
+- key terms the document never uses (at least ``CONTRADICTS`` of the query's weight)
+  contradict a cause other than vocabulary;
+- label evidence in part (a top hit's sentence holding ``LABEL_GAP`` more of the query
+  than the gold) contradicts a cause other than label;
+- a second repair that fixes the failure contradicts the first;
+- method is weak when the failing method's own repairs could not be run; parse decided by
+  damage alone is always weak.
 
 The experiments are shown with the suggestion: they are the explanation.
 """
@@ -41,6 +58,8 @@ LABEL_GOLD = 0.5
 LABEL_HIT = 0.75
 LABEL_GAP = 0.34
 VOCABULARY = 0.34
+CONTRADICTS = 0.15  # key terms absent at this share contradict a cause other than vocabulary
+INPUTS = 2  # figures in the gold (years aside) that a computed metric reads
 DAMAGED = 0.5  # the strongest parse signal (damaged, furniture, no text): parse evidence
 SECOND_PLACE = 0.5  # the "answer in two places" signal: label evidence
 
@@ -57,6 +76,8 @@ class Evidence:
 
     absent: float = 0.0
     absent_words: tuple[str, ...] = ()
+    metric: str = ""
+    figures: int = 0
     gold_holds: float = 0.0
     hit_holds: float = 0.0
     hit: str = ""
@@ -66,6 +87,7 @@ class Evidence:
     def to_dict(self) -> dict[str, object]:
         return {
             "absent": round(self.absent, 3), "absent_words": list(self.absent_words),
+            "metric": self.metric, "figures": self.figures,
             "gold_holds": round(self.gold_holds, 3), "hit_holds": round(self.hit_holds, 3),
             "hit": self.hit, "damage": round(self.damage, 3),
             "second_place": round(self.second_place, 3),
@@ -84,13 +106,27 @@ def _after(e: Experiment) -> int:
     return e.after if e.after is not None else 10**9
 
 
+def _moved(e: Experiment, k: int) -> bool:
+    """A repair that fixes the failure or moves the gold at least halfway to the top k."""
+    if e.fixes:
+        return True
+    if e.before is None or e.after is None:
+        return False
+    return e.before - e.after >= max(1, (e.before - k) / 2)
+
+
 def decide(
     experiments: Sequence[Experiment], evidence: Evidence, *, k: int, repaired: bool
 ) -> Decision:
-    """The suggested cause (see the module docstring). ``repaired``: whether the failing
-    method's own repairs could be run (an encoder given, a dense or lexical method)."""
+    """The suggested cause and its confidence (see the module docstring). ``repaired``:
+    whether the failing method's own repairs could be run (an encoder given, a dense or
+    lexical method)."""
     text_fixes = sorted(
         (e for e in experiments if e.repair in TEXT_REPAIRS and e.fixes),
+        key=lambda e: (_after(e), TEXT_REPAIRS.index(e.repair)),
+    )
+    moved = sorted(
+        (e for e in experiments if e.repair in TEXT_REPAIRS and _moved(e, k)),
         key=lambda e: (_after(e), TEXT_REPAIRS.index(e.repair)),
     )
     others = sorted((e for e in experiments if e.repair == "method" and e.fixes), key=_after)
@@ -100,12 +136,41 @@ def decide(
         and evidence.hit_holds - evidence.gold_holds >= LABEL_GAP
     )
     label = words or evidence.second_place >= SECOND_PLACE
+    some_label = label or evidence.hit_holds - evidence.gold_holds >= LABEL_GAP
     hard_fixes = [e for e in text_fixes if e.repair != "context"]
+
+    def against(
+        cause: str, *, repairs: Sequence[Experiment] = (), measured: bool = False
+    ) -> list[str]:
+        """The causes other evidence points at, first the strongest (``measured``: the
+        cause is a repair of the failing method that fixes it, which another method's
+        finding the gold does not contradict)."""
+        out = [e.repair for e in repairs if e.repair != cause]
+        if others and cause != "method" and not measured:
+            out.append("method")
+        if evidence.absent >= CONTRADICTS and cause != "vocabulary":
+            out.append("vocabulary")
+        if some_label and cause != "label":
+            out.append("label")
+        return out
+
+    def decided(cause: str, line: str, contra: Sequence[str], *, weak: bool = False) -> Decision:
+        runner = next((c for c in contra if c != cause), "")
+        confidence = "weak" if weak or runner else "strong"
+        return Decision(cause=cause, confidence=confidence, decided_by=line, runner_up=runner)
+
     if evidence.damage >= DAMAGED and not hard_fixes:
-        return Decision(
-            cause="parse", confidence="weak", decided_by=f"{evidence.damage:.0%} of the gold's "
-            "text is damaged or left out (no OCR reading to rank)",
-        )  # fmt: skip
+        line = (
+            f"{evidence.damage:.0%} of the gold's text is damaged or left out "
+            "(no OCR reading to rank)"
+        )
+        return decided("parse", line, against("parse", repairs=moved), weak=True)
+    if evidence.metric and evidence.figures >= INPUTS:
+        line = (
+            f"the question asks for {evidence.metric}, which the gold's document never "
+            f"names; the gold holds {evidence.figures} figures: the answer must be computed"
+        )
+        return decided("vocabulary", line, against("vocabulary", repairs=moved))
     if label and not hard_fixes:
         line = (
             f"the gold holds {evidence.gold_holds:.0%} of the query's words, a top hit "
@@ -113,35 +178,21 @@ def decide(
             if words
             else "a top hit holds the gold's figures and the query's words"
         )
-        if text_fixes:
-            return Decision(cause="label", confidence="weak", decided_by=line,
-                            runner_up="context")  # fmt: skip
-        return Decision(cause="label", confidence="strong", decided_by=line)
+        return decided("label", line, against("label", repairs=moved))
     if text_fixes:
         first = text_fixes[0]
-        rest = [e.repair for e in text_fixes[1:] if e.repair != first.repair]
-        if rest:
-            return Decision(cause=first.repair, confidence="weak", decided_by=first.line,
-                            runner_up=rest[0])  # fmt: skip
-        return Decision(cause=first.repair, confidence="strong", decided_by=first.line)
+        contra = against(first.repair, repairs=text_fixes, measured=True)
+        return decided(first.repair, first.line, contra)
     if evidence.absent >= VOCABULARY:
         line = (
             f"the gold's document never uses {', '.join(evidence.absent_words)} "
             f"({evidence.absent:.0%} of the query's weight)"
         )
-        if others:
-            return Decision(cause="vocabulary", confidence="weak", decided_by=line,
-                            runner_up="method")  # fmt: skip
-        return Decision(cause="vocabulary", confidence="strong", decided_by=line)
+        return decided("vocabulary", line, against("vocabulary", repairs=moved))
     if others:
-        return Decision(cause="method", confidence="strong" if repaired else "weak",
-                        decided_by=others[0].line)  # fmt: skip
+        return decided("method", others[0].line, against("method", repairs=moved),
+                       weak=not repaired)  # fmt: skip
     runner = ""
-    moved = [
-        e for e in experiments
-        if e.repair in TEXT_REPAIRS and e.before is not None and e.after is not None
-        and e.before - e.after >= max(1, (e.before - k) / 2)
-    ]  # fmt: skip
     if moved:
         runner = max(moved, key=lambda e: (e.before or 0) - _after(e)).repair
     elif evidence.hit_holds - evidence.gold_holds >= LABEL_GAP:

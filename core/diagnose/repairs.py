@@ -35,7 +35,7 @@ import numpy as np
 
 from core import methods as registry
 from core.chunk.sentence_bounds import sentence_spans
-from core.diagnose.terms import PERIOD, Span, name_like
+from core.diagnose.terms import PERIOD, Span, name_like, sentence_start
 from core.embed import encode_queries
 from core.embed.contextual import contextual_prefix
 from core.ingest.ocr import recognise_page, require_engine
@@ -47,7 +47,9 @@ REPAIRS = ("boundary", "context", "parse", "method")
 PROMPT_WORDS = frozenset(
     """please explain describe like tell give list show provide detail details briefly
     summarize summarise summary discuss outline help know want find mean means meaning
-    according based say says said report reported reports company's""".split()  # noqa: SIM905
+    according based say says said report reported reports company's answer answers round
+    decimal places define defined definition information data drawing conclusions stated
+    usd""".split()  # noqa: SIM905
 )
 OCR_DIFFERS = 0.9  # an OCR reading less alike than this to the text layer differs from it
 RecordsFn = Callable[..., Sequence[Any]]
@@ -117,8 +119,8 @@ def content_words(query: str, function_words: frozenset[str]) -> dict[str, float
         if low in function_words or low in PROMPT_WORDS or term in PROMPT_WORDS:
             continue
         heavy = name_like(word) and PERIOD.fullmatch(word) is None
-        # a capital at the start of a question is grammar, not a name
-        if a == 0 and word[:1].isupper() and word[1:].islower():
+        # a capital at the start of a sentence is grammar, not a name
+        if sentence_start(query, a) and word[:1].isupper() and word[1:].islower():
             heavy = False
         out[term] = max(out.get(term, 0.0), 2.0 if heavy else 1.0)
     return out
@@ -180,16 +182,75 @@ class LexicalStats:
 
 
 @dataclass(slots=True)
+class ScoreBook:
+    """The vectors a run's repairs need, made in batches: the repairs of every failure are
+    first run to ``collect`` what they would embed (queries, texts, and spans of each
+    document per method), then ``fill`` encodes each kind in one call (a document's spans
+    in one call of the method's embed step), and the repairs run again reading them."""
+
+    encoder: Any
+    embed: RecordsFn
+    collecting: bool = True
+    queries: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    texts: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    spans: dict[tuple[str, str], np.ndarray] = dataclasses.field(default_factory=dict)
+    _spans_wanted: dict[tuple[str, str], tuple[Document, dict[str, Chunk]]] = dataclasses.field(
+        default_factory=dict
+    )
+
+    def query(self, query: str) -> np.ndarray:
+        if self.collecting:
+            self.queries.setdefault(query, np.zeros(0, np.float32))
+            return np.zeros(0, np.float32)
+        return self.queries[query]
+
+    def text(self, text: str) -> np.ndarray | None:
+        if self.collecting:
+            self.texts.setdefault(text, np.zeros(0, np.float32))
+            return None
+        return self.texts[text]
+
+    def span(self, method: str, doc: Document, chunk: Chunk) -> np.ndarray | None:
+        if self.collecting:
+            key = (method, doc.doc_id)
+            self._spans_wanted.setdefault(key, (doc, {}))[1][chunk.chunk_id] = chunk
+            return None
+        return self.spans[(method, chunk.chunk_id)]
+
+    def fill(self) -> None:
+        """Encode what was collected: the queries in one call, the texts in one call (each
+        normalised), each document's spans under each method in one call."""
+        if self.queries:
+            listed = list(self.queries)
+            made = np.asarray(encode_queries(self.encoder, listed), np.float32)
+            self.queries = dict(zip(listed, made, strict=True))
+        if self.texts:
+            listed = list(self.texts)
+            made = np.asarray(self.encoder.encode_texts(listed), np.float32)
+            norms = np.linalg.norm(made, axis=1, keepdims=True)
+            made = (made / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+            self.texts = dict(zip(listed, made, strict=True))
+        for (method, _), (doc, chunks) in self._spans_wanted.items():
+            records = self.embed(doc, list(chunks.values()), method, self.encoder)
+            for chunk_id, record in zip(chunks, records, strict=True):
+                self.spans[(method, chunk_id)] = np.asarray(record.vector, np.float32)
+        self._spans_wanted.clear()
+        self.collecting = False
+
+
+@dataclass(slots=True)
 class MethodScorer:
     """Scores a repaired text of one document for one query as ``method`` scores a chunk:
     ``chunk(doc, chunk)`` for a span of the document (the method's own embed step),
-    ``text(doc, text)`` for a text that is no span (prefixed, or read by OCR)."""
+    ``text(doc, text)`` for a text that is no span (prefixed, or read by OCR). With a
+    ``book`` (``ScoreBook``) a dense method's vectors are read from it, made in batches."""
 
     method: str
     query: str
     encoder: Any
     embed: RecordsFn
     lexical: LexicalStats | None = None
+    book: ScoreBook | None = None
     _qvec: np.ndarray | None = None
 
     @property
@@ -197,21 +258,30 @@ class MethodScorer:
         return registry.get(self.method).family
 
     def _query_vector(self) -> np.ndarray:
+        if self.book is not None:
+            return self.book.query(self.query)
         if self._qvec is None:
             self._qvec = np.asarray(encode_queries(self.encoder, [self.query])[0], np.float32)
         return self._qvec
 
     def chunk(self, doc: Document, chunk: Chunk) -> float:
-        records = self.embed(doc, [chunk], self.method, self.encoder)
         if self.family == "lexical":
+            records = self.embed(doc, [chunk], self.method, self.encoder)
             assert self.lexical is not None
             return self.lexical.score(self.query, indexed_text(records[0].prefix, chunk.text))
+        if self.book is not None:
+            query, vec = self._query_vector(), self.book.span(self.method, doc, chunk)
+            return 0.0 if vec is None else float(vec @ query)
+        records = self.embed(doc, [chunk], self.method, self.encoder)
         return float(np.asarray(records[0].vector, np.float32) @ self._query_vector())
 
     def text(self, text: str) -> float:
         if self.family == "lexical":
             assert self.lexical is not None
             return self.lexical.score(self.query, text)
+        if self.book is not None:
+            query, found = self._query_vector(), self.book.text(text)
+            return 0.0 if found is None else float(found @ query)
         vec = np.asarray(self.encoder.encode_texts([text]), np.float32)[0]
         norm = float(np.linalg.norm(vec))
         return float((vec / norm if norm else vec) @ self._query_vector())

@@ -20,7 +20,9 @@ from core.diagnose.repairs import (
     Failure,
     LexicalStats,
     MethodScorer,
+    ScoreBook,
     content_words,
+    ocr_region,
     run_repairs,
 )
 from core.diagnose.signals import FUNCTION_WORDS, Case, Diagnosis, Hit, diagnose
@@ -75,7 +77,8 @@ def diagnose_methods(
     """``diagnose_run`` for each of ``methods`` (default: every method of the run), each
     document chunked and read once: ``{method: {query id: diagnosis}}``. With ``encoder``
     (and ``embed``, the run's records function; default the indexer's) the repairs are
-    run; without, only the other methods' ranks and the evidence decide."""
+    run (the repaired texts of every failure embedded in batches: ``ScoreBook``); without,
+    only the other methods' ranks and the evidence decide."""
     parts = chunker or default_chunker(policy_from_dict(run.policy))
     if encoder is not None and embed is None:
         embed = method_records
@@ -91,6 +94,9 @@ def diagnose_methods(
     doc_share = {t: n / len(terms) for t, n in holding.items()} if len(terms) > 1 else {}
     chosen = list(methods or run.methods)
     out: dict[str, dict[str, Diagnosis]] = {m: {} for m in chosen}
+    book = ScoreBook(encoder=encoder, embed=embed) if encoder is not None else None
+    read = _remembered(ocr_region)
+    pending: list[tuple[Case, str, Any, Any, dict[str, float]]] = []
     for record in run.queries:
         doc = docs.get(record.doc_id)
         if doc is None or doc.sha256 != record.doc_sha256:
@@ -125,13 +131,35 @@ def diagnose_methods(
             scorer = None
             if encoder is not None and failure is not None:
                 scorer = _scorer(run, docs, parts, method, record.query, encoder, embed, stats)
+                if scorer is not None:
+                    scorer.book = book
             weights = content_words(record.query, FUNCTION_WORDS)
-            tried = run_repairs(failure, scorer, weights) if failure is not None else []
-            out[method][record.id] = diagnose(
-                case, method=method, corpus_terms=corpus, experiments=tried,
-                repaired=scorer is not None,
-            )  # fmt: skip
+            if failure is not None and scorer is not None:
+                run_repairs(failure, scorer, weights, read)  # what they would embed
+            pending.append((case, method, failure, scorer, weights))
+    if book is not None:
+        book.fill()  # every repaired text of the run embedded in batches
+    for case, method, failure, scorer, weights in pending:
+        tried = run_repairs(failure, scorer, weights, read) if failure is not None else []
+        out[method][case.query_id] = diagnose(
+            case, method=method, corpus_terms=corpus, experiments=tried,
+            repaired=scorer is not None,
+        )  # fmt: skip
     return out
+
+
+def _remembered(read: Callable[[Document, Any], str | None]) -> Callable[..., str | None]:
+    """``read`` (an OCR reading of a span) kept per document and span, so the repairs'
+    two passes read each region once."""
+    kept: dict[tuple[str, str, Any], str | None] = {}
+
+    def again(doc: Document, span: Any) -> str | None:
+        key = (doc.doc_id, doc.sha256, tuple(span))
+        if key not in kept:
+            kept[key] = read(doc, span)
+        return kept[key]
+
+    return again
 
 
 def _failure(run: Any, record: Any, doc: Document, chunks: Sequence[Chunk], method: str) -> Any:

@@ -44,8 +44,10 @@ from core.diagnose.repairs import Experiment, content_words, held_share, ordinal
 from core.diagnose.terms import (
     PERIOD,
     Span,
+    absence,
     all_term_spans,
     chunk_terms,
+    document_pairs,
     name_like,
     query_terms,
     terms_of,
@@ -80,6 +82,7 @@ BOILERPLATE = re.compile(
     re.I,
 )
 FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?%?")
+_YEAR = re.compile(r"(?:19|20)\d\d")
 DISCRIMINATING_SHARE = 0.15  # a query term in at most this share of the chunks tells them apart
 NAMING_DOC_SHARE = 0.5  # a term in at most half the corpus's documents names a subject
 LABEL_COVERAGE = 0.98  # aligned evidence below this: the label may point at the wrong text
@@ -921,13 +924,17 @@ def _method_experiments(case: Case, method: str) -> list[Experiment]:
 
 
 def evidence_of(case: Case, method: str, damage: float) -> Evidence:
-    """What a reader can check without a repair (``core.diagnose.cause.Evidence``); a top
-    hit holds the query's words when one of its sentences does (a chunk that ends one
-    passage and starts the next, under a heading naming the subject, does not answer)."""
+    """What a reader can check without a repair (``core.diagnose.cause.Evidence``): the
+    query's key terms the document never uses (``core.diagnose.terms.absence``: phrases
+    looked up as phrases, a word standing alone by its stem), a metric the question asks to
+    compute that the document never names, the figures the gold holds; a top hit holds the
+    query's words when one of its sentences does (a chunk that ends one passage and starts
+    the next, under a heading naming the subject, does not answer)."""
     weights = content_words(case.query, FUNCTION_WORDS)
-    total = sum(weights.values()) or 1.0
-    words = query_terms(case.query)
-    absent = [t for t in weights if t not in case.doc_terms]
+    doc = case.doc
+    missing = absence(
+        case.query, weights, case.doc_terms, document_pairs(doc.doc_id, doc.sha256, doc.text)
+    )
     gold_text = " ".join(case.doc.text[a:b] for a, b in _gold_chars(case))
 
     def holds(hit: Hit) -> float:  # one sentence of the hit holding the query's words
@@ -939,8 +946,10 @@ def evidence_of(case: Case, method: str, damage: float) -> Evidence:
     held = [(holds(h), h) for h in _hits(case, method)]
     best = max(held, key=lambda x: x[0], default=None)
     return Evidence(
-        absent=sum(weights[t] for t in absent) / total,
-        absent_words=tuple(words.get(t, t) for t in absent),
+        absent=missing.share,
+        absent_words=missing.terms,
+        metric=missing.metric,
+        figures=sum(1 for f in FIGURE.findall(gold_text) if not _YEAR.fullmatch(f)),
         gold_holds=held_share(weights, gold_text),
         hit_holds=best[0] if best else 0.0,
         hit=best[1].chunk_id if best else "",

@@ -6,7 +6,8 @@ given) and the shares of chunks that hold them."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from core.methods.lexical import word_spans
 from core.provenance.types import Chunk
@@ -72,3 +73,198 @@ def all_term_spans(text: str) -> dict[str, list[Span]]:
     for a, b, term in word_spans(text):
         spans.setdefault(term, []).append((a, b))
     return spans
+
+
+# -- the query's key terms, as a reader looks them up -----------------------------------
+
+# A word as phrases are matched: letters, digits and "&" (PP&E), a possessive kept with it,
+# or a percent sign (read as "percent").
+_PHRASE_WORD = re.compile(r"[^\W_]+(?:&[^\W_]+)*(?:['’]s\b)?|%")
+# What may stand between the two words of a phrase: spaces, a hyphen, a line break.
+_JOIN = re.compile(r"\s+|[-‐‑]\s*")
+# Words that name a metric the question asks to compute (the answer is a computation when
+# the document never names it), and the phrases that do so only together.
+METRIC_WORDS = frozenset(
+    "ratio margin conversion intensive turnover cagr ebitda payout".split()  # noqa: SIM905
+)
+METRIC_PHRASES = frozenset({("percent", "change"), ("percentage", "change"), ("growth", "rate")})
+# Words that qualify or count but never make a term with their neighbour ("three main
+# companies", "substantially increased"): they stand alone, looked up by their stem.
+LOOSE_WORDS = frozenset(
+    """one two three four five six seven eight nine ten eleven twelve first second third
+    main major key primary significant potential important overall various certain
+    specific particular notable new""".split()  # noqa: SIM905
+)
+# "Define X as ..." and "X (here) is defined as ...": the term a question defines.
+_DEFINE_AS = re.compile(r"\bdefine\s+([^.?!:;()]{1,60}?)\s+as\b", re.I)
+_DEFINED_AS = re.compile(r"([^.?!:;(),]{1,60}?)\s+(?:here\s+)?(?:is|are)\s+defined\s+as\b", re.I)
+
+
+def phrase_form(word: str) -> str:
+    """A word as phrases compare it: lower case, a possessive and a plural ending off,
+    "%" read as "percent" (so "inventories" matches "inventory", "PP&E" only "PP&E")."""
+    w = word.lower().replace("’", "'")
+    if w == "%":
+        return "percent"
+    if w.endswith("'s"):
+        w = w[:-2]
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def phrase_words(text: str) -> list[tuple[int, int, str, bool]]:
+    """``(start, end, form, joined)`` of each word of ``text``: ``joined`` when only
+    spaces or a hyphen stand between it and the word before (a phrase may span them)."""
+    out: list[tuple[int, int, str, bool]] = []
+    last = None
+    for m in _PHRASE_WORD.finditer(text):
+        joined = last is not None and _JOIN.fullmatch(text, last, m.start()) is not None
+        out.append((m.start(), m.end(), phrase_form(m.group()), joined))
+        last = m.end()
+    return out
+
+
+_BIGRAMS: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
+
+
+def document_pairs(doc_id: str, sha256: str, text: str) -> frozenset[tuple[str, str]]:
+    """Every pair of adjacent words of a document (their phrase forms), and each
+    hyphenated compound as one word (``("", "10k")`` for "10-K"), kept per document."""
+    key = (doc_id, sha256)
+    found = _BIGRAMS.get(key)
+    if found is None:
+        if len(_BIGRAMS) >= 64:
+            _BIGRAMS.clear()
+        words = phrase_words(text)
+        pairs = {(a[2], b[2]) for a, b in zip(words, words[1:], strict=False) if b[3]}
+        hyphened = {  # a hyphenated compound, also as one word ("10-K" as "10k")
+            ("", a[2] + b[2])
+            for a, b in zip(words, words[1:], strict=False)
+            if b[3] and text[a[1] : b[0]] in ("-", "‐", "‑")
+        }
+        found = _BIGRAMS[key] = frozenset(pairs | hyphened)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class KeyWord:
+    """One content word of a query as a reader weighs it: its surface form, its stem (the
+    index's term), its weight, and the query's phrases it stands in (pairs of adjacent
+    content words, the hyphenated compounds among them); a word in no phrase stands alone
+    and is looked up by its stem."""
+
+    word: str
+    stem: str
+    weight: float
+    phrases: tuple[tuple[str, str], ...]
+    shown: tuple[str, ...]  # each phrase as the query writes it
+
+
+def key_words(query: str, weights: Mapping[str, float]) -> list[KeyWord]:
+    """The query's content words (``weights``: stem -> weight, prompt and function words
+    out, as ``core.diagnose.repairs.content_words`` gives them), each with the phrases it
+    stands in. Two content words form a phrase when nothing but spaces or a hyphen stands
+    between them and neither is a name, a figure or a fiscal period, a number word, an
+    adverb (-ly) or a qualifier (``LOOSE_WORDS``: "main", "potential", ...), which stand
+    alone; words of a term the question defines ("define X as ...", "X is defined as")
+    are left out: the question names its inputs."""
+    stems = {a: t for a, _, t in word_spans(query)}
+    defined = defined_words(query)
+    seq: list[tuple[int, int, str, bool, bool] | None] = []  # start, end, stem, alone, joined
+    for a, b, form, joined in phrase_words(query):
+        stem = "percent" if query[a:b] == "%" else stems.get(a, "")
+        if not stem or (stem not in weights and stem != "percent") or form in defined:
+            seq.append(None)
+            continue
+        word = query[a:b]
+        alone = name_like(word) and not (sentence_start(query, a) and word[1:].islower())
+        alone = alone or form in LOOSE_WORDS or (len(form) > 4 and form.endswith("ly"))
+        seq.append((a, b, stem, alone, joined))
+    out: dict[str, KeyWord] = {}
+    for i, item in enumerate(seq):
+        if item is None:
+            continue
+        a, b, stem, alone, _ = item
+        pairs: list[tuple[str, str]] = []
+        shown: list[str] = []
+        before = seq[i - 1] if i else None
+        after = seq[i + 1] if i + 1 < len(seq) else None
+        if not alone:
+            for left, right in ((before, item), (item, after)):
+                if left is None or right is None or left[3] or right[3] or not right[4]:
+                    continue
+                pairs.append((phrase_form(query[left[0] : left[1]]),
+                              phrase_form(query[right[0] : right[1]])))  # fmt: skip
+                shown.append(query[left[0] : right[1]])
+        had = out.get(stem)
+        if had is None or len(pairs) > len(had.phrases):
+            out[stem] = KeyWord(word=query[a:b], stem=stem, weight=weights.get(stem, 1.0),
+                                phrases=tuple(pairs), shown=tuple(shown))  # fmt: skip
+    return list(out.values())
+
+
+def sentence_start(text: str, at: int) -> bool:
+    """Whether ``at`` begins a sentence (the text's start, or after ". ", "? ", "! ")."""
+    before = text[:at].rstrip()
+    return not before or before[-1] in ".?!:"
+
+
+def defined_words(query: str) -> set[str]:
+    """The phrase forms of the words of a term the question defines ("Define working
+    capital ratio as ...", "FCF here is defined as ...")."""
+    out: set[str] = set()
+    for m in _DEFINE_AS.finditer(query):
+        out |= {w[2] for w in phrase_words(m.group(1))}
+    for m in _DEFINED_AS.finditer(query):
+        out |= {w[2] for w in phrase_words(m.group(1))[-3:]}
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Absence:
+    """The query's key terms the document never uses, as a reader looks them up: the share
+    of the query's content weight they hold, the terms as the query writes them, and a
+    metric the question asks to compute that the document never names ('' when none)."""
+
+    share: float
+    terms: tuple[str, ...]
+    metric: str
+
+
+def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, object] | set[str],
+            pairs: frozenset[tuple[str, str]]) -> Absence:  # fmt: skip
+    """Which of the query's key words the document lacks: a word standing in phrases is
+    present when one of its phrases stands in the document (two adjacent words, a hyphen
+    or spaces between); a word standing alone when its stem does, or a hyphenated
+    compound of the document written as one word ("10K" for "10-K")."""
+    words = key_words(query, weights)
+    total = sum(w.weight for w in words)
+    absent: list[KeyWord] = []
+    for w in words:
+        if w.phrases:
+            held = any(p in pairs for p in w.phrases)
+        else:
+            held = w.stem in doc_terms or ("", phrase_form(w.word)) in pairs
+        if not held:
+            absent.append(w)
+    shown: list[str] = []
+    for w in absent:
+        names = [s for s, p in zip(w.shown, w.phrases, strict=True) if p not in pairs] or [w.word]
+        shown += [n for n in names if n not in shown]
+    metric = ""
+    for w in absent:
+        form = phrase_form(w.word)
+        named = [
+            s for s, p in zip(w.shown, w.phrases, strict=True)
+            if form in METRIC_WORDS or p in METRIC_PHRASES
+        ]  # fmt: skip
+        if named or (not w.phrases and form in METRIC_WORDS):
+            metric = named[0] if named else w.word
+            break
+    return Absence(
+        share=sum(w.weight for w in absent) / total if total else 0.0,
+        terms=tuple(shown), metric=metric,
+    )  # fmt: skip

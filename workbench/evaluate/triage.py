@@ -21,6 +21,7 @@ from core.evaluate import (
     Tag,
     TriageStore,
     export_tags,
+    sample_failures,
     tag_query,
 )
 from core.provenance.cite import Citation
@@ -37,6 +38,7 @@ from workbench.widgets import result_cards as ins
 from workbench.widgets.wording import md
 
 N_SAMPLE = 20  # failures drawn for the reader
+SEEDS_SEARCHED = 10_000  # seeds tried to draw a sample holding a failure picked in the table
 
 
 def triage_store() -> TriageStore:
@@ -183,11 +185,43 @@ def failure_table(run: EvalRun, docs: dict[str, Document]) -> None:
             "Suggested", causes, default=causes, key=f"{EvalKey.FAILS}cause_{run.run_id}"
         )
         shown = [r for r in rows if r["method"] in picked and r["suggested"] in asked]
-        st.dataframe(shown, hide_index=True, width="stretch")
+        key = f"{EvalKey.FAILS}table_{run.run_id}"
+        keys = [(str(r["query"]), str(r["method"])) for r in shown]
+        st.dataframe(
+            shown, hide_index=True, width="stretch", key=key, selection_mode="single-row",
+            on_select=lambda: open_row(run, keys, key),
+        )  # fmt: skip
         st.caption(
             f"{len(shown)} of {len(rows)} failures; each method's suggestion and its "
-            "experiments, and the tag made under that method."
+            "experiments, and the tag made under that method. Pick a row to open it in "
+            "the reader below."
         )
+
+
+def reader_place(run: EvalRun, method: str, query_id: str, seed: int) -> tuple[int, int] | None:
+    """``(seed, position)`` at which the reader shows the failure of ``query_id`` under
+    ``method``: the current ``seed``'s sample when it holds it, else the first seed whose
+    sample does (None when none of ``SEEDS_SEARCHED`` does)."""
+    for tried in (seed, *range(SEEDS_SEARCHED)):
+        sample = sample_failures(run, method, n=N_SAMPLE, seed=tried)
+        for i, failure in enumerate(sample):
+            if failure.query_id == query_id:
+                return tried, i
+    return None
+
+
+def open_row(run: EvalRun, keys: Sequence[tuple[str, str]], key: str) -> None:
+    """The failure table's selection callback: the reader turns to the picked row's
+    method, and to a sample and position that show that failure."""
+    rows = list(st.session_state[key]["selection"]["rows"])
+    if not rows or rows[0] >= len(keys):
+        return
+    query_id, method = keys[rows[0]]
+    place = reader_place(run, method, query_id, int(st.session_state[EvalKey.TRIAGE_SEED] or 0))
+    if place is None:
+        return
+    st.session_state[EvalKey.TRIAGE_METHOD] = method
+    st.session_state[EvalKey.TRIAGE_SEED], st.session_state[EvalKey.TRIAGE_POS] = place
 
 
 def export_bytes(run: EvalRun, suffix: str) -> bytes:

@@ -1,0 +1,160 @@
+"""The suggestion's confidence and the query's key terms: a cause one kind of evidence
+decides while another points elsewhere is weak, with the other as runner-up; key terms
+are looked up as a reader would (a compound or a two-word term as a phrase); a metric
+the question asks to compute that the document never names is vocabulary."""
+
+from __future__ import annotations
+
+from core.diagnose.cause import VOCABULARY, Evidence, decide
+from core.diagnose.repairs import Experiment, content_words
+from core.diagnose.signals import FUNCTION_WORDS
+from core.diagnose.terms import absence, document_pairs, terms_of
+
+
+def _exp(
+    repair: str, before: int, after: int | None, *, k: int = 5, method: str = ""
+) -> Experiment:
+    fixes = after is not None and after <= k
+    return Experiment(repair=repair, before=before, after=after, fixes=fixes,
+                      line=f"{repair}: rank {before} → {after}", method=method)  # fmt: skip
+
+
+def _absence(query: str, text: str):
+    weights = content_words(query, FUNCTION_WORDS)
+    return absence(query, weights, terms_of(text), document_pairs("d", str(hash(text)), text))
+
+
+# -- confidence ---------------------------------------------------------------------------
+
+
+def test_a_method_miss_is_strong_only_when_nothing_contradicts_it():
+    found = [_exp("context", 40, 38), _exp("method", 40, 2, method="bm25")]
+    clean = decide(found, Evidence(), k=5, repaired=True)
+    assert (clean.cause, clean.confidence, clean.runner_up) == ("method", "strong", "")
+    # the query's key terms absent from the document: weak, runner-up vocabulary
+    worded = decide(found, Evidence(absent=0.2, absent_words=("quick ratio",)), k=5, repaired=True)
+    assert (worded.cause, worded.confidence, worded.runner_up) == ("method", "weak", "vocabulary")
+    # a repair that moves the gold most of the way to the top k: weak, runner-up that repair
+    moved = [_exp("boundary", 40, 9), _exp("method", 40, 2, method="bm25")]
+    repaired = decide(moved, Evidence(), k=5, repaired=True)
+    assert (repaired.cause, repaired.confidence, repaired.runner_up) == (
+        "method",
+        "weak",
+        "boundary",
+    )
+
+
+def test_vocabulary_is_weak_when_another_method_finds_the_gold():
+    words = Evidence(absent=0.6, absent_words=("PPNE",))
+    alone = decide([_exp("method", 300, 200, method="bm25")], words, k=5, repaired=True)
+    assert (alone.cause, alone.confidence) == ("vocabulary", "strong")
+    found = decide([_exp("method", 300, 3, method="bm25")], words, k=5, repaired=True)
+    assert (found.cause, found.confidence, found.runner_up) == ("vocabulary", "weak", "method")
+
+
+def test_label_is_weak_when_a_repair_moves_the_gold():
+    label = Evidence(gold_holds=0.1, hit_holds=0.9)
+    still = decide([_exp("context", 60, 58)], label, k=5, repaired=True)
+    assert (still.cause, still.confidence) == ("label", "strong")
+    moved = decide([_exp("context", 60, 12)], label, k=5, repaired=True)
+    assert (moved.cause, moved.confidence, moved.runner_up) == ("label", "weak", "context")
+
+
+def test_a_fixing_repair_is_weak_when_key_terms_are_absent():
+    fixed = [_exp("context", 8, 1)]
+    assert decide(fixed, Evidence(), k=5, repaired=True).confidence == "strong"
+    worded = decide(fixed, Evidence(absent=0.25, absent_words=("wages expense",)), k=5,
+                    repaired=True)  # fmt: skip
+    assert (worded.cause, worded.confidence, worded.runner_up) == ("context", "weak", "vocabulary")
+
+
+# -- key terms as phrases ---------------------------------------------------------------
+
+
+def test_a_compound_term_is_absent_while_its_parts_are_present():
+    text = (
+        "Acme Corp invests capital in stores. The intensity of competition may intensify. "
+        "Our business is retail pharmacy. Capital expenditures were $2.7 billion."
+    )
+    found = _absence("Is Acme Corp a capital-intensive business?", text)
+    assert "capital-intensive" in found.terms
+    assert found.share >= VOCABULARY
+    # the same words as a compound in the document: present
+    held = _absence(
+        "Is Acme Corp a capital-intensive business?", text + " A capital-intensive business."
+    )
+    assert held.share == 0.0 and held.terms == ()
+
+
+def test_a_two_word_term_is_looked_up_as_a_phrase_and_a_lone_word_by_its_stem():
+    text = "Acme reports quick service. The ratio of debt to equity rose. Liquidity is strong."
+    found = _absence("What is the quick ratio of Acme for its liquidity?", text)
+    assert "quick ratio" in found.terms
+    assert "liquidity" not in [t.lower() for t in found.terms]  # alone: by its stem
+    assert "Acme" not in found.terms
+    assert (
+        _absence("What is the quick ratio of Acme?", text + " Its quick ratio is 1.1.").share == 0.0
+    )
+
+
+def test_prompt_words_and_a_defined_term_are_not_key_terms():
+    text = "Total current assets were 10. Total current liabilities were 8."
+    found = _absence(
+        "What is the working capital ratio? Define working capital ratio as total current "
+        "assets divided by total current liabilities. Round your answer to two decimal places.",
+        text,
+    )
+    assert not {"working capital", "capital ratio", "Round", "answer", "decimal places"} & set(
+        found.terms
+    )
+    assert found.metric == ""
+    fcf = _absence("What is Acme's free cash flow? FCF here is defined as: (CFO - capex).", text)
+    assert "FCF" not in fcf.terms
+    # a word like "well-defined" defines nothing: the name stays a key term
+    kept = _absence("Is Acme's well-defined strategy working?", text)
+    assert any(t.startswith("Acme") for t in kept.terms)
+
+
+# -- a metric to compute ------------------------------------------------------------------
+
+
+def test_a_metric_to_compute_is_vocabulary_not_boundary_or_method():
+    text = (
+        "Net sales were $9,300 million and gross profit was $3,600 million in 2022. "
+        "Operating income grew. The profit margin of the segment is discussed above."
+    )
+    found = _absence("What is Acme's gross margin in 2022?", text)
+    assert found.metric == "gross margin"
+    evidence = Evidence(absent=found.share, absent_words=found.terms, metric=found.metric,
+                        figures=2)  # fmt: skip
+    fixed = [_exp("boundary", 9, 3), _exp("method", 9, 2, method="bm25")]
+    d = decide(fixed, evidence, k=5, repaired=True)
+    assert d.cause == "vocabulary"
+    assert "gross margin" in d.decided_by and "computed" in d.decided_by
+    assert (d.confidence, d.runner_up) == ("weak", "boundary")  # the repair still contradicts
+    alone = decide([_exp("method", 90, 40, method="bm25")], evidence, k=5, repaired=True)
+    assert (alone.cause, alone.confidence) == ("vocabulary", "strong")
+    # no figures in the gold to compute it from: the rule does not apply
+    bare = decide(fixed, Evidence(metric="gross margin", figures=0), k=5, repaired=True)
+    assert bare.cause == "boundary"
+    # the document naming the metric: no metric to compute
+    assert (
+        _absence("What is Acme's gross margin in 2022?", text + " Gross margin was 39%.").metric
+        == ""
+    )
+
+
+def test_a_percent_change_is_a_metric_to_compute():
+    found = _absence(
+        "What is the % change in Acme's revenue?", "Acme revenue was 10 and 12. Change in control."
+    )
+    assert found.metric == "% change"
+
+
+def test_qualifiers_and_adverbs_make_no_phrase_and_a_hyphenated_code_matches_its_joined_form():
+    text = "Pfizer acquired three companies, as its 10-K reports; significantly, the main risk"
+    found = _absence(
+        "What three main companies has Pfizer significantly acquired in the 10K?", text
+    )
+    assert found.terms == ()  # "three main", "main companies", "10K": no gap a reader would see
+    assert found.share == 0.0
