@@ -1,7 +1,8 @@
 """Agreement of the suggested causes with two readers' causes, written blind.
 
-    python eval/diagnose_blind/compare.py            # the stored files
-    python eval/diagnose_blind/compare.py NOW.jsonl  # another suggestion file
+    python eval/diagnose_blind/compare.py                 # the first set, its stored files
+    python eval/diagnose_blind/compare.py set2            # the second set
+    python eval/diagnose_blind/compare.py set2 NOW.json   # another suggestion file on it
 
 A suggestion file has one JSON object a line: ``case`` (query id :: method), ``cause``,
 ``confidence``; ``diagnose RUN.json --docs ... --json`` gives them (see README.md).
@@ -58,12 +59,18 @@ def report(name: str, said: dict[str, dict], a: dict[str, dict], b: dict[str, di
 
 
 def main() -> None:
-    a, b = read(HERE / "judgement_a.jsonl"), read(HERE / "judgement_b.jsonl")
+    args = sys.argv[1:]
+    folder = HERE
+    if args and Path(args[0]).is_dir():
+        folder = Path(args.pop(0))
+    elif args and (HERE / args[0]).is_dir():
+        folder = HERE / args.pop(0)
+    a, b = read(folder / "judgement_a.jsonl"), read(folder / "judgement_b.jsonl")
     agreed = sum(a[c]["cause"] == b[c]["cause"] for c in a)
-    print(f"readers agree on {agreed} of {len(a)} failures")
-    report("before (keyword signals)", read(HERE / "suggested_before.jsonl"), a, b)
-    now = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "suggested_now.jsonl"
-    report(f"now ({now.name})", from_diagnose(now), a, b)
+    print(f"{folder.name}: readers agree on {agreed} of {len(a)} failures")
+    files = [Path(f) for f in args] or sorted(folder.glob("suggested_*.jsonl"))
+    for path in files:
+        report(path.name, from_diagnose(path), a, b)
 
 
 if __name__ == "__main__":
