@@ -113,7 +113,9 @@ st.markdown(
 )
 triage.query_card(run, run.query(failure.query_id), docs)
 diagnosis = why.diagnosis_of(run, failure.query_id, method, docs)
-why.why_panel(diagnosis, docs.get(failure.doc_id))
+why.why_panel(
+    diagnosis, docs.get(failure.doc_id), run.query(failure.query_id).suggested.get(method)
+)
 suggested = diagnosis.suggested if diagnosis and diagnosis.suggested in CAUSES else ""
 note_key = failure_note_key(run.run_id, failure.query_id)
 st.session_state.setdefault(note_key, own.note if (own := triage.own_tag(failure)) else "")

@@ -163,3 +163,21 @@ def test_open_with_docs_keeps_the_runs_documents_for_the_reader(
     assert main([*argv[:3], str(store_dir.parent / "third"), *argv[4:]]) == 0
     err = capsys.readouterr().err
     assert "kept 0 of the run's 1 documents" in err and "not among --docs: harbour" in err
+
+
+def test_a_run_whose_documents_are_not_here_shows_the_suggestion_it_stored(
+    fake, port, store_dir, monkeypatch, capsys
+) -> None:
+    imported, _, _ = cli_runs(port, store_dir, monkeypatch, capsys)
+    run = load_run(runs_folder() / f"{imported}.json")  # kept without --out
+    stored = {s.cause for q in run.queries for s in q.suggested.values()}
+    assert stored  # each failure's suggested cause is kept with the run
+    monkeypatch.setenv("CHUNKSCOPE_OPEN_RUN", imported)
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = html_of(at)
+    assert "<b>Why it failed</b>, as stored with the run · suggested:" in shown
+    assert any(f">{cause}</b>" in shown for cause in stored), stored
+    captions = " ".join(plain(c.value) for c in at.caption)
+    assert "the suggestion above is the one stored with the run" in captions
+    assert "chunkscope open RUN.json --docs FILES" in captions

@@ -120,8 +120,8 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         bar.close()
-    if args.out:
-        result = with_suggestions(result, docs, parts, encoder=encoder, embed=embed)
+    # every run is kept in the store, where the reader reads each failure's suggestion
+    result = with_suggestions(result, docs, parts, encoder=encoder, embed=embed)
     emit_run(result, args)
     if failures:
         print(f"error: {failed_files_line(failures, len(paths))}", file=sys.stderr)

@@ -143,9 +143,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    if args.out:  # each failure's suggestion and experiments, as eval --out stores them
-        by_id = {d.doc_id: d for d in docs}
-        result = suggest_run(result, by_id, encoder=encoder, embed=embed)[0]
+    # each failure's suggestion and experiments, kept with the run (in the store and --out)
+    by_id = {d.doc_id: d for d in docs}
+    result = suggest_run(result, by_id, encoder=encoder, embed=embed)[0]
     if emit_run(result, args):
         print_import(result.imported, sys.stdout)
     return 0

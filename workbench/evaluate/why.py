@@ -24,6 +24,7 @@ from core.diagnose.signals import Diagnosis, Hit, Signal
 from core.embed import Encoder
 from core.evaluate import EvalRun, QueryRecord, save_run
 from core.evaluate import triage as tri_core
+from core.evaluate.run_file import Suggestion
 from core.provenance.types import Block, Chunk, ChunkPolicy, Document
 from core.render.chart_style import CAUSE_COLOURS
 from core.render.markup import Mark, Shape, escape, marked_text_html
@@ -165,12 +166,44 @@ def experiments_html(diagnosis: Diagnosis) -> str:
     return f'<ul style="margin:0.3em 0 0 1em">{items}</ul>{note}'
 
 
-def why_panel(diagnosis: Diagnosis | None, doc: Document | None) -> None:
+def stored_html(stored: Suggestion) -> str:
+    """The suggestion a run file stored for one failure, with the experiment lines it
+    stored (none in runs made before the repairs)."""
+    colour = CAUSE_COLOURS.get(stored.cause, "#6c757d")
+    runner = f" · runner-up: <b>{escape(stored.runner_up)}</b>" if stored.runner_up else ""
+    items = "".join(
+        f"<li>{'✔ ' if e.get('fixes') else ''}{escape(str(e.get('line')))}</li>"
+        for e in stored.experiments
+        if e.get("line")
+    )
+    tried = f'<ul style="margin:0.3em 0 0 1em">{items}</ul>' if items else (
+        '<div class="cs-doc">The run stored no experiments (made before the repairs).</div>'
+    )  # fmt: skip
+    return (
+        f'<div class="cs-hit" style="border-left-color:{colour}"><b>Why it failed</b>, as '
+        f'stored with the run · suggested: <b style="color:{colour}">{escape(stored.cause)}'
+        f"</b> ({escape(stored.confidence)}){runner} "
+        f'<span class="cs-doc">decided by: {escape(stored.decided_by)}</span>{tried}</div>'
+    )
+
+
+def why_panel(
+    diagnosis: Diagnosis | None, doc: Document | None, stored: Suggestion | None = None
+) -> None:
     """The suggestion with its confidence and runner-up, the named findings (a method
     that alone misses, the answer in two places), then the evidence cause by cause, each
-    signal with its strength."""
+    signal with its strength. Without the document, the suggestion the run ``stored``
+    (and its experiments), said to be read from the run file."""
     if diagnosis is None or doc is None:
-        st.caption("No diagnosis: the run's document is not loaded in this session.")
+        if stored is not None:
+            st.html(stored_html(stored))
+        st.caption(
+            "The run's document is not loaded in this session: "
+            + ("the suggestion above is the one stored with the run; its evidence on the "
+               "page needs the document" if stored is not None else "no diagnosis")
+            + " (`chunkscope open RUN.json --docs FILES` keeps a run's documents in the "
+            "store's library)."
+        )  # fmt: skip
         return
     colour = CAUSE_COLOURS.get(diagnosis.suggested, "#6c757d")
     runner = f" · runner-up: <b>{escape(diagnosis.runner_up)}</b>" if diagnosis.runner_up else ""
