@@ -59,5 +59,5 @@ bench: $(STAMP)
 
 # mypy checks the files named in [tool.mypy] of pyproject.toml: core, workbench, pages, app.py.
 lint: $(STAMP)
-	$(VENV)/bin/ruff check core workbench pages app.py tests
+	$(VENV)/bin/ruff check core workbench pages app.py tests chunkscope eval setup.py
 	$(VENV)/bin/mypy
