@@ -4,26 +4,19 @@ per size and method, each with its metrics and intervals, on the small shared se
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from core.chunk import policy_registry as registry
 from core.cli import main
 from core.tune import load_sweep
 from core.tune.curves import curves
+from tests.test_live_policy import forget_live_policies
 from tests.tune.conftest import small_docs
 
+__all__ = ["forget_live_policies"]  # a fixture: no live policy stays registered
+
 SPLITTER = "langchain:RecursiveCharacterTextSplitter"
-
-
-@pytest.fixture(autouse=True)
-def forget_live_policies() -> Iterator[None]:
-    yield
-    for name in registry.policy_names():
-        if registry.get(name).live:
-            registry.unregister(name)
 
 
 def test_a_sweep_of_a_langchain_splitter_beside_structure(
