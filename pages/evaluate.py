@@ -6,7 +6,7 @@ import streamlit as st
 
 from core import methods as registry
 from core.evaluate import CAUSES, agreement, sample_failures
-from core.evaluate.triage import CAUSE_HELP, default_method
+from core.evaluate.triage import CAUSE_HELP, default_method, default_pair
 from core.render.failure_charts import cause_bar_figure, rank_scatter_figure
 from workbench.engine import resources as eng
 from workbench.engine import run_files
@@ -71,7 +71,8 @@ if len(pair) == 2:
 st.markdown("**Deltas between methods** (paired bootstrap, 95%)")
 pairs = [p for p, by_name in run.deltas.items() if any(d is not None for d in by_name.values())]
 if pairs:  # one pair at a time, late against naive first, each table whole
-    first = next((i for i, p in enumerate(pairs) if p == "-".join(reversed(registry.PAIRED))), 0)
+    ahead = default_pair(run, pairs) or "-".join(reversed(registry.PAIRED))
+    first = next((i for i, p in enumerate(pairs) if p == ahead), 0)  # yours vs our best
     compared = st.selectbox("Methods compared", pairs, index=first, key=K.DELTA_PAIR)
     delta_rows = eval_form.delta_table(run, compared)
     st.dataframe(delta_rows, hide_index=True, height=wording.table_height(len(delta_rows)))

@@ -149,9 +149,9 @@ def test_compare_ranks_exactly_the_imported_spans(fake, store_dir) -> None:
     assert set(cited) <= spans
 
 
-def test_evaluate_imports_a_run_and_reads_its_failures(fake, store_dir) -> None:
-    """A retriever's log over an imported set of the speech: scored as `yours` beside
-    bm25, its failures read first, what the import could not place said above."""
+def import_speech_run(store_dir, methods: list[str]) -> AppTest:
+    """Evaluate with a retriever's log over an imported set of the speech imported beside
+    ``methods``: four queries, its gold ranked first for two."""
     from core.library import Library
 
     data, _, _ = rows_with_a_wrong_claim()
@@ -184,9 +184,16 @@ def test_evaluate_imports_a_run_and_reads_its_failures(fake, store_dir) -> None:
     at.file_uploader(key=RunImportKey.LABELS).set_value(
         [("q.jsonl", "".join(json.dumps(x) + "\n" for x in labels).encode(), "application/json")]
     )
-    at.multiselect(key=RunImportKey.METHODS).set_value(["bm25"])
+    at.multiselect(key=RunImportKey.METHODS).set_value(methods)
     next(b for b in at.button if b.label == "Import the run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
+    return at
+
+
+def test_evaluate_imports_a_run_and_reads_its_failures(fake, store_dir) -> None:
+    """A retriever's log over an imported set of the speech: scored as `yours` beside
+    bm25, its failures read first, what the import could not place said above."""
+    at = import_speech_run(store_dir, ["bm25"])
     table = next(d.value for d in at.dataframe if "metric" in d.value.columns)
     mrr = table[table["metric"] == "mrr"]
     assert float(mrr["yours"].iloc[0]) == 0.5 and "4" in str(mrr["n"].iloc[0]).split("/")
@@ -201,6 +208,18 @@ def test_evaluate_imports_a_run_and_reads_its_failures(fake, store_dir) -> None:
     assert at.selectbox(key=EvalKey.TRIAGE_METHOD).value == "yours"
     cards = " ".join(h.proto.body for h in at.get("html"))
     assert "1/rank" in cards  # its hits' scores named by the run's own scale
+
+
+def test_the_deltas_open_on_yours_against_our_best_method(fake, store_dir) -> None:
+    at = import_speech_run(store_dir, ["bm25", "naive"])
+    table = next(d.value for d in at.dataframe if "metric" in d.value.columns)
+    hit = table[table["metric"] == "hit@10"].iloc[0]
+    mrr = table[table["metric"] == "mrr"].iloc[0]
+    ours = ["bm25", "naive"]
+    best = max(ours, key=lambda m: (float(hit[m]), float(mrr[m])))
+    picker = at.selectbox(key=EvalKey.DELTA_PAIR)
+    assert len(picker.options) == 3  # every pair of the three methods
+    assert set(picker.value.split("-")) == {"yours", best}, (picker.value, best)
 
 
 def test_a_pdf_loaders_set_shows_wrong_pages_and_offsets_in_its_text(

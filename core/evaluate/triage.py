@@ -93,6 +93,24 @@ def default_method(run: EvalRun) -> str:
     return next((m for m in reversed(PAIRED) if m in run.methods), run.methods[0])
 
 
+def default_pair(run: EvalRun, pairs: list[str]) -> str | None:
+    """The deltas pair shown first for an imported run: its retriever against the best of
+    the other methods by hit@``text_k`` (then mrr); ``None`` when the run imported none or
+    no pair of ``pairs`` (``"b-a"`` keys) holds the two."""
+    yours = run.imported.get("method") if run.imported else None
+    ours = [m for m in run.methods if m != yours]
+    if not isinstance(yours, str) or yours not in run.methods or not ours:
+        return None
+
+    def score(method: str) -> tuple[float, float]:
+        values = run.metrics.get(method, {})
+        hit, mrr = values.get(f"hit@{run.text_k}"), values.get("mrr")
+        return (-1.0 if hit is None else hit, -1.0 if mrr is None else mrr)
+
+    best = max(ours, key=score)  # the first of equals, in the run's order
+    return next((p for p in (f"{yours}-{best}", f"{best}-{yours}") if p in pairs), None)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tag:
     """A cause for one failed query of one run; ``tagged_at`` is ISO 8601 UTC."""
