@@ -68,7 +68,8 @@ def test_import_form_audits_and_the_chunks_page_draws_the_set(app: AppTest) -> N
     assert f"**Offsets: 1 wrong of {count:,} checked**" in lines, lines
     table = app.dataframe[-1].value
     assert list(table["#"]) == [4] and list(table["claim"]) == ["wrong"]
-    assert f"text is at {truth:,}" in table["why"][0]
+    assert table["why"][0] == f"offset wrong: text at {truth:,}"  # short, read whole
+    assert f"text is at {truth:,}" in table["detail"][0]  # the full line stays
     assert table["open"][0].startswith("source?doc=state_of_the_union")
 
     at = open_page(app, "chunks")
@@ -245,6 +246,12 @@ def test_a_pdf_loaders_set_shows_wrong_pages_and_offsets_in_its_text(
     claimed = rows[moved_page]["metadata"]["page"] + 1
     cell = table[table["#"] == moved_page + 1]["page"].iloc[0]
     assert cell.startswith(f"claims p. {claimed}, is on p. ")
+    why = dict(zip(table["#"], table["why"], strict=True))
+    assert why[moved_page + 1] == "page wrong"  # the page cell says which, not again here
+    assert why[moved_offset + 1].startswith("offset wrong: text at ")
+    on_page = rows[moved_offset]["metadata"]["page"] + 1
+    assert why[moved_offset + 1].endswith(f"in {label}'s p. {on_page}")
+    assert all(len(w) <= 60 for w in table["why"]), list(table["why"])
 
     at = open_page(app, "chunks")
     app.sidebar.selectbox[0].set_value(SIGCONF.stem).run()

@@ -9,6 +9,7 @@ set imported either way is offered everywhere.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import streamlit as st
@@ -77,6 +78,34 @@ def _page_cell(chunk: ImportedChunk) -> str:
     return f"p. {a.claimed_page} ({a.page_claim})"
 
 
+_TEXT_AT = re.compile(r"text is at ([\d,]+[^;]*)")
+
+
+def _finding(chunk: ImportedChunk) -> str:
+    """The one finding that matters, short ("offset wrong: text at 1,657 in pypdf's
+    p. 2", "page wrong", "other spacing"); the audit's last column keeps the full line."""
+    a = chunk.anchor
+    if a.claim == "wrong":
+        at = _TEXT_AT.search(a.detail)
+        where = at.group(1).replace("'s text of p.", "'s p.") if at else ""
+        return "offset wrong" + (f": text at {where}" if where else "")
+    if a.page_claim == "wrong":
+        return "page wrong"
+    if a.anchor == "missing":
+        return "not found"
+    if a.anchor == "ambiguous":
+        return "in several places"
+    if "unchecked" in (a.claim, a.page_claim):
+        return "offset unchecked" if a.claim == "unchecked" else "page unchecked"
+    if a.anchor == "aligned":
+        if a.detail.startswith("the same characters"):
+            return "other spacing"
+        if "loader" in a.detail:
+            return "placed by the loader's text"
+        return f"aligned on {a.coverage:.0%} of its words" if a.coverage else "aligned"
+    return ""
+
+
 def _link(chunk: ImportedChunk, docs: dict[str, Document]) -> str | None:
     a = chunk.anchor
     doc = docs.get(a.doc_id or "")
@@ -130,9 +159,10 @@ def audit(chunk_set: ChunkSet) -> None:
             "claim": c.anchor.claim,
             "page": _page_cell(c),
             "pages": ", ".join(map(str, c.anchor.pages)),
-            "why": c.anchor.detail,
+            "why": _finding(c),
             "open": _link(c, docs),
             "text": c.given.text[:160],
+            "detail": c.anchor.detail,
         }
         for c in review
     ]
@@ -143,7 +173,10 @@ def audit(chunk_set: ChunkSet) -> None:
         height=wording.table_height(len(rows)),
         column_config={
             "open": st.column_config.LinkColumn("open", display_text="in Source"),
-            "why": st.column_config.TextColumn(width="large"),
+            "why": st.column_config.TextColumn(
+                width="medium", help="The finding that matters; the last column has all of it"
+            ),
+            "detail": st.column_config.TextColumn("in full", width="large"),
             "page": st.column_config.TextColumn("page claimed", width="medium"),
             "pages": st.column_config.TextColumn("anchored on"),
             "text": st.column_config.TextColumn("text (start)", width="medium"),
