@@ -5,6 +5,7 @@ the command line offered the same way, and Compare ranking exactly the imported 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from urllib.parse import parse_qs
 
@@ -84,6 +85,33 @@ def test_import_form_audits_and_the_chunks_page_draws_the_set(app: AppTest) -> N
     assert "Where it claims to be" in captions
     assert not [s for s in at.slider if s.label.startswith("Size")]  # fixed boundaries
     assert 'class="cs-hl"' in html_of(at)
+
+
+def test_a_chunk_has_one_number_in_the_audit_and_on_the_chunks_page(app: AppTest) -> None:
+    """Rows in reverse text order: the wrong claim, the file's row 4 from the end, is
+    chunk 4 where the Chunks page draws the set, and the audit says 4 too."""
+    data, count, truth = rows_with_a_wrong_claim()
+    reversed_rows = "".join(reversed(data.decode().splitlines(keepends=True))).encode()
+    app.file_uploader(key=ImportKey.UPLOAD).set_value(
+        [("backwards.jsonl", reversed_rows, "application/octet-stream")]
+    )
+    app.text_input[0].set_value("backwards")
+    next(b for b in app.button if b.label == "Import").click().run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    table = app.dataframe[-1].value
+    assert list(table["claim"]) == ["wrong"]
+    in_audit = int(table["#"].iloc[0])
+
+    at = open_page(app, "chunks")
+    app.sidebar.selectbox[0].set_value("state_of_the_union").run()
+    at.segmented_control(key=policy_widget("a")).set_value("backwards").run()
+    assert not at.exception
+    drawn = re.search(rf"chunk (\d+): chars {truth}-", html_of(at))
+    assert drawn is not None
+    assert in_audit == int(drawn.group(1)) == 4
+    assert list(table["row"]) == [count - 3]  # where to find it in the file
+    lines = [plain(m.value) for m in at.markdown]
+    assert any(line.startswith(f"**Chunk 4** (row {count - 3};") for line in lines), lines
 
 
 def test_a_set_kept_by_the_command_line_is_offered(app: AppTest, store_dir, capsys) -> None:

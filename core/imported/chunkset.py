@@ -17,6 +17,7 @@ chunks under it.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -149,6 +150,17 @@ class ChunkSet:
                 }
             )
         return self._spans[doc_sha256]
+
+    def number(self, chunk: ImportedChunk) -> int | None:
+        """The chunk's number wherever the set is drawn as a policy (the Chunks page, its
+        citations): 1 + the place of its span among its document's ``spans``, in text
+        order; ``None`` for a chunk that is not anchored (not drawn)."""
+        a = chunk.anchor
+        if a.char_start is None or a.char_end is None or not a.doc_sha256:
+            return None
+        spans = self.spans(a.doc_sha256)
+        at = bisect.bisect_left(spans, (a.char_start, a.char_end))
+        return at + 1 if at < len(spans) and spans[at] == (a.char_start, a.char_end) else None
 
     def longest(self) -> int:
         """Characters in the longest anchored span (at least 1)."""

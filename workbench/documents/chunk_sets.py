@@ -152,7 +152,8 @@ def audit(chunk_set: ChunkSet) -> None:
     docs = session.library()
     rows = [
         {
-            "#": c.anchor.index + 1,
+            "#": chunk_set.number(c),  # the number the Chunks page draws
+            "row": c.anchor.index + 1,
             "id": c.given.foreign_id or "",
             "document": c.anchor.doc_id or c.given.source or "",
             "anchor": c.anchor.anchor,
@@ -172,6 +173,10 @@ def audit(chunk_set: ChunkSet) -> None:
         hide_index=True,
         height=wording.table_height(len(rows)),
         column_config={
+            "#": st.column_config.NumberColumn(
+                "#", help="The chunk's number on the Chunks page (none: not drawn there)"
+            ),
+            "row": st.column_config.NumberColumn("row", help="Its row in the imported file"),
             "open": st.column_config.LinkColumn("open", display_text="in Source"),
             "why": st.column_config.TextColumn(
                 width="medium", help="The finding that matters; the last column has all of it"
@@ -312,8 +317,10 @@ def chunk_set_notes(doc: Document, policy_name: str) -> None:
             for chunk in (wrong + unplaced)[:20]:
                 a = chunk.anchor
                 page = f", page {a.page_claim}" if a.claimed_page is not None else ""
-                st.markdown(f"**Chunk {a.index + 1}** ({a.anchor}, claim {a.claim}{page}): "
-                            f"{md(a.detail)}")  # fmt: skip
+                number = chunk_set.number(chunk)  # as drawn above, not the file's row
+                name = f"Chunk {number}" if number else "Not drawn"
+                st.markdown(f"**{name}** (row {a.index + 1}; {a.anchor}, claim {a.claim}"
+                            f"{page}): {md(a.detail)}")  # fmt: skip
                 cells = st.columns(2)
                 claimed = chunk.given.claimed_start
                 in_ours = loader is None  # a loader's offset is into its page text, not ours
