@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
+from core.diagnose.repairs import Experiment
 from core.diagnose.run_depth import RunRanker
 from core.diagnose.run_failures import diagnose_run, suggest_run
 from core.diagnose.signals import Diagnosis, Hit, Signal
@@ -147,17 +148,23 @@ def diagnosis_of(
     return _diagnoses(run.run_id, method, shas, run, docs).get(query_id)
 
 
-def experiments_html(diagnosis: Diagnosis) -> str:
-    """The experiments as a list: each repair's line ("kept whole in one chunk: rank 14 →
-    2"), the ones that fix the failure marked; a note when no repair could be run."""
-    if not diagnosis.experiments:
-        return '<div class="cs-doc">No experiment: the run stores no other method.</div>'
-    items = "".join(
+def _experiment_items(experiments: Sequence[Experiment]) -> str:
+    """Each repair's line ("kept whole in one chunk: rank 14 → 2"), the ones that fix the
+    failure marked, as list items."""
+    return "".join(
         f"<li>{'✔ ' if e.fixes else ''}{escape(e.line)}"
         + (f' <span class="cs-doc">({escape(e.detail)})</span>' if e.detail else "")
         + "</li>"
-        for e in diagnosis.experiments
+        for e in experiments
     )
+
+
+def experiments_html(diagnosis: Diagnosis) -> str:
+    """The experiments as a list, the ones that fix the failure marked; a note when no
+    repair could be run."""
+    if not diagnosis.experiments:
+        return '<div class="cs-doc">No experiment: the run stores no other method.</div>'
+    items = _experiment_items(diagnosis.experiments)
     repaired = any(e.repair != "method" for e in diagnosis.experiments)
     note = "" if repaired else (
         '<div class="cs-doc">No repair of the gold was run (the run\'s model is not the '
@@ -166,25 +173,31 @@ def experiments_html(diagnosis: Diagnosis) -> str:
     return f'<ul style="margin:0.3em 0 0 1em">{items}</ul>{note}'
 
 
-def stored_html(stored: Suggestion) -> str:
-    """The suggestion a run file stored for one failure, with the experiment lines it
-    stored (none in runs made before the repairs)."""
-    colour = CAUSE_COLOURS.get(stored.cause, "#6c757d")
-    runner = f" · runner-up: <b>{escape(stored.runner_up)}</b>" if stored.runner_up else ""
-    items = "".join(
-        f"<li>{'✔ ' if e.get('fixes') else ''}{escape(str(e.get('line')))}</li>"
-        for e in stored.experiments
-        if e.get("line")
+def suggestion_html(
+    title: str, cause: str, confidence: str, runner_up: str, note: str, body: str
+) -> str:
+    """The suggested cause in its colour with its confidence and runner-up, a note (what
+    decided it), then ``body`` (the experiments)."""
+    colour = CAUSE_COLOURS.get(cause, "#6c757d")
+    runner = f" · runner-up: <b>{escape(runner_up)}</b>" if runner_up else ""
+    return (
+        f'<div class="cs-hit" style="border-left-color:{colour}"><b>Why it failed</b>{title} · '
+        f'suggested: <b style="color:{colour}">{escape(cause)}</b> '
+        f'({escape(confidence)}){runner} <span class="cs-doc">{escape(note)}</span>{body}</div>'
     )
+
+
+def stored_html(stored: Suggestion) -> str:
+    """The suggestion a run file stored for one failure, with the experiments it stored
+    (none in runs made before the repairs)."""
+    items = _experiment_items([Experiment.from_dict(e) for e in stored.experiments])
     tried = f'<ul style="margin:0.3em 0 0 1em">{items}</ul>' if items else (
         '<div class="cs-doc">The run stored no experiments (made before the repairs).</div>'
     )  # fmt: skip
-    return (
-        f'<div class="cs-hit" style="border-left-color:{colour}"><b>Why it failed</b>, as '
-        f'stored with the run · suggested: <b style="color:{colour}">{escape(stored.cause)}'
-        f"</b> ({escape(stored.confidence)}){runner} "
-        f'<span class="cs-doc">decided by: {escape(stored.decided_by)}</span>{tried}</div>'
-    )
+    return suggestion_html(
+        ", as stored with the run", stored.cause, stored.confidence, stored.runner_up,
+        f"decided by: {stored.decided_by}", tried,
+    )  # fmt: skip
 
 
 def why_panel(
@@ -205,15 +218,16 @@ def why_panel(
             "store's library)."
         )  # fmt: skip
         return
-    colour = CAUSE_COLOURS.get(diagnosis.suggested, "#6c757d")
-    runner = f" · runner-up: <b>{escape(diagnosis.runner_up)}</b>" if diagnosis.runner_up else ""
+    note = f"{CONFIDENCE_NOTE.get(diagnosis.confidence, '')}; decided by: {diagnosis.decided_by}"
     st.html(
-        f'<div class="cs-hit" style="border-left-color:{colour}"><b>Why it failed</b> · '
-        f'suggested: <b style="color:{colour}">{escape(diagnosis.suggested)}</b> '
-        f"({escape(diagnosis.confidence)}){runner} "
-        f'<span class="cs-doc">{escape(CONFIDENCE_NOTE.get(diagnosis.confidence, ""))}; '
-        f"decided by: {escape(diagnosis.decided_by)}</span>"
-        f"{experiments_html(diagnosis)}</div>"
+        suggestion_html(
+            "",
+            diagnosis.suggested,
+            diagnosis.confidence,
+            diagnosis.runner_up,
+            note,
+            experiments_html(diagnosis),
+        )  # fmt: skip
     )
     _method_finding(diagnosis, doc)
     _second_gold(diagnosis, doc)
