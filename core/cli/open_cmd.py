@@ -24,8 +24,8 @@ from core.cli.options import expand_docs
 from core.errors import LabelError
 from core.evaluate import EvalRun, load_run
 from core.evaluate.run_store import keep_run, runs_folder
-from core.formats import load_document
-from core.ingest.files import read_source
+from core.formats.loading import doc_id_for, sha256_of
+from core.ingest.files import display_name, read_source
 from core.library import Library
 from core.settings import OPEN_RUN, STORE
 
@@ -68,14 +68,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def keep_documents(run: EvalRun, paths: list[Path], library: Library) -> list[str]:
     """Keep in ``library`` the files among ``paths`` that are documents of ``run`` (same
-    id, same sha256); returns their ids. Other files are read and left out."""
+    id, same sha256, as ``load_document`` names and hashes them); returns their ids. Only
+    the bytes are read: no file is parsed, and other files are left out."""
     kept = []
     for path in paths:
         data = read_source(path, str(path))
-        doc = load_document(data, name=path.name)
-        if run.corpus.get(doc.doc_id) == doc.sha256:
-            library.add(data, name=path.name, doc_id=doc.doc_id, sha256=doc.sha256)
-            kept.append(doc.doc_id)
+        doc_id, digest = doc_id_for(display_name(path.name)), sha256_of(data)
+        if run.corpus.get(doc_id) == digest:
+            library.add(data, name=path.name, doc_id=doc_id, sha256=digest)
+            kept.append(doc_id)
     return kept
 
 
