@@ -127,6 +127,7 @@ def panel(slot: str, wide: bool) -> None:
     chunks = parse_cache.chunked(doc, parser, policy)
     stats = parse_cache.stats_of(doc, parser, policy, window)
     chunk_sets.chunk_set_notes(doc, policy.name)  # an imported set: what it holds here
+    chunk_sets.splitter_offer(policy.name, slot)  # ... and the splitter its rows name
     with numbers:
         st.markdown(f"**{policy.key}**")
         if chunks:  # a document without text has no numbers to show (the picker says so)

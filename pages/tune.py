@@ -7,7 +7,15 @@ import streamlit as st
 from core import defaults
 from core.errors import ChunkscopeError
 from core.render.tune_charts import COSTS, curve_figure
-from core.tune.curves import all_crossovers, best_verdicts, curves, power_note, query_count
+from core.tune.curves import (
+    all_crossovers,
+    best_verdicts,
+    curves,
+    policy_bests,
+    policy_sentence,
+    power_note,
+    query_count,
+)
 from workbench.engine import resources as eng
 from workbench.engine import run_files
 from workbench.frame import roles, sidebar
@@ -106,6 +114,11 @@ if note := power_note(series, sweep, unit):
 
 st.subheader("Best cell per metric")
 st.dataframe(ut.best_rows(best_verdicts(sweep, metrics), sweep, window), hide_index=True)
+if len(policies) > 1:  # the user's splitter beside ours: each one's best, side by side
+    st.subheader(f"Each policy's best {metric}")
+    bests = policy_bests(sweep, metric)
+    st.dataframe(ut.policy_rows(bests, window), hide_index=True, key=K.POLICY_BESTS)
+    st.markdown(md(policy_sentence(bests, query_count(sweep)) + "."))
 
 st.subheader("Open a cell")
 keys = [ut.cell_key(c) for c in sweep.cells()]

@@ -23,7 +23,8 @@ from workbench.state import (
     TuneKey,
     policy_widget,
     size_widget,
-    tune_sizes_widget,
+    tune_own_overlaps_widget,
+    tune_own_sizes_widget,
 )
 from workbench.tune import sweep_panel as ut
 
@@ -114,7 +115,7 @@ def forget_live_policies():
             registry.unregister(name)
 
 
-def test_a_sweep_of_your_own_splitter_at_free_sizes_and_a_verdict_that_never_overstates(
+def test_your_own_splitter_swept_beside_ours_at_free_sizes_and_verdicts_that_never_overstate(
     fake, forget_live_policies
 ):
     pytest.importorskip("langchain_text_splitters")
@@ -126,20 +127,55 @@ def test_a_sweep_of_your_own_splitter_at_free_sizes_and_a_verdict_that_never_ove
     assert any("in characters" in c.value and "your langchain" in c.value for c in at.caption), [
         c.value for c in at.caption
     ]
-    sizes = at.multiselect(key=tune_sizes_widget("chars"))
-    sizes.set_value([300, 700]).run()  # free numbers, not the offered ones
+    # its own row: 400/800/1200 characters x 0/100 offered; free numbers typed instead
+    own = at.multiselect(key=tune_own_sizes_widget("chars"))
+    assert own.value == [400, 800, 1200]
+    assert at.multiselect(key=tune_own_overlaps_widget("chars")).value == ["0", "100"]
+    own.set_value([300, 700]).run()
+    at.multiselect(key=tune_own_overlaps_widget("chars")).set_value(["0"]).run()
     assert not at.exception, [e.value for e in at.exception]
+    assert at.checkbox(key=TuneKey.BESIDE).value  # ours beside it by default
     at.multiselect(key=TuneKey.METHODS).set_value(["naive"]).run()
     at = _sweep(at)
-    assert any("Swept 2 points × 1 methods" in s.value for s in at.success)
+    assert any("Swept 5 points × 1 methods" in s.value for s in at.success)
     [sweep] = [load_sweep(f) for f in (fake / "sweeps").glob("sweep-*.json")]
     assert [p.policy.key for p in sweep.points] == [
+        *(f"{defaults.POLICY}-tokens-{size}-0" for size in (64, 128, 256)),
         "langchain:RecursiveCharacterTextSplitter-chars-300-0",
         "langchain:RecursiveCharacterTextSplitter-chars-700-0",
     ]
     best = at.dataframe[0].value.set_index("metric")
     for _metric, row in best.iterrows():
         verdict = row["verdict"]
-        assert verdict.startswith(("no size is better than another at this sample", "300 ", "700 "))
-        if verdict.startswith("no size"):
+        assert verdict.startswith(("no policy is better", "no size is better")) or (
+            "leads (intervals apart)" in verdict and "(" in verdict.split(" leads")[0]
+        ), verdict  # with two policies, a leading size names its policy
+        if verdict.startswith("no "):
             assert row["note"] == ""  # no grid advice from a tie
+    side = at.dataframe[1].value  # each policy's best, side by side
+    assert set(side["policy"]) == {defaults.POLICY, "langchain:RecursiveCharacterTextSplitter"}
+    assert any(
+        "no policy is better than another" in m.value or "leads on mrr" in m.value
+        for m in at.markdown
+    ), [m.value for m in at.markdown]
+
+
+def test_your_own_splitter_alone(fake, forget_live_policies):
+    pytest.importorskip("langchain_text_splitters")
+    at = _open()
+    at.text_input(key=TuneKey.LIVE_POLICY).set_value("langchain:RecursiveCharacterTextSplitter")
+    at.run()
+    at.checkbox(key=TuneKey.BESIDE).uncheck().run()
+    at.multiselect(key=tune_own_sizes_widget("chars")).set_value([300, 700]).run()
+    at.multiselect(key=tune_own_overlaps_widget("chars")).set_value(["0", "100"]).run()
+    at.multiselect(key=TuneKey.METHODS).set_value(["naive"]).run()
+    assert any("4 points × 1 methods" in c.value for c in at.caption)
+    at = _sweep(at)
+    [sweep] = [load_sweep(f) for f in (fake / "sweeps").glob("sweep-*.json")]
+    assert [p.policy.key for p in sweep.points] == [
+        "langchain:RecursiveCharacterTextSplitter-chars-300-0",
+        "langchain:RecursiveCharacterTextSplitter-chars-300-100",
+        "langchain:RecursiveCharacterTextSplitter-chars-700-0",
+        "langchain:RecursiveCharacterTextSplitter-chars-700-100",
+    ]
+    assert len(at.dataframe) == 1  # one policy: no side-by-side table

@@ -16,6 +16,8 @@ from core.tune.curves import (
     crossovers,
     edge_note,
     past_window,
+    policy_bests,
+    policy_sentence,
     power_note,
 )
 from core.tune.sweep_records import ZERO_COST
@@ -119,3 +121,43 @@ def test_few_queries_get_a_power_note(sweep) -> None:
     assert note is not None and note.startswith(f"only {sweep.points[0].run.n_queries} queries")
     assert " ahead of " in note
     assert note.endswith(("gap of that size detectable (80% power)", "confirm on 30+"))
+
+
+@pytest.fixture
+def two_policies(small_set):  # noqa: F811
+    grid = [
+        *parse_grid(["fixed"], (300, 1200), ("0",)),
+        *parse_grid(["sentence"], (2, 5), ("0",)),
+    ]
+    return run_sweep(
+        read_queries(small_set / "q.jsonl")[:8], [load_document(p) for p in small_docs()],
+        grid, EvalConfig(policy=grid[0].policy, methods=("naive",), ks=(1, 5)),
+        encoder=FakeEncoder(), embed=fake_embed_chunks,
+    )  # fmt: skip
+
+
+def test_two_policies_side_by_side_name_each_size_and_never_overstate(two_policies) -> None:
+    best = best_verdicts(two_policies, ["mrr"])["mrr"]
+    assert best.named
+    words = best.verdict()
+    if best.clear:
+        assert f"({best.cell.policy.name}) leads" in words
+    else:  # a rival of the other policy makes it "no policy ..."
+        others = {c.policy.name for c in best.rivals} - {best.cell.policy.name}
+        lead = "no policy is better" if others else "no size is better"
+        assert words.startswith(lead) and f"({best.cell.policy.name})" in words
+    bests = policy_bests(two_policies, "mrr")
+    assert [b.best.cell.policy.name for b in bests] == sorted(
+        ("fixed", "sentence"), key=lambda n: -max(
+            c.metrics["mrr"] for c in two_policies.cells() if c.policy.name == n
+        ),
+    )  # fmt: skip
+    for item in bests:  # each one's own best, its rivals of its own policy only
+        assert {c.policy.name for c in item.best.rivals} <= {item.best.cell.policy.name}
+        assert not item.best.named
+    sentence = policy_sentence(bests, 8)
+    overlap = not bests[0].apart
+    assert sentence.startswith("no policy is better than another at this sample (8 queries)") == (
+        overlap
+    )
+    assert policy_sentence(bests[:1], 8) == ""

@@ -92,6 +92,8 @@ class ImportKey:
     CHROMA_NAME = "cs_import_cn"
     PICK = "cs_import_pick"
     EVERY_CHUNK = "cs_import_all_"  # + set name: the audit's "also the aligned chunks" toggle
+    SPLITTER_TAKE = "cs_import_take_splitter_"  # + slot: "Run its splitter live"
+    SPLITTER_FAILED = "cs_import_splitter_failed_"  # + slot: why the named one cannot run
 
 
 def every_chunk_widget(set_name: str) -> str:
@@ -367,6 +369,12 @@ class TuneKey:
     DOC = "cs_tune_doc"  # the document whose boundaries the page shows
     UNIT_WIDGET = "cs_tune_unit_"  # + policy: the unit picker of one policy
     SIZES_WIDGET = "cs_tune_sizes_"  # + unit: the sizes swept
+    POLICY_BESTS = "cs_tune_policy_bests"  # the table of each policy's best cell
+    TAKE_NAMED = "cs_tune_take_named_"  # + set name: "Sweep its splitter"
+    NAMED_FAILED = "cs_tune_named_failed"  # why the splitter a set names cannot run
+    BESIDE = "cs_tune_beside"  # our policy swept beside the user's splitter
+    OWN_SIZES_WIDGET = "cs_tune_own_sizes_"  # + unit: the user's splitter's sizes
+    OWN_OVERLAPS_WIDGET = "cs_tune_own_overlaps_"  # + unit: its overlaps
 
 
 def tune_unit_widget(policy: str) -> str:
@@ -375,6 +383,14 @@ def tune_unit_widget(policy: str) -> str:
 
 def tune_sizes_widget(unit: str) -> str:
     return f"{TuneKey.SIZES_WIDGET}{unit}"
+
+
+def tune_own_sizes_widget(unit: str) -> str:
+    return f"{TuneKey.OWN_SIZES_WIDGET}{unit}"
+
+
+def tune_own_overlaps_widget(unit: str) -> str:
+    return f"{TuneKey.OWN_OVERLAPS_WIDGET}{unit}"
 
 
 class QaKey:

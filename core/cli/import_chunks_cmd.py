@@ -44,6 +44,7 @@ from core.imported import (
     sets_folder,
 )
 from core.imported.chunkset import name_from
+from core.imported.named_splitter import offer_line
 from core.ingest.files import read_source
 from core.library import Library
 from core.store import ChunkStore
@@ -192,3 +193,5 @@ def _print(chunk_set: Any, timing: Any, where: str) -> None:
     if len(problems) > _SHOWN_PROBLEMS:
         print(f"  ... and {len(problems) - _SHOWN_PROBLEMS:,} more (--json lists every chunk)")
     print(f"kept as policy {chunk_set.name!r} in {where}")
+    if named := chunk_set.checks.get("splitter"):
+        print(offer_line(named)[0].upper() + offer_line(named)[1:] + ".")

@@ -16,6 +16,8 @@ Modules:
 - ``loader_text``: a per-page loader's own text of a PDF's pages (pypdf, PyMuPDF);
 - ``loader_check``: a chunk's text found in that text, the extractor a set was made with
   and the number of its first page;
+- ``named_splitter``: the splitter a set's rows name (``metadata.splitter``), offered as
+  the live policy that remakes the set;
 - ``chunkset``: the anchored set kept under its name beside the index and offered as a
   policy whose boundaries are the imported ones;
 - ``live``: the user's own splitter (LangChain, LlamaIndex, chonkie, a factory) as a live
@@ -53,6 +55,7 @@ from core.imported.chunkset import (
 from core.imported.live import register_resolvers
 from core.imported.loader_check import choose_extractor, page_shift_by_places, shifted
 from core.imported.loader_text import EXTRACTORS, extractor_label
+from core.imported.named_splitter import set_splitter
 from core.imported.shapes import (
     DEFAULT_KEYS,
     SHAPES,
@@ -255,6 +258,8 @@ def import_chunks(
     shift = shift or 0
     if any(c.page is not None for c in chunks):
         checks |= {"page_base": base - shift, "page_base_how": how}
+    if (named := set_splitter((c.splitter for c in chunks), len(chunks))) is not None:
+        checks["splitter"] = named  # offered as the live policy that remakes the set
     moved: dict[int, ForeignChunk] = {}
     for doc_id, own in per_doc.items():
         own = shifted(own, shift)

@@ -34,6 +34,7 @@ from typing import Any
 from core.config import StoreLocation, parse_host
 from core.errors import ChunkscopeError, StoreError
 from core.imported.loader_text import hinted_extractor
+from core.imported.named_splitter import NamedSplitter, splitter_named
 from core.provenance.serial import json_objects
 from core.store.client import connect
 
@@ -72,7 +73,8 @@ class ForeignChunk:
     ``index``: its place in the import (0-based); ``source``: the document as the import
     names it (a path, a file name or an id); ``claimed_start``/``claimed_end``: the
     offsets it came with (``None`` when it has none); ``page``: 1-based; ``loader``: the
-    extractor its metadata points at (``core.imported.loader_text.hinted_extractor``).
+    extractor its metadata points at (``core.imported.loader_text.hinted_extractor``);
+    ``splitter``: the splitter it names (``core.imported.named_splitter``).
     """
 
     index: int
@@ -83,6 +85,7 @@ class ForeignChunk:
     page: int | None
     foreign_id: str | None
     loader: str | None = None
+    splitter: NamedSplitter | None = None
 
 
 def keys_for(shape: str, *, source: str | None, start: str | None, page: str | None,
@@ -169,6 +172,7 @@ def _langchain(row: Mapping[str, Any], index: int, keys: Keys, where: str) -> Fo
         page=_page(meta.get(keys.page), keys, where),
         foreign_id=None if ident in (None, "") else str(ident),
         loader=hinted_extractor(meta),
+        splitter=splitter_named(meta, "langchain"),
     )
 
 
@@ -192,6 +196,7 @@ def _llamaindex(row: Mapping[str, Any], index: int, keys: Keys, where: str) -> F
         page=_page(meta.get(keys.page), keys, where),
         foreign_id=None if ident in (None, "") else str(ident),
         loader=hinted_extractor(meta),
+        splitter=splitter_named(meta, "llamaindex"),
     )
 
 
@@ -207,6 +212,7 @@ def _plain(row: Mapping[str, Any], index: int, keys: Keys, where: str) -> Foreig
         claimed_end=end if start is not None else None,
         page=_page(row.get(keys.page), keys, where),
         foreign_id=None if ident in (None, "") else str(ident),
+        splitter=splitter_named(row, "chunks"),
     )
 
 

@@ -13,7 +13,9 @@ measured size below it the better method's band lies wholly above the other's, a
 some size above it wholly below. Otherwise the page says "no clear crossover with N
 queries". The best cell per metric (``best_verdicts``) says "no size is better than
 another at this sample" when a cell at another size has an interval that reaches the
-best one's; only a clear best at the smallest or largest size its line tried says so
+best one's ("no policy …" when that cell is another policy's; ``policy_bests`` sets each
+policy's best beside the others', as a sweep of the user's splitter beside ours asks);
+only a clear best at the smallest or largest size its line tried says so
 (``edge_note``: the best may lie outside the grid); a size in tokens past the model's
 window is marked (``past_window``). Under ``FEW_QUERIES`` queries
 ``power_note`` says how many more would make the largest gap seen detectable (from the
@@ -276,43 +278,65 @@ def best_cells(sweep: Sweep, metrics: Sequence[str]) -> dict[str, Cell]:
 
 
 NO_BETTER_SIZE = "no size is better than another at this sample"
+NO_BETTER_POLICY = "no policy is better than another at this sample"
+
+
+def _setting(cell: Cell) -> tuple[str, str, int]:
+    """What a cell's rivals differ in: the policy, its unit and its size."""
+    return (cell.policy.name, cell.policy.unit, cell.policy.size)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BestCell:
     """The highest mean of one metric, its 95% bootstrap interval, and the cells at other
-    sizes whose intervals reach it (``rivals``): with any, no size is better than another
-    at this sample."""
+    sizes (or of other policies) whose intervals reach it (``rivals``): with any, no size
+    is better than another at this sample. ``named``: the sweep holds several policies,
+    so each size says whose it is."""
 
     metric: str
     cell: Cell
     low: float
     high: float
     rivals: tuple[Cell, ...]
+    named: bool = False
 
     @property
     def clear(self) -> bool:
         return not self.rivals
 
+    def _size(self, cell: Cell, unit: bool = True) -> str:
+        size = f"{cell.policy.size:,}" + (f" {cell.policy.unit}" if unit else "")
+        return f"{size} ({cell.policy.name})" if self.named else size
+
     def verdict(self) -> str:
         """One line for the table: the size that leads, or that none does."""
         if self.clear:
-            return f"{self.cell.policy.size:,} {self.cell.policy.unit} leads (intervals apart)"
-        sizes = sorted({(c.policy.unit, c.policy.size) for c in (self.cell, *self.rivals)})
-        units = {unit for unit, _ in sizes}
-        if len(units) == 1:
-            listed = ", ".join(f"{s:,}" for _, s in sizes) + f" {units.pop()}"
-        else:  # policies counted in different units: each size says its own
-            listed = ", ".join(f"{s:,} {unit}" for unit, s in sizes)
-        return f"{NO_BETTER_SIZE}: intervals at {listed} overlap"
+            return f"{self._size(self.cell)} leads (intervals apart)"
+        settings = sorted({_setting(c): c for c in (self.cell, *self.rivals)}.items())
+        cells = [c for _, c in settings]
+        units = {c.policy.unit for c in cells}
+        policies = {c.policy.name for c in cells}
+        if len(units) == 1 and not self.named:
+            listed = ", ".join(f"{c.policy.size:,}" for c in cells) + f" {units.pop()}"
+        else:  # several units or policies: each size says its own
+            listed = ", ".join(self._size(c) for c in cells)
+        lead = NO_BETTER_POLICY if len(policies) > 1 else NO_BETTER_SIZE
+        return f"{lead}: intervals at {listed} overlap"
 
 
-def best_verdicts(sweep: Sweep, metrics: Sequence[str]) -> dict[str, BestCell]:
-    """Per metric, the ``BestCell`` (see its doc); intervals as the curves draw them."""
+def best_verdicts(
+    sweep: Sweep, metrics: Sequence[str], policy: str | None = None
+) -> dict[str, BestCell]:
+    """Per metric, the ``BestCell`` (see its doc); intervals as the curves draw them.
+    ``policy``: only that policy's cells (each policy's own best, to set side by side)."""
     by_key = {p.policy.key: p for p in sweep.points}
+    named = policy is None and len({p.policy.name for p in sweep.points}) > 1
     out = {}
     for metric in metrics:
-        scored = [c for c in sweep.cells() if c.metrics.get(metric) is not None]
+        scored = [
+            c for c in sweep.cells()
+            if c.metrics.get(metric) is not None and policy in (None, c.policy.name)
+        ]  # fmt: skip
         if not scored:
             continue
         order = {id(c): k for k, c in enumerate(scored)}
@@ -323,11 +347,51 @@ def best_verdicts(sweep: Sweep, metrics: Sequence[str]) -> dict[str, BestCell]:
         rivals = tuple(
             c for c in scored
             if c is not best
-            and (c.policy.unit, c.policy.size) != (best.policy.unit, best.policy.size)
+            and _setting(c) != _setting(best)
             and _interval(by_key, c, metric)[1] >= low
         )  # fmt: skip
-        out[metric] = BestCell(metric=metric, cell=best, low=low, high=high, rivals=rivals)
+        out[metric] = BestCell(
+            metric=metric, cell=best, low=low, high=high, rivals=rivals, named=named
+        )
     return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyBest:
+    """One policy's best cell of a metric beside the others' (``policy_bests``)."""
+
+    best: BestCell
+    apart: bool  # its interval is clear of every other policy's best interval
+
+
+def policy_bests(sweep: Sweep, metric: str) -> list[PolicyBest]:
+    """Each policy's best cell of ``metric`` (by mean, highest first) and whether its
+    interval stands apart from every other policy's best: a sweep of the user's splitter
+    beside ours answers "is mine better?" only where the intervals do not overlap."""
+    names = list(dict.fromkeys(p.policy.name for p in sweep.points))
+    bests = [b for n in names if (b := best_verdicts(sweep, [metric], n).get(metric))]
+    bests.sort(key=lambda b: -float(b.cell.metrics[metric] or 0.0))
+    return [
+        PolicyBest(
+            best=b,
+            apart=all(b.low > o.high or b.high < o.low for o in bests if o is not b),
+        )
+        for b in bests
+    ]
+
+
+def policy_sentence(bests: Sequence[PolicyBest], queries: int) -> str:
+    """What the policies' best cells say, side by side, without overstating."""
+    if len(bests) < 2:
+        return ""
+    first = bests[0].best
+    lead = f"{first.cell.policy.name} at {first.cell.policy.size:,} {first.cell.policy.unit}"
+    if bests[0].apart:
+        return f"{lead} leads on {first.metric}: its interval is clear of every other policy's"
+    return (
+        f"{NO_BETTER_POLICY} ({queries} queries): the best cells' {first.metric} intervals "
+        f"overlap; {lead} has the highest mean"
+    )
 
 
 def _interval(by_key: dict[str, SweepPoint], cell: Cell, metric: str) -> tuple[float, float]:

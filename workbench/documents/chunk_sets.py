@@ -28,6 +28,7 @@ from core.imported import (
 )
 from core.imported.chunkset import FOLDER_NAME, name_from
 from core.imported.loader_text import EXTRACTORS, PageTexts
+from core.imported.named_splitter import offer_line
 from core.provenance.cite import Citation
 from core.provenance.types import Document
 from core.render.links import link_url, source_params
@@ -36,7 +37,14 @@ from core.render.views import highlight_mark
 from workbench.documents import session
 from workbench.engine import run_files
 from workbench.frame import roles
-from workbench.state import ImportKey, every_chunk_widget
+from workbench.state import (
+    ImportKey,
+    every_chunk_widget,
+    live_policy_widget,
+    overlap_widget,
+    size_widget,
+    unit_widget,
+)
 from workbench.widgets import wording
 from workbench.widgets.wording import md
 
@@ -123,6 +131,14 @@ def audit(chunk_set: ChunkSet) -> None:
         cell.metric(label.capitalize(), f"{n:,}")
     for line in headline(chunk_set):  # what was checked, never a bare count of wrong ones
         st.markdown(f"**{md(line)}**")
+    if named := chunk_set.checks.get("splitter"):
+        line = offer_line(named)
+        parts = (line[0].upper() + line[1:]).split("`")  # the flags stay code, the rest text
+        said = "".join(md(p) if i % 2 == 0 else f"`{p}`" for i, p in enumerate(parts))
+        st.caption(
+            f"{said}. On the Chunks page, pick this set and press Run its splitter live; on "
+            "Tune, press Sweep its splitter."
+        )
     claims = ", ".join(f"{kind} {n:,}" for kind, n in counts["claim"].items())
     pages = ", ".join(f"{kind} {n:,}" for kind, n in counts["page_claim"].items())
     st.caption(
@@ -343,3 +359,59 @@ def chunk_set_notes(doc: Document, policy_name: str) -> None:
                     cells[1].caption(f"Its text: {md(chunk.given.text[:300])}")
             if len(unplaced) + len(wrong) > 20:
                 st.caption("The first 20 are shown; the Library's audit lists every one.")
+
+
+def named_splitters() -> dict[str, dict]:
+    """Each stored set whose rows name their splitter: ``{set name: what they name}``."""
+    return {n: s.checks["splitter"] for n, s in offer().items() if s.checks.get("splitter")}
+
+
+def _take_splitter(slot: str, named: dict, failed_key: str) -> None:
+    """Put the named splitter into ``slot``'s live-policy box with its size and overlap
+    (a callback: the widgets take the values on the rerun); a name that cannot be had is
+    kept for the page to say in one line."""
+    from core.chunk import policy_registry as registry
+    from workbench.widgets import controls
+
+    st.session_state.pop(failed_key, None)
+    try:
+        spec = registry.get(named["policy"])
+    except ChunkscopeError as exc:
+        st.session_state[failed_key] = str(exc)
+        return
+    st.session_state[live_policy_widget(slot)] = spec.name
+    if named.get("size") is None:
+        return
+    st.session_state[unit_widget(slot, spec.name)] = spec.unit
+    low, high, _ = controls.UNIT_RANGES[spec.unit]
+    size = min(max(int(named["size"]), low), high)
+    st.session_state[size_widget(slot, spec.name, spec.unit)] = size
+    top, _ = controls.overlap_limit(spec.unit, size)
+    overlap = min(int(named.get("overlap") or 0), top)
+    st.session_state[overlap_widget(slot, spec.name, spec.unit)] = overlap
+
+
+def splitter_offer(policy_name: str, slot: str) -> None:
+    """Under an imported set whose rows name their splitter: run that splitter live in
+    this panel (its sliders then move the boundaries the set only photographed)."""
+    chunk_set = offer().get(policy_name)
+    named = chunk_set.checks.get("splitter") if chunk_set is not None else None
+    if not named:
+        return
+    failed_key = f"{ImportKey.SPLITTER_FAILED}{slot}"
+    setting = (
+        f" at chunk_size {named['size']:,}, chunk_overlap {named.get('overlap') or 0:,}"
+        if named.get("size") is not None
+        else ""
+    )
+    share = "Its rows" if named["rows"] == named["of"] else f"{named['rows']:,} of its rows"
+    st.caption(f"{share} name their splitter: {md(named['policy'])}{setting}.")
+    st.button(
+        "Run its splitter live", key=f"{ImportKey.SPLITTER_TAKE}{slot}",
+        icon=":material/play_arrow:", on_click=_take_splitter,
+        args=(slot, named, failed_key),
+        help="The same splitter on this document's text, its sliders set to the set's "
+        "size and overlap; every piece anchored like the imported chunks",
+    )  # fmt: skip
+    if said := st.session_state.get(failed_key):
+        st.error(md(said), icon=":material/error:")

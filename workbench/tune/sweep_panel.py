@@ -24,10 +24,19 @@ from core.evaluate import EvalConfig, save_run
 from core.evaluate.cost import EvalCost, add_costs, estimate_cost
 from core.evaluate.scoring import EmbedFn
 from core.provenance.types import Chunk, ChunkPolicy, Document
-from core.tune import Cell, Sweep, load_sweep, parse_grid, parse_sizes, save_sweep, store_sweeps_dir
-from core.tune.curves import BestCell, edge_note, past_window
+from core.tune import (
+    Cell,
+    Sweep,
+    load_sweep,
+    parse_grid,
+    parse_overlaps,
+    parse_sizes,
+    save_sweep,
+    store_sweeps_dir,
+)
+from core.tune.curves import BestCell, PolicyBest, edge_note, past_window
 from core.tune.job import SweepJob
-from workbench.documents import parse_cache
+from workbench.documents import chunk_sets, parse_cache
 from workbench.engine import jobs, run_files
 from workbench.engine import resources as eng
 from workbench.frame import roles
@@ -38,6 +47,8 @@ from workbench.state import (
     overlap_widget,
     policy_widget,
     size_widget,
+    tune_own_overlaps_widget,
+    tune_own_sizes_widget,
     tune_sizes_widget,
     tune_unit_widget,
     unit_widget,
@@ -48,6 +59,11 @@ from workbench.widgets.wording import md
 SIZES = {"tokens": [32, 64, 128, 256, 512], "chars": [200, 400, 800, 1600, 3200],
          "sentences": [1, 2, 3, 5, 8, 12]}  # fmt: skip
 OVERLAPS = ["0", "10%", "20%", "50%"]
+OWN_DEFAULTS = {  # the user's splitter: sizes and overlaps it is typically run at
+    "chars": ([400, 800, 1200], ["0", "100"]),
+    "tokens": ([128, 256, 512], ["0", "20"]),
+    "sentences": ([2, 3, 5], ["0", "1"]),
+}
 SHOWN_METRICS = ("hit@1", "hit@5", "hit@10", "recall@10", "mrr", "ndcg@10")
 
 
@@ -97,28 +113,24 @@ def sweep_label(sweep: Sweep) -> str:
 
 
 def grid_controls() -> list:
-    """Policy, unit, sizes and overlaps; the grid's points (``PolicyError`` if impossible)."""
+    """Our policy's row (policy, unit, sizes, overlaps) and, when a splitter of the user's is
+    typed, its own row swept beside ours (or alone); the grid's points (``PolicyError``
+    if impossible)."""
     from core.chunk import policy_registry as registry
 
     cells = st.columns([1.8, 1, 1.8, 1.4])  # "structure" was clipped at 1.4
-    sweepable = [n for n in registry.policy_names() if not registry.get(n).fixed_boundaries]
-    if len(sweepable) < len(registry.policy_names()):
+    sweepable = [
+        n for n in registry.policy_names()
+        if not registry.get(n).fixed_boundaries and not registry.get(n).live
+    ]  # fmt: skip
+    if any(registry.get(n).fixed_boundaries for n in registry.policy_names()):
         st.caption(
             "Imported chunk sets have one size, their own: evaluate them beside these "
-            "policies on Evaluate & triage."
+            "policies on Evaluate & triage, or sweep the splitter that made them below."
         )
     name = cells[0].segmented_control(
         "Policy", sweepable, default=defaults.POLICY, key=TuneKey.POLICY, required=True
     )
-    own = st.text_input(
-        "Or your own splitter", key=TuneKey.LIVE_POLICY,
-        placeholder="langchain:RecursiveCharacterTextSplitter",
-        help="langchain:CLASS, llamaindex:CLASS, chonkie:CLASS or py:package.module:factory: "
-        "its chunk_size and chunk_overlap are the sizes and overlaps below, in its own unit",
-    ).strip()  # fmt: skip
-    if own:
-        name = registry.get(own).name  # resolved now: an unknown splitter is one line
-        st.caption(md(registry.get(name).summary))
     spec = registry.get(name)
     units = spec.units
     first = "tokens" if "tokens" in units else spec.unit  # what the model counts
@@ -132,14 +144,103 @@ def grid_controls() -> list:
     )  # fmt: skip
     sizes = parse_sizes(",".join(str(s) for s in picked)) if picked else ()
     overlaps = cells[3].multiselect("Overlaps", OVERLAPS, default=["0"], key=TuneKey.OVERLAPS)
-    if not sizes or not overlaps:
-        return []
-    if (window := model_window()) is not None and unit == "tokens" and max(sizes) > window:
+    _named_offer()
+    own = st.text_input(
+        "Your own splitter, swept beside it", key=TuneKey.LIVE_POLICY,
+        placeholder="langchain:RecursiveCharacterTextSplitter",
+        help="langchain:CLASS, llamaindex:CLASS, chonkie:CLASS or py:package.module:factory: "
+        "its chunk_size and chunk_overlap are its sizes and overlaps, in its own unit",
+    ).strip()  # fmt: skip
+    ours = bool(sizes and overlaps)
+    if own:
+        ours = ours and st.checkbox(f"Sweep {name} beside it", value=True, key=TuneKey.BESIDE)
+    grid = parse_grid([name], sorted(set(sizes)), overlaps, unit) if ours else []
+    swept = [(unit, sizes)] if ours else []
+    if own:
+        mine, mine_unit, mine_sizes = _own_grid(registry.get(own).name)
+        grid += mine
+        swept.append((mine_unit, mine_sizes))
+    window = model_window()
+    if window is not None and any(u == "tokens" and max(z) > window for u, z in swept if z):
         st.caption(
             f"Sizes past the model's window ({window:,} tokens) are cut when embedded: the "
             "chart shades them and the table marks them."
         )
-    return parse_grid([name], sorted(set(sizes)), overlaps, unit)
+    return grid
+
+
+def _named_offer() -> None:
+    """A stored set whose rows name their splitter: a button puts it in the splitter box,
+    swept at half, once and twice the set's size, at its overlap."""
+    if st.session_state.get(TuneKey.LIVE_POLICY):
+        return
+    for set_name, named in chunk_sets.named_splitters().items():
+        setting = f" at chunk_size {named['size']:,}" if named.get("size") is not None else ""
+        left, right = st.columns([3, 1.2], vertical_alignment="center")
+        left.caption(
+            f"The imported set {md(set_name)} names its splitter: {md(named['policy'])}{setting}."
+        )
+        right.button(
+            "Sweep its splitter", key=f"{TuneKey.TAKE_NAMED}{set_name}",
+            icon=":material/tune:", on_click=_take_named, args=(named,),
+        )  # fmt: skip
+        if said := st.session_state.get(TuneKey.NAMED_FAILED):
+            st.error(md(said), icon=":material/error:")
+        return  # one offer: the newest pipeline's splitter is what a user sweeps
+
+
+def _take_named(named: dict) -> None:
+    from core.chunk import policy_registry as registry
+
+    st.session_state.pop(TuneKey.NAMED_FAILED, None)
+    try:
+        spec = registry.get(named["policy"])
+    except ChunkscopeError as exc:
+        st.session_state[TuneKey.NAMED_FAILED] = str(exc)
+        return
+    st.session_state[TuneKey.LIVE_POLICY] = spec.name
+    if (size := named.get("size")) is not None:
+        sizes = sorted({max(1, size // 2), size, size * 2})
+        st.session_state[tune_own_sizes_widget(spec.unit)] = sizes
+        overlap = int(named.get("overlap") or 0)
+        asked = [str(overlap)] if overlap < sizes[0] else ["0"]
+        st.session_state[tune_own_overlaps_widget(spec.unit)] = asked
+
+
+def _own_grid(name: str) -> tuple[list, str, tuple[int, ...]]:
+    """The row of the user's splitter ``name`` (already resolved): its unit, sizes and
+    overlaps, in the splitter's own unit (defaults 400/800/1200 characters × 0/100)."""
+    from core.chunk import policy_registry as registry
+
+    spec = registry.get(name)
+    st.caption(md(spec.summary))
+    cells = st.columns([1, 1.8, 1.4])
+    unit = spec.unit
+    if len(spec.units) > 1:
+        unit = cells[0].segmented_control(
+            "Its unit", spec.units, default=spec.unit, key=tune_unit_widget(name), required=True
+        )
+    else:
+        cells[0].caption(f"Its unit: {unit}")
+    sizes_offered, overlaps_offered = OWN_DEFAULTS.get(unit, OWN_DEFAULTS["chars"])
+    picked = cells[1].multiselect(
+        f"Its sizes ({unit})", sorted({*SIZES[unit], *sizes_offered}), default=sizes_offered,
+        key=tune_own_sizes_widget(unit), accept_new_options=True,
+        help="Its chunk_size (or the like): pick or type any whole number.",
+    )  # fmt: skip
+    sizes = parse_sizes(",".join(str(s) for s in picked)) if picked else ()
+    overlaps = cells[2].multiselect(
+        "Its overlaps", list(dict.fromkeys([*overlaps_offered, *OVERLAPS])),
+        default=overlaps_offered, key=tune_own_overlaps_widget(unit), accept_new_options=True,
+        help="Its chunk_overlap: a count in its unit (100) or a share of the size (20%).",
+    )  # fmt: skip
+    if not sizes or not overlaps:
+        return [], unit, sizes
+    return (
+        parse_grid([name], sorted(set(sizes)), parse_overlaps(",".join(overlaps)), unit),
+        unit,
+        sizes,
+    )
 
 
 def model_window() -> int | None:
@@ -212,6 +313,22 @@ def best_rows(
             "policy": c.policy.key, "method": c.method,
             "past window": "yes" if past_window(c.policy.size, c.policy.unit, window) else "",
             "note": note or "", "vectors": c.cost.vectors, "index s": round(c.cost.seconds, 2),
+        })  # fmt: skip
+    return rows
+
+
+def policy_rows(bests: Sequence[PolicyBest], window: int | None = None) -> list[dict[str, object]]:
+    """Each policy's best cell of one metric, side by side (highest mean first)."""
+    rows = []
+    for item in bests:
+        b, c = item.best, item.best.cell
+        rows.append({
+            "policy": c.policy.name, "best cell": f"{c.policy.size:,} {c.policy.unit}, "
+            f"overlap {c.overlap_asked}, {c.method}",
+            b.metric: round(float(c.metrics[b.metric] or 0.0), 3),
+            "95% interval": f"{b.low:.3f}-{b.high:.3f}",
+            "apart from the others": "yes" if item.apart else "no: intervals overlap",
+            "past window": "yes" if past_window(c.policy.size, c.policy.unit, window) else "",
         })  # fmt: skip
     return rows
 
