@@ -118,7 +118,7 @@ why.why_panel(
     diagnosis, docs.get(failure.doc_id), run.query(failure.query_id).suggested.get(method)
 )
 suggested = diagnosis.suggested if diagnosis and diagnosis.suggested in CAUSES else ""
-note_key = failure_note_key(run.run_id, failure.query_id)
+note_key = failure_note_key(run.run_id, failure.query_id, method)
 st.session_state.setdefault(note_key, own.note if (own := triage.own_tag(failure)) else "")
 if editing:
     st.text_input("Note (saved with the tag)", key=note_key)
@@ -134,8 +134,8 @@ for i, cause in enumerate(CAUSES if editing else (), start=1):
         args=(run, failure, cause, note_key, size, suggested),
     )  # fmt: skip
 buttons[-1].button("Next", shortcut="Right", on_click=triage.step, args=(1, size))
-tagged = (
-    f"Tagged **{own.cause}**. " if own else triage.elsewhere_line(failure) or "Not tagged yet. "
+tagged = (f"Tagged **{own.cause}**. " if own else "Not tagged yet. ") + triage.elsewhere_line(
+    failure, tag_store.tags(run.run_id)
 )
 offered, agreed = agreement(tag_store, run.run_id)
 agreed_line = f" The suggestion agreed with {agreed} of {offered} tags." if offered else ""

@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import CORPUS, ROOT, need_corpus
 from streamlit.testing.v1 import AppTest
 
-from core.evaluate import CAUSES, load_run, sample_failures
+from core.evaluate import CAUSES, TriageStore, load_run, sample_failures
 from core.formats import load_document
 from core.formats.format_registry import all_formats
 from tests.test_app_engine_pages import (
@@ -56,7 +56,7 @@ def _tag_buttons(at) -> dict[str, str]:
     return {c: at.button(key=tag_widget(c)).proto.type for c in CAUSES}
 
 
-def test_the_counter_and_the_buttons_read_only_the_methods_own_tags(fake, store_dir):
+def test_each_method_keeps_its_own_tag_and_the_counter_reads_only_it(fake, store_dir):
     at = open_page("evaluate")
     [b for b in at.button if b.label == "Run"][0].click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -86,11 +86,17 @@ def test_the_counter_and_the_buttons_read_only_the_methods_own_tags(fake, store_
     suggested = found.group(1) if found and found.group(1) in CAUSES else ""
     selected = [c for c, kind in _tag_buttons(at).items() if kind == "primary"]
     assert selected == ([suggested] if suggested else [])  # one at most, never the other's
-    assert any(f"while reading {first}'s failures" in c.value for c in at.caption)
-    at.button(key=tag_widget(suggested or "parse")).click().run()  # replaces the tag
+    assert any(f"Under {first}: tagged **other**." in c.value for c in at.caption), [
+        c.value for c in at.caption
+    ]  # the other method's reading named, not taken for this one's
+    at.button(key=tag_widget(suggested or "parse")).click().run()  # a tag of its own
     assert at.get("progress")[-1].proto.text == f"1 of {n} read"
     at.selectbox(key=EvalKey.TRIAGE_METHOD).set_value(first).run()
-    assert at.get("progress")[-1].proto.text == f"0 of {len(samples[first])} read"
+    assert at.get("progress")[-1].proto.text == f"1 of {len(samples[first])} read"  # kept
+    tags = TriageStore(store_dir / "triage.sqlite").tags(run.run_id)
+    assert sorted((t.method, t.cause) for t in tags) == sorted(
+        [(first, "other"), (then, suggested or "parse")]
+    )  # one tag per failure and method: the second overwrote nothing
 
 
 ACCEPTED = {

@@ -59,7 +59,7 @@ def test_the_ways_a_row_names_its_splitter() -> None:
         {"splitter": "llama_index.core.node_parser.SentenceSplitter", "chunk_size": "512"}, "x"
     ) == NamedSplitter("llamaindex:SentenceSplitter", 512, None)
     assert splitter_named({"splitter": "os.system"}, "langchain") is None  # not a splitter library
-    assert splitter_named({"splitter": "py:evil:thing"}, "langchain") is None  # py: is never offered
+    assert splitter_named({"splitter": "py:evil:thing"}, "langchain") is None  # never py:
     # a setting no splitter runs at is left out, the name kept
     bad = {"splitter": SPLITTER, "chunk_size": 100, "chunk_overlap": 150}
     assert splitter_named(bad, "langchain") == NamedSplitter(SPLITTER)
@@ -153,7 +153,8 @@ def test_the_chunks_page_runs_the_named_splitter_live(tmp_path: Path, capsys, mo
     at.segmented_control(key=policy_widget("a")).set_value("named").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(
-        "Its rows name their splitter" in c.value and "chunk_size 600" in c.value for c in at.caption
+        "Its rows name their splitter" in c.value and "chunk_size 600" in c.value
+        for c in at.caption
     ), [c.value for c in at.caption]
     [b for b in at.button if b.label == "Run its splitter live"][0].click().run()
     assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]

@@ -219,3 +219,69 @@ def test_a_version_1_triage_file_gains_the_suggestion_and_agreement_is_counted(t
         conn.execute("PRAGMA user_version = 9")
     with pytest.raises(LabelError, match="newer Chunkscope"):
         TriageStore(path)
+
+
+def test_one_tag_per_failure_and_method(run: EvalRun, tmp_path: Path) -> None:
+    both = [q for q in run.queries if q.failed["naive"] and q.failed["late"]]
+    if not both:
+        pytest.skip("no query fails under both methods in this run")
+    query = both[0]
+    store = TriageStore(tmp_path / "t.sqlite")
+    tag_query(store, run, query.id, "vocabulary", method="late", note="rare word")
+    tag_query(store, run, query.id, "method", method="naive")  # a tag under naive ...
+    tags = store.tags(run.run_id)
+    assert [(t.method, t.cause) for t in tags] == [("late", "vocabulary"), ("naive", "method")]
+    # ... overwrites nothing: each method's failure keeps its own reading
+    [late] = [f for f in sample_failures(run, "late", n=20, store=store) if f.query_id == query.id]
+    [naive] = [
+        f for f in sample_failures(run, "naive", n=20, store=store) if f.query_id == query.id
+    ]
+    assert late.tag is not None and late.tag.cause == "vocabulary"
+    assert naive.tag is not None and naive.tag.cause == "method"
+    assert store.tag_counts(run.run_id)["vocabulary"] == 1
+    assert export_tags(store, run, tmp_path / "tags.csv") == 2  # a row per failure and method
+    with (tmp_path / "tags.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert sorted((r["method"], r["cause"]) for r in rows) == [
+        ("late", "vocabulary"), ("naive", "method"),
+    ]  # fmt: skip
+    assert store.untag(run_id=run.run_id, query_id=query.id, doc_sha256=query.doc_sha256,
+                       method="naive")  # fmt: skip
+    assert [t.method for t in store.tags(run.run_id)] == ["late"]
+
+
+def test_a_version_3_file_keeps_its_tags_and_gains_per_method_keys(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "triage.sqlite"
+    causes = ", ".join(repr(c) for c in CAUSES)
+    with sqlite3.connect(path) as conn:  # the schema version 3 wrote: one tag per query
+        conn.execute(
+            "CREATE TABLE tags (run_id TEXT NOT NULL, query_id TEXT NOT NULL, doc_sha256 TEXT "
+            f"NOT NULL, cause TEXT NOT NULL CHECK (cause IN ({causes})), note TEXT NOT NULL "
+            "DEFAULT '', method TEXT NOT NULL DEFAULT '', tagged_at TEXT NOT NULL, suggested "
+            "TEXT NOT NULL DEFAULT '', PRIMARY KEY (run_id, query_id, doc_sha256))"
+        )
+        conn.execute("INSERT INTO tags VALUES ('r', 'q', 's', 'label', 'n', 'late', 't', '')")
+        conn.execute("PRAGMA user_version = 3")
+    store = TriageStore(path)
+    store.tag(run_id="r", query_id="q", doc_sha256="s", cause="method", method="bm25")
+    assert [(t.method, t.cause, t.note) for t in store.tags("r")] == [
+        ("bm25", "method", ""), ("late", "label", "n"),
+    ]  # fmt: skip
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
+
+
+def test_a_query_tagged_under_two_methods_must_pass_under_each(run: EvalRun) -> None:
+    from core.tune.gate import must_pass_findings
+
+    query = run.queries[0]
+    found = must_pass_findings(run, {query.id: ("late", "naive", "bm25")}, {})
+    both = [f for f in found if f.query_id == query.id]  # the check's run holds only its cases
+    assert [f.method for f in both] == ["late", "naive"]  # bm25 is not in this run
+    assert [f.passed for f in both] == [not query.failed["late"], not query.failed["naive"]]
+    gone = must_pass_findings(run, {"q-gone": ("late", "naive")}, {"q-gone": "no such doc"})
+    assert [(f.method, f.passed) for f in gone if f.query_id == "q-gone"] == [
+        ("late, naive", False)
+    ]

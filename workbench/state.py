@@ -283,9 +283,10 @@ class EvalKey:
     STARTED_ON = "cs_eval_started_on"  # the CHUNKSCOPE_OPEN_RUN this session was sent to
 
 
-def failure_note_key(run_id: str, query_id: str) -> str:
-    """The triage note of one failure of one run (a text box's key and its value)."""
-    return f"{EvalKey.NOTE}{run_id}_{query_id}"
+def failure_note_key(run_id: str, query_id: str, method: str) -> str:
+    """The triage note of one failure (a query under a method) of one run (a text box's
+    key and its value)."""
+    return f"{EvalKey.NOTE}{run_id}_{query_id}_{method}"
 
 
 def tag_widget(cause: str) -> str:

@@ -113,8 +113,9 @@ def _inputs(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _tagged(args: argparse.Namespace) -> tuple[Any, dict[str, str], list[Any]]:
-    """The tagged run, its cases (query id -> tagged method) and their labels."""
+def _tagged(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[str, ...]], list[Any]]:
+    """The tagged run, its cases (query id -> the methods it was tagged under) and their
+    labels."""
     past = load_run(args.tagged)
     tags = TriageStore(args.triage_db).tags(past.run_id)
     if not tags:
@@ -122,7 +123,9 @@ def _tagged(args: argparse.Namespace) -> tuple[Any, dict[str, str], list[Any]]:
             f"{args.tagged} ({past.run_id}) has no tagged query: tag failures with "
             "`chunkscope triage tag` or on the Evaluate page first"
         )
-    cases = {t.query_id: t.method for t in tags}
+    cases: dict[str, tuple[str, ...]] = {}
+    for t in tags:  # one tag per failure and method: a query may be tagged under several
+        cases[t.query_id] = (*cases.get(t.query_id, ()), t.method)
     labels = [past.query(q).as_label(tagged_in=past.run_id) for q in sorted(cases)]
     return past, cases, labels
 
@@ -284,7 +287,7 @@ def cause_findings(run: Any, baseline: Any, limits: dict[str, int]) -> list:
     return out
 
 
-def _must_pass(evaluate: Any, docs: list, cases: dict[str, str], labels: list) -> list:
+def _must_pass(evaluate: Any, docs: list, cases: dict[str, tuple[str, ...]], labels: list) -> list:
     """The tagged cases as findings: those that no longer resolve fail with their reason."""
     _, unresolved = resolve_queries(labels, docs)
     reasons = {u.query_id: u.reason for u in unresolved}

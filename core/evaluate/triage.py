@@ -7,7 +7,9 @@ method, ``n`` and seed always give the same sample in the same order.
 
 Tags live in a SQLite file beside the index (default ``<store dir>/triage.sqlite``, the
 store dir being ``$CHUNKSCOPE_STORE`` or ``./.chunkscope``), one row per (run id, query
-id, document sha256); tagging again replaces the cause (and the note, when one is given).
+id, document sha256, method): a query that fails under two methods gets a tag under each
+(each method's failure may have its own cause); tagging again under the same method
+replaces the cause (and the note, when one is given).
 Exports: JSONL lines that are query-set lines again (id, query, doc, doc_sha256, gold with
 text, plus ``tag``, ``note``, ``method``, ``run_id``), usable as the regression set of the
 next run; and CSV for spreadsheets.
@@ -51,8 +53,9 @@ TRIAGE_FILENAME = "triage.sqlite"
 # 2: a tag keeps the cause the diagnosis suggested (``suggested``, '' when none was shown);
 # a version-1 file gains the column on open. 3: the cause "method" (a method-specific
 # miss); an older file's table is rebuilt with the wider check on open, its rows kept.
-# A newer file than this code is refused.
-_SCHEMA_VERSION = 3
+# 4: one tag per failure and method (the method joins the key); an older file's table is
+# rebuilt on open, its rows kept. A newer file than this code is refused.
+_SCHEMA_VERSION = 4
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS tags (
     run_id TEXT NOT NULL,
@@ -63,7 +66,7 @@ CREATE TABLE IF NOT EXISTS tags (
     method TEXT NOT NULL DEFAULT '',
     tagged_at TEXT NOT NULL,
     suggested TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (run_id, query_id, doc_sha256)
+    PRIMARY KEY (run_id, query_id, doc_sha256, method)
 )
 """
 _COLUMN_NAMES = (
@@ -191,7 +194,7 @@ def sample_failures(
     chosen = method or default_method(run)
     pool = failed_queries(run, chosen)
     order = np.random.default_rng(seed).permutation(len(pool))[:n]
-    tags = {(t.query_id, t.doc_sha256): t for t in store.tags(run.run_id)} if store else {}
+    tags = tags_by_failure(store.tags(run.run_id)) if store else {}
     out = []
     for index in order:
         record = pool[int(index)]
@@ -205,11 +208,25 @@ def sample_failures(
                 rank=record.ranks[chosen],
                 gold=record.gold,
                 hits=tuple(run.hits(record.id, chosen)[: run.text_k]),
-                tag=tags.get((record.id, record.doc_sha256)),
+                tag=tag_of_failure(tags, record.id, record.doc_sha256, chosen),
                 suggestion=record.suggested.get(chosen),
             )
         )
     return out
+
+
+TagKey = tuple[str, str, str]  # (query id, document sha256, method)
+
+
+def tags_by_failure(tags: list[Tag]) -> dict[TagKey, Tag]:
+    """Tags by (query id, document sha256, method)."""
+    return {(t.query_id, t.doc_sha256, t.method): t for t in tags}
+
+
+def tag_of_failure(tags: Mapping[TagKey, Tag], query_id: str, sha: str, method: str) -> Tag | None:
+    """The tag of one failure under ``method`` (a tag made under no method, by an older
+    file, stands for every method)."""
+    return tags.get((query_id, sha, method)) or tags.get((query_id, sha, ""))
 
 
 class TriageStore:
@@ -233,7 +250,8 @@ class TriageStore:
             (sql,) = conn.execute(
                 "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'tags'"
             ).fetchone()
-            if any(repr(c) not in sql for c in CAUSES):  # an older check: rebuild the table
+            old_key = "doc_sha256, method)" not in sql  # before 4: one tag per query
+            if old_key or any(repr(c) not in sql for c in CAUSES):  # older: rebuild the table
                 conn.execute("ALTER TABLE tags RENAME TO tags_before")
                 conn.execute(_SCHEMA)
                 conn.execute(f"INSERT INTO tags ({_COLUMNS}) SELECT {_COLUMNS} FROM tags_before")
@@ -271,8 +289,8 @@ class TriageStore:
         with self._connect() as conn:
             conn.execute(
                 f"INSERT INTO tags ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (run_id, query_id, doc_sha256) DO UPDATE SET "
-                "cause = excluded.cause, method = excluded.method, "
+                "ON CONFLICT (run_id, query_id, doc_sha256, method) DO UPDATE SET "
+                "cause = excluded.cause, "
                 "tagged_at = excluded.tagged_at, suggested = excluded.suggested, "
                 "note = CASE WHEN ? THEN tags.note ELSE excluded.note END",
                 (
@@ -287,38 +305,46 @@ class TriageStore:
                     note is None,
                 ),  # fmt: skip
             )
-        found = self.get(run_id=run_id, query_id=query_id, doc_sha256=doc_sha256)
+        found = self.get(run_id=run_id, query_id=query_id, doc_sha256=doc_sha256, method=method)
         assert found is not None
         return found
 
-    def untag(self, *, run_id: str, query_id: str, doc_sha256: str) -> bool:
-        """Remove a tag; returns whether there was one."""
+    def untag(
+        self, *, run_id: str, query_id: str, doc_sha256: str, method: str | None = None
+    ) -> bool:
+        """Remove the query's tag under ``method`` (``None``: under every method);
+        returns whether there was one."""
+        where = "run_id = ? AND query_id = ? AND doc_sha256 = ?"
+        values: tuple[str, ...] = (run_id, query_id, doc_sha256)
+        if method is not None:
+            where, values = f"{where} AND method = ?", (*values, method)
         with self._connect() as conn:
-            cursor = conn.execute(
-                "DELETE FROM tags WHERE run_id = ? AND query_id = ? AND doc_sha256 = ?",
-                (run_id, query_id, doc_sha256),
-            )
+            cursor = conn.execute(f"DELETE FROM tags WHERE {where}", values)
         return cursor.rowcount > 0
 
-    def get(self, *, run_id: str, query_id: str, doc_sha256: str) -> Tag | None:
+    def get(self, *, run_id: str, query_id: str, doc_sha256: str, method: str = "") -> Tag | None:
+        """The tag of the query under ``method`` ('' the tag made under none)."""
         with self._connect() as conn:
             row = conn.execute(
-                f"SELECT {_COLUMNS} FROM tags WHERE run_id = ? AND query_id = ? AND doc_sha256 = ?",
-                (run_id, query_id, doc_sha256),
+                f"SELECT {_COLUMNS} FROM tags WHERE run_id = ? AND query_id = ? "
+                "AND doc_sha256 = ? AND method = ?",
+                (run_id, query_id, doc_sha256, method),
             ).fetchone()
         return _tag_of(row) if row else None
 
     def tags(self, run_id: str) -> list[Tag]:
-        """Every tag of a run, ordered by query id."""
+        """Every tag of a run (one per failure and method), ordered by query id, method."""
         with self._connect() as conn:
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM tags WHERE run_id = ? ORDER BY query_id, doc_sha256",
+                f"SELECT {_COLUMNS} FROM tags WHERE run_id = ? "
+                "ORDER BY query_id, doc_sha256, method",
                 (run_id,),
             ).fetchall()
         return [_tag_of(row) for row in rows]
 
     def tag_counts(self, run_id: str) -> dict[str, int]:
-        """Tags per cause for one run, every cause present (0 when unused), in CAUSES order."""
+        """Tags per cause for one run (a failure under two methods tagged twice counts
+        twice), every cause present (0 when unused), in CAUSES order."""
         with self._connect() as conn:
             rows = conn.execute(
                 "SELECT cause, COUNT(*) FROM tags WHERE run_id = ? GROUP BY cause", (run_id,)

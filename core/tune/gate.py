@@ -191,13 +191,14 @@ def drop_findings(run: EvalRun, baseline: EvalRun, drops: Mapping[str, float]) -
 
 
 def must_pass_findings(
-    run: EvalRun | None, cases: Mapping[str, str], unresolved: Mapping[str, str]
+    run: EvalRun | None, cases: Mapping[str, tuple[str, ...]], unresolved: Mapping[str, str]
 ) -> list[Finding]:
-    """``cases``: tagged query id -> the method it was tagged for ("" if none)."""
+    """``cases``: tagged query id -> the methods it was tagged under ("" for none): each
+    must find its gold under each of them (under every method when none is in the run)."""
     out = [
         Finding(
             kind="must-pass",
-            method=cases[q],
+            method=", ".join(m for m in cases[q] if m),
             metric="",
             value=None,
             limit=None,
@@ -211,8 +212,8 @@ def must_pass_findings(
         return out
     hit = f"hit@{run.text_k}"
     for query in sorted(run.queries, key=lambda q: q.id):
-        tagged = cases.get(query.id, "")
-        for method in [tagged] if tagged in run.methods else list(run.methods):
+        tagged = [m for m in cases.get(query.id, ()) if m in run.methods]
+        for method in tagged or list(run.methods):
             found = bool(query.metrics[method][hit])
             out.append(
                 Finding(

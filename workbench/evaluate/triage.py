@@ -24,6 +24,7 @@ from core.evaluate import (
     sample_failures,
     tag_query,
 )
+from core.evaluate.triage import tag_of_failure, tags_by_failure
 from core.provenance.cite import Citation
 from core.provenance.types import Document
 from core.render.markup import escape, marked_text_html
@@ -70,18 +71,14 @@ def step(by: int, size: int) -> None:
 
 
 def own_tag(failure: Failure) -> Tag | None:
-    """The failure's tag if it was made under the method being read.
-
-    A query has one tag per run (``TriageStore``), whichever method it was read under; a
-    tag made while reading another method's failures is that method's reading, so it
-    neither counts here nor selects a button here (tagging here replaces it)."""
-    tag = failure.tag
-    return tag if tag is not None and tag.method in ("", failure.method) else None
+    """The failure's tag: one per failure and method (``TriageStore``), so a tag made
+    while reading another method's failures of the same query is not this one."""
+    return failure.tag
 
 
 def sample_counts(sample: Sequence[Failure]) -> dict[str, int]:
-    """Tags per cause among the failures of ``sample`` tagged under its own method,
-    every cause present, in ``CAUSES`` order."""
+    """Tags per cause among the failures of ``sample``, every cause present, in
+    ``CAUSES`` order."""
     counts = dict.fromkeys(CAUSES, 0)
     for failure in sample:
         if (tag := own_tag(failure)) is not None:
@@ -95,15 +92,15 @@ def chosen_cause(failure: Failure, suggested: str) -> str:
     return tag.cause if tag is not None else suggested
 
 
-def elsewhere_line(failure: Failure) -> str:
-    """What a tag made under another method says, and that tagging here replaces it."""
-    tag = failure.tag
-    if tag is None or own_tag(failure) is not None:
-        return ""
-    return (
-        f"Tagged **{tag.cause}** while reading {md(tag.method)}'s failures; a tag "
-        "here replaces it (one tag per query and run). "
-    )
+def elsewhere_line(failure: Failure, tags: Sequence[Tag]) -> str:
+    """The same query's tags under other methods ("Under bm25: tagged vocabulary."),
+    each its own reading of its own failure."""
+    others = [
+        t for t in tags
+        if t.query_id == failure.query_id and t.doc_sha256 == failure.doc_sha256
+        and t.method not in ("", failure.method)
+    ]  # fmt: skip
+    return "".join(f"Under {md(t.method)}: tagged **{t.cause}**. " for t in others)
 
 
 def reset_triage() -> None:
@@ -126,7 +123,7 @@ def failure_rows(
     suggestion (the diagnosis in ``found``, ``{method: {query id: Diagnosis}}``, else the
     one the run stores) with its confidence, what decided it and its experiments, and the
     tag made under that method ('' none)."""
-    tags = {(t.query_id, t.doc_sha256): t for t in store.tags(run.run_id)}
+    tags = tags_by_failure(store.tags(run.run_id))
     rows: list[dict[str, object]] = []
     for record in run.queries:
         for method in run.methods:
@@ -142,7 +139,7 @@ def failure_rows(
                 lines = [str(e.get("line", "")) for e in kept.experiments]
             else:
                 cause, level, by, lines = "", "", "", []
-            tag = tags.get((record.id, record.doc_sha256))
+            tag = tag_of_failure(tags, record.id, record.doc_sha256, method)
             rows.append(
                 {
                     "query": record.id,
@@ -152,7 +149,7 @@ def failure_rows(
                     "confidence": level,
                     "decided by": by,
                     "experiments": " · ".join(lines),
-                    "tag": tag.cause if tag is not None and tag.method in ("", method) else "",
+                    "tag": tag.cause if tag is not None else "",
                 }
             )
     return rows

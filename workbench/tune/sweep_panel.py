@@ -155,7 +155,7 @@ def grid_controls() -> list:
     if own:
         ours = ours and st.checkbox(f"Sweep {name} beside it", value=True, key=TuneKey.BESIDE)
     grid = parse_grid([name], sorted(set(sizes)), overlaps, unit) if ours else []
-    swept = [(unit, sizes)] if ours else []
+    swept: list[tuple[str, tuple[int, ...]]] = [(unit, sizes)] if ours else []
     if own:
         mine, mine_unit, mine_sizes = _own_grid(registry.get(own).name)
         grid += mine
