@@ -10,6 +10,8 @@ temporary folders."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -108,3 +110,24 @@ def test_open_starts_the_installed_workbench_on_a_run(from_wheel: Path, tmp_path
     assert f" -m streamlit run {app} " in opened.stdout
     assert "--client.showSidebarNavigation=false" in opened.stdout  # its settings, as flags
     assert opened.stdout.rstrip().endswith("--server.port 8501")
+
+
+def test_a_run_names_no_commit_of_the_repository_it_is_installed_in(
+    from_wheel: Path, tmp_path: Path
+) -> None:
+    """An environment inside the user's own repository (a ``.venv`` in their project):
+    a run's code version is Chunkscope's, never that repository's commit."""
+    repository = from_wheel.parent
+    git = ["git", "-C", str(repository), "-c", "user.name=t", "-c", "user.email=t@t"]
+    try:
+        subprocess.run([*git, "init", "-q"], check=True, timeout=60)
+        subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "theirs"], check=True,
+                       timeout=60)  # fmt: skip
+        said = "from core.evaluate.run_file import code_version as v, source_digest as d; "
+        versioned = run_in(from_wheel, "python", "-c", said + "print(v()); print(d())",
+                           cwd=tmp_path)  # fmt: skip
+        assert versioned.returncode == 0, versioned.stderr
+        version, digest = versioned.stdout.split()
+        assert version == f"0.1.0+src.{digest}"
+    finally:
+        shutil.rmtree(repository / ".git", ignore_errors=True)
