@@ -2,10 +2,11 @@
 project's own top-level package (``chunkscope``) and the workbench (``app.py``,
 ``pages/``, ``workbench/``, the samples, the Streamlit settings) under ``chunkscope/app/``.
 Installed by pip into a fresh virtual environment (``tests/venvs.py``), from that wheel
-and from a copy of the checkout (``pip install .``), ``import chunkscope`` works from
-there and the ``chunkscope ui --port N --store DIR`` console script serves the workbench
-(``tests/browser/test_installed_app.py`` opens it in Chromium). Built offline, in
-temporary folders."""
+and from a copy of the checkout (``pip install .``): ``import chunkscope`` comes from
+there, the ``chunkscope ui --port N --store DIR`` console script serves the workbench
+(``tests/browser/test_installed_app.py`` opens it in Chromium), ``chunkscope open`` starts
+the same app on a run, and a run names no commit of a repository around the environment.
+Built offline, in temporary folders."""
 
 from __future__ import annotations
 
