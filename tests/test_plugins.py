@@ -1,13 +1,12 @@
 """Plugins: an installed package adds a policy, a method or a format through entry points
 (``chunkscope.policies``, ``chunkscope.methods``, ``chunkscope.formats``), without editing
-Chunkscope; ``chunkscope --help`` lists it with its package. The package here is a tiny
+Chunkscope; ``chunkscope --help`` and the pages list it with its package. On the command
+line the package is a real one, pip-installed into a fresh virtual environment beside
+Chunkscope (``tests/venvs.py``); in this process (the registries, the pages) it is its
 ``.dist-info`` written to a temporary folder put on the path (what ``pip install`` leaves)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 
 from core.chunk import policy_registry
 from core.registry import plugins
+from tests.venvs import installed_venv, pip_install, run_in
 
 ROOT = Path(__file__).resolve().parents[1]
 SOTU = ROOT / "sample_docs" / "state_of_the_union.md"
@@ -48,6 +48,31 @@ def broken():
 """
 
 
+ENTRY_POINTS = """
+    [chunkscope.policies]
+    toy = chunkscope_toy:SPEC
+    toy_broken = chunkscope_toy:broken
+"""
+
+# The same package as a project pip builds and installs (its entry points as above).
+PYPROJECT = """
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "chunkscope-toy"
+version = "0.1"
+
+[project.entry-points."chunkscope.policies"]
+toy = "chunkscope_toy:SPEC"
+toy_broken = "chunkscope_toy:broken"
+
+[tool.setuptools]
+py-modules = ["chunkscope_toy"]
+"""
+
+
 def _install(site: Path, entry_points: str) -> None:
     (site / "chunkscope_toy.py").write_text(TOY, encoding="utf-8")
     info = site / "chunkscope_toy-0.1.dist-info"
@@ -62,11 +87,7 @@ def _install(site: Path, entry_points: str) -> None:
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = tmp_path / "site"
     folder.mkdir()
-    _install(folder, """
-        [chunkscope.policies]
-        toy = chunkscope_toy:SPEC
-        toy_broken = chunkscope_toy:broken
-    """)  # fmt: skip
+    _install(folder, ENTRY_POINTS)
     monkeypatch.syspath_prepend(str(folder))
     yield folder
     policy_registry.unload_plugins("chunkscope-toy")
@@ -85,20 +106,29 @@ def test_an_installed_package_adds_a_policy(site: Path) -> None:
     assert not any(p.package == "chunkscope-toy" for p in plugins())
 
 
-def test_the_command_line_uses_and_lists_the_plugin(site: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment with Chunkscope (``pip install .``) and the toy package,
+    a project of its own with its entry points in its ``pyproject.toml``, pip-installed."""
+    work = tmp_path_factory.mktemp("plugin-venv")
+    venv = installed_venv(work)
+    project = work / "chunkscope-toy"
+    project.mkdir()
+    (project / "chunkscope_toy.py").write_text(TOY, encoding="utf-8")
+    (project / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    pip_install(venv, str(project))
+    return venv
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
 
-    chunked = run("chunk", str(SOTU), "--policy", "toy_paragraphs")
+def test_the_command_line_uses_and_lists_the_plugin(venv: Path, tmp_path: Path) -> None:
+    chunked = run_in(venv, "chunkscope", "chunk", str(SOTU), "--policy", "toy_paragraphs",
+                     cwd=tmp_path)  # fmt: skip
     assert chunked.returncode == 0, chunked.stderr
     paragraphs = [p for p in SOTU.read_text(encoding="utf-8").split("\n\n") if p.strip()]
     assert "chunks under toy_paragraphs-chars-100000-0" in chunked.stdout
     assert f"{len(paragraphs)} chunks" in chunked.stdout
-    helped = run("--help")
-    assert helped.returncode == 0
+    helped = run_in(venv, "chunkscope", "--help", cwd=tmp_path)
+    assert helped.returncode == 0, helped.stderr
     listed = " ".join(helped.stdout.split())
     assert "policy toy_paragraphs (from chunkscope-toy)" in listed
     assert "toy_broken (failed to load: RuntimeError: this plugin is broken)" in listed

@@ -96,7 +96,8 @@ def test_open_keeps_the_run_and_builds_the_workbench_command(
     assert found.kept == elsewhere.resolve() / "runs" / f"{imported}.json" and found.kept.is_file()
     assert found.argv[1:4] == ("-m", "streamlit", "run")
     assert Path(found.argv[4]).name == "app.py" and Path(found.argv[4]).is_file()
-    assert found.argv[5:] == ("--server.port", "8600")
+    assert "--client.showSidebarNavigation=false" in found.argv  # the app's settings, as flags
+    assert found.argv[-2:] == ("--server.port", "8600")
     assert found.env == {"CHUNKSCOPE_OPEN_RUN": imported,
                          "CHUNKSCOPE_STORE": str(elsewhere.resolve())}  # fmt: skip
     assert found.url == f"http://localhost:8600/evaluate?run={imported}"

@@ -1,9 +1,11 @@
 """``chunkscope open RUN.json``: the workbench started on a run's first failure.
 
 The run is kept in the store's ``runs/`` folder (``core.evaluate.run_store``), then
-``streamlit run app.py`` starts with ``CHUNKSCOPE_OPEN_RUN`` set to its id (and
-``CHUNKSCOPE_STORE`` to ``--store`` when given): each new browser session lands on
-Evaluate at ``?run=RUN_ID``, the run picked and the failure reader on its first failure.
+``streamlit run app.py`` (the app ``chunkscope ui`` serves: the checkout's, else the
+installed copy, its settings passed as flags: ``core.cli.ui_cmd``) starts with
+``CHUNKSCOPE_OPEN_RUN`` set to its id (and ``CHUNKSCOPE_STORE`` to ``--store`` when
+given): each new browser session lands on Evaluate at ``?run=RUN_ID``, the run picked and
+the failure reader on its first failure.
 ``--docs`` keeps the run's documents (those of its corpus, matched by id and sha256) in
 the store's library, where the workbench reads them: the reader then shows each failure's
 gold on its page, its full-depth ranks and its repairs. ``--dry-run`` prints the command
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.cli.options import expand_docs
+from core.cli.ui_cmd import app_path, config_flags
 from core.errors import LabelError
 from core.evaluate import EvalRun, load_run
 from core.evaluate.run_store import keep_run, runs_folder
@@ -28,8 +31,6 @@ from core.formats.loading import doc_id_for, sha256_of
 from core.ingest.files import display_name, read_source
 from core.library import Library
 from core.settings import OPEN_RUN, STORE
-
-APP = Path(__file__).resolve().parents[2] / "app.py"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +92,7 @@ def launch(
     the command that opens it (nothing started)."""
     if not 0 < port < 65536:
         raise LabelError(f"--port {port} is not a port number (1-65535)")
-    if not APP.is_file():
-        raise LabelError(f"the workbench's app.py is not at {APP}: run from a checkout")
+    app = app_path()
     saved = load_run(run_path)
     kept = keep_run(saved, runs_folder(store))
     found = (
@@ -104,7 +104,8 @@ def launch(
     env = {OPEN_RUN.name: saved.run_id}
     if store is not None:
         env[STORE.name] = str(kept.parent.parent)
-    argv = (sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port))
+    argv = (sys.executable, "-m", "streamlit", "run", str(app), *config_flags(app),
+            "--server.port", str(port))  # fmt: skip
     url = f"http://localhost:{port}/evaluate?run={saved.run_id}"
     return Launch(run_id=saved.run_id, kept=kept, argv=argv, env=env, url=url,
                   kept_docs=tuple(found), missing_docs=missing)  # fmt: skip

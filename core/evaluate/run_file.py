@@ -393,12 +393,18 @@ def source_digest() -> str:
 
 def code_version() -> str:
     """Package version, ``git describe`` when in a git checkout, and the source digest:
-    ``0.1.0+git.<describe>+src.<digest>`` (``0.1.0+src.<digest>`` outside git)."""
+    ``0.1.0+git.<describe>+src.<digest>`` (``0.1.0+src.<digest>`` outside git).
+
+    Only a checkout of Chunkscope is described: an installed package lies in a
+    ``site-packages`` that may sit inside the user's own repository (a ``.venv`` in their
+    project), whose commit is not Chunkscope's."""
     try:
         version = metadata.version("chunkscope")
     except metadata.PackageNotFoundError:
         version = "unknown"
     root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():  # a checkout has it (a folder, or a worktree's file)
+        return f"{version}+src.{source_digest()}"
     try:
         described = subprocess.run(
             ["git", "-C", str(root), "describe", "--always", "--dirty", "--tags"],
