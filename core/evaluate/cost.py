@@ -28,7 +28,10 @@ if TYPE_CHECKING:
     from core.embed.cache import VectorCache
     from core.protocols import TextEncoder
 
-PROBE_ROWS, PROBE_TOKENS = 8, 256  # the probe batch when the encoder has not run yet
+# the probe batch when the encoder has not run yet: shaped as a run's batches are (32 rows
+# of a chunk's length), after a warm-up pass; a cold batch of 8 long rows ran at a third
+# of the rate a sweep then measured, and the estimate said three times the time
+PROBE_ROWS, PROBE_TOKENS = 32, 128
 MEASURED_TOKENS = 4096  # tokens run before the encoder's own history is trusted
 
 
@@ -75,6 +78,7 @@ def encoder_rate(encoder: Any) -> float | None:
     if encoder.forward_tokens < MEASURED_TOKENS or encoder.forward_seconds <= 0:
         words = encoder.content_ids(["the cost of a first look " * PROBE_TOKENS])[0]
         filler = encoder.specials.wrap(words[: PROBE_TOKENS - encoder.specials.count])
+        encoder.forward([filler[:16]])  # warm-up: the first pass pays for thread start-up
         started = time.perf_counter()
         encoder.forward([filler] * PROBE_ROWS)
         return PROBE_ROWS * len(filler) / max(time.perf_counter() - started, 1e-6)
