@@ -14,6 +14,7 @@ from fakes import FakeEncoder, fake_embed_chunks
 
 from core.cli import diagnose_cmd, main, options
 from core.diagnose.casebook import build_casebook
+from core.embed import VectorCache
 from core.evaluate import load_run
 
 
@@ -32,6 +33,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ]  # fmt: skip
     (ws / "q.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n", "utf-8")
     return ws
+
+
+REAL_LOAD_MODEL = diagnose_cmd.load_model  # the fixture below fakes it for the others
 
 
 @pytest.fixture(autouse=True)
@@ -175,3 +179,23 @@ def test_triage_carries_the_suggestion_beside_the_tag(saved: Path, workspace, ca
     assert line["confidence"] == first["suggested"]["confidence"]
     assert main(["triage", "sample", str(saved), "--method", "naive", "--db", db]) == 0
     assert "suggested: " in capsys.readouterr().out
+
+
+def test_diagnose_cache_keeps_the_repairs_vectors(tmp_path: Path) -> None:
+    import argparse
+
+    from core.chunk import chunk_document, policy_from_args
+    from core.formats import load_document, parse_document
+    from tests.conftest import SAMPLE_DOCS
+
+    args = argparse.Namespace(model=None, cache=str(tmp_path / "vectors"))
+    encoder, embed = REAL_LOAD_MODEL(args)
+    doc = load_document(SAMPLE_DOCS / "state_of_the_union.md")
+    chunks = chunk_document(doc, parse_document(doc).blocks, policy_from_args("fixed", 400, 0))
+    first = embed(doc, chunks[:3], "naive", encoder)
+    assert any(p.is_file() for p in (tmp_path / "vectors").rglob("*"))  # kept on disk
+    _, later = REAL_LOAD_MODEL(args)  # the next diagnose reads them back
+    again = later(doc, chunks[:3], "naive", encoder)
+    assert [list(r.vector) for r in again] == [list(r.vector) for r in first]
+    cache = later.keywords["cache"]
+    assert isinstance(cache, VectorCache) and cache.hits == 3 and cache.misses == 0

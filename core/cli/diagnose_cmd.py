@@ -20,6 +20,7 @@ method, ``before`` and ``after`` ranks, null past the run's depth, ``fixes``, ``
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from typing import Any, TextIO
@@ -29,6 +30,7 @@ from core.chunk import chunk_document
 from core.chunk.policy_registry import policy_from_dict
 from core.cli.options import expand_docs, load_each
 from core.diagnose.run_failures import diagnose_methods
+from core.embed import VectorCache
 from core.errors import LabelError
 from core.evaluate import load_run
 from core.formats import parse_document
@@ -59,6 +61,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--model", metavar="DIR", help="with --docs: the run's model folder (default MiniLM)"
     )
+    parser.add_argument(
+        "--cache", metavar="DIR",
+        help="with --docs: keep the repairs' vectors and late token states in DIR (the "
+        "folder eval --cache used serves them again)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
 
@@ -76,8 +83,12 @@ def _documents(args: argparse.Namespace, run: Any) -> dict[str, Any]:
 
 
 def load_model(args: argparse.Namespace) -> tuple[Any, Any]:
-    """``(encoder, records function)`` for the repairs (the seam tests replace)."""
-    return core.embed.load_encoder(args.model, deterministic=True), method_records
+    """``(encoder, records function)`` for the repairs (the seam tests replace); with
+    ``--cache``, the records read and kept there."""
+    encoder = core.embed.load_encoder(args.model, deterministic=True)
+    if getattr(args, "cache", None):
+        return encoder, functools.partial(method_records, cache=VectorCache(args.cache))
+    return encoder, method_records
 
 
 def _chunker(args: argparse.Namespace, run: Any) -> Any:
