@@ -43,10 +43,11 @@ from core.cli.options import (
 from core.cli.progress import ProgressBar
 from core.cli.run_table import emit_run, keep_in_store
 from core.config import resolve_store
+from core.diagnose.import_job import AddMethods
 from core.diagnose.run_failures import suggest_run
 from core.embed import VectorCache
-from core.evaluate import read_queries, save_run
-from core.evaluate.imported_run import LogImport, added, with_pending
+from core.evaluate import EvalRun, read_queries, save_run
+from core.evaluate.imported_run import LogImport, pending_state, with_pending
 from core.evaluate.traces import TraceError, read_trace
 from core.formats import load_document
 from core.imported import chunk_sets, sets_folder
@@ -166,28 +167,28 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     bar = ProgressBar(f"{', '.join(ours)}: the set's spans")
+
+    def keep(run: EvalRun) -> None:  # a stopped run; emit_run keeps and writes a grown one
+        if pending_state(run) == "stopped":
+            keep_in_store(run, args)
+            if args.out:
+                save_run(run, args.out)
+
+    adding = AddMethods(found=found, first=first, methods=ours, encoder=encoder, keep=keep,
+                        ks=ks, embed=embed, cache=cache, on_progress=bar)  # fmt: skip
     try:
-        full = found.run(ours, encoder=encoder, ks=ks, embed=embed, cache=cache, progress=bar)
+        result = adding.run()
+    finally:
         bar.close()
-        # each method of each failure diagnosed again: yours now beside ours, ours anew
-        full = suggest_run(full, found.docs, chunker=found.parts, encoder=encoder,
-                           embed=embed)[0]  # fmt: skip
-    except BaseException as stop:
-        bar.close()
-        stopped = with_pending(first, ours, "stopped")
-        keep_in_store(stopped, args)
-        if args.out:
-            save_run(stopped, args.out)
-        if not isinstance(stop, KeyboardInterrupt):
-            raise
+    if adding.result is None:
+        saved = f", and {args.out}" if args.out else ""
+        why = "stopped" if adding.stopped else f"error: {adding.error}"
         print(
-            f"stopped: {', '.join(ours)} were not added; {first.run_id} keeps {args.name} "
-            f"alone (in {kept.parent}{', and ' + args.out if args.out else ''}): import the "
-            "run again to add them",
+            f"{why}: {', '.join(ours)} were not added; {first.run_id} keeps {args.name} alone "
+            f"(in {kept.parent}{saved}): import the run again to add them",
             file=sys.stderr,
         )
-        return 130
-    result = added(first, full)
+        return 130 if adding.stopped else 2
     if emit_run(result, args):
         print_import(result.imported, sys.stdout)
     return 0
