@@ -60,7 +60,7 @@ from core.formats import parse_document
 from core.imported.anchor import DocumentText, anchor_document
 from core.imported.chunkset import ChunkSet, policy_spec
 from core.imported.shapes import ForeignChunk
-from core.provenance.types import Block, Chunk, Document
+from core.provenance.types import Block, Chunk, ChunkPolicy, Document
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
@@ -70,7 +70,8 @@ DEFAULT_NAME = "yours"
 PENDING = "pending_methods"  # imported[...]: our methods asked and not in the run
 PENDING_STATE = "pending_state"  # imported[...]: computing | stopped
 PENDING_STATES = ("computing", "stopped")
-Parts = Callable[[Document], tuple[Sequence[Block], Sequence[Chunk]]]
+# a document's blocks and chunks under a policy (the set's): parsed and chunked
+Parts = Callable[[Document, ChunkPolicy], tuple[Sequence[Block], Sequence[Chunk]]]
 _MIN_OVERLAP = 0.5  # a hit anchored off the set's spans maps to one it half covers
 Span = tuple[str, int, int]  # (doc_id, char_start, char_end)
 
@@ -295,8 +296,9 @@ class LogImport:
     """A log read, matched to its labels and mapped to the chunk set, ready to score:
     ``run()`` is the retriever alone (the first failures at once), ``run(methods)`` the
     same run with our methods beside it (the same ``run_id``: see the module docstring).
-    Each document is parsed and chunked once (``parts``, kept here), however many runs
-    and diagnoses read it; ``parts`` is also the diagnosis's chunker
+    Each document is parsed and chunked once (by ``parse``, default the default parser
+    and the set's policy; a UI passes its own cached one), however many runs and
+    diagnoses read it: ``parts`` is also the diagnosis's chunker
     (``core.diagnose.run_failures.suggest_run``). ``TraceError`` (one line) when the log
     fits neither the labels nor the chunk set."""
 
@@ -310,7 +312,7 @@ class LogImport:
         name: str = DEFAULT_NAME,
         shape: str = "hits",
         trace_name: str = "trace",
-        parts: Parts | None = None,
+        parse: Parts | None = None,
     ) -> None:
         held = {d.doc_id: d for d in docs if chunk_set.docs.get(d.doc_id) == d.sha256}
         if missing := sorted(set(chunk_set.docs) - set(held)):
@@ -337,7 +339,7 @@ class LogImport:
         self.scored = scored
         self.depth = trace_depth(trace)
         self.digest = _digest(trace)
-        self._parse = parts or _default_parts(self.policy)
+        self._parse = parse or _parse
         self._parts: dict[tuple[str, str], tuple[Sequence[Block], Sequence[Chunk]]] = {}
         outside = [
             {"query_id": qid, "rank": hit.rank, "hit": hit.chunk_id or (hit.text or "")[:120],
@@ -367,7 +369,7 @@ class LogImport:
         """The blocks and the set's chunks of ``doc``, parsed once."""
         key = (doc.doc_id, doc.sha256)
         if key not in self._parts:
-            self._parts[key] = self._parse(doc)
+            self._parts[key] = self._parse(doc, self.policy)
         return self._parts[key]
 
     def ours(self, methods: Sequence[str]) -> tuple[str, ...]:
@@ -400,12 +402,9 @@ class LogImport:
         return replace(run, imported=dict(self.info))
 
 
-def _default_parts(policy: Any) -> Parts:
-    def parts(doc: Document) -> tuple[Sequence[Block], Sequence[Chunk]]:
-        blocks = parse_document(doc).blocks
-        return blocks, chunk_document(doc, blocks, policy)
-
-    return parts
+def _parse(doc: Document, policy: ChunkPolicy) -> tuple[Sequence[Block], Sequence[Chunk]]:
+    blocks = parse_document(doc).blocks
+    return blocks, chunk_document(doc, blocks, policy)
 
 
 def pending_methods(run: EvalRun) -> tuple[str, ...]:
