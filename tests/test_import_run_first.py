@@ -1,7 +1,8 @@
 """Your failures first, ours after: ``import-run`` keeps the run with your retriever alone
 in the store before our methods are computed, then adds them to the same run (same id,
 same file); stopped while ours are computed, the kept run stays yours and says which
-methods were never added."""
+methods were never added, on the command line and on the Evaluate page. (The page's own
+import, ours in the background: ``tests/test_app_import_chunks.py``.)"""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeEncoder, fake_embed_chunks
+from streamlit.testing.v1 import AppTest
 
 from core import methods as method_registry
 from core.cli import main, options
@@ -17,9 +19,12 @@ from core.evaluate import load_run
 from core.evaluate.imported_run import pending_methods, pending_state
 from core.evaluate.run_store import run_files
 from core.imported import save_chunk_set
+from tests.test_app_engine_pages import fake
+from tests.test_app_pages import open_page, plain, store_dir
 from tests.test_import_run import HITS, jsonl, port
+from workbench.state import EvalKey
 
-__all__ = ["port"]  # a fixture
+__all__ = ["fake", "port", "store_dir"]  # fixtures
 
 
 @pytest.fixture(autouse=True)
@@ -118,3 +123,26 @@ def test_methods_none_keeps_one_run_with_nothing_pending(port, monkeypatch, caps
     [kept] = run_files(folder)
     run = load_run(kept)
     assert run.methods == ("yours",) and "pending_methods" not in run.imported
+
+
+def test_a_run_the_command_line_stopped_says_so_on_evaluate(
+    fake, port, store_dir, monkeypatch, capsys
+) -> None:
+    argv, _ = import_argv(port, "naive,bm25")
+    argv[argv.index("--store") + 1] = str(store_dir)
+    save_chunk_set(store_dir / "chunksets", port[1])
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    use_embed(monkeypatch, interrupted)
+    assert main(argv) == 130
+    at = AppTest.from_file("../app.py", default_timeout=60).run()
+    at = open_page(at, "evaluate")
+    assert not at.exception, [e.value for e in at.exception]
+    said = " ".join(plain(w.value) for w in at.warning)
+    assert "naive, bm25 were not added to this run" in said, said
+    label = at.selectbox(key=EvalKey.RUN).options[0]
+    assert label.endswith("· yours (naive, bm25 not added) · 3 queries"), label
+    table = next(d.value for d in at.dataframe if "metric" in d.value.columns)
+    assert [c for c in table.columns if c not in ("metric", "n")] == ["yours"]

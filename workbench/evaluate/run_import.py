@@ -137,6 +137,12 @@ def live_jobs() -> dict[str, AddMethods]:
     return {}
 
 
+def _forget(job: AddMethods) -> None:
+    """An ended job, once its summary is shown: the run file says the rest."""
+    if live_jobs().get(job.run_id) is job:
+        del live_jobs()[job.run_id]
+
+
 def pending_panel(run: EvalRun) -> None:
     """For an imported run whose methods are pending: their job's progress and a Stop
     button (then its summary once, and the page again with the grown run), or what
@@ -147,7 +153,7 @@ def pending_panel(run: EvalRun) -> None:
     names = ", ".join(pending)
     job = live_jobs().get(run.run_id)
     if job is not None and (job.running or not job.announced):
-        jobs.job_panel(job, stop_label=f"Stop adding {names}")
+        jobs.job_panel(job, stop_label=f"Stop adding {names}", on_done=_forget)
         return
     alone = f"the run is **{md(run.imported.get('method', DEFAULT_NAME))}**'s alone"
     if pending_state(run) == "stopped":
