@@ -52,6 +52,7 @@ docs = st.session_state[K.RUN_DOCS].get(run.run_id) or run_files.documents_for(d
 if run.unresolved:
     st.warning(f"{len(run.unresolved)} queries did not resolve to a span and were left out.")
 run_import.imported_note(run)
+run_import.pending_panel(run)  # our methods still being added to an imported run
 
 st.subheader(f"{run.n_queries} queries · policy {run.policy_label} · top {run.text_k}")
 left, right = st.columns([3, 2], gap="medium")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 from collections.abc import Iterator
 from urllib.parse import parse_qs
 
@@ -22,11 +24,13 @@ from core.imported import import_chunks, read_file, save_chunk_set
 from core.imported.shapes import ForeignChunk
 from core.methods import unregister
 from tests.conftest import SAMPLE_DOCS
+from tests.fakes import FakeEncoder
 from tests.test_app_engine_pages import fake, wait_for_job
 from tests.test_app_engine_pages import open_page as engine_page
 from tests.test_app_pages import app, html_of, open_page, plain, store_dir
 from workbench.engine import resources as eng
 from workbench.engine import run_files
+from workbench.evaluate import run_import
 from workbench.state import EngineKey, EvalKey, ImportKey, RunImportKey, policy_widget
 
 __all__ = ["app", "fake", "store_dir"]  # fixtures, imported for pytest
@@ -178,9 +182,10 @@ def test_compare_ranks_exactly_the_imported_spans(fake, store_dir) -> None:
     assert set(cited) <= spans
 
 
-def import_speech_run(store_dir, methods: list[str]) -> AppTest:
+def import_speech_run(store_dir, methods: list[str], *, wait: bool = True) -> AppTest:
     """Evaluate with a retriever's log over an imported set of the speech imported beside
-    ``methods``: four queries, its gold ranked first for two."""
+    ``methods``: four queries, its gold ranked first for two; with ``wait``, once our
+    methods have joined the run."""
     from core.library import Library
 
     data, _, _ = rows_with_a_wrong_claim()
@@ -216,6 +221,17 @@ def import_speech_run(store_dir, methods: list[str]) -> AppTest:
     at.multiselect(key=RunImportKey.METHODS).set_value(methods)
     next(b for b in at.button if b.label == "Import the run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
+    return wait_for_methods(at) if wait else at
+
+
+def wait_for_methods(at: AppTest, seconds: float = 60) -> AppTest:
+    """The page once the job adding our methods to the shown run has ended."""
+    job = run_import.live_jobs().get(at.session_state[EvalKey.RUN])
+    deadline = time.monotonic() + seconds
+    while job is not None and job.running and time.monotonic() < deadline:
+        time.sleep(0.1)
+    at.run()  # the job's summary, then the page again with the grown run
+    assert not at.exception, [e.value for e in at.exception]
     return at
 
 
@@ -290,3 +306,73 @@ def test_a_pdf_loaders_set_shows_wrong_pages_and_offsets_in_its_text(
         captions
     )
     assert f"of {label}'s text of p. 1" in captions  # the moved offset, in the loader's text
+
+
+class GatedEncoder(FakeEncoder):
+    """The fake encoder, each call held until ``gate`` opens: our methods cannot finish
+    before the test lets them (the retriever's run encodes nothing)."""
+
+    def __init__(self, gate: threading.Event) -> None:
+        super().__init__()
+        self.gate = gate
+
+    def encode_texts(self, texts, progress=None):
+        assert self.gate.wait(60), "the test never opened the gate"
+        return super().encode_texts(texts, progress=progress)
+
+
+def metric_columns(at: AppTest) -> list[str]:
+    table = next(d.value for d in at.dataframe if "metric" in d.value.columns)
+    return [c for c in table.columns if c not in ("metric", "n")]
+
+
+def test_your_failures_are_read_while_our_methods_are_computed(
+    fake, store_dir, monkeypatch
+) -> None:
+    gate = threading.Event()
+    gated = GatedEncoder(gate)
+    monkeypatch.setattr(eng, "encoder", lambda: gated)
+    at = import_speech_run(store_dir, ["bm25", "naive"], wait=False)
+    run_id = at.session_state[EvalKey.RUN]
+    job = run_import.live_jobs()[run_id]
+    assert job.running  # ours are held at the gate; yours is on the page already
+    names = ", ".join(job.methods)
+    assert set(job.methods) == {"naive", "bm25"}
+    assert metric_columns(at) == ["yours"]  # no column of a method the run does not hold
+    reader = at.selectbox(key=EvalKey.TRIAGE_METHOD)
+    assert reader.value == "yours" and len(reader.options) == 1
+    assert '<div class="cs-query">question 2</div>' in html_of(at)  # a failure of yours
+    lines = [bar.proto.text for bar in at.get("progress")]
+    assert any(t.startswith(f"{names}: being computed over the set's spans") for t in lines)
+    picker = at.selectbox(key=EvalKey.RUN)
+    assert picker.options[0].endswith(f"· yours ({names} being added) · 4 queries")
+    kept = sorted((store_dir / "runs").glob("run-*.json"))
+    assert [p.stem for p in kept] == [run_id]
+
+    gate.set()
+    at = wait_for_methods(at)
+    assert at.session_state[EvalKey.RUN] == run_id
+    assert set(metric_columns(at)) == {"yours", "naive", "bm25"}
+    assert not any("being computed" in bar.proto.text for bar in at.get("progress"))
+    assert not any("being computed" in plain(i.value) for i in at.info)
+    assert at.selectbox(key=EvalKey.RUN).options[0].endswith("· 4 queries")
+    assert "being added" not in at.selectbox(key=EvalKey.RUN).options[0]
+    assert len(at.selectbox(key=EvalKey.TRIAGE_METHOD).options) == 3
+    assert [p.stem for p in (store_dir / "runs").glob("run-*.json")] == [run_id]  # one run
+
+
+def test_our_methods_stopped_leave_yours_and_say_they_were_not_added(
+    fake, store_dir, monkeypatch
+) -> None:
+    gate = threading.Event()
+    monkeypatch.setattr(eng, "encoder", lambda: GatedEncoder(gate))
+    at = import_speech_run(store_dir, ["naive"], wait=False)
+    next(b for b in at.button if b.label == "Stop adding naive").click().run()
+    gate.set()
+    at = wait_for_methods(at)
+    said = " ".join(plain(w.value) for w in at.warning)
+    assert "naive were not added to this run" in said, said
+    assert metric_columns(at) == ["yours"]
+    assert (
+        at.selectbox(key=EvalKey.RUN).options[0].endswith("· yours (naive not added) · 4 queries")
+    )

@@ -7,10 +7,17 @@ per query (plain hits JSONL, a Ragas dataset, OpenInference retriever spans;
 (default ``yours``), with ``--methods`` (default ``core.defaults.METHODS``: naive, late,
 bm25; ``none`` for the log alone) computed over exactly the set's spans
 (``core.evaluate.imported_run``). The documents are ``--docs`` or, by default, the store
-library's versions the set was anchored in. The run prints as ``eval`` prints it, plus
-what the import could not place; ``--out RUN.json`` saves it for ``triage``, ``check`` and
-the Evaluate page, with each failure's suggested cause and its experiments
-(``core.diagnose``), as ``eval --out``.
+library's versions the set was anchored in.
+
+Your failures first, ours after: the run with your retriever alone is scored, each failure
+diagnosed (``core.diagnose``), and kept in the store's ``runs/`` at once (stderr says
+where, and ``chunkscope open`` on it reads its failures while ours are computed); then our
+methods are computed and added to the same run (same ``run_id``, same file), every
+failure diagnosed again. Interrupted (Ctrl-C) while ours are computed, the kept run stays
+your retriever's, recording the methods that were never added (``pending_methods``,
+state ``stopped``), and the command exits 130. The run prints once, at the end, as
+``eval`` prints it, plus what the import could not place; ``--out RUN.json`` writes a copy
+for ``triage``, ``check`` and the Evaluate page.
 """
 
 from __future__ import annotations
@@ -34,12 +41,13 @@ from core.cli.options import (
     parse_methods,
 )
 from core.cli.progress import ProgressBar
-from core.cli.run_table import emit_run
+from core.cli.run_table import emit_run, keep_in_store
 from core.config import resolve_store
+from core.diagnose.import_job import AddMethods
 from core.diagnose.run_failures import suggest_run
 from core.embed import VectorCache
-from core.evaluate import read_queries
-from core.evaluate.imported_run import import_run
+from core.evaluate import EvalRun, read_queries, save_run
+from core.evaluate.imported_run import LogImport, pending_state, with_pending
 from core.evaluate.traces import TraceError, read_trace
 from core.formats import load_document
 from core.imported import chunk_sets, sets_folder
@@ -134,18 +142,53 @@ def run(args: argparse.Namespace) -> int:
     cache = None
     if args.cache:
         cache = VectorCache(args.cache)
-    bar = ProgressBar("indexing the set's spans") if methods else None
+    found = LogImport(trace, labels, chunk_set, docs, name=args.name, shape=shape,
+                      trace_name=path.name)  # fmt: skip
+    ours = found.ours(methods)
+    # yours first: scored, diagnosed and kept, so its failures can be read at once
+    first = found.run(encoder=encoder, ks=ks, embed=embed, cache=cache)
+    first = suggest_run(with_pending(first, ours), found.docs, chunker=found.parts,
+                        encoder=encoder, embed=embed)[0]  # fmt: skip
+    if not ours:
+        if emit_run(first, args):
+            print_import(first.imported, sys.stdout)
+        return 0
+    kept = keep_in_store(first, args)
+    failed = sum(q.failed[args.name] for q in first.queries)
+    print(
+        f"kept {first.run_id} in {kept.parent} with {args.name} alone ({first.n_queries} "
+        f"queries, {failed} failed{', each with its suggested cause' if failed else ''}); "
+        f"read it now: chunkscope open {kept}",
+        file=sys.stderr,
+    )
+    print(
+        f"adding {', '.join(ours)} to {first.run_id}, computed over the set's spans (Ctrl-C "
+        f"stops them; the run with {args.name} stays)",
+        file=sys.stderr,
+    )
+    bar = ProgressBar(f"{', '.join(ours)}: the set's spans")
+
+    def keep(run: EvalRun) -> None:  # a stopped run; emit_run keeps and writes a grown one
+        if pending_state(run) == "stopped":
+            keep_in_store(run, args)
+            if args.out:
+                save_run(run, args.out)
+
+    adding = AddMethods(found=found, first=first, methods=ours, encoder=encoder, keep=keep,
+                        ks=ks, embed=embed, cache=cache, on_progress=bar)  # fmt: skip
     try:
-        result = import_run(
-            trace, labels, chunk_set, docs, encoder=encoder, name=args.name, methods=methods,
-            ks=ks, shape=shape, trace_name=path.name, embed=embed, cache=cache, progress=bar,
-        )  # fmt: skip
+        result = adding.run()
     finally:
-        if bar is not None:
-            bar.close()
-    # each failure's suggestion and experiments, kept with the run (in the store and --out)
-    by_id = {d.doc_id: d for d in docs}
-    result = suggest_run(result, by_id, encoder=encoder, embed=embed)[0]
+        bar.close()
+    if adding.result is None:
+        saved = f", and {args.out}" if args.out else ""
+        why = "stopped" if adding.stopped else f"error: {adding.error}"
+        print(
+            f"{why}: {', '.join(ours)} were not added; {first.run_id} keeps {args.name} alone "
+            f"(in {kept.parent}{saved}): import the run again to add them",
+            file=sys.stderr,
+        )
+        return 130 if adding.stopped else 2
     if emit_run(result, args):
         print_import(result.imported, sys.stdout)
     return 0

@@ -94,7 +94,10 @@ def launch(
         raise LabelError(f"--port {port} is not a port number (1-65535)")
     app = app_path()
     saved = load_run(run_path)
-    kept = keep_run(saved, runs_folder(store))
+    folder = runs_folder(store)
+    kept = folder / f"{saved.run_id}.json"
+    if Path(run_path).resolve() != kept.resolve():  # already kept: never written over, as
+        kept = keep_run(saved, folder)  # an import-run adding its methods may rewrite it
     found = (
         keep_documents(saved, expand_docs(docs), Library.in_folder(kept.parent.parent / "library"))
         if docs

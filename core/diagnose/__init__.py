@@ -19,6 +19,9 @@ Modules:
   chunk's cosine to the query;
 - ``run_failures``: every failure of a saved run diagnosed, its repairs run (their texts
   embedded in batches) and the suggestions stored with their experiments;
+- ``import_job``: our methods added to an imported run once the retriever's run is kept
+  (computed, every failure diagnosed again, the same run kept grown; stopped, it says
+  which were never added), in the calling thread or in the background;
 - ``casebook``: documents and queries whose cause is known by construction, and the
   agreement of the suggestions with it.
 """

@@ -21,18 +21,32 @@
 - ``methods`` (naive, late, bm25, ...) are computed by ``run_eval`` over the same
   documents chunked by the chunk set, so their deltas against the retriever compare
   retrievers, not boundaries. The run's ``policy`` is the chunk set's.
+
+Your failures first, ours after: ``LogImport`` scores the retriever alone at once
+(``run()``: no encoder work, so its failures can be read while ours embed), then the same
+run with our methods (``run(methods)``). Both are one run: the ``run_id`` of an imported
+run hashes what the run is about (the log's digest and the retriever's name, the labels,
+the chunk set's policy and documents, the model, the cut-offs, scope, threshold and
+bootstrap settings) and not the list of our methods, so the run with ours added replaces
+the run with yours alone in the store (one file that grows), and importing the same log
+again with other ``--methods`` replaces it too. While ours are computed, the kept run
+records them in ``imported["pending_methods"]`` with ``imported["pending_state"]``:
+``computing``, or ``stopped`` when the import was interrupted or failed before they were
+added (``with_pending``, ``pending_methods``, ``pending_state``); ``added`` makes the
+finished run the same run, made when the first was, with nothing pending.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from core import defaults
 from core import methods as method_registry
+from core.chunk import chunk_document
 from core.chunk import policy_registry as policy_registry
 from core.evaluate.corpus import Corpus
 from core.evaluate.labels import LabelledQuery
@@ -42,16 +56,22 @@ from core.evaluate.run_file import EvalRun, RankedHit
 from core.evaluate.runner import EvalConfig, run_eval
 from core.evaluate.scoring import EmbedFn, Scored, gold_masks
 from core.evaluate.traces import TraceError, TraceHit, TraceQuery, trace_depth
+from core.formats import parse_document
 from core.imported.anchor import DocumentText, anchor_document
 from core.imported.chunkset import ChunkSet, policy_spec
 from core.imported.shapes import ForeignChunk
-from core.provenance.types import Document
+from core.provenance.types import Block, Chunk, ChunkPolicy, Document
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
     from core.protocols import TextEncoder
 
 DEFAULT_NAME = "yours"
+PENDING = "pending_methods"  # imported[...]: our methods asked and not in the run
+PENDING_STATE = "pending_state"  # imported[...]: computing | stopped
+PENDING_STATES = ("computing", "stopped")
+# a document's blocks and chunks under a policy (the set's): parsed and chunked
+Parts = Callable[[Document, ChunkPolicy], tuple[Sequence[Block], Sequence[Chunk]]]
 _MIN_OVERLAP = 0.5  # a hit anchored off the set's spans maps to one it half covers
 Span = tuple[str, int, int]  # (doc_id, char_start, char_end)
 
@@ -263,55 +283,157 @@ def import_run(
     cache: VectorCache | None = None,
     progress: Any = None,
 ) -> EvalRun:
-    """The run of ``trace`` (see the module docstring); ``TraceError`` (one line) when the
-    log fits neither the labels nor the chunk set."""
-    held = {d.doc_id: d for d in docs if chunk_set.docs.get(d.doc_id) == d.sha256}
-    if missing := sorted(set(chunk_set.docs) - set(held)):
-        raise TraceError(
-            f"chunk set {chunk_set.name} was anchored in {', '.join(missing)}, which the "
-            "documents given do not hold at that version: pass them with --docs"
-        )
-    scored = any(h.score is not None for q in trace for h in q.hits)
-    method_registry.register_external(name, scored=scored)
-    policy_registry.register(policy_spec(chunk_set), replace=True)
-    policy = policy_registry.get(chunk_set.name).default_policy()
-    matched, unlabelled = _match(trace, labels)
-    if not matched:
-        raise TraceError(
-            f"none of the log's {len(trace)} queries is in the query set (by id or by text): "
-            "check that --queries labels the queries the log holds"
-        )
-    mapper = _HitMapper(chunk_set, held)
-    logged = {qid: _Logged(hits=tuple((h, mapper.map(h)) for h in q.hits))
-              for qid, q in matched.items()}  # fmt: skip
-    ours = tuple(m for m in method_registry.parse_methods(methods) if m != name) if methods else ()
-    config = EvalConfig(policy=policy, methods=(name, *ours), ks=tuple(ks))
-    labelled = [q for q in labels if q.id in matched]
-    run = run_eval(
-        labelled, list(held.values()), config, encoder=encoder, embed=embed, cache=cache,
-        progress=progress, given={name: _scored_from_log(logged, scored, trace_depth(trace))},
-        identity={"trace_sha256": _digest(trace), "external": name},
-    )  # fmt: skip
-    outside = [
-        {"query_id": qid, "rank": hit.rank, "hit": hit.chunk_id or (hit.text or "")[:120],
-         "why": place}
-        for qid, entry in logged.items() for hit, place in entry.hits if isinstance(place, str)
-    ]  # fmt: skip
-    info: dict[str, object] = {
-        "method": name,
-        "scored": scored,
-        "shape": shape,
-        "trace": trace_name,
-        "chunk_set": chunk_set.name,
-        "depth": trace_depth(trace),
-        "queries_in_trace": len(trace),
-        "labelled": len(matched),
-        "labels_not_logged": [q.id for q in labels if q.id not in matched],
-        "unlabelled": [
-            {"query_id": q.query_id, "query": q.query, "hits": len(q.hits), "note": q.note}
-            for q in unlabelled
-        ],
-        "hits": sum(len(e.hits) for e in logged.values()),
-        "outside": outside,
-    }
+    """The run of ``trace`` with ``methods`` beside it, in one step (see the module
+    docstring); ``TraceError`` (one line) when the log fits neither the labels nor the
+    chunk set. ``LogImport`` makes the same run in two steps: yours first, ours after."""
+    found = LogImport(trace, labels, chunk_set, docs, name=name, shape=shape,
+                      trace_name=trace_name)  # fmt: skip
+    return found.run(methods, encoder=encoder, ks=ks, embed=embed, cache=cache,
+                     progress=progress)  # fmt: skip
+
+
+class LogImport:
+    """A log read, matched to its labels and mapped to the chunk set, ready to score:
+    ``run()`` is the retriever alone (the first failures at once), ``run(methods)`` the
+    same run with our methods beside it (the same ``run_id``: see the module docstring).
+    Each document is parsed and chunked once (by ``parse``, default the default parser
+    and the set's policy; a UI passes its own cached one), however many runs and
+    diagnoses read it: ``parts`` is also the diagnosis's chunker
+    (``core.diagnose.run_failures.suggest_run``). ``TraceError`` (one line) when the log
+    fits neither the labels nor the chunk set."""
+
+    def __init__(
+        self,
+        trace: Sequence[TraceQuery],
+        labels: Sequence[LabelledQuery],
+        chunk_set: ChunkSet,
+        docs: Sequence[Document],
+        *,
+        name: str = DEFAULT_NAME,
+        shape: str = "hits",
+        trace_name: str = "trace",
+        parse: Parts | None = None,
+    ) -> None:
+        held = {d.doc_id: d for d in docs if chunk_set.docs.get(d.doc_id) == d.sha256}
+        if missing := sorted(set(chunk_set.docs) - set(held)):
+            raise TraceError(
+                f"chunk set {chunk_set.name} was anchored in {', '.join(missing)}, which the "
+                "documents given do not hold at that version: pass them with --docs"
+            )
+        scored = any(h.score is not None for q in trace for h in q.hits)
+        method_registry.register_external(name, scored=scored)
+        policy_registry.register(policy_spec(chunk_set), replace=True)
+        self.policy = policy_registry.get(chunk_set.name).default_policy()
+        matched, unlabelled = _match(trace, labels)
+        if not matched:
+            raise TraceError(
+                f"none of the log's {len(trace)} queries is in the query set (by id or by "
+                "text): check that --queries labels the queries the log holds"
+            )
+        mapper = _HitMapper(chunk_set, held)
+        self.logged = {qid: _Logged(hits=tuple((h, mapper.map(h)) for h in q.hits))
+                       for qid, q in matched.items()}  # fmt: skip
+        self.name = name
+        self.docs = held
+        self.labelled = [q for q in labels if q.id in matched]
+        self.scored = scored
+        self.depth = trace_depth(trace)
+        self.digest = _digest(trace)
+        self._parse = parse or _parse
+        self._parts: dict[tuple[str, str], tuple[Sequence[Block], Sequence[Chunk]]] = {}
+        outside = [
+            {"query_id": qid, "rank": hit.rank, "hit": hit.chunk_id or (hit.text or "")[:120],
+             "why": place}
+            for qid, entry in self.logged.items() for hit, place in entry.hits
+            if isinstance(place, str)
+        ]  # fmt: skip
+        self.info: dict[str, object] = {
+            "method": name,
+            "scored": scored,
+            "shape": shape,
+            "trace": trace_name,
+            "chunk_set": chunk_set.name,
+            "depth": self.depth,
+            "queries_in_trace": len(trace),
+            "labelled": len(matched),
+            "labels_not_logged": [q.id for q in labels if q.id not in matched],
+            "unlabelled": [
+                {"query_id": q.query_id, "query": q.query, "hits": len(q.hits), "note": q.note}
+                for q in unlabelled
+            ],
+            "hits": sum(len(e.hits) for e in self.logged.values()),
+            "outside": outside,
+        }
+
+    def parts(self, doc: Document) -> tuple[Sequence[Block], Sequence[Chunk]]:
+        """The blocks and the set's chunks of ``doc``, parsed once."""
+        key = (doc.doc_id, doc.sha256)
+        if key not in self._parts:
+            self._parts[key] = self._parse(doc, self.policy)
+        return self._parts[key]
+
+    def ours(self, methods: Sequence[str]) -> tuple[str, ...]:
+        """``methods`` as the run names them, the retriever's own name left out."""
+        if not methods:
+            return ()
+        return tuple(m for m in method_registry.parse_methods(methods) if m != self.name)
+
+    def run(
+        self,
+        methods: Sequence[str] = (),
+        *,
+        encoder: TextEncoder,
+        ks: Sequence[int] = defaults.KS,
+        embed: EmbedFn | None = None,
+        cache: VectorCache | None = None,
+        progress: Any = None,
+    ) -> EvalRun:
+        """The run: the retriever, then ``methods`` computed over the set's spans
+        (``progress(done, total)`` over chunk x method units while they embed)."""
+        config = EvalConfig(policy=self.policy, methods=(self.name, *self.ours(methods)),
+                            ks=tuple(ks))  # fmt: skip
+        run = run_eval(
+            self.labelled, list(self.docs.values()), config, encoder=encoder, embed=embed,
+            cache=cache, progress=progress, chunker=lambda doc: list(self.parts(doc)[1]),
+            given={self.name: _scored_from_log(self.logged, self.scored, self.depth)},
+            identity={"trace_sha256": self.digest, "external": self.name,
+                      "methods": [self.name]},
+        )  # fmt: skip
+        return replace(run, imported=dict(self.info))
+
+
+def _parse(doc: Document, policy: ChunkPolicy) -> tuple[Sequence[Block], Sequence[Chunk]]:
+    blocks = parse_document(doc).blocks
+    return blocks, chunk_document(doc, blocks, policy)
+
+
+def pending_methods(run: EvalRun) -> tuple[str, ...]:
+    """Our methods asked for an imported run and not (yet) in it."""
+    listed = run.imported.get(PENDING)
+    return tuple(str(m) for m in listed) if isinstance(listed, list) else ()
+
+
+def pending_state(run: EvalRun) -> str | None:
+    """``computing`` while they are being added, ``stopped`` when they never were (the
+    import was interrupted or failed), None when none is pending."""
+    state = run.imported.get(PENDING_STATE)
+    return str(state) if pending_methods(run) and state in PENDING_STATES else None
+
+
+def with_pending(run: EvalRun, methods: Sequence[str], state: str = "computing") -> EvalRun:
+    """``run`` (the retriever alone) recording that ``methods`` are ``state``: being
+    computed, or stopped and never added."""
+    if state not in PENDING_STATES:
+        raise ValueError(f"a pending state is one of {', '.join(PENDING_STATES)}")
+    info = {k: v for k, v in run.imported.items() if k not in (PENDING, PENDING_STATE)}
+    if methods:
+        info |= {PENDING: list(methods), PENDING_STATE: state}
     return replace(run, imported=info)
+
+
+def added(first: EvalRun, full: EvalRun) -> EvalRun:
+    """``full`` (the retriever with our methods) as the run ``first`` grew into: the same
+    run, made when ``first`` was, with nothing pending."""
+    if first.run_id != full.run_id:
+        raise ValueError(f"{full.run_id} is not the run {first.run_id} with methods added")
+    return replace(with_pending(full, ()), created_at=first.created_at)

@@ -33,6 +33,7 @@ from core.evaluate import (
     run_eval,
 )
 from core.evaluate.cost import progress_line
+from core.evaluate.imported_run import pending_methods, pending_state
 from core.evaluate.run_store import keep_run, run_files, runs_folder
 from core.provenance.types import Document
 from workbench.documents import parse_cache, session
@@ -232,5 +233,12 @@ def open_linked_run(runs: dict[str, EvalRun]) -> None:
 
 
 def run_label(run: EvalRun) -> str:
+    """When, policy, methods and queries; an imported run's pending methods named apart
+    (``being added`` or ``not added``), never as if the run held them."""
     when = run.created_at.replace("T", " ")[:16]
-    return f"{when} · {run.policy_label} · {', '.join(run.methods)} · {run.n_queries} queries"
+    pending = ", ".join(pending_methods(run))
+    said = "not added" if pending_state(run) == "stopped" else "being added"
+    later = f" ({pending} {said})" if pending else ""
+    return (
+        f"{when} · {run.policy_label} · {', '.join(run.methods)}{later} · {run.n_queries} queries"
+    )

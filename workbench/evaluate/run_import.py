@@ -1,22 +1,44 @@
 """Glue of "Import a run" on the Evaluate page: a retriever's log and its labels scored
 over an imported chunk set (``core.evaluate.imported_run``), saved with the page's runs
 so every view of a run (metrics, deltas, the failure reader, tags, exports) reads it; and
-what an imported run could not place, shown above its numbers."""
+what an imported run could not place, shown above its numbers.
+
+Your failures first, ours after: the run with the retriever alone is kept at once (its
+failures readable in the reader), and our methods are computed in a background job
+(``core.diagnose.import_job.AddMethods``, polled by ``workbench.engine.jobs``) that adds
+them to the same run when done. Until then the run is the retriever's alone (the tables
+and pickers offer no method it does not hold) and ``pending_panel`` says which methods
+are being computed, with their progress; a run whose methods were never added (stopped
+here, or an interrupted ``chunkscope import-run``) says so. The jobs are kept per process
+(``live_jobs``), so another tab of the workbench sees the same progress."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from core import defaults
+from core.diagnose.import_job import AddMethods
+from core.diagnose.run_failures import suggest_run
 from core.errors import ChunkscopeError
-from core.evaluate import EvalRun, save_run
-from core.evaluate.imported_run import DEFAULT_NAME, import_run
+from core.evaluate import EvalRun
+from core.evaluate.imported_run import (
+    DEFAULT_NAME,
+    LogImport,
+    pending_methods,
+    pending_state,
+    with_pending,
+)
+from core.evaluate.run_store import keep_run
 from core.evaluate.traces import TRACE_SHAPES, read_trace
 from core.imported import ChunkSet
-from workbench.documents import chunk_sets, session
+from core.provenance.types import Block, Chunk, ChunkPolicy, Document
+from workbench.documents import chunk_sets, parse_cache, session
+from workbench.engine import jobs, run_files
 from workbench.engine import resources as eng
-from workbench.engine import run_files
+from workbench.evaluate import why
 from workbench.frame import roles
 from workbench.state import EvalKey, RunImportKey
 from workbench.widgets import wording
@@ -75,26 +97,76 @@ def _imported(
     name: str,
     ours: list[str],
 ) -> EvalRun | None:
+    """The run with the retriever alone, kept; our methods started in the background."""
     if not roles.require_editor("import runs"):  # it is saved beside the index
         return None
-    found, logged = read_trace(trace.getvalue(), trace.name, shape=shape)
+    found_shape, logged = read_trace(trace.getvalue(), trace.name, shape=shape)
     queries = run_files.uploaded_queries(labels)
     pool = session.library()
     docs = [pool[d] for d in chunk_set.docs if d in pool]
-    bar = st.progress(0.0, text="Reading the log…")
+    found = LogImport(logged, queries, chunk_set, docs, name=name or DEFAULT_NAME,
+                      shape=found_shape, trace_name=trace.name, parse=_parts)  # fmt: skip
+    methods = found.ours(ours)
+    encoder, folder = eng.encoder(), run_files.runs_dir()
+    with st.spinner("Scoring the log and diagnosing its failures…"):
+        first = found.run(encoder=encoder, cache=eng.vector_cache())
+        if (busy := live_jobs().get(first.run_id)) is not None and busy.running:
+            st.warning(f"{', '.join(busy.methods)} are still being added to this run.")
+            return first
+        first = suggest_run(with_pending(first, methods), found.docs, chunker=found.parts,
+                            encoder=encoder, embed=why.RANK_EMBED)[0]  # fmt: skip
+    keep_run(first, folder)
+    st.session_state[EvalKey.RUN_DOCS][first.run_id] = {d.doc_id: d for d in docs}
+    if methods:
+        job = AddMethods(found=found, first=first, methods=methods, encoder=encoder,
+                         keep=lambda run: keep_run(run, folder), embed=why.RANK_EMBED,
+                         cache=eng.vector_cache())  # fmt: skip
+        live_jobs()[first.run_id] = job
+        job.start()
+    return first
 
-    def tick(done: int, total: int) -> None:
-        bar.progress(done / total if total else 1.0, text=f"Embedding: {done:,} of {total:,}")
 
-    run = import_run(
-        logged, queries, chunk_set, docs, encoder=eng.encoder(), name=name or DEFAULT_NAME,
-        methods=tuple(ours), shape=found, trace_name=trace.name, cache=eng.vector_cache(),
-        progress=tick,
-    )  # fmt: skip
-    bar.empty()
-    save_run(run, run_files.runs_dir() / f"{run.run_id}.json")
-    st.session_state[EvalKey.RUN_DOCS][run.run_id] = {d.doc_id: d for d in docs}
-    return run
+def _parts(doc: Document, policy: ChunkPolicy) -> tuple[Sequence[Block], Sequence[Chunk]]:
+    """The blocks and chunks the other pages read, from the page's parse cache."""
+    return parse_cache.parsed(doc, "fast").blocks, parse_cache.chunked(doc, "fast", policy)
+
+
+@st.cache_resource(show_spinner=False)
+def live_jobs() -> dict[str, AddMethods]:
+    """The jobs adding our methods to an imported run, by run id, in this process."""
+    return {}
+
+
+def _forget(job: AddMethods) -> None:
+    """An ended job, once its summary is shown: the run file says the rest."""
+    if live_jobs().get(job.run_id) is job:
+        del live_jobs()[job.run_id]
+
+
+def pending_panel(run: EvalRun) -> None:
+    """For an imported run whose methods are pending: their job's progress and a Stop
+    button (then its summary once, and the page again with the grown run), or what
+    became of them when no job of this workbench is adding them."""
+    pending = pending_methods(run)
+    if not pending:
+        return
+    names = ", ".join(pending)
+    job = live_jobs().get(run.run_id)
+    if job is not None and (job.running or not job.announced):
+        jobs.job_panel(job, stop_label=f"Stop adding {names}", on_done=_forget)
+        return
+    alone = f"the run is **{md(run.imported.get('method', DEFAULT_NAME))}**'s alone"
+    if pending_state(run) == "stopped":
+        st.warning(
+            f"{md(names)} were not added to this run: its import stopped before they were "
+            f"computed, and {alone}. Import the run again to add them (it stays this run)."
+        )
+        return
+    st.info(
+        f"{md(names)}: being computed by the import that kept this run (`chunkscope "
+        f"import-run`); until they are added, {alone}. Rerun the page (R) to see them; if "
+        "that import no longer runs, import the run again."
+    )
 
 
 def imported_note(run: EvalRun) -> None:

@@ -57,8 +57,15 @@ RANK_EMBED = None  # the records of one stored method; None: core.index.indexer.
 
 @st.cache_resource(max_entries=8, show_spinner="Trying the repairs of each failure…")
 def _diagnoses(
-    run_id: str, method: str, shas: tuple[str, ...], _run: EvalRun, _docs: Mapping[str, Document]
+    run_id: str,
+    methods: tuple[str, ...],
+    method: str,
+    shas: tuple[str, ...],
+    _run: EvalRun,
+    _docs: Mapping[str, Document],
 ) -> dict[str, Diagnosis]:
+    """Keyed by the run's methods too: an imported run grows (our methods added to the
+    same run id), and a failure of one method is read beside the others' ranks."""
     policy = ChunkPolicy.from_dict(dict(_run.policy))
 
     def parts(doc: Document) -> tuple[tuple[Block, ...], tuple[Chunk, ...]]:
@@ -136,7 +143,7 @@ def store_suggestions(run: EvalRun, docs: dict[str, Document]) -> EvalRun:
 def diagnoses_of(run: EvalRun, method: str, docs: dict[str, Document]) -> dict[str, Diagnosis]:
     """Every failure of the run under ``method`` diagnosed (cached), by query id."""
     shas = tuple(sorted(d.sha256 for d in docs.values()))
-    return _diagnoses(run.run_id, method, shas, run, docs)
+    return _diagnoses(run.run_id, run.methods, method, shas, run, docs)
 
 
 def diagnosis_of(
@@ -145,7 +152,7 @@ def diagnosis_of(
     """The diagnosis of one failure (every failure of the run is diagnosed once, cached)."""
     shas = tuple(sorted(d.sha256 for d in docs.values()))
     st.session_state[WhyKey.SEEN] = (run, docs)
-    return _diagnoses(run.run_id, method, shas, run, docs).get(query_id)
+    return _diagnoses(run.run_id, run.methods, method, shas, run, docs).get(query_id)
 
 
 def _experiment_items(experiments: Sequence[Experiment]) -> str:
@@ -356,7 +363,11 @@ def _second_gold(diagnosis: Diagnosis, doc: Document) -> None:
 
 @st.cache_resource(max_entries=2, show_spinner=False)
 def _ranker(
-    run_id: str, shas: tuple[str, ...], _run: EvalRun, _docs: dict[str, Document]
+    run_id: str,
+    methods: tuple[str, ...],
+    shas: tuple[str, ...],
+    _run: EvalRun,
+    _docs: dict[str, Document],
 ) -> RunRanker:
     """The run's corpus rebuilt (cheap: the chunks come from the chunk cache); its
     methods' chunk sides are computed by ``_prepared`` with a progress bar."""
@@ -368,7 +379,8 @@ def _ranker(
 
 
 def _prepared(run: EvalRun, docs: dict[str, Document]) -> RunRanker:
-    ranker = _ranker(run.run_id, tuple(sorted(d.sha256 for d in docs.values())), run, docs)
+    shas = tuple(sorted(d.sha256 for d in docs.values()))
+    ranker = _ranker(run.run_id, run.methods, shas, run, docs)  # a grown run: ranked again
     if not ranker.prepared:
         bar = st.progress(0.0, text="Scoring every chunk of the run…")
 

@@ -1,0 +1,139 @@
+"""Our methods added to an imported run after it is kept: ours after yours, cancellable.
+
+An imported run is kept with the retriever alone first (``core.evaluate.imported_run``:
+its ``pending_methods`` being computed); an ``AddMethods`` then computes our methods over
+the set's spans, diagnoses every failure of the grown run again (each method of a query
+its own suggestion, the retriever's now read beside ours: ``run_failures``)
+and keeps it in place of the first (same ``run_id``). Stopped (``cancel.set()``, checked
+at every progress event while ours embed, or Ctrl-C in a command) or failed, it keeps the
+first run again with its pending methods ``stopped``: a valid run of the retriever that
+says which methods were never added. The diagnosis, once ours are computed, is not
+interrupted by ``cancel``.
+
+``run()`` does it in the calling thread (the command line); ``start()`` in a daemon
+thread that a UI polls like ``core.tune.job.SweepJob``: ``running``, ``progress()``
+(the share done and a line with the real counts), ``summary()`` once it has ended.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core import defaults
+from core.diagnose.run_failures import suggest_run
+from core.errors import ChunkscopeError
+from core.evaluate.cost import duration, duration_so_far
+from core.evaluate.imported_run import LogImport, added, with_pending
+from core.evaluate.run_file import EvalRun
+
+Keep = Callable[[EvalRun], object]
+
+
+class _Stopped(Exception):
+    """Raised from a progress event once ``cancel`` is set."""
+
+
+@dataclass(slots=True, kw_only=True)
+class AddMethods:
+    """``methods`` added to ``first`` (the run ``found.run()`` made, kept with them
+    pending); ``keep`` saves a run where the first was kept (the store's ``runs/``).
+    ``result`` is the grown run, ``stopped`` whether it was stopped, ``error`` a one-line
+    message when it failed; in both cases the first run is kept again, ``stopped``."""
+
+    found: LogImport
+    first: EvalRun
+    methods: tuple[str, ...]
+    encoder: Any
+    keep: Keep
+    ks: tuple[int, ...] = defaults.KS
+    embed: Any = None
+    cache: Any = None
+    on_progress: Callable[[int, int], None] | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    latest: tuple[int, int] | None = None
+    diagnosing: bool = False
+    result: EvalRun | None = None
+    stopped: bool = False
+    error: str | None = None
+    started: float = 0.0
+    announced: bool = False  # the UI has shown the summary once
+    thread: threading.Thread | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+    @property
+    def run_id(self) -> str:
+        return self.first.run_id
+
+    def start(self) -> None:
+        """``run()`` in a daemon thread."""
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> EvalRun:
+        """Compute, diagnose and keep the grown run; never raises for a stop (Ctrl-C
+        included) or a failure: returns the run kept (the first, stopped, then)."""
+        self.started = time.perf_counter()
+        try:
+            full = self.found.run(
+                self.methods, encoder=self.encoder, ks=self.ks, embed=self.embed,
+                cache=self.cache, progress=self._note,
+            )  # fmt: skip
+            self.diagnosing = True
+            full = suggest_run(full, self.found.docs, chunker=self.found.parts,
+                               encoder=self.encoder, embed=self.embed)[0]  # fmt: skip
+            grown = added(self.first, full)
+            self.keep(grown)
+            self.result = grown
+            return grown
+        except (_Stopped, KeyboardInterrupt):
+            self.stopped = True
+        except ChunkscopeError as exc:
+            self.error = str(exc)
+        except Exception as exc:  # a bug: its traceback to the log, one line to the UI
+            traceback.print_exc()
+            self.error = f"adding {', '.join(self.methods)} failed: {type(exc).__name__}: {exc}"
+        kept = with_pending(self.first, self.methods, "stopped")
+        self.keep(kept)
+        return kept
+
+    def _note(self, done: int, total: int) -> None:
+        if self.cancel.is_set():
+            raise _Stopped
+        self.latest = (done, total)
+        if self.on_progress is not None:
+            self.on_progress(done, total)
+
+    def progress(self) -> tuple[float, str]:
+        """Share done (0-1) and a line naming the methods still being computed."""
+        names = ", ".join(self.methods)
+        elapsed = time.perf_counter() - self.started if self.started else 0.0
+        if self.diagnosing:
+            return 1.0, f"{names}: computed; diagnosing their failures…"
+        if self.latest is None or not self.latest[1]:
+            return 0.0, f"{names}: being computed over the set's spans (chunking…)"
+        done, total = self.latest
+        share = done / total
+        left = f" · about {duration(elapsed * (1 - share) / share)} left" if 0 < share < 1 else ""
+        return share, (
+            f"{names}: being computed over the set's spans ({done:,} of {total:,} span × "
+            f"method units · {duration_so_far(elapsed)} so far{left})"
+        )
+
+    def summary(self) -> tuple[str, str]:
+        """``(level, line)`` once it has ended: success, warning (stopped) or error."""
+        names = ", ".join(self.methods)
+        alone = f"the run keeps {self.found.name} alone: import it again to add them"
+        if self.error:
+            return "error", f"{names} were not added ({self.error}); {alone}."
+        if self.stopped:
+            return "warning", f"Stopped: {names} were not added; {alone}."
+        spent = duration_so_far(time.perf_counter() - self.started)
+        return "success", f"Added {names} to the run, beside {self.found.name} ({spent})."
