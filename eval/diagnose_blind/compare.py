@@ -53,6 +53,16 @@ def report(name: str, said: dict[str, dict], a: dict[str, dict], b: dict[str, di
         f"{len(named)} of {len(cases)}, one reader's cause on {either}; strong and neither "
         f"reader's cause {strong_wrong}"
     )
+    strong = [c for c in named if said[c]["confidence"] == "strong"]
+    strong_hit = sum(said[c]["cause"] in (a[c]["cause"], b[c]["cause"]) for c in strong)
+    strong_agreed = [c for c in strong if c in agreed]
+    strong_both = sum(said[c]["cause"] == a[c]["cause"] for c in strong_agreed)
+    unclear = len(cases) - len(named)
+    print(
+        f"  unclear {unclear} of {len(cases)} ({unclear / max(len(cases), 1):.0%}); strong "
+        f"{len(strong)}, a reader's cause on {strong_hit}; where the readers agree, strong "
+        f"{len(strong_agreed)}, their cause on {strong_both}"
+    )
     per = Counter(a[c]["cause"] for c in agreed)
     hit = Counter(a[c]["cause"] for c in agreed if said[c]["cause"] == a[c]["cause"])
     print("  by the readers' cause: " + ", ".join(f"{k} {hit[k]}/{n}" for k, n in per.items()))
