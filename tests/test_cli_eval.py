@@ -353,3 +353,25 @@ def test_an_out_path_that_cannot_be_written_is_refused_before_the_work(
         assert err.count("\n") == 1 and f"{blocker} is not a writable folder" in err
     assert main([*_eval(workspace), "--out", str(workspace)]) == 2
     assert capsys.readouterr().err == f"error: --out {workspace} is a folder: name a file\n"
+
+
+def test_the_suggestions_repairs_read_the_runs_vector_cache(
+    workspace: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.cli import eval_cmd
+    from core.embed import VectorCache
+
+    seen: list[object] = []
+    real = eval_cmd.with_suggestions
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(kwargs["embed"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(eval_cmd, "with_suggestions", spy)
+    cache = workspace / "vectors"
+    assert main(_eval(workspace, "--cache", str(cache))) == 0
+    capsys.readouterr()
+    [embed] = seen
+    kept = getattr(embed, "keywords", {}).get("cache")
+    assert isinstance(kept, VectorCache) and kept.folder == cache  # the late states it made

@@ -11,6 +11,7 @@ per-query hits (``--out RUN.json`` saves the full run, hits included, for triage
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from typing import Any
 
@@ -32,6 +33,7 @@ from core.cli.options import (
 from core.cli.progress import ProgressBar
 from core.cli.run_table import emit_run
 from core.embed import VectorCache
+from core.embed.cache import shared_cache
 from core.errors import LabelError
 from core.evaluate import read_queries, run_eval
 from core.formats.format_registry import describe_formats
@@ -120,8 +122,11 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         bar.close()
-    # every run is kept in the store, where the reader reads each failure's suggestion
-    result = with_suggestions(result, docs, parts, encoder=encoder, embed=embed)
+    # every run is kept in the store, where the reader reads each failure's suggestion; the
+    # repairs read the run's vectors and late token states from its cache, not anew
+    kept = cache if cache is not None else shared_cache()
+    repairs = functools.partial(embed, cache=kept) if kept is not None else embed
+    result = with_suggestions(result, docs, parts, encoder=encoder, embed=repairs)
     emit_run(result, args)
     if failures:
         print(f"error: {failed_files_line(failures, len(paths))}", file=sys.stderr)
