@@ -158,30 +158,3 @@ def test_qualifiers_and_adverbs_make_no_phrase_and_a_hyphenated_code_matches_its
     )
     assert found.terms == ()  # "three main", "main companies", "10K": no gap a reader would see
     assert found.share == 0.0
-
-
-def test_a_lexical_miss_of_a_passage_in_other_words_is_vocabulary_not_method():
-    # BM25 misses the gold, which holds 10% of the query's words; naive finds it
-    found = [_exp("context", 149, 140), _exp("method", 149, 1, method="naive")]
-    reworded = Evidence(gold_holds=0.1, hit_holds=0.3)
-    bm25 = decide(found, reworded, k=5, repaired=True, lexical=True)
-    assert (bm25.cause, bm25.confidence) == ("vocabulary", "strong")
-    assert "holds 10% of the query's words" in bm25.decided_by
-    # the same evidence under a dense method: the other method's finding decides
-    dense = decide(found, reworded, k=5, repaired=True)
-    assert dense.cause == "method"
-    # the gold holding the query's words: BM25's miss is the method's, as before
-    worded = decide(found, Evidence(gold_holds=0.8, hit_holds=0.3), k=5, repaired=True,
-                    lexical=True)  # fmt: skip
-    assert worded.cause == "method"
-    # a repair that fixes the failure still comes first
-    fixed = decide([_exp("boundary", 30, 2)], reworded, k=5, repaired=True, lexical=True)
-    assert fixed.cause == "boundary"
-
-
-def test_a_dense_miss_of_a_reworded_passage_is_vocabulary_at_most_weak():
-    alone = [_exp("context", 74, 70), _exp("method", 74, 37, method="bm25")]
-    d = decide(alone, Evidence(gold_holds=0.3, hit_holds=0.3), k=5, repaired=True)
-    assert (d.cause, d.confidence) == ("vocabulary", "weak")
-    held = decide(alone, Evidence(gold_holds=0.7, hit_holds=0.3), k=5, repaired=True)
-    assert held.cause == "unclear"  # the gold holds the words: nothing decides

@@ -22,15 +22,8 @@ In order:
    terms the gold's document never uses (``core.diagnose.terms.absence``: a hyphenated
    compound or two adjacent content words looked up as a phrase, a word standing alone by
    its stem; names and figures weigh 2; prompt words like "please", "explain" left out).
-6. **vocabulary**, for a lexical method (BM25), when the gold's own text holds at most
-   ``PASSAGE_WORDS`` of the query's content weight: the passage says it in other words
-   ("purchases of property, plant and equipment" for "capital expenditure"), which no
-   word count can match; another method finding the gold is then what a model that reads
-   meaning does, not a contradiction.
-7. **method**, when another method of the run ranks the gold within the top k.
-8. **vocabulary**, weak, for a dense method, on the same evidence as 6 (a model that reads
-   meaning may still miss a paraphrase, so this is never more than likely).
-9. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
+6. **method**, when another method of the run ranks the gold within the top k.
+7. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
    moved it at least halfway to the top k, or label when only some of its evidence holds.
 
 **Confidence.** A cause is ``strong`` only when what decided it is uncontested: the
@@ -69,7 +62,6 @@ CONTRADICTS = 0.15  # key terms absent at this share contradict a cause other th
 INPUTS = 2  # figures in the gold (years aside) that a computed metric reads
 DAMAGED = 0.5  # the strongest parse signal (damaged, furniture, no text): parse evidence
 SECOND_PLACE = 0.5  # the "answer in two places" signal: label evidence
-PASSAGE_WORDS = 0.45  # the gold's own text holds at most this share: it says it otherwise
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -124,16 +116,11 @@ def _moved(e: Experiment, k: int) -> bool:
 
 
 def decide(
-    experiments: Sequence[Experiment],
-    evidence: Evidence,
-    *,
-    k: int,
-    repaired: bool,
-    lexical: bool = False,
+    experiments: Sequence[Experiment], evidence: Evidence, *, k: int, repaired: bool
 ) -> Decision:
     """The suggested cause and its confidence (see the module docstring). ``repaired``:
     whether the failing method's own repairs could be run (an encoder given, a dense or
-    lexical method); ``lexical``: the failing method counts words (BM25)."""
+    lexical method)."""
     text_fixes = sorted(
         (e for e in experiments if e.repair in TEXT_REPAIRS and e.fixes),
         key=lambda e: (_after(e), TEXT_REPAIRS.index(e.repair)),
@@ -159,8 +146,7 @@ def decide(
         cause is a repair of the failing method that fixes it, which another method's
         finding the gold does not contradict)."""
         out = [e.repair for e in repairs if e.repair != cause]
-        paraphrase = lexical and cause == "vocabulary"  # the others read meaning
-        if others and cause != "method" and not measured and not paraphrase:
+        if others and cause != "method" and not measured:
             out.append("method")
         if evidence.absent >= CONTRADICTS and cause != "vocabulary":
             out.append("vocabulary")
@@ -203,18 +189,9 @@ def decide(
             f"({evidence.absent:.0%} of the query's weight)"
         )
         return decided("vocabulary", line, against("vocabulary", repairs=moved))
-    passage = evidence.gold_holds <= PASSAGE_WORDS
-    passage_line = (
-        f"the gold's own text holds {evidence.gold_holds:.0%} of the query's words: it says "
-        "it in other words"
-    )
-    if lexical and passage:
-        return decided("vocabulary", passage_line, against("vocabulary", repairs=moved))
     if others:
         return decided("method", others[0].line, against("method", repairs=moved),
                        weak=not repaired)  # fmt: skip
-    if passage:
-        return decided("vocabulary", passage_line, against("vocabulary", repairs=moved), weak=True)
     runner = ""
     if moved:
         runner = max(moved, key=lambda e: (e.before or 0) - _after(e)).repair

@@ -52,7 +52,6 @@ from core.diagnose.terms import (
     query_terms,
     terms_of,
 )
-from core.errors import ChunkscopeError
 from core.ingest.ocr import ocr_reading
 from core.methods.lexical import word_spans
 from core.methods.spec import MethodSpec
@@ -924,14 +923,6 @@ def _method_experiments(case: Case, method: str) -> list[Experiment]:
     return out
 
 
-def _family(case: Case, method: str) -> str:
-    """The failing method's family (``lexical``, ``dense``, ...; '' when not known)."""
-    try:
-        return str(case.spec(method).family)
-    except ChunkscopeError:
-        return ""
-
-
 def evidence_of(case: Case, method: str, damage: float) -> Evidence:
     """What a reader can check without a repair (``core.diagnose.cause.Evidence``): the
     query's key terms the document never uses (``core.diagnose.terms.absence``: phrases
@@ -959,7 +950,7 @@ def evidence_of(case: Case, method: str, damage: float) -> Evidence:
         absent_words=missing.terms,
         metric=missing.metric,
         figures=sum(1 for f in FIGURE.findall(gold_text) if not _YEAR.fullmatch(f)),
-        gold_holds=held_share(weights, gold_text) if weights else 1.0,  # nothing to miss
+        gold_holds=held_share(weights, gold_text),
         hit_holds=best[0] if best else 0.0,
         hit=best[1].chunk_id if best else "",
         damage=damage,
@@ -1005,8 +996,7 @@ def diagnose(
     evidence = dataclasses.replace(evidence_of(case, method, broken), second_place=two)
     if not any(e.repair == "method" for e in experiments):
         experiments = [*experiments, *_method_experiments(case, method)]
-    lexical = _family(case, method) == "lexical"
-    decision = decide(experiments, evidence, k=case.k, repaired=repaired, lexical=lexical)
+    decision = decide(experiments, evidence, k=case.k, repaired=repaired)
     best = _best_chunk(case)
     top = _first_hit(case, method)
     return Diagnosis(
