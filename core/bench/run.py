@@ -87,6 +87,8 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
             )
         )
     if "diagnose" in s.cases:
+        thunk = _one(lambda: diagnose_cases.cost_case(inputs))
+        steps.append(("diagnose", f"diagnosis of {diagnose_cases.COST_FAILURES} failures", thunk))
         steps.append(
             ("diagnose", "diagnosis agreement", lambda: diagnose_cases.agreement_cases(inputs))
         )
