@@ -236,7 +236,8 @@ def pypdf_pages(paths: list[Path]) -> int:
 
 
 def byo_cases(inputs: BenchInputs) -> list[CaseResult]:
-    """One row per split of ``SPLITS`` (``--quick``: the first), against the parse."""
+    """One row per split of ``SPLITS`` (``--quick``: the first), and ``byo:again`` (the
+    first split imported again, the loader's page texts kept), each against the parse."""
     s = inputs.settings
     try:
         import langchain_text_splitters  # noqa: F401
@@ -349,7 +350,7 @@ def _row(
     split_text = ", ".join(f"{k} {v:.2f} s" for k, v in stage.items())
     first = outcome.first
     cause = outcome.diagnosis
-    key = "byo:first-failure" if split == SPLITS[0] else f"byo:first-failure:{len(rows)}"
+    key = "byo:first-failure" if split == SPLITS[0] else f"byo:first-failure:{split[0]}-{split[1]}"
     filings = ", ".join(p.stem for p in paths)
     return CaseResult(
         key=key,
