@@ -25,6 +25,7 @@ import io
 import json
 import logging
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from functools import cache
@@ -39,22 +40,26 @@ KEPT_DOCUMENTS = 16  # documents whose extracted pages the process keeps in memo
 FOLDER_NAME = "loader_text"  # beside the chunk sets in the store
 
 _KEPT: OrderedDict[tuple[str, str], dict[int, str | None]] = OrderedDict()
+_KEPT_LOCK = threading.Lock()  # the workbench's sessions share the process
 
 
 def forget() -> None:
     """Drop the page texts kept in memory (a first import of every document again)."""
-    _KEPT.clear()
+    with _KEPT_LOCK:
+        _KEPT.clear()
 
 
 def _kept(key: tuple[str, str]) -> dict[int, str | None]:
     """The page texts kept for ``key`` (shared by every ``PageTexts`` of it)."""
-    if key in _KEPT:
-        _KEPT.move_to_end(key)
-    else:
-        _KEPT[key] = {}
-        while len(_KEPT) > KEPT_DOCUMENTS:
-            _KEPT.popitem(last=False)
-    return _KEPT[key]
+    with _KEPT_LOCK:
+        pages = _KEPT.get(key)
+        if pages is None:
+            pages = _KEPT[key] = {}
+            while len(_KEPT) > KEPT_DOCUMENTS:
+                _KEPT.popitem(last=False)
+        else:
+            _KEPT.move_to_end(key)
+        return pages
 
 
 @cache
