@@ -238,3 +238,37 @@ def test_model_cases_run_on_a_tiny_document(tmp_path: Path) -> None:
     assert by_case["late"].ratio is not None and by_case["late"].extra["flop_ratio"] > 0
     peaks = by_case["memory"].extra["peak_mib"]
     assert 0 < peaks["imports"] <= peaks["late"] == by_case["memory"].ours
+
+
+def test_diagnosis_cost_takes_the_first_failures_of_a_run_in_order() -> None:
+    from dataclasses import dataclass, field
+
+    from core.bench.diagnose_cases import first_failures
+
+    @dataclass(frozen=True)
+    class Record:
+        id: str
+        failed: dict = field(default_factory=dict)
+
+    @dataclass(frozen=True)
+    class Run:
+        methods: tuple
+        queries: tuple
+
+    run = Run(
+        methods=("naive", "late", "bm25"),
+        queries=(
+            Record("a", {"naive": True, "late": False, "bm25": True}),
+            Record("b", {"naive": False, "late": False, "bm25": False}),
+            Record("c", {"naive": True, "late": True, "bm25": True}),
+            Record("d", {"naive": True, "late": True, "bm25": True}),
+        ),
+    )
+    cut = first_failures(run, 4)
+    assert [q.id for q in cut.queries] == ["a", "b", "c"]
+    assert cut.queries[2].failed == {"naive": True, "late": True, "bm25": False}
+    assert cut.queries[0] == run.queries[0]
+    failures = [(q.id, m) for q in cut.queries for m in run.methods if q.failed[m]]
+    assert failures == [("a", "naive"), ("a", "bm25"), ("c", "naive"), ("c", "late")]
+    with pytest.raises(RuntimeError, match="has 8 failures, not 9"):
+        first_failures(run, 9)

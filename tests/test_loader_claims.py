@@ -296,3 +296,77 @@ def test_llamaindex_pdfreader_nodes_are_checked_in_pypdfs_page_text() -> None:
     assert chunk_set.checks["page_base"] == 1
     assert {c.anchor.index for c in chunk_set.chunks if c.anchor.claim != "ok"} == {5}
     assert {c.anchor.index for c in chunk_set.chunks if c.anchor.page_claim != "ok"} == {9}
+
+
+def _counted_extractions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every pypdf page extraction from now on, counted."""
+    calls: list[int] = []
+    extract = pypdf.PageObject.extract_text
+
+    def counted(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        calls.append(1)
+        return extract(self, *args, **kwargs)
+
+    monkeypatch.setattr(pypdf.PageObject, "extract_text", counted)
+    return calls
+
+
+def _verdicts(chunk_set) -> list[tuple]:  # noqa: ANN001
+    return [(c.anchor.anchor, c.anchor.char_start, c.anchor.char_end, c.anchor.claim,
+             c.anchor.page_claim, c.anchor.detail) for c in chunk_set.chunks]  # fmt: skip
+
+
+def test_a_second_import_of_the_same_pdf_checks_every_claim_without_extracting_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from core.imported import loader_text
+
+    loader_text.forget()
+    calls = _counted_extractions(monkeypatch)
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    moved_offset, minus_one, moved_page = seeded(rows, page_texts(SIGCONF, "pypdf"))
+    calls.clear()
+    first = run(rows, SIGCONF)
+    assert calls  # the loader's pages were extracted
+    calls.clear()
+    again = run(rows, SIGCONF)  # another split of the same PDF would do the same
+    assert calls == [] and _verdicts(again) == _verdicts(first)
+    wrong = {c.anchor.index for c in again.chunks if c.anchor.claim == "wrong"}
+    assert wrong == {moved_offset, minus_one}
+    assert {c.anchor.claim for c in again.chunks} <= {"ok", "wrong"}
+    loader_text.forget()
+    run(rows, SIGCONF)
+    assert calls  # forgotten: extracted again
+
+
+def test_the_command_keeps_the_loaders_pages_in_the_store_for_the_next_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.imported import loader_text
+
+    rows = rows_of(MULTICOLUMN, "pypdf", {"page_label": "1"})
+    rows[2]["metadata"]["start_index"] += 5
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    store = tmp_path / "store"
+    argv = ["import-chunks", str(data), "--docs", str(MULTICOLUMN), "--store", str(store),
+            "--json"]  # fmt: skip
+    loader_text.forget()
+    calls = _counted_extractions(monkeypatch)
+    assert main(argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert calls
+    (kept,) = (store / "loader_text").glob("*.json")
+    assert load_document(MULTICOLUMN).sha256 in kept.name
+    loader_text.forget()  # as a new process: nothing in memory
+    calls.clear()
+    assert main(argv) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert calls == [] and again["chunks"] == first["chunks"]
+    assert again["counts"]["claim"] == {"ok": len(rows) - 1, "wrong": 1, "absent": 0,
+                                        "unchecked": 0}  # fmt: skip
+    # a kept file that is not this document's text is not trusted: the pages are extracted
+    kept.write_text(json.dumps({"document_sha256": "0" * 64, "extractor": "x", "pages": {}}))
+    loader_text.forget()
+    assert main(argv) == 0
+    assert calls and json.loads(capsys.readouterr().out)["chunks"] == first["chunks"]

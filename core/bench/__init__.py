@@ -19,6 +19,8 @@ Modules:
 - ``table_quality``: the fast parser's block typing against PyMuPDF's layout model;
 - ``ocr_cases``: the ``ocr`` case: accuracy and speed of reading pages without text;
 - ``import_cases``: anchoring chunks another extractor made, and an imported run;
+- ``byo_cases``: a LangChain pipeline's chunks from ``import-chunks`` to the first
+  failure's suggested cause, against parsing the same files;
 - ``embed_cases``: naive against sentence-transformers, late against naive;
 - ``sweep_cases``: late chunking over many policies from the state store;
 - ``store_cases``: our ``ChunkStore`` against raw Chroma calls, query latency at scale;

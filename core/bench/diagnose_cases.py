@@ -1,4 +1,5 @@
-"""Diagnose cases: a chunk's exact rank at full depth in a large collection.
+"""Diagnose cases: a chunk's exact rank at full depth in a large collection; what the
+diagnosis of 40 failures of a run costs; the diagnosis against constructed causes.
 
 ``core.diagnose.depth.full_depth_ranks`` for one chunk under a dense method in the
 synthetic collection of ``store_cases`` (``n`` records), after its vectors were read once
@@ -9,6 +10,8 @@ at most 50 ms a query.
 
 from __future__ import annotations
 
+import tempfile
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -19,9 +22,19 @@ from core.bench.store_cases import DENSE, SEED, _ensure_scale, _unit_vectors, _w
 from core.bench.timing import interleaved, timed
 from core.chunk import default_policy, policy_from_args
 from core.diagnose.attribution import late_attribution
-from core.diagnose.casebook import CAUSES, build_casebook, run_casebook
+from core.diagnose.casebook import (
+    CAUSES,
+    KS,
+    POLICY,
+    build_casebook,
+    casebook_documents,
+    casebook_queries,
+    run_casebook,
+)
+from core.diagnose.casebook import METHODS as BOOK_METHODS
 from core.diagnose.depth import full_depth_ranks, loaded_vectors
-from core.diagnose.run_failures import diagnose_run
+from core.diagnose.run_failures import diagnose_methods, diagnose_run
+from core.embed import VectorCache
 from core.embed.late import late_windows
 from core.evaluate import EvalConfig, import_chunking_eval, run_eval
 from core.formats import load_document
@@ -173,6 +186,75 @@ def signals_case(inputs: BenchInputs) -> CaseResult:
         notes=(f"suggested causes: {shown}; first evaluation {eval_s:.1f} s",),
         ours_samples=t["ours"].samples_s,
         baseline_samples=t["raw"].samples_s,
+    )
+
+
+COST_FAILURES = 40
+COST_LIMIT_S = 60.0
+
+
+def first_failures(run: Any, n: int) -> Any:
+    """The run cut to its first ``n`` failures, a failure being a (query, method) pair
+    in the run's order (a query's methods in the run's order): later queries left out,
+    the last query's later failed methods marked not failed (so nothing diagnoses them)."""
+    import dataclasses
+
+    kept, left = [], n
+    for record in run.queries:
+        if left <= 0:
+            break
+        failed = [m for m in run.methods if record.failed.get(m)]
+        if len(failed) > left:
+            drop = set(failed[left:])
+            record = dataclasses.replace(
+                record, failed={m: v and m not in drop for m, v in record.failed.items()}
+            )
+        left -= min(left, len(failed))
+        kept.append(record)
+    if left:
+        raise RuntimeError(f"the run has {n - left} failures, not {n}")
+    return dataclasses.replace(run, queries=tuple(kept))
+
+
+def cost_case(inputs: BenchInputs) -> CaseResult:
+    """The diagnosis of the first ``COST_FAILURES`` failures of the casebook's run (every
+    method's repairs run: boundary and context texts embedded by the failing method,
+    OCR where the text layer differs), against that run's own evaluation, a first one
+    (an empty vector cache). One run of each."""
+    per_cause = 1 if inputs.settings.quick else PER_CAUSE
+    book = build_casebook(per_cause=per_cause)
+    docs = casebook_documents(book)
+    config = EvalConfig(policy=POLICY, methods=BOOK_METHODS, ks=KS, resamples=10)
+    encoder = inputs.encoder()
+    with tempfile.TemporaryDirectory(prefix="chunkscope-bench-cost-") as folder:
+        eval_s, run = timed(  # a first evaluation: an empty vector cache
+            lambda: run_eval(
+                casebook_queries(book), docs, config, encoder=encoder, cache=VectorCache(folder)
+            )  # fmt: skip
+        )
+    total = sum(bool(q.failed.get(m)) for q in run.queries for m in run.methods)
+    picked = first_failures(run, COST_FAILURES)
+    by_id = {d.doc_id: d for d in docs}
+    took, found = timed(lambda: diagnose_methods(picked, by_id, encoder=encoder))
+    done = sum(len(per) for per in found.values())
+    if done != COST_FAILURES:
+        raise AssertionError(f"{done} failures were diagnosed, not {COST_FAILURES}")
+    per_method = ", ".join(f"{m} {len(found[m])}" for m in run.methods if found.get(m))
+    tried = Counter(e.repair for per in found.values() for d in per.values() for e in d.experiments)
+    return CaseResult(
+        key="diagnose:cost",
+        case="diagnose",
+        label=f"diagnosis of {COST_FAILURES} failures of a run, repairs run (one run)",
+        ours=took,
+        baseline=eval_s,
+        baseline_label=f"the run's first evaluation ({run.n_queries} queries, {len(docs)} docs)",
+        max_ours=COST_LIMIT_S,
+        target=f"<= {COST_LIMIT_S:.0f} s",
+        notes=(
+            f"the first {COST_FAILURES} of the casebook run's {total} failures ({per_method}); "
+            f"experiments: {dict(sorted(tried.items()))}",
+        ),
+        extra={"failures": COST_FAILURES, "run_failures": total, "eval_s": eval_s},
     )
 
 

@@ -30,7 +30,7 @@ CASE_NAMES: tuple[str, ...] = (
     "lexical", "depth", "signals", "attribution", "ui", "memory", "gpu", "scale", "ocr",
     "diagnose", "compare", "map",
 )  # fmt: skip
-OPT_IN_CASES: tuple[str, ...] = ("scale-corpus", "import-run", "eval")  # only when named
+OPT_IN_CASES: tuple[str, ...] = ("scale-corpus", "import-run", "eval", "byo")  # only when named
 PARSE_REPEATS = 11  # the full run's rounds of the parse and tables cases
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from core.bench import (
+    byo_cases,
     cases,
     diagnose_cases,
     embed_cases,
@@ -86,6 +87,8 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
             )
         )
     if "diagnose" in s.cases:
+        thunk = _one(lambda: diagnose_cases.cost_case(inputs))
+        steps.append(("diagnose", f"diagnosis of {diagnose_cases.COST_FAILURES} failures", thunk))
         steps.append(
             ("diagnose", "diagnosis agreement", lambda: diagnose_cases.agreement_cases(inputs))
         )
@@ -117,6 +120,9 @@ def plan(inputs: BenchInputs) -> list[tuple[str, str, Thunk]]:
         steps.append(
             ("eval", "evaluation, cold and warm", _skip("eval", no_cuda) if no_cuda else thunk)
         )
+    if "byo" in s.cases:
+        thunk = lambda: byo_cases.byo_cases(inputs)  # noqa: E731
+        steps.append(("byo", "your chunks to the first failure", thunk))
     if "scale-corpus" in s.cases:
         steps.append(("scale-corpus", "ray scale corpus", lambda: _scale_corpus_rows(inputs)))
     return steps

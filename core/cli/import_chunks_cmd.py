@@ -13,6 +13,9 @@ workbench opens them.
 A PDF's chunks from a per-page loader are checked in that loader's own text of each page
 (pypdf for LangChain's PyPDFLoader and LlamaIndex's PDFReader, PyMuPDF for
 PyMuPDFLoader): found from the rows' metadata or by trial, or named by ``--extractor``.
+The loader's page texts are kept in the store (``loader_text/`` beside ``chunksets/``,
+by document SHA-256 and extractor version), so importing another split of the same PDFs
+checks its claims without extracting the pages again.
 
 Output: what was checked (``core.imported.headline``), the counts and the first chunks to
 look at, one line each (``--json``: the report of ``core.imported.report_dict`` with the
@@ -44,6 +47,7 @@ from core.imported import (
     sets_folder,
 )
 from core.imported.chunkset import name_from
+from core.imported.loader_text import FOLDER_NAME as LOADER_FOLDER
 from core.imported.named_splitter import offer_line
 from core.ingest.files import read_source
 from core.library import Library
@@ -150,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
     chunk_set, timing = import_chunks(
         chunks, docs, name=name, shape=shape, origin=origin, threshold=args.threshold,
         extractor=args.extractor, page_base=args.page_base,
+        loader_folder=sets_folder(location).parent / LOADER_FOLDER,
     )  # fmt: skip
     used = [d for d in docs if d.doc_id in chunk_set.docs]
     _keep_sources(args, used, paths)

@@ -30,7 +30,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import PurePath, PurePosixPath, PureWindowsPath
+from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 
 from core.imported.anchor import (
     CLAIMS,
@@ -169,10 +169,10 @@ def _page_shifts(shape: str, page_base: int | None) -> tuple[int, list[int]]:
 
 def _loaders(
     per_doc: dict[str, list[ForeignChunk]], doc_of: dict[str, Document], extractor: str | None,
-    shifts: list[int],
+    shifts: list[int], folder: Path | None,
 ) -> tuple[dict[str, LoaderEvidence], int | None, dict[str, object]]:  # fmt: skip
     """Each PDF's loader text (where one reproduces its chunks), the page shift it
-    decided, and how (``checks`` of the set)."""
+    decided, and how (``checks`` of the set); ``folder``: where page texts are kept."""
     found: dict[str, LoaderEvidence] = {}
     shift: int | None = None
     tried: list[str] = []
@@ -190,7 +190,7 @@ def _loaders(
         else:
             order = list(EXTRACTORS)
         tries = shifts if shift is None else [shift]
-        pages, chosen, here = choose_extractor(doc, own, order, tries)
+        pages, chosen, here = choose_extractor(doc, own, order, tries, folder)
         tried += [t for t in here if t not in tried]
         if pages is None:
             continue
@@ -217,11 +217,14 @@ def import_chunks(
     threshold: float = DEFAULT_THRESHOLD,
     extractor: str | None = None,
     page_base: int | None = None,
+    loader_folder: Path | None = None,
 ) -> tuple[ChunkSet, Timing]:
     """Anchor ``chunks`` in ``docs`` and audit their claims; the set is not saved here.
     ``extractor``: the per-page loader's extractor (``pypdf``, ``pymupdf``), else found
     from the rows' metadata or by trial; ``page_base``: the first page's number the
-    chunks were read with when it was given (else it is detected)."""
+    chunks were read with when it was given (else it is detected); ``loader_folder``:
+    where the loader's page texts are kept between imports
+    (``core.imported.loader_text``; they are kept in memory either way)."""
     check_name(name)
     if not 0 < threshold <= 1:
         raise ImportChunksError(f"--threshold is a share in (0, 1], got {threshold}")
@@ -240,7 +243,7 @@ def import_chunks(
             doc_of[found.doc_id] = found
     started = time.perf_counter()
     base, shifts = _page_shifts(shape, page_base)
-    loaders, shift, checks = _loaders(per_doc, doc_of, extractor, shifts)
+    loaders, shift, checks = _loaders(per_doc, doc_of, extractor, shifts, loader_folder)
     texts = {doc_id: DocumentText(doc) for doc_id, doc in doc_of.items()}
     paged = [c for d, own in per_doc.items() if doc_of[d].is_paged for c in own]
     how = "given" if page_base is not None else "default"
@@ -268,6 +271,8 @@ def import_chunks(
                                       text=texts[doc_id], loader=loaders.get(doc_id)):  # fmt: skip
             anchors[anchor.index] = anchor
     elapsed = time.perf_counter() - started
+    for evidence in loaders.values():
+        evidence.pages.save()
     kept = tuple(
         ImportedChunk(given=moved.get(c.index, c), anchor=anchors[c.index]) for c in chunks
     )

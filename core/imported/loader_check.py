@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from core.imported.loader_text import EXTRACTORS, PageTexts
 from core.imported.shapes import ForeignChunk
@@ -127,17 +128,19 @@ def _score(pages: PageTexts, sample: Sequence[ForeignChunk]) -> tuple[int, int]:
 
 
 def choose_extractor(
-    doc: Document, chunks: Sequence[ForeignChunk], order: Sequence[str], shifts: Sequence[int]
-) -> tuple[PageTexts | None, int, list[str]]:
+    doc: Document, chunks: Sequence[ForeignChunk], order: Sequence[str], shifts: Sequence[int],
+    folder: Path | None = None,
+) -> tuple[PageTexts | None, int, list[str]]:  # fmt: skip
     """The extractor's pages (of ``order``; the pages read so far kept) and page shift (of
     ``shifts``) under which the sampled chunks' texts are on their claimed pages;
-    ``(None, 0, tried)`` when none reproduces them. ``tried``: the extractors tried."""
+    ``(None, 0, tried)`` when none reproduces them. ``tried``: the extractors tried;
+    ``folder``: where extracted pages are kept (``PageTexts``)."""
     tried: list[str] = []
     best: tuple[tuple[int, int], PageTexts, int] | None = None
     for name in order:
         if name not in EXTRACTORS:
             continue
-        pages = PageTexts(doc, name)
+        pages = PageTexts(doc, name, folder)
         if not pages.usable:
             return None, 0, tried
         tried.append(name)

@@ -9,7 +9,12 @@ of *that page*, which no other extraction shares. The known extractors:
 * ``pymupdf``: PyMuPDF's plain ``page.get_text()``, which LangChain's ``PyMuPDFLoader``
   reads (then ``.strip()``).
 
-``PageTexts`` extracts a page once, when it is first asked for. ``hinted_extractor``
+``PageTexts`` extracts a page once, when it is first asked for, and keeps it for the
+document (by its SHA-256 and the extractor's name and version): in memory for the last
+``KEPT_DOCUMENTS`` documents of the process, and in a folder when one is given (the
+store's ``loader_text/``, where ``import-chunks`` keeps it), so a second import of the same
+PDF (another split, the workbench after the command line) checks its claims in the same
+text without extracting it again. ``hinted_extractor``
 names the extractor a row's metadata points at: PyPDFLoader writes ``page_label``,
 PyMuPDFLoader ``file_path`` and a ``format`` such as ``PDF 1.7``.
 """
@@ -17,15 +22,44 @@ PyMuPDFLoader ``file_path`` and a ``format`` such as ``PDF 1.7``.
 from __future__ import annotations
 
 import io
+import json
 import logging
+import os
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from core.provenance.types import Document
 
 EXTRACTORS: tuple[str, ...] = ("pypdf", "pymupdf")
 _LABELS = {"pypdf": "pypdf", "pymupdf": "PyMuPDF"}
+KEPT_DOCUMENTS = 16  # documents whose extracted pages the process keeps in memory
+FOLDER_NAME = "loader_text"  # beside the chunk sets in the store
+
+_KEPT: OrderedDict[tuple[str, str], dict[int, str | None]] = OrderedDict()
+_KEPT_LOCK = threading.Lock()  # the workbench's sessions share the process
+
+
+def forget() -> None:
+    """Drop the page texts kept in memory (a first import of every document again)."""
+    with _KEPT_LOCK:
+        _KEPT.clear()
+
+
+def _kept(key: tuple[str, str]) -> dict[int, str | None]:
+    """The page texts kept for ``key`` (shared by every ``PageTexts`` of it)."""
+    with _KEPT_LOCK:
+        pages = _KEPT.get(key)
+        if pages is None:
+            pages = _KEPT[key] = {}
+            while len(_KEPT) > KEPT_DOCUMENTS:
+                _KEPT.popitem(last=False)
+        else:
+            _KEPT.move_to_end(key)
+        return pages
 
 
 @cache
@@ -53,17 +87,57 @@ def hinted_extractor(meta: Mapping[str, Any]) -> str | None:
 
 
 class PageTexts:
-    """One extractor's text of each page of a PDF (1-based pages, extracted on demand);
-    ``None`` for a page that does not exist or that the extractor fails on."""
+    """One extractor's text of each page of a PDF (1-based pages, extracted on demand and
+    kept: see the module doc); ``None`` for a page that does not exist or that the
+    extractor fails on. ``folder``: where the pages are kept on disk (read at once,
+    written by ``save``)."""
 
-    def __init__(self, doc: Document, extractor: str) -> None:
+    def __init__(self, doc: Document, extractor: str, folder: Path | None = None) -> None:
         if extractor not in EXTRACTORS:
             raise ValueError(f"unknown extractor {extractor!r}")
         self.doc = doc
         self.extractor = extractor
-        self._pages: dict[int, str | None] = {}
+        self._key = (doc.sha256, extractor_label(extractor))
+        self._pages = _kept(self._key)
         self._reader: Any = None
         self.count = len(doc.pages)
+        self.folder = folder
+        self._stored: set[int] = set()
+        if folder is not None:
+            self._read_kept()
+
+    def _file(self) -> Path:
+        assert self.folder is not None
+        version = self._key[1].replace(" ", "-")
+        return self.folder / f"{self.doc.sha256}-{version}.json"
+
+    def _read_kept(self) -> None:
+        """The pages kept in the folder for this document and extractor, if any; a file
+        that does not read as this document's is ignored (the pages are extracted)."""
+        try:
+            data = json.loads(self._file().read_text(encoding="utf-8"))
+            if data.get("document_sha256") != self._key[0] or data.get("extractor") != self._key[1]:
+                return
+            pages = {int(n): (t if isinstance(t, str) else None) for n, t in data["pages"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return
+        for number, text in pages.items():
+            self._pages.setdefault(number, text)
+        self._stored = set(pages)
+
+    def save(self) -> None:
+        """Keep the pages extracted so far in ``folder`` (nothing without one, or when the
+        file already holds them all)."""
+        if self.folder is None or set(self._pages) <= self._stored:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self._file()
+        data = {"document_sha256": self._key[0], "extractor": self._key[1],
+                "pages": {str(n): t for n, t in sorted(self._pages.items())}}  # fmt: skip
+        partial = path.with_suffix(f".json.{os.getpid()}.part")
+        partial.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        partial.replace(path)
+        self._stored = set(self._pages)
 
     @property
     def usable(self) -> bool:
