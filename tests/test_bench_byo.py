@@ -96,3 +96,14 @@ def test_the_log_is_a_deterministic_bm25_top_five_of_row_ids() -> None:
     assert "china" in rows[int(first.hits[0].chunk_id.split("-")[1])]["page_content"].lower()
     # nothing matches: every score 0, the first rows in order
     assert [h.chunk_id for h in second.hits] == [r["id"] for r in rows[:DEPTH]]
+
+
+def test_the_case_leaves_the_registries_as_it_found_them(byo_rows) -> None:
+    from core.chunk import policy_registry
+    from core.errors import ChunkscopeError
+    from core.methods import get
+
+    assert byo_rows  # the case ran in this process
+    assert policy_registry.find("byo_pypdf") is None  # no stray policy for later callers
+    with pytest.raises(ChunkscopeError):
+        get("yours")

@@ -46,11 +46,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core import methods as method_registry
 from core.bench.inputs import BenchInputs, shared_dir
 from core.bench.report import CaseResult
 from core.bench.timing import Timing, interleaved
+from core.chunk import policy_registry
 from core.diagnose.run_failures import diagnose_run
 from core.embed import load_encoder
+from core.errors import ChunkscopeError
 from core.evaluate import import_qa, pin_labels, resolve_queries, save_run
 from core.evaluate.imported_run import import_run
 from core.evaluate.labels import LabelledQuery
@@ -237,7 +240,29 @@ def pypdf_pages(paths: list[Path]) -> int:
 
 def byo_cases(inputs: BenchInputs) -> list[CaseResult]:
     """One row per split of ``SPLITS`` (``--quick``: the first), and ``byo:again`` (the
-    first split imported again, the loader's page texts kept), each against the parse."""
+    first split imported again, the loader's page texts kept), each against the parse.
+    The set's policy and the retriever an import registers are gone afterwards, as before
+    (a bench run inside a longer process leaves its registries as it found them)."""
+    had_set = policy_registry.find(SET_NAME) is not None
+    had_method = _method_known(NAME)
+    try:
+        return _byo_cases(inputs)
+    finally:
+        if not had_set and policy_registry.find(SET_NAME) is not None:
+            policy_registry.unregister_fixed(SET_NAME)
+        if not had_method:
+            method_registry.unregister(NAME)
+
+
+def _method_known(name: str) -> bool:
+    try:
+        method_registry.get(name)
+    except ChunkscopeError:
+        return False
+    return True
+
+
+def _byo_cases(inputs: BenchInputs) -> list[CaseResult]:
     s = inputs.settings
     try:
         import langchain_text_splitters  # noqa: F401

@@ -25,6 +25,7 @@ Modules:
 - ``bench_cmd``: ``chunkscope bench``: the benchmark;
 - ``ui_cmd``: ``chunkscope ui``: the workbench started where Chunkscope is installed;
 - ``one_line``: the parser and terminal that keep errors and output to their lines;
+- ``app_files``: where the workbench's ``app.py`` and settings are (``ui`` and ``open``);
 - ``options``: what the commands share: argument groups, the parsing of ``--methods``,
   ``--k`` and ``--docs``, the model a run loads, the one ``EvalConfig`` of a run's flags,
   output-path checks, bulk loading;

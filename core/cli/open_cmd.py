@@ -22,8 +22,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.cli.app_files import app_path, config_flags
 from core.cli.options import expand_docs
-from core.cli.ui_cmd import app_path, config_flags
 from core.errors import LabelError
 from core.evaluate import EvalRun, load_run
 from core.evaluate.run_store import keep_run, runs_folder

@@ -2,7 +2,8 @@
 installed, as ``mlflow ui`` or ``phoenix serve`` start theirs.
 
 The app is the repository's ``app.py`` in a source checkout or an editable install, else
-the copy a wheel installs under ``chunkscope/app/`` (``setup.py``). The workbench's
+the copy a wheel installs under ``chunkscope/app/`` (``setup.py``; found by
+``core.cli.app_files``, which ``open`` shares). The workbench's
 settings (``.streamlit/config.toml`` beside the app) are passed as flags, since Streamlit
 reads that file only from the working folder; the store is ``--store``, else the one
 every command uses from this folder (``core.config``).
@@ -13,18 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tomllib
 from pathlib import Path
 
-import core
+from core.cli.app_files import UiError, app_path, config_flags
 from core.config import ENV_STORE, store_folder
-from core.errors import ChunkscopeError
-
-PACKAGE_ROOT = Path(core.__file__).resolve().parents[1]
-
-
-class UiError(ChunkscopeError):
-    """The workbench cannot start: no app found, or no Streamlit installed."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,29 +33,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     parser.add_argument("--address", default="localhost", help="address to listen on (localhost)")
     parser.set_defaults(func=run)
-
-
-def app_path() -> Path:
-    """The workbench's ``app.py``: the checkout's, else the installed copy."""
-    for candidate in (PACKAGE_ROOT / "app.py", PACKAGE_ROOT / "chunkscope" / "app" / "app.py"):
-        if candidate.is_file() and (candidate.parent / "pages").is_dir():
-            return candidate
-    raise UiError(
-        f"no workbench found beside {PACKAGE_ROOT}: reinstall chunkscope (pip install chunkscope)"
-    )
-
-
-def config_flags(app: Path) -> list[str]:
-    """``--section.option=value`` for every setting of the app's ``.streamlit/config.toml``."""
-    path = app.parent / ".streamlit" / "config.toml"
-    if not path.is_file():
-        return []
-    flags = []
-    for section, options in tomllib.loads(path.read_text(encoding="utf-8")).items():
-        for option, value in options.items():
-            text = str(value).lower() if isinstance(value, bool) else str(value)
-            flags.append(f"--{section}.{option}={text}")
-    return flags
 
 
 def command(app: Path, port: int, address: str) -> list[str]:
