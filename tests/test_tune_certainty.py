@@ -161,3 +161,19 @@ def test_two_policies_side_by_side_name_each_size_and_never_overstate(two_polici
         overlap
     )
     assert policy_sentence(bests[:1], 8) == ""
+
+
+def test_only_a_method_that_embeds_is_cut_by_the_window(sweep) -> None:
+    import dataclasses
+
+    from core.provenance.types import ChunkPolicy
+    from core.tune.curves import cut_by_window
+
+    big = ChunkPolicy(name="structure", size=512, overlap=0, unit="tokens")
+    naive, bm25 = (
+        dataclasses.replace(next(c for c in sweep.cells() if c.method == m), policy=big)
+        for m in ("naive", "bm25")
+    )
+    assert cut_by_window(naive, 254)
+    assert not cut_by_window(bm25, 254)  # BM25 reads every word of a long chunk
+    assert not cut_by_window(naive, None)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core import methods as registry
+from core.errors import ChunkscopeError
 from core.evaluate.bootstrap import FEW_QUERIES, paired_bootstrap, queries_to_detect
 from core.tune.sweep_records import Cell, MethodCost, Sweep, SweepPoint
 
@@ -205,7 +206,7 @@ def edge_note(sweep: Sweep, cell: Cell, window: int | None = None) -> str | None
         return None
     unit = cell.policy.unit
     if cell.policy.size == sizes[-1]:
-        if past_window(cell.policy.size, unit, window):
+        if cut_by_window(cell, window):
             return (
                 "best at the largest size tried, already past the model's window "
                 f"({window:,} tokens)"
@@ -221,6 +222,17 @@ def past_window(size: int, unit: str, window: int | None) -> bool:
     (its content tokens: ``max_seq_length`` less the special tokens). Only a size in
     tokens is known to be; a size in chars or sentences is not marked."""
     return window is not None and unit == "tokens" and size > window
+
+
+def cut_by_window(cell: Cell, window: int | None) -> bool:
+    """Whether ``cell``'s chunks are cut when its method embeds them: past the window
+    (``past_window``) and a method that embeds with the model (BM25 reads every word)."""
+    if not past_window(cell.policy.size, cell.policy.unit, window):
+        return False
+    try:
+        return registry.get(cell.method).embedding is not None
+    except ChunkscopeError:
+        return True  # not known here: say what the size alone says
 
 
 def power_note(series: Sequence[Series], sweep: Sweep, unit: str) -> str | None:

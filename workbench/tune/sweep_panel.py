@@ -34,7 +34,7 @@ from core.tune import (
     save_sweep,
     store_sweeps_dir,
 )
-from core.tune.curves import BestCell, PolicyBest, edge_note, past_window
+from core.tune.curves import BestCell, PolicyBest, cut_by_window, edge_note
 from core.tune.job import SweepJob
 from workbench.documents import chunk_sets, parse_cache
 from workbench.engine import jobs, run_files
@@ -311,7 +311,7 @@ def best_rows(
             "metric": metric, "best": round(float(c.metrics[metric] or 0.0), 3),
             "95% interval": f"{b.low:.3f}-{b.high:.3f}", "verdict": b.verdict(),
             "policy": c.policy.key, "method": c.method,
-            "past window": "yes" if past_window(c.policy.size, c.policy.unit, window) else "",
+            "past window": "yes" if cut_by_window(c, window) else "",
             "note": note or "", "vectors": c.cost.vectors, "index s": round(c.cost.seconds, 2),
         })  # fmt: skip
     return rows
@@ -328,7 +328,7 @@ def policy_rows(bests: Sequence[PolicyBest], window: int | None = None) -> list[
             b.metric: round(float(c.metrics[b.metric] or 0.0), 3),
             "95% interval": f"{b.low:.3f}-{b.high:.3f}",
             "apart from the others": "yes" if item.apart else "no: intervals overlap",
-            "past window": "yes" if past_window(c.policy.size, c.policy.unit, window) else "",
+            "past window": "yes" if cut_by_window(c, window) else "",
         })  # fmt: skip
     return rows
 
