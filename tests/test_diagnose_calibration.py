@@ -127,15 +127,22 @@ def test_a_metric_to_compute_is_vocabulary_not_boundary_or_method():
     assert found.metric == "gross margin"
     evidence = Evidence(absent=found.share, absent_words=found.terms, metric=found.metric,
                         figures=2)  # fmt: skip
-    fixed = [_exp("boundary", 9, 3), _exp("method", 9, 2, method="bm25")]
+    fixed = [_exp("boundary", 9, 3), _exp("method", 9, 40, method="bm25")]
     d = decide(fixed, evidence, k=5, repaired=True)
     assert d.cause == "vocabulary"
     assert "gross margin" in d.decided_by and "computed" in d.decided_by
     assert (d.confidence, d.runner_up) == ("weak", "boundary")  # the repair still contradicts
+    # another method ranks the gold 2nd: a dense method's miss is its own, a lexical one's
+    # is the words it cannot see
+    found = [_exp("boundary", 9, 3), _exp("method", 9, 2, method="bm25")]
+    dense = decide(found, evidence, k=5, repaired=True)
+    assert (dense.cause, dense.confidence, dense.runner_up) == ("method", "weak", "vocabulary")
+    lexical = decide(found, evidence, k=5, repaired=True, lexical=True)
+    assert lexical.cause == "vocabulary"
     alone = decide([_exp("method", 90, 40, method="bm25")], evidence, k=5, repaired=True)
     assert (alone.cause, alone.confidence) == ("vocabulary", "strong")
     # no figures in the gold to compute it from: the rule does not apply
-    bare = decide(fixed, Evidence(metric="gross margin", figures=0), k=5, repaired=True)
+    bare = decide(found, Evidence(metric="gross margin", figures=0), k=5, repaired=True)
     assert bare.cause == "boundary"
     # the document naming the metric: no metric to compute
     assert (

@@ -9,7 +9,11 @@ In order:
 2. **vocabulary**, when the question asks for a metric to compute ("quick ratio", "gross
    margin", "capital-intensive", "% change") that the gold's document never names while
    the gold holds figures (at least ``INPUTS``): the answer must be computed from them,
-   so no boundary, heading or method brings the name and the gold together.
+   so no boundary, heading or method brings the name and the gold together. Except for a
+   method that embeds with the model when another method ranks the gold within the top
+   k: that method shows the question does reach the gold, so the miss is the failing
+   method's (**method**, weak, runner-up vocabulary). A lexical method's miss stays
+   vocabulary: words it does not see are what another method bridges.
 3. **label**, when a top hit holds the gold's figures and the query's terms (the answer in
    a second place, ``SECOND_PLACE``), or the gold's own text holds at most ``LABEL_GOLD``
    of the query's content weight, one sentence of a top hit of the failing method holds at
@@ -116,11 +120,16 @@ def _moved(e: Experiment, k: int) -> bool:
 
 
 def decide(
-    experiments: Sequence[Experiment], evidence: Evidence, *, k: int, repaired: bool
+    experiments: Sequence[Experiment],
+    evidence: Evidence,
+    *,
+    k: int,
+    repaired: bool,
+    lexical: bool = False,
 ) -> Decision:
     """The suggested cause and its confidence (see the module docstring). ``repaired``:
     whether the failing method's own repairs could be run (an encoder given, a dense or
-    lexical method)."""
+    lexical method); ``lexical``: the failing method counts words (BM25)."""
     text_fixes = sorted(
         (e for e in experiments if e.repair in TEXT_REPAIRS and e.fixes),
         key=lambda e: (_after(e), TEXT_REPAIRS.index(e.repair)),
@@ -165,6 +174,13 @@ def decide(
             "(no OCR reading to rank)"
         )
         return decided("parse", line, against("parse", repairs=moved), weak=True)
+    if evidence.metric and evidence.figures >= INPUTS and others and not lexical:
+        return decided(
+            "method",
+            others[0].line,
+            ["vocabulary", *against("method", repairs=moved)],
+            weak=True,
+        )
     if evidence.metric and evidence.figures >= INPUTS:
         line = (
             f"the question asks for {evidence.metric}, which the gold's document never "
