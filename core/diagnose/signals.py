@@ -52,7 +52,6 @@ from core.diagnose.terms import (
     query_terms,
     terms_of,
 )
-from core.errors import ChunkscopeError
 from core.ingest.ocr import ocr_reading
 from core.methods.lexical import word_spans
 from core.methods.spec import MethodSpec
@@ -924,14 +923,6 @@ def _method_experiments(case: Case, method: str) -> list[Experiment]:
     return out
 
 
-def _family(case: Case, method: str) -> str:
-    """The failing method's family (``lexical``, ``dense``, ...; '' when not known)."""
-    try:
-        return str(case.spec(method).family)
-    except ChunkscopeError:
-        return ""
-
-
 def evidence_of(case: Case, method: str, damage: float) -> Evidence:
     """What a reader can check without a repair (``core.diagnose.cause.Evidence``): the
     query's key terms the document never uses (``core.diagnose.terms.absence``: phrases
@@ -1005,7 +996,7 @@ def diagnose(
     evidence = dataclasses.replace(evidence_of(case, method, broken), second_place=two)
     if not any(e.repair == "method" for e in experiments):
         experiments = [*experiments, *_method_experiments(case, method)]
-    lexical = _family(case, method) == "lexical"
+    lexical = case.spec(method).family == "lexical"
     decision = decide(experiments, evidence, k=case.k, repaired=repaired, lexical=lexical)
     best = _best_chunk(case)
     top = _first_hit(case, method)
