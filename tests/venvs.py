@@ -15,23 +15,20 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import sysconfig
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.servers import free_port, stop_group, wait_healthy
+
 ROOT = Path(__file__).resolve().parents[1]
 PIP = ("-m", "pip", "--disable-pip-version-check", "--no-input")
 OFFLINE = ("--no-index", "--no-deps", "--no-build-isolation", "-q")
-START_TIMEOUT_S = 90
 
 
 def copy_checkout(work: Path) -> Path:
@@ -121,12 +118,6 @@ def run_in(venv: Path, *command: str, cwd: Path) -> subprocess.CompletedProcess[
     )  # fmt: skip
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextlib.contextmanager
 def serving(venv: Path, *, store: Path, cwd: Path, address: str = "localhost") -> Iterator[str]:
     """``chunkscope ui --port N --store DIR`` (``venv``'s console script) run from ``cwd``,
@@ -145,22 +136,7 @@ def serving(venv: Path, *, store: Path, cwd: Path, address: str = "localhost") -
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            assert server.poll() is None, f"chunkscope ui exited:\n{log.read_text()[-3000:]}"
-            assert time.monotonic() < deadline, f"no answer in {START_TIMEOUT_S} s on {url}"
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                    if answer.read().decode() == "ok":
-                        break
-            except OSError:
-                time.sleep(0.3)
+        wait_healthy(url, server, log, "chunkscope ui")
         yield url
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=5)
+        stop_group(server)

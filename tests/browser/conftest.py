@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.servers import free_port, stop_group, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("CHUNKSCOPE_CHROMIUM", "/usr/bin/chromium"))
@@ -33,7 +31,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-START_TIMEOUT_S = 90
 RUN_TIMEOUT_MS = 120_000
 
 
@@ -42,26 +39,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if Path(str(item.fspath)).is_relative_to(here):
             item.add_marker(pytest.mark.browser)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_healthy(url: str, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited early:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"streamlit did not answer within {START_TIMEOUT_S} s")
 
 
 @pytest.fixture(scope="session")
@@ -83,7 +60,7 @@ def running_app(work: Path, extra_env: dict[str, str] | None = None) -> Iterator
     Yields the base URL once the server answers its health check; stops the whole
     process group afterwards. The server log is ``work/streamlit.log``.
     """
-    port = _free_port()
+    port = free_port()
     log = work / "streamlit.log"
     env = {
         **os.environ,
@@ -107,15 +84,10 @@ def running_app(work: Path, extra_env: dict[str, str] | None = None) -> Iterator
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, process, log)
+        wait_healthy(url, process, log, "streamlit")
         yield url
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
+        stop_group(process)
 
 
 @pytest.fixture(scope="session")
