@@ -86,7 +86,7 @@ def load_model(args: argparse.Namespace) -> tuple[Any, Any]:
     """``(encoder, records function)`` for the repairs (the seam tests replace); with
     ``--cache``, the records read and kept there."""
     encoder = core.embed.load_encoder(args.model, deterministic=True)
-    if getattr(args, "cache", None):
+    if args.cache:
         return encoder, functools.partial(method_records, cache=VectorCache(args.cache))
     return encoder, method_records
 

@@ -104,9 +104,8 @@ def run(args: argparse.Namespace) -> int:
     def chunks_of(doc: Any) -> Any:
         return parts(doc)[1]
 
-    cache = None
-    if args.cache:
-        cache = VectorCache(args.cache)
+    # the run's cache (run_eval's own default when not given), also read by the repairs
+    cache = VectorCache(args.cache) if args.cache else shared_cache()
 
     bar = ProgressBar(f"indexing ({', '.join(registry.needs_indexing(config.methods))})")
     try:
@@ -124,8 +123,7 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     # every run is kept in the store, where the reader reads each failure's suggestion; the
     # repairs read the run's vectors and late token states from its cache, not anew
-    kept = cache if cache is not None else shared_cache()
-    repairs = functools.partial(embed, cache=kept) if kept is not None else embed
+    repairs = functools.partial(embed, cache=cache) if cache is not None else embed
     result = with_suggestions(result, docs, parts, encoder=encoder, embed=repairs)
     emit_run(result, args)
     if failures:

@@ -199,4 +199,4 @@ def _print(chunk_set: Any, timing: Any, where: str) -> None:
         print(f"  ... and {len(problems) - _SHOWN_PROBLEMS:,} more (--json lists every chunk)")
     print(f"kept as policy {chunk_set.name!r} in {where}")
     if named := chunk_set.checks.get("splitter"):
-        print(offer_line(named)[0].upper() + offer_line(named)[1:] + ".")
+        print(f"{offer_line(named)}.")

@@ -113,10 +113,11 @@ def set_splitter(named: Iterable[NamedSplitter | None], total: int) -> dict[str,
 
 
 def offer_line(named: Mapping[str, Any]) -> str:
-    """One line offering the named splitter as a live policy, with the flags to run it."""
+    """One sentence (no full stop) offering the named splitter as a live policy, with the
+    flags to run it."""
     policy = named["policy"]
     rows, of = named["rows"], named["of"]
-    share = "every row names its" if rows == of else f"{rows:,} of {of:,} rows name their"
+    share = "Every row names its" if rows == of else f"{rows:,} of {of:,} rows name their"
     setting = ""
     flags = f"--policy {policy}"
     if named.get("size") is not None:

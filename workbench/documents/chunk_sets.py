@@ -132,8 +132,7 @@ def audit(chunk_set: ChunkSet) -> None:
     for line in headline(chunk_set):  # what was checked, never a bare count of wrong ones
         st.markdown(f"**{md(line)}**")
     if named := chunk_set.checks.get("splitter"):
-        line = offer_line(named)
-        parts = (line[0].upper() + line[1:]).split("`")  # the flags stay code, the rest text
+        parts = offer_line(named).split("`")  # the flags stay code, the rest text
         said = "".join(md(p) if i % 2 == 0 else f"`{p}`" for i, p in enumerate(parts))
         st.caption(
             f"{said}. On the Chunks page, pick this set and press Run its splitter live; on "
