@@ -25,13 +25,12 @@ import io
 import json
 import logging
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from core.bounded_cache import BoundedCache
 from core.provenance.types import Document
 
 EXTRACTORS: tuple[str, ...] = ("pypdf", "pymupdf")
@@ -39,27 +38,18 @@ _LABELS = {"pypdf": "pypdf", "pymupdf": "PyMuPDF"}
 KEPT_DOCUMENTS = 16  # documents whose extracted pages the process keeps in memory
 FOLDER_NAME = "loader_text"  # beside the chunk sets in the store
 
-_KEPT: OrderedDict[tuple[str, str], dict[int, str | None]] = OrderedDict()
-_KEPT_LOCK = threading.Lock()  # the workbench's sessions share the process
+# (document sha256, extractor label) -> its page texts, shared by every PageTexts of it
+_KEPT: BoundedCache[tuple[str, str], dict[int, str | None]] = BoundedCache(KEPT_DOCUMENTS)
 
 
 def forget() -> None:
     """Drop the page texts kept in memory (a first import of every document again)."""
-    with _KEPT_LOCK:
-        _KEPT.clear()
+    _KEPT.clear()
 
 
 def _kept(key: tuple[str, str]) -> dict[int, str | None]:
     """The page texts kept for ``key`` (shared by every ``PageTexts`` of it)."""
-    with _KEPT_LOCK:
-        pages = _KEPT.get(key)
-        if pages is None:
-            pages = _KEPT[key] = {}
-            while len(_KEPT) > KEPT_DOCUMENTS:
-                _KEPT.popitem(last=False)
-        else:
-            _KEPT.move_to_end(key)
-        return pages
+    return _KEPT.get_or_compute(key, dict)
 
 
 @cache
