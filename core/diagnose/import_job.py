@@ -27,7 +27,7 @@ from typing import Any
 from core import defaults
 from core.diagnose.run_failures import suggest_run
 from core.errors import ChunkscopeError
-from core.evaluate.cost import duration, duration_so_far
+from core.evaluate.cost import duration_so_far, progress_line
 from core.evaluate.imported_run import LogImport, added, with_pending
 from core.evaluate.run_file import EvalRun
 
@@ -120,12 +120,8 @@ class AddMethods:
         if self.latest is None or not self.latest[1]:
             return 0.0, f"{names}: being computed over the set's spans (chunking…)"
         done, total = self.latest
-        share = done / total
-        left = f" · about {duration(elapsed * (1 - share) / share)} left" if 0 < share < 1 else ""
-        return share, (
-            f"{names}: being computed over the set's spans ({done:,} of {total:,} span × "
-            f"method units · {duration_so_far(elapsed)} so far{left})"
-        )
+        line = progress_line(done, total, elapsed, what="embedded")  # the one time-left rule
+        return done / total, f"{names}: being computed over the set's spans ({line})"
 
     def summary(self) -> tuple[str, str]:
         """``(level, line)`` once it has ended: success, warning (stopped) or error."""
