@@ -16,7 +16,7 @@ from core.chunk import policy_registry as registry
 from core.cli import main
 from core.formats import load_document
 from core.imported import import_chunks, read_file
-from core.imported.named_splitter import NamedSplitter, set_splitter, splitter_named
+from core.imported.named_splitter import NamedSplitter, offer_line, set_splitter, splitter_named
 from tests.conftest import SAMPLE_DOCS
 from workbench.state import (
     TuneKey,
@@ -69,7 +69,8 @@ def test_the_ways_a_row_names_its_splitter() -> None:
 def test_a_set_sums_up_what_its_rows_name() -> None:
     a, b = NamedSplitter(SPLITTER, 1000, 150), NamedSplitter(SPLITTER, 800, 150)
     assert set_splitter([a, a, None], 3) == {
-        "policy": SPLITTER, "rows": 2, "of": 3, "size": 1000, "overlap": 150, "others": [],
+        "policy": SPLITTER, "rows": 2, "of": 3, "size": 1000, "overlap": 150,
+        "per_page": False, "others": [],
     }  # fmt: skip
     mixed = set_splitter([a, b, NamedSplitter("chonkie:TokenChunker")], 3)
     assert mixed is not None
@@ -105,7 +106,7 @@ def test_the_import_keeps_and_offers_the_named_splitter(tmp_path: Path, capsys) 
                                  origin="rows.jsonl")  # fmt: skip
     assert chunk_set.checks["splitter"] == {
         "policy": SPLITTER, "rows": len(rows), "of": len(rows), "size": 600, "overlap": 60,
-        "others": [],
+        "per_page": False, "others": [],
     }  # fmt: skip
     (tmp_path / "rows.jsonl").write_bytes(_jsonl(rows))
     store = tmp_path / "store"
@@ -180,3 +181,28 @@ def test_tune_fills_its_sweep_with_the_named_splitter(tmp_path: Path, capsys, mo
     assert any(c.value.startswith("6 points × 3 methods") for c in at.caption), [
         c.value for c in at.caption
     ]  # ours at 3 sizes beside its 3
+
+
+def test_rows_of_a_per_page_loader_offer_the_splitter_page_by_page(tmp_path: Path) -> None:
+    pytest.importorskip("langchain_text_splitters")
+    from core.bench.byo_cases import pipeline_rows
+    from tests.conftest import CORPUS
+
+    pdf = CORPUS / "financebench" / "pdfs" / "MGMRESORTS_2022Q4_EARNINGS.pdf"
+    rows = pipeline_rows([pdf], 1000, 150)  # PyPDFLoader pages through the splitter
+    for row in rows:
+        row["metadata"] |= {"splitter": "RecursiveCharacterTextSplitter",
+                            "chunk_size": 1000, "chunk_overlap": 150}  # fmt: skip
+    shape, chunks = read_file(_jsonl(rows), "rows.jsonl")
+    chunk_set, _ = import_chunks(chunks, [load_document(pdf)], name="paged", shape=shape,
+                                 origin="rows.jsonl")  # fmt: skip
+    named = chunk_set.checks["splitter"]
+    assert named["policy"] == f"{SPLITTER}(per_page=True)" and named["per_page"]
+    assert registry.get(named["policy"]).name == named["policy"]  # a policy that resolves
+    assert f"`--policy {SPLITTER} --per-page --size 1000 --overlap 150`" in offer_line(named)
+    # without pages (one text split whole) the offer runs it on the whole text
+    for row in rows:
+        del row["metadata"]["page"], row["metadata"]["page_label"]
+    shape, chunks = read_file(_jsonl(rows), "rows.jsonl")
+    whole = set_splitter((c.splitter for c in chunks), len(chunks))
+    assert whole is not None and whole["policy"] == SPLITTER and not whole["per_page"]

@@ -10,7 +10,8 @@ of the rows' shape (LangChain Documents: ``langchain``, LlamaIndex TextNodes:
 the name is resolved, and may fail in one line, only when the user takes the offer.
 
 ``set_splitter`` sums the rows up: the splitter most rows name, how many do, and the
-parameters they agree on (a size or overlap the rows disagree on is left out).
+parameters they agree on (a size or overlap the rows disagree on is left out); rows that
+claim pages came from a per-page loader, so the offer runs the splitter page by page.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.chunk.live_names import LiveName
+from core.chunk.live_names import PER_PAGE, LiveName, parse_live_name
 
 SPLITTER_KEY = "splitter"
 SIZE_KEY = "chunk_size"
@@ -90,14 +91,19 @@ def splitter_named(meta: Mapping[str, Any], shape: str) -> NamedSplitter | None:
     return NamedSplitter(policy=policy, size=size, overlap=overlap)
 
 
-def set_splitter(named: Iterable[NamedSplitter | None], total: int) -> dict[str, Any] | None:
+def set_splitter(
+    named: Iterable[NamedSplitter | None], total: int, *, per_page: bool = False
+) -> dict[str, Any] | None:
     """What the rows of a set name: ``policy``, ``rows`` naming it of ``of``, and ``size``
-    and ``overlap`` when every such row gives the same; None when no row names one."""
+    and ``overlap`` when every such row gives the same; None when no row names one.
+    ``per_page``: the rows came from a per-page loader (they claim pages), so the splitter
+    remakes them page by page (``per_page=True`` in the policy's name)."""
     found = [n for n in named if n is not None]
     if not found:
         return None
-    policy, rows = Counter(n.policy for n in found).most_common(1)[0]
-    own = [n for n in found if n.policy == policy]
+    split, rows = Counter(n.policy for n in found).most_common(1)[0]
+    policy = parse_live_name(split).with_params({PER_PAGE: True}).name if per_page else split
+    own = [n for n in found if n.policy == split]
     sizes = {n.size for n in own}
     overlaps = {n.overlap for n in own}
     size = sizes.pop() if len(sizes) == 1 else None
@@ -108,7 +114,8 @@ def set_splitter(named: Iterable[NamedSplitter | None], total: int) -> dict[str,
         "of": total,
         "size": size,
         "overlap": overlap,
-        "others": sorted({n.policy for n in found} - {policy}),
+        "per_page": per_page,
+        "others": sorted({n.policy for n in found} - {split}),
     }
 
 
@@ -119,7 +126,8 @@ def offer_line(named: Mapping[str, Any]) -> str:
     rows, of = named["rows"], named["of"]
     share = "Every row names its" if rows == of else f"{rows:,} of {of:,} rows name their"
     setting = ""
-    flags = f"--policy {policy}"
+    split = parse_live_name(policy)
+    flags = f"--policy {split.kind}:{split.target}" + (" --per-page" if split.per_page else "")
     if named.get("size") is not None:
         overlap = named.get("overlap") or 0
         setting = f" at chunk_size {named['size']:,}, chunk_overlap {overlap:,}"
