@@ -261,8 +261,8 @@ def import_chunks(
     shift = shift or 0
     if any(c.page is not None for c in chunks):
         checks |= {"page_base": base - shift, "page_base_how": how}
-    paged = any(c.page is not None for c in chunks if c.splitter is not None)
-    if named := set_splitter((c.splitter for c in chunks), len(chunks), per_page=paged):
+    per_page = any(c.page is not None for c in chunks if c.splitter is not None)
+    if named := set_splitter((c.splitter for c in chunks), len(chunks), per_page=per_page):
         checks["splitter"] = named  # offered as the live policy that remakes the set
     moved: dict[int, ForeignChunk] = {}
     for doc_id, own in per_doc.items():
