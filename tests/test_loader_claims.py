@@ -370,3 +370,52 @@ def test_the_command_keeps_the_loaders_pages_in_the_store_for_the_next_process(
     loader_text.forget()
     assert main(argv) == 0
     assert calls and json.loads(capsys.readouterr().out)["chunks"] == first["chunks"]
+
+
+def _broken(text: str) -> str:
+    """A page text as a loader that splits and joins words gives it: every third long
+    word split in two ("Registran t"), every twentieth pair of words run together
+    ("accompanythe") and every thirtieth pair swapped."""
+    words = text.split()
+    for k in range(len(words) - 1):
+        if k % 30 == 29:
+            words[k], words[k + 1] = words[k + 1], words[k]
+        elif k % 3 == 1 and len(words[k]) >= 6:
+            words[k] = words[k][: len(words[k]) // 2] + " " + words[k][len(words[k]) // 2 :]
+    joined = [w + ("" if k % 20 == 19 else " ") for k, w in enumerate(words)]
+    return "".join(joined).strip()
+
+
+def test_chunks_whose_words_the_loader_split_or_joined_are_placed_by_its_characters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A loader that breaks words where ours does not (as pypdf does on some 10-Ks): a
+    tenth or more of a chunk's words are not words of ours, yet its offset holds in the
+    loader's text; it is placed by its characters, on its page, not much longer than
+    itself (this PDF's author block comes in another order in pypdf's text)."""
+    from core.imported import loader_text
+
+    extract = pypdf.PageObject.extract_text
+    monkeypatch.setattr(
+        pypdf.PageObject, "extract_text", lambda self, *a, **k: _broken(extract(self, *a, **k))
+    )
+    loader_text.forget()
+    try:
+        rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+        chunk_set = run(rows, SIGCONF)
+    finally:
+        loader_text.forget()
+    doc = load_document(SIGCONF)
+    by_chars = [c for c in chunk_set.chunks if "characters line up" in c.anchor.detail]
+    assert len(by_chars) >= len(rows) // 2, [c.anchor.detail for c in chunk_set.chunks][:5]
+    for chunk, row in zip(chunk_set.chunks, rows, strict=True):
+        a = chunk.anchor
+        assert a.anchor in ("exact", "aligned"), a
+        assert (a.claim, a.page_claim) == ("ok", "ok"), a
+        assert a.pages == (row["metadata"]["page"] + 1,), a
+    for chunk in by_chars:
+        a = chunk.anchor
+        span = "".join(doc.text[a.char_start : a.char_end].split())
+        given = "".join(chunk.given.text.split())
+        assert 0.85 * len(given) <= len(span) <= 1.5 * len(given), a  # an author block moves
+        assert a.coverage is not None and a.coverage >= 0.9

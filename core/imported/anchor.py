@@ -58,6 +58,9 @@ _MAX_PLACES = 200  # a text found in more places than this is ambiguous without 
 _ORDERED_SHARE = 0.9
 WIDE_SPAN = 1.5  # an aligned span past this many times its chunk's length says so
 NARROW_SPAN = 1.2  # past this, a loader-checked chunk is also placed by the loader's text
+_CHAR_RUN = 4  # characters in a row that count as lined up, placing by characters
+_MOVED_RUN = 12  # ... and, for a piece found out of order, characters in a row
+_CHAR_MARGIN = 200  # characters of ours looked at past a loader-placed chunk's lined-up words
 
 
 def span_ratio(span: str, chunk: str) -> float:
@@ -229,7 +232,7 @@ def _choose(
 def _align(
     text: DocumentText, chunk: ForeignChunk, found: _Found, after: int, before: int | None,
     threshold: float, page_known: bool = False,
-    by_loader: Callable[[], tuple[int, int, float] | None] | None = None,
+    by_loader: Callable[[], tuple[int, int, float, str] | None] | None = None,
 ) -> None:  # fmt: skip
     """Word alignment, nearest evidence first: just after the chunk before it (imports
     come in order), then its page and the next; the whole text for a chunk without a page,
@@ -261,7 +264,7 @@ def _align(
         if by_loader is not None and span_ratio(text.text[start:end], chunk.text) > NARROW_SPAN:
             span = by_loader()  # wider than its chunk: the loader's text may place it tighter
             if span is not None and span[2] >= threshold:
-                options.append((*span, "loader"))
+                options.append(span)
         start, end, coverage, how = min(options, key=lambda o: o[1] - o[0])
         found.chosen, found.coverage, found.how = (start, end), coverage, how
         return
@@ -273,7 +276,7 @@ def _align(
             options.append((result.char_start, result.char_end, result.coverage, "words"))
         span = by_loader() if by_loader is not None else None
         if span is not None:
-            options.append((*span, "loader"))
+            options.append(span)
         if options:  # the narrower of the two
             start, end, coverage, how = min(options, key=lambda o: o[1] - o[0])
             found.chosen, found.coverage, found.how = (start, end), coverage, how
@@ -327,12 +330,14 @@ class LoaderEvidence:
 
     def place(
         self, text: DocumentText, find: LoaderFind, chunk: ForeignChunk, threshold: float
-    ) -> tuple[int, int, float] | None:
+    ) -> tuple[int, int, float, str] | None:
         """The span of our page where the loader's text puts the chunk, for a chunk whose
         words are on its page (``threshold`` of them) in another order: the loader's page
         text, word-aligned with ours, lines up at least half its words, and the span is
         the tightest run of ours holding ``threshold`` of those; the share returned is
-        that of the chunk's words inside it. ``None`` when the words are not there."""
+        that of the chunk's words inside it, with how it was placed (``"loader"``; a
+        chunk whose words the loader split or joined is placed by its characters,
+        ``"loader-chars"``). ``None`` when the words are not there."""
         if find.page is None or find.at is None:
             return None
         theirs, pairs = self._page_map(text, find.page)
@@ -342,9 +347,11 @@ class LoaderEvidence:
         ours = text.words(page.char_start, page.char_end)
         wanted = Counter(theirs[k].norm for k in own)
         total = sum(wanted.values())
-        if not total or _overlap(wanted, Counter(w.norm for w in ours)) < threshold * total:
-            return None
         mapped = sorted(pairs[k] for k in own if k in pairs)
+        if not total or not mapped:
+            return None
+        if _overlap(wanted, Counter(w.norm for w in ours)) < threshold * total:
+            return self._place_chars(text, find, chunk, threshold, ours, mapped)
         if len(mapped) < total / 2:
             return None
         need = max(1, math.ceil(threshold * len(mapped) - 1e-9))
@@ -353,7 +360,70 @@ class LoaderEvidence:
             key=lambda pair: ours[pair[1]].char_end - ours[pair[0]].char_start,
         )
         inside = _overlap(wanted, Counter(w.norm for w in ours[first : last + 1]))
-        return ours[first].char_start, ours[last].char_end, inside / total
+        return ours[first].char_start, ours[last].char_end, inside / total, "loader"
+
+    def _place_chars(
+        self, text: DocumentText, find: LoaderFind, chunk: ForeignChunk, threshold: float,
+        ours: list[Word], mapped: list[int],
+    ) -> tuple[int, int, float, str] | None:  # fmt: skip
+        """For a chunk whose words the loader split or joined where ours did not ("Registran
+        t" for "Registrant", "accompanythe"): its characters, spacing aside, matched in order
+        with ours around the words that did line up (runs of at least ``_CHAR_RUN``), and
+        what is left looked for again in any order, in runs of at least ``_MOVED_RUN`` (a
+        column the two extractions set elsewhere); the span runs from the first matched
+        character of ours to the last, and the share returned is that of the chunk's
+        characters matched."""
+        number = find.page or 0
+        raw = (self.pages.page(number) or "").strip()
+        mine = "".join(raw[find.at or 0 : (find.at or 0) + len(chunk.text.strip())].split())
+        mine = mine.casefold()
+        own = text.doc.pages[number - 1]
+        lo = max(own.char_start, ours[mapped[0]].char_start - _CHAR_MARGIN)
+        hi = min(own.char_end, ours[mapped[-1]].char_end + _CHAR_MARGIN)
+        view = whitespace_free_view(text.text, lo, hi)
+        if not mine or not view.text:
+            return None
+        ours_text = view.text.casefold()
+        runs = _trimmed(_runs(mine, ours_text))
+        gaps, done = [], 0
+        for a, _, size in runs:
+            gaps.append((done, a))
+            done = a + size
+        gaps.append((done, len(mine)))
+        for lo_gap, hi_gap in gaps:  # what is left, looked for in any order (a column moved)
+            if hi_gap - lo_gap >= _MOVED_RUN:
+                moved = _runs(mine[lo_gap:hi_gap], ours_text)
+                runs += [(lo_gap + a, b, n) for a, b, n in moved if n >= _MOVED_RUN]
+        share = sum(size for _, _, size in runs) / len(mine)
+        if not runs or share < threshold:
+            return None
+        start = view.offsets[min(b for _, b, _ in runs)]
+        end = view.offsets[max(b + size for _, b, size in runs) - 1] + 1
+        return start, end, share, "loader-chars"
+
+
+def _runs(mine: str, ours: str) -> list[tuple[int, int, int]]:
+    """``(at in mine, at in ours, length)`` of the runs of at least ``_CHAR_RUN`` characters
+    the two share, in order."""
+    matcher = SequenceMatcher(None, mine, ours, autojunk=False)
+    return [(a, b, size) for a, b, size in matcher.get_matching_blocks() if size >= _CHAR_RUN]
+
+
+def _trimmed(runs: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """In-order runs without a short one at either end that lies far from its neighbour in
+    ours (farther than in the chunk): a word matched in another sentence."""
+
+    def stray(run: tuple[int, int, int], other: tuple[int, int, int]) -> bool:
+        first, second = sorted((run, other))
+        far = second[1] - (first[1] + first[2])
+        near = second[0] - (first[0] + first[2])
+        return run[2] < _MOVED_RUN and far > 2 * near + _MOVED_RUN
+
+    while len(runs) > 1 and stray(runs[0], runs[1]):
+        runs = runs[1:]
+    while len(runs) > 1 and stray(runs[-1], runs[-2]):
+        runs = runs[:-1]
+    return runs
 
 
 def _overlap(wanted: Counter[str], have: Counter[str]) -> int:
@@ -437,6 +507,9 @@ def _verdict(
                 if item.how == "words"
                 else f"placed by the loader's text: {item.coverage:.0%} of its words line up"
                 if item.how == "loader"
+                else f"placed by the loader's text: {item.coverage:.0%} of its characters line"
+                " up (the loader split or joined its words)"
+                if item.how == "loader-chars"
                 else "the same characters with other spacing or line breaks"
             )
             ratio = span_ratio(doc.text[start:end], chunk.text)
