@@ -73,7 +73,7 @@ def _documents() -> dict[str, tuple[str, str, str]]:
         t = _next(t + f"## The {model} T7 unit\n\n" + " ".join(FILL[1:5]) + "\n\n")
         sentence = f"The unit's rated input voltage is {20 + i} volts, measured by the test house."
         gold = sentence if model == "Cinder" else gold
-        t += sentence + "\n\n"
+        t = _next(t + sentence) + "\n\n"  # the next heading starts near a chunk's start
     out["context"] = (t, "What is the rated input voltage of the Cinder T7 unit?", gold)
     # vocabulary: the query names the model by a code the document never uses
     t = "# Range overview\n\n" + FILL[0] + "\n\n## Performance\n\n"

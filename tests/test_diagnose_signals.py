@@ -50,7 +50,14 @@ def test_datasheet_failures_are_context_failures_that_name_the_product(datasheet
     assert len(found) >= 10  # the sections after page 1 say "the unit", not the product
     causes = collections.Counter(d.suggested for d in found.values())
     assert causes["context"] >= 0.6 * len(found), causes  # the rest straddle two chunks
-    assert set(causes) <= {"context", "boundary"}, causes
+    assert set(causes) <= {"context", "boundary", "vocabulary"}, causes
+    for qid, diagnosis in found.items():  # a phrase of the question no datasheet uses
+        if diagnosis.suggested == "vocabulary":
+            assert diagnosis.confidence == "weak" and diagnosis.runner_up in ("context", "boundary")
+            text = docs[next(q.doc_id for q in run.queries if q.id == qid)].text.lower()
+            assert diagnosis.evidence is not None and diagnosis.evidence.absent_words
+            assert all(w.lower() not in text for w in diagnosis.evidence.absent_words)
+    assert causes["vocabulary"] <= 0.1 * len(found), causes
     record = {q.id: q for q in run.queries}
     for qid, diagnosis in found.items():
         if diagnosis.suggested != "context":

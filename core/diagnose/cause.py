@@ -56,12 +56,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.diagnose.repairs import Experiment
+from core.diagnose.terms import PERIOD
 
 TEXT_REPAIRS = ("parse", "boundary", "context")  # the smaller repair first
 LABEL_GOLD = 0.5
 LABEL_HIT = 0.75
 LABEL_GAP = 0.34
-VOCABULARY = 0.34
+VOCABULARY = 0.25
+WORDS_GONE = 0.5  # key terms absent at this share keep a miss vocabulary that another method finds
 CONTRADICTS = 0.15  # key terms absent at this share contradict a cause other than vocabulary
 INPUTS = 2  # figures in the gold (years aside) that a computed metric reads
 DAMAGED = 0.5  # the strongest parse signal (damaged, furniture, no text): parse evidence
@@ -126,10 +128,16 @@ def decide(
     k: int,
     repaired: bool,
     lexical: bool = False,
+    meaning: frozenset[str] = frozenset(),
+    in_context: frozenset[str] = frozenset(),
+    own_context: bool = False,
 ) -> Decision:
     """The suggested cause and its confidence (see the module docstring). ``repaired``:
     whether the failing method's own repairs could be run (an encoder given, a dense or
-    lexical method); ``lexical``: the failing method counts words (BM25)."""
+    lexical method); ``lexical``: the failing method counts words (BM25); ``meaning``: the
+    run's methods that embed with the model (dense); ``in_context``: those that read a
+    chunk with its document (late chunking, a contextual prefix); ``own_context``: the
+    failing method is one of them."""
     text_fixes = sorted(
         (e for e in experiments if e.repair in TEXT_REPAIRS and e.fixes),
         key=lambda e: (_after(e), TEXT_REPAIRS.index(e.repair)),
@@ -174,13 +182,27 @@ def decide(
             "(no OCR reading to rank)"
         )
         return decided("parse", line, against("parse", repairs=moved), weak=True)
-    if evidence.metric and evidence.figures >= INPUTS and others and not lexical:
-        return decided(
-            "method",
-            others[0].line,
-            ["vocabulary", *against("method", repairs=moved)],
-            weak=True,
-        )
+    computed = bool(evidence.metric) and evidence.figures >= INPUTS
+    if evidence.second_place >= SECOND_PLACE and not hard_fixes:
+        line = "a top hit holds the gold's figures and the query's words"
+        return decided("label", line, against("label", repairs=moved))
+    finds = bool(others) and not lexical and (computed or not hard_fixes)
+    if finds and not own_context and not computed and {e.method for e in others} <= in_context:
+        line = f"{others[0].line}, reading the chunk in its document"
+        return decided("context", line, against("context", repairs=moved), weak=True)
+    if finds and (computed or evidence.absent < WORDS_GONE):
+        contra = against("method", repairs=moved)
+        contra = ["vocabulary", *contra] if computed else contra
+        return decided("method", others[0].line, contra, weak=not repaired or computed)
+    by_meaning = [e for e in others if e.method in meaning]
+    context_fixes = any(e.repair == "context" for e in text_fixes)
+    if context_fixes and {e.method for e in by_meaning} <= in_context:
+        by_meaning = []  # found only by a method reading the document, and the heading fixes it
+    if lexical and by_meaning and not hard_fixes:
+        gone = f"; the document never uses {', '.join(evidence.absent_words)}"
+        line = f"{by_meaning[0].line} by meaning, not by the query's words"
+        line += gone if evidence.absent >= CONTRADICTS and evidence.absent_words else ""
+        return decided("vocabulary", line, against("vocabulary", repairs=moved), weak=True)
     if evidence.metric and evidence.figures >= INPUTS:
         line = (
             f"the question asks for {evidence.metric}, which the gold's document never "
@@ -204,7 +226,8 @@ def decide(
             f"the gold's document never uses {', '.join(evidence.absent_words)} "
             f"({evidence.absent:.0%} of the query's weight)"
         )
-        return decided("vocabulary", line, against("vocabulary", repairs=moved))
+        periods = all(PERIOD.fullmatch(w) for w in evidence.absent_words)
+        return decided("vocabulary", line, against("vocabulary", repairs=moved), weak=periods)
     if others:
         return decided("method", others[0].line, against("method", repairs=moved),
                        weak=not repaired)  # fmt: skip

@@ -6,8 +6,10 @@ depth). Only the repaired texts are embedded; nothing is re-indexed.
 - **boundary**: a chunk of P's size placed to hold the gold whole (its answering sentence,
   the one holding most of the query's content words, when the gold is longer than a
   chunk); not run when one chunk already holds it whole.
-- **context**: the gold's best chunk with its document title and heading path before it;
-  not run for a method that already reads them (a prefixed method).
+- **context**: the gold's best chunk with its document title and heading path before it,
+  ranked against the run's first hits given their own (a control: a title that lifts
+  every chunk of the document is not the gold's missing context); not run for a method
+  that already reads them (a prefixed method).
 - **parse**: the gold's region read again by OCR (the PDF page rendered, Tesseract) and
   compared with the text layer; when they differ, the OCR text is ranked.
 - **method**: the other methods' ranks of the same gold (already in the run).
@@ -37,19 +39,23 @@ from core import methods as registry
 from core.chunk.sentence_bounds import sentence_spans
 from core.diagnose.terms import PERIOD, Span, name_like, sentence_start
 from core.embed import encode_queries
-from core.embed.contextual import contextual_prefix
+from core.embed.contextual import HEADING_SEPARATOR
 from core.ingest.ocr import recognise_page, require_engine
 from core.methods.lexical import K1, B, indexed_text, terms, word_spans
 from core.provenance.types import Chunk, Document, make_chunk_id
 
 REPAIRS = ("boundary", "context", "parse", "method")
+RIVALS = 10  # the run's first hits the context repair gives their own title and headings
 # Words a question is phrased with that say nothing of what it asks.
 PROMPT_WORDS = frozenset(
     """please explain describe like tell give list show provide detail details briefly
     summarize summarise summary discuss outline help know want find mean means meaning
     according based say says said report reported reports company's answer answers round
     decimal places define defined definition information data drawing conclusions stated
-    usd""".split()  # noqa: SIM905
+    usd analyst analysts perspective question questions respond response assume assuming
+    shown within using compute computed calculate calculated calculation metric metrics
+    here's let let's us following provided reasonable approximation exact plainly
+    roughly something""".split()  # noqa: SIM905
 )
 OCR_DIFFERS = 0.9  # an OCR reading less alike than this to the text layer differs from it
 RecordsFn = Callable[..., Sequence[Any]]
@@ -304,7 +310,9 @@ class Failure:
     """What the repairs of one failure read: the query, its gold spans (merged), the
     document and its chunks under the run's policy, the method, the gold's rank before,
     the scores of the run's hits that are not the gold's (to the run's depth), the run's
-    top k and depth, and every method's full-depth rank of the gold."""
+    top k and depth, every method's full-depth rank of the gold, and ``rivals``: the
+    chunks of the gold's document among the first of those hits (``RIVALS``), each with
+    its index in ``others``, for the context repair's control."""
 
     query: str
     gold: tuple[Span, ...]
@@ -316,6 +324,7 @@ class Failure:
     k: int
     depth: int
     ranks: Mapping[str, int | None]
+    rivals: tuple[tuple[int, Chunk], ...] = ()
 
 
 def _overlap(a: Span, b: Span) -> int:
@@ -339,8 +348,11 @@ def _arrow(failure: Failure, after: int | None) -> str:
     return f"rank {shown_rank(failure.before, failure.depth)} → {shown_rank(after, failure.depth)}"
 
 
-def _make(failure: Failure, repair: str, score: float, line: str, **extra: Any) -> Experiment:
-    after = rank_among(score, failure.others, failure.depth)
+def _make(
+    failure: Failure, repair: str, score: float, line: str,
+    others: Sequence[float] | None = None, **extra: Any,
+) -> Experiment:  # fmt: skip
+    after = rank_among(score, failure.others if others is None else others, failure.depth)
     fixes = after is not None and after <= failure.k
     return Experiment(repair=repair, before=failure.before, after=after, fixes=fixes,
                       line=f"{line}: {_arrow(failure, after)}", **extra)  # fmt: skip
@@ -399,29 +411,55 @@ def boundary(
 
 
 def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:
-    """The gold's best chunk with its document title and heading path before it; None for
-    a method that reads them already, or when there are none."""
+    """The gold's best chunk with its document title and heading path before it, ranked
+    among the run's hits with the first of them (``failure.rivals``) given their own title
+    and headings too: a prefix that lifts every chunk of the document (its company's name,
+    the year) does not count as the gold's missing context. None for a method that reads
+    them already, or when there are none."""
     chunk = best_chunk(failure)
     if chunk is None:
         return None
     spec = registry.get(scorer.method)
     if spec.embedding is not None and spec.embedding.prefixed:
         return None
-    prefix = contextual_prefix(failure.doc, chunk)
+    if spec.family == "lexical":
+        if scorer.embed(failure.doc, [chunk], scorer.method, scorer.encoder)[0].prefix:
+            return None
+    elif spec.family != "dense":
+        return None
+    prefix = unread_prefix(failure.doc, chunk)
     if not prefix:
         return None
-    if spec.family == "lexical":
-        own = scorer.embed(failure.doc, [chunk], scorer.method, scorer.encoder)[0].prefix
-        if own:
-            return None
-        score = scorer.text(indexed_text(prefix, chunk.text))
-    elif spec.family == "dense":
-        score = scorer.text(f"{prefix}\n\n{chunk.encoder_text}")
-    else:
-        return None
+    others = list(failure.others)
+    for index, rival in failure.rivals:
+        given = unread_prefix(failure.doc, rival)
+        if given:
+            others[index] = _prefixed_score(scorer, given, rival)
+    score = _prefixed_score(scorer, prefix, chunk)
     shown = " > ".join(prefix.split("\n"))
-    return _make(failure, "context", score, "with its title and headings",
-                 span=(chunk.char_start, chunk.char_end), detail=shown)  # fmt: skip
+    given_too = f" (the top {len(failure.rivals)} hits given theirs too)" if failure.rivals else ""
+    return _make(failure, "context", score, f"with its title and headings{given_too}",
+                 span=(chunk.char_start, chunk.char_end), detail=shown,
+                 others=tuple(others))  # fmt: skip
+
+
+def unread_prefix(doc: Document, chunk: Chunk) -> str:
+    """The contextual prefix's lines (``core.embed.contextual``) less what the chunk's own
+    text already holds: its title, and each heading of its path, when not in the chunk
+    (a chunk that starts with its section's heading reads it already)."""
+    flat = " ".join(chunk.text.split())
+    title = " ".join(doc.title.split())
+    heads = [h for h in (" ".join(h.split()) for h in chunk.heading_path) if h and h not in flat]
+    lines = [title] if title and title not in flat else []
+    if heads:
+        lines.append(HEADING_SEPARATOR.join(heads))
+    return "\n".join(lines)
+
+
+def _prefixed_score(scorer: MethodScorer, prefix: str, chunk: Chunk) -> float:
+    if scorer.family == "lexical":
+        return scorer.text(indexed_text(prefix, chunk.text))
+    return scorer.text(f"{prefix}\n\n{chunk.encoder_text}")
 
 
 OcrRead = Callable[[Document, Span], "str | None"]

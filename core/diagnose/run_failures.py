@@ -17,6 +17,7 @@ from typing import Any
 from core.chunk import chunk_document
 from core.chunk.policy_registry import policy_from_dict
 from core.diagnose.repairs import (
+    RIVALS,
     Failure,
     LexicalStats,
     MethodScorer,
@@ -164,25 +165,29 @@ def _remembered(read: Callable[[Document, Any], str | None]) -> Callable[..., st
 
 def _failure(run: Any, record: Any, doc: Document, chunks: Sequence[Chunk], method: str) -> Any:
     """The failure the repairs read: the run's stored hit scores for ``method`` that are
-    not the gold's, the gold's full-depth rank and every method's."""
+    not the gold's (the first ``RIVALS`` of them in the gold's document with their chunks,
+    for the context repair's control), the gold's full-depth rank and every method's."""
     if not record.gold:
         return None
     gold = tuple(sorted((g.char_start, g.char_end) for g in record.gold))
-    others = []
+    others: list[float] = []
+    rivals: list[tuple[int, Chunk]] = []
+    by_span = {(c.char_start, c.char_end): c for c in chunks}
     for hit in record.top.get(method, ()):
         cite = run.chunks.get(hit.chunk_id)
-        if (
-            cite is not None
-            and cite.doc_id == doc.doc_id
-            and any(cite.char_start < b and a < cite.char_end for a, b in gold)
-        ):
+        ours = cite is not None and cite.doc_id == doc.doc_id
+        if ours and any(cite.char_start < b and a < cite.char_end for a, b in gold):
             continue
+        if ours and len(others) < RIVALS:
+            rival = by_span.get((cite.char_start, cite.char_end))
+            if rival is not None:
+                rivals.append((len(others), rival))
         others.append(float(hit.score))
     ranks = {m: record.full_ranks.get(m, record.ranks.get(m)) for m in run.methods}
     return Failure(
         query=record.query, gold=gold, doc=doc, chunks=chunks, method=method,
         before=ranks.get(method), others=tuple(others), k=run.text_k, depth=run.depth,
-        ranks=ranks,
+        ranks=ranks, rivals=tuple(rivals),
     )  # fmt: skip
 
 

@@ -957,6 +957,11 @@ def evidence_of(case: Case, method: str, damage: float) -> Evidence:
     )
 
 
+def _reads_context(spec: MethodSpec) -> bool:
+    """A method that reads a chunk with its document: late chunking, a contextual prefix."""
+    return spec.embedding is not None and (spec.embedding.windowed or spec.embedding.prefixed)
+
+
 def diagnose(
     case: Case,
     *,
@@ -997,7 +1002,11 @@ def diagnose(
     if not any(e.repair == "method" for e in experiments):
         experiments = [*experiments, *_method_experiments(case, method)]
     lexical = case.spec(method).family == "lexical"
-    decision = decide(experiments, evidence, k=case.k, repaired=repaired, lexical=lexical)
+    meaning = frozenset(m for m in case.ranks if case.spec(m).family == "dense")
+    in_context = frozenset(m for m in meaning if _reads_context(case.spec(m)))
+    decision = decide(experiments, evidence, k=case.k, repaired=repaired, lexical=lexical,
+                      meaning=meaning, in_context=in_context,
+                      own_context=method in in_context)  # fmt: skip
     best = _best_chunk(case)
     top = _first_hit(case, method)
     return Diagnosis(
