@@ -107,9 +107,13 @@ def test_prompt_words_and_a_defined_term_are_not_key_terms():
     assert not {"working capital", "capital ratio", "Round", "answer", "decimal places"} & set(
         found.terms
     )
-    assert found.metric == ""
+    # ... but a defined term the document never names is a metric to compute, weakly
+    assert (found.metric, found.defined) == ("working capital ratio", True)
     fcf = _absence("What is Acme's free cash flow? FCF here is defined as: (CFO - capex).", text)
-    assert "FCF" not in fcf.terms
+    assert "FCF" not in fcf.terms and (fcf.metric, fcf.defined) == ("FCF", True)
+    named = _absence("What is the current ratio? Define current ratio as assets over debts.",
+                     "The current ratio was 1.2. Total current assets were 10.")  # fmt: skip
+    assert (named.metric, named.defined) == ("", False)  # the document names it
     # a word like "well-defined" defines nothing: the name stays a key term
     kept = _absence("Is Acme's well-defined strategy working?", text)
     assert any(t.startswith("Acme") for t in kept.terms)
@@ -165,3 +169,66 @@ def test_qualifiers_and_adverbs_make_no_phrase_and_a_hyphenated_code_matches_its
     )
     assert found.terms == ()  # "three main", "main companies", "10K": no gap a reader would see
     assert found.share == 0.0
+
+
+# -- a miss another method finds ----------------------------------------------------------
+
+DENSE = frozenset({"naive", "late"})
+READS_DOCUMENT = frozenset({"late"})
+
+
+def test_a_naive_miss_only_late_chunking_finds_is_context_else_method():
+    late = _exp("method", 20, 2, method="late")
+    bm25 = _exp("method", 20, 3, method="bm25")
+    only_late = decide([late], Evidence(), k=5, repaired=True, meaning=DENSE,
+                       in_context=READS_DOCUMENT)  # fmt: skip
+    assert (only_late.cause, only_late.confidence, only_late.runner_up) == (
+        "context", "weak", "method",
+    )  # fmt: skip
+    assert "reading the chunk in its document" in only_late.decided_by
+    both = decide([late, bm25], Evidence(), k=5, repaired=True, meaning=DENSE,
+                  in_context=READS_DOCUMENT)  # fmt: skip
+    assert both.cause == "method"  # bm25 finds it by its words: the failing method's miss
+    # late itself missing, naive finding it: late's own way of scoring
+    own = decide([_exp("method", 20, 1, method="naive")], Evidence(), k=5, repaired=True,
+                 meaning=DENSE, in_context=READS_DOCUMENT, own_context=True)  # fmt: skip
+    assert own.cause == "method"
+
+
+def test_a_repair_of_the_gold_that_fixes_it_comes_before_another_methods_finding():
+    found = [_exp("context", 59, 1), _exp("method", 59, 2, method="bm25")]
+    d = decide(found, Evidence(), k=5, repaired=True, meaning=DENSE, in_context=READS_DOCUMENT)
+    assert (d.cause, d.confidence) == ("context", "strong")
+
+
+def test_a_miss_another_method_finds_stays_vocabulary_when_most_key_terms_are_absent():
+    gone = Evidence(absent=0.6, absent_words=("COGS", "PPNE"))
+    d = decide([_exp("method", 30, 2, method="bm25")], gone, k=5, repaired=True)
+    assert (d.cause, d.confidence, d.runner_up) == ("vocabulary", "weak", "method")
+    few = Evidence(absent=0.3, absent_words=("COGS",))
+    assert decide([_exp("method", 30, 2, method="bm25")], few, k=5, repaired=True).cause == (
+        "method"
+    )
+
+
+def test_a_lexical_miss_a_dense_method_finds_is_vocabulary_unless_a_repair_fixes_it():
+    naive = _exp("method", 90, 1, method="naive")
+    d = decide([naive], Evidence(), k=5, repaired=True, lexical=True, meaning=DENSE)
+    assert (d.cause, d.confidence, d.runner_up) == ("vocabulary", "weak", "method")
+    assert d.decided_by == "method: rank 90 → 1 by meaning, not by the query's words"
+    cut = decide([_exp("boundary", 90, 2), naive], Evidence(), k=5, repaired=True,
+                 lexical=True, meaning=DENSE)  # fmt: skip
+    assert cut.cause == "boundary"
+    # found only by late chunking, and the title and headings fix it: context
+    late = _exp("method", 90, 1, method="late")
+    titled = decide([_exp("context", 90, 3), late], Evidence(), k=5, repaired=True,
+                    lexical=True, meaning=DENSE, in_context=READS_DOCUMENT)  # fmt: skip
+    assert titled.cause == "context"
+
+
+def test_a_defined_metric_the_document_never_names_is_vocabulary_but_weak():
+    defined = Evidence(absent=0.1, metric="ROA", metric_defined=True, figures=12)
+    d = decide([_exp("context", 11, 30)], defined, k=5, repaired=True)
+    assert (d.cause, d.confidence) == ("vocabulary", "weak")
+    named = Evidence(absent=0.1, metric="quick ratio", figures=12)
+    assert decide([_exp("context", 11, 30)], named, k=5, repaired=True).confidence == "strong"

@@ -367,3 +367,60 @@ def test_a_bm25_only_miss_with_words_the_document_lacks_is_vocabulary_beside_met
     d = decide(found, evidence, k=3, repaired=True)
     assert (d.cause, d.confidence, d.runner_up) == ("vocabulary", "weak", "method")
     assert "battles" in d.decided_by
+
+
+def test_a_title_that_lifts_every_chunk_is_not_the_golds_missing_context(tmp_path: Path):
+    """The context repair is a controlled experiment: the gold with its title and headings
+    is ranked against the top hits given theirs too. The company's name in the title lifts
+    every chunk of the filing alike; given to the gold alone it would look like a fix."""
+    from core.diagnose.repairs import LexicalStats, context
+    from core.diagnose.run_failures import default_chunker
+
+    rival = "Revenue in Europe rose and revenue in Asia fell, said the revenue report."
+    gold = ("Revenue was 5 million dollars for the year, the board noted in a long and careful "
+            "review of all of the sales of the firm and of its costs.")  # fmt: skip
+    body = [gold, rival, rival.replace("Asia", "Peru")]
+    text = _next("# Acme annual report\n\n" + FILL[0] + "\n\n")
+    for paragraph in body:  # each in a chunk of its own
+        text = _next(text + paragraph + "\n\n")
+    (tmp_path / "acme.md").write_text(text, "utf-8")
+    (doc,), _ = load_each([tmp_path / "acme.md"])
+    policy = policy_from_dict({"name": "fixed", "size": 300, "overlap": 0, "unit": "chars"})
+    chunks = default_chunker(policy)(doc)[1]
+    gold_chunk = next(c for c in chunks if "5 million" in c.text)
+    rivals = [c for c in chunks if "Europe" in c.text]
+    assert len(rivals) == 2 and "Acme" not in gold_chunk.text
+    query = "What was Acme's revenue?"
+    scorer = MethodScorer(method="bm25", query=query, encoder=None, embed=fake_embed_chunks,
+                          lexical=LexicalStats.build([c.text for c in chunks]))  # fmt: skip
+    others = tuple(scorer.chunk(doc, c) for c in rivals)
+    before = 1 + sum(s > scorer.chunk(doc, gold_chunk) for s in others)
+    assert before == 3  # both rivals say "revenue" more often
+    args = {"query": query, "gold": ((gold_chunk.char_start, gold_chunk.char_end),), "doc": doc,
+            "chunks": chunks, "method": "bm25", "before": before, "others": others, "k": 1,
+            "depth": 10, "ranks": {}}  # fmt: skip
+    alone = context(Failure(**args), scorer)
+    assert alone is not None and alone.fixes  # the title given to the gold alone
+    controlled = context(Failure(**args, rivals=tuple(enumerate(rivals))), scorer)
+    assert controlled is not None and not controlled.fixes and controlled.after == 3
+    assert "(the top 2 hits given theirs too)" in controlled.line
+
+
+def test_late_chunking_gets_no_context_repair(diagnosed):
+    """Late chunking reads a chunk in its document's window: a prefix embedded with the
+    chunk alone would score it as another method does, not as late chunking."""
+    from core.diagnose.repairs import context
+    from core.diagnose.run_failures import default_chunker
+
+    _, _, docs, encoder = diagnosed
+    doc = docs["context"]
+    policy = policy_from_dict({"name": "fixed", "size": 300, "overlap": 0, "unit": "chars"})
+    chunks = default_chunker(policy)(doc)[1]
+    gold = next(c for c in chunks if "22 volts" in c.text)
+    failure = Failure(query="rated input voltage", gold=((gold.char_start, gold.char_end),),
+                      doc=doc, chunks=chunks, method="late", before=4, others=(0.9,) * 5,
+                      k=1, depth=10, ranks={})  # fmt: skip
+    for method, made in (("late", False), ("naive", True)):
+        scorer = MethodScorer(method=method, query=failure.query, encoder=encoder,
+                              embed=fake_embed_chunks)  # fmt: skip
+        assert (context(failure, scorer) is not None) is made, method

@@ -6,29 +6,42 @@ In order:
 1. **parse**, weak, when no repair of the gold's boundary or parse fixes it and the gold's
    text is damaged, in running headers or footers, on a page without text or in no chunk
    (``DAMAGED``: the OCR reading could not be ranked, or read no better).
-2. **vocabulary**, when the question asks for a metric to compute ("quick ratio", "gross
-   margin", "capital-intensive", "% change") that the gold's document never names while
-   the gold holds figures (at least ``INPUTS``): the answer must be computed from them,
-   so no boundary, heading or method brings the name and the gold together. Except for a
-   method that embeds with the model when another method ranks the gold within the top
-   k: that method shows the question does reach the gold, so the miss is the failing
-   method's (**method**, weak, runner-up vocabulary). A lexical method's miss stays
-   vocabulary: words it does not see are what another method bridges.
-3. **label**, when a top hit holds the gold's figures and the query's terms (the answer in
-   a second place, ``SECOND_PLACE``), or the gold's own text holds at most ``LABEL_GOLD``
-   of the query's content weight, one sentence of a top hit of the failing method holds at
-   least ``LABEL_HIT`` (and ``LABEL_GAP`` more), and no repair of the gold's boundary or
-   parse fixes the failure: the label points at the wrong passage, or at a broader page.
-4. the **repairs of the gold text** that fix the failure (its rank within the top k):
+2. **label**, when a top hit holds the gold's figures and the query's terms (the answer in
+   a second place, ``SECOND_PLACE``) and no repair of the gold's boundary or parse fixes
+   the failure.
+3. For a method that does not count words, when another method ranks the gold within
+   the top k and no repair of the gold's text fixes it (the question does reach the
+   gold): **context**, weak, when only methods that read a chunk with its document (late
+   chunking, a contextual prefix) find it and the failing method does not read it so;
+   else **method** (weak, runner-up vocabulary, where the question asks for a metric to
+   compute, which a fix of the gold's text does not contradict), unless the question's
+   key terms are mostly absent from the document (``WORDS_GONE``): then on to 5.
+4. **vocabulary**, weak, for a lexical method (BM25) whose miss a method embedding with
+   the model finds: the gold says it in other words (unless a repair of its boundary or
+   parse fixes it, or only a method reading the document finds it and the title and
+   headings fix it).
+5. **vocabulary**, when the question asks for a metric to compute ("quick ratio", "gross
+   margin", "capital-intensive", "% change", or a term it defines, "ROA is defined as",
+   weak) that the gold's document never names while the gold holds figures (at least
+   ``INPUTS``): the answer must be computed from them.
+6. **label**, when the gold's own text holds at most ``LABEL_GOLD`` of the query's content
+   weight, one sentence of a top hit of the failing method holds at least ``LABEL_HIT``
+   (and ``LABEL_GAP`` more), and no repair of the gold's boundary or parse fixes the
+   failure: the label points at the wrong passage, or at a broader page.
+7. the **repairs of the gold text** that fix the failure (its rank within the top k):
    parse, boundary, context; several: the one ranking the gold highest (ties in that
    order, the smaller repair first), the next as runner-up.
-5. **vocabulary**, when at least ``VOCABULARY`` of the query's content weight is in key
+8. **vocabulary**, when at least ``VOCABULARY`` of the query's content weight is in key
    terms the gold's document never uses (``core.diagnose.terms.absence``: a hyphenated
    compound or two adjacent content words looked up as a phrase, a word standing alone by
-   its stem; names and figures weigh 2; prompt words like "please", "explain" left out).
-6. **method**, when another method of the run ranks the gold within the top k.
-7. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
-   moved it at least halfway to the top k, or label when only some of its evidence holds.
+   its stem; names and figures weigh 2; prompt words like "please", "explain", "analyst",
+   "perspective" left out); weak when those terms are only fiscal periods ("FY2022").
+9. **method**, when another method of the run ranks the gold within the top k.
+10. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
+    moved it at least halfway to the top k, or label when only some of its evidence holds.
+
+Each rule was written on development sets and measured on blind ones
+(``eval/diagnose_blind``, docs/diagnosis.md).
 
 **Confidence.** A cause is ``strong`` only when what decided it is uncontested: the
 deciding experiment fixes the failure (or, for a cause the evidence decides, every
@@ -83,6 +96,7 @@ class Evidence:
     absent: float = 0.0
     absent_words: tuple[str, ...] = ()
     metric: str = ""
+    metric_defined: bool = False
     figures: int = 0
     gold_holds: float = 0.0
     hit_holds: float = 0.0
@@ -93,7 +107,8 @@ class Evidence:
     def to_dict(self) -> dict[str, object]:
         return {
             "absent": round(self.absent, 3), "absent_words": list(self.absent_words),
-            "metric": self.metric, "figures": self.figures,
+            "metric": self.metric, "metric_defined": self.metric_defined,
+            "figures": self.figures,
             "gold_holds": round(self.gold_holds, 3), "hit_holds": round(self.hit_holds, 3),
             "hit": self.hit, "damage": round(self.damage, 3),
             "second_place": round(self.second_place, 3),
@@ -186,7 +201,7 @@ def decide(
     if evidence.second_place >= SECOND_PLACE and not hard_fixes:
         line = "a top hit holds the gold's figures and the query's words"
         return decided("label", line, against("label", repairs=moved))
-    finds = bool(others) and not lexical and (computed or not hard_fixes)
+    finds = bool(others) and not lexical and (computed or not text_fixes)
     if finds and not own_context and not computed and {e.method for e in others} <= in_context:
         line = f"{others[0].line}, reading the chunk in its document"
         return decided("context", line, against("context", repairs=moved), weak=True)
@@ -208,7 +223,8 @@ def decide(
             f"the question asks for {evidence.metric}, which the gold's document never "
             f"names; the gold holds {evidence.figures} figures: the answer must be computed"
         )
-        return decided("vocabulary", line, against("vocabulary", repairs=moved))
+        return decided("vocabulary", line, against("vocabulary", repairs=moved),
+                       weak=evidence.metric_defined)  # fmt: skip
     if label and not hard_fixes:
         line = (
             f"the gold holds {evidence.gold_holds:.0%} of the query's words, a top hit "

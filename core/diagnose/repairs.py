@@ -9,7 +9,7 @@ depth). Only the repaired texts are embedded; nothing is re-indexed.
 - **context**: the gold's best chunk with its document title and heading path before it,
   ranked against the run's first hits given their own (a control: a title that lifts
   every chunk of the document is not the gold's missing context); not run for a method
-  that already reads them (a prefixed method).
+  that already reads them (a prefixed method, late chunking).
 - **parse**: the gold's region read again by OCR (the PDF page rendered, Tesseract) and
   compared with the text layer; when they differ, the OCR text is ranked.
 - **method**: the other methods' ranks of the same gold (already in the run).
@@ -415,13 +415,13 @@ def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:
     among the run's hits with the first of them (``failure.rivals``) given their own title
     and headings too: a prefix that lifts every chunk of the document (its company's name,
     the year) does not count as the gold's missing context. None for a method that reads
-    them already, or when there are none."""
+    them already (a prefix, late chunking's window), or when there are none."""
     chunk = best_chunk(failure)
     if chunk is None:
         return None
     spec = registry.get(scorer.method)
-    if spec.embedding is not None and spec.embedding.prefixed:
-        return None
+    if spec.embedding is not None and (spec.embedding.prefixed or spec.embedding.windowed):
+        return None  # it reads them already (a prefix; late chunking's window)
     if spec.family == "lexical":
         if scorer.embed(failure.doc, [chunk], scorer.method, scorer.encoder)[0].prefix:
             return None

@@ -949,6 +949,7 @@ def evidence_of(case: Case, method: str, damage: float) -> Evidence:
         absent=missing.share,
         absent_words=missing.terms,
         metric=missing.metric,
+        metric_defined=missing.defined,
         figures=sum(1 for f in FIGURE.findall(gold_text) if not _YEAR.fullmatch(f)),
         gold_holds=held_share(weights, gold_text),
         hit_holds=best[0] if best else 0.0,

@@ -227,11 +227,13 @@ def defined_words(query: str) -> set[str]:
 class Absence:
     """The query's key terms the document never uses, as a reader looks them up: the share
     of the query's content weight they hold, the terms as the query writes them, and a
-    metric the question asks to compute that the document never names ('' when none)."""
+    metric the question asks to compute that the document never names ('' when none), and
+    whether that metric is one the question defines."""
 
     share: float
     terms: tuple[str, ...]
     metric: str
+    defined: bool = False  # the metric is a term the question defines
 
 
 def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, object] | set[str],
@@ -239,7 +241,9 @@ def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, ob
     """Which of the query's key words the document lacks: a word standing in phrases is
     present when one of its phrases stands in the document (two adjacent words, a hyphen
     or spaces between); a word standing alone when its stem does, or a hyphenated
-    compound of the document written as one word ("10K" for "10-K")."""
+    compound of the document written as one word ("10K" for "10-K"). The metric: an absent
+    term of ``METRIC_WORDS``, else a term the question defines that the document never
+    names."""
     words = key_words(query, weights)
     total = sum(w.weight for w in words)
     absent: list[KeyWord] = []
@@ -264,7 +268,30 @@ def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, ob
         if named or (not w.phrases and form in METRIC_WORDS):
             metric = named[0] if named else w.word
             break
+    defined = "" if metric else _defined_absent(query, doc_terms, pairs)
     return Absence(
         share=sum(w.weight for w in absent) / total if total else 0.0,
-        terms=tuple(shown), metric=metric,
+        terms=tuple(shown), metric=metric or defined, defined=bool(defined),
     )  # fmt: skip
+
+
+def _defined_absent(query: str, doc_terms: Mapping[str, object] | set[str],
+                    pairs: frozenset[tuple[str, str]]) -> str:  # fmt: skip
+    """A term the question defines ("ROA is defined as ...") that the document never
+    names: a metric to compute from the inputs the definition gives ('' when none)."""
+    found = [m.group(1) for m in _DEFINE_AS.finditer(query)]
+    for m in _DEFINED_AS.finditer(query):
+        said = m.group(1)
+        found.append(" ".join(said[a:b] for a, b, _, _ in phrase_words(said)[-3:]))
+    for term in found:
+        words = phrase_words(term)
+        stems = [t for _, _, t in word_spans(term)]
+        if not stems:
+            continue
+        forms = [w[2] for w in words]
+        held = all(t in doc_terms for t in stems) and all(
+            p in pairs for p in zip(forms, forms[1:], strict=False)
+        )
+        if not held:
+            return " ".join(term.split())
+    return ""
