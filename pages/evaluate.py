@@ -49,6 +49,14 @@ run = runs[
     st.selectbox("Run", list(runs), key=K.RUN, format_func=lambda r: run_files.run_label(runs[r]))
 ]
 docs = st.session_state[K.RUN_DOCS].get(run.run_id) or run_files.documents_for(dict(run.corpus))
+if docs and (unknown := run_files.unknown_policy(run)):
+    st.info(
+        f"This run's chunks are the imported set {wording.md(unknown)}, which this store does "
+        "not hold: its failures are shown with what the run stored, not on their pages "
+        "(`chunkscope open RUN.json` from the store that imported the set brings it along).",
+        icon=":material/info:",
+    )
+    docs = {}
 if run.unresolved:
     st.warning(f"{len(run.unresolved)} queries did not resolve to a span and were left out.")
 run_import.imported_note(run)

@@ -160,6 +160,22 @@ def test_open_with_docs_keeps_the_runs_documents_for_the_reader(
     assert "kept 1 of the run's 1 documents in the store's library" in capsys.readouterr().err
     library = Library.in_folder(elsewhere.resolve() / "library")
     assert [(e.doc_id, e.sha256) for e in library.current()] == list(load_run(copy).corpus.items())
+    # the workbench opened on that store reads them, though nothing is indexed there yet
+    assert not (elsewhere / "chroma.sqlite3").exists()
+    monkeypatch.setenv("CHUNKSCOPE_STORE", str(elsewhere))
+    monkeypatch.setenv("CHUNKSCOPE_OPEN_RUN", load_run(copy).run_id)
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = " ".join(plain(c.value) for c in at.caption)
+    assert "not loaded" not in captions, captions  # the gold on its page
+    # the run's chunks are an imported set: it came along, so the pages chunk as the run did
+    assert (elsewhere / "chunksets" / "harbour.json").is_file()
+    assert not [i for i in at.info if "which this store does not hold" in i.value]
+    (elsewhere / "chunksets" / "harbour.json").unlink()  # a store without the set: said
+    at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [i for i in at.info if "imported set harbour, which this store does not hold" in
+            plain(i.value)]  # fmt: skip
     (folder / "harbour.md").write_text("# Harbour, edited since the run\n")  # other bytes
     assert main([*argv[:3], str(store_dir.parent / "third"), *argv[4:]]) == 0
     err = capsys.readouterr().err

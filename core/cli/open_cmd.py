@@ -8,8 +8,9 @@ given): each new browser session lands on Evaluate at ``?run=RUN_ID``, the run p
 the failure reader on its first failure.
 ``--docs`` keeps the run's documents (those of its corpus, matched by id and sha256) in
 the store's library, where the workbench reads them: the reader then shows each failure's
-gold on its page, its full-depth ranks and its repairs. ``--dry-run`` prints the command
-and the address, and starts nothing.
+gold on its page, its full-depth ranks and its repairs. A run over an imported chunk set
+(``import-run``) brings that set along, so the workbench chunks its documents as the run
+did. ``--dry-run`` prints the command and the address, and starts nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from core.errors import LabelError
 from core.evaluate import EvalRun, load_run
 from core.evaluate.run_store import keep_run, runs_folder
 from core.formats.loading import doc_id_for, sha256_of
+from core.imported.chunkset import FOLDER_NAME as CHUNKSETS
 from core.ingest.files import display_name, read_source
 from core.library import Library
 from core.settings import OPEN_RUN, STORE
@@ -44,6 +46,7 @@ class Launch:
     url: str
     kept_docs: tuple[str, ...] = ()
     missing_docs: tuple[str, ...] = ()
+    chunk_set: str = ""  # the imported chunk set the run's chunks came from, kept beside it
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -81,6 +84,22 @@ def keep_documents(run: EvalRun, paths: list[Path], library: Library) -> list[st
     return kept
 
 
+def keep_chunk_set(run: EvalRun, target: Path) -> str:
+    """The run's imported chunk set (its policy is one: ``import-run`` and ``eval`` over an
+    imported set), copied from the store the command line uses into the ``target`` store
+    folder, where the workbench registers it as a policy and chunks the run's documents
+    as the run did; its name, or '' when the run's policy is no set held there."""
+    name = str(run.policy.get("name", ""))
+    source = runs_folder(None).parent / CHUNKSETS / f"{name}.json"
+    copy = target / CHUNKSETS / source.name
+    if not name or not source.is_file():
+        return ""
+    if copy.resolve() != source.resolve() and not copy.exists():
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(source.read_bytes())
+    return name
+
+
 def launch(
     run_path: str | Path,
     *,
@@ -104,6 +123,7 @@ def launch(
         else []
     )
     missing = tuple(sorted(set(saved.corpus) - set(found))) if docs else ()
+    chunk_set = keep_chunk_set(saved, kept.parent.parent)
     env = {OPEN_RUN.name: saved.run_id}
     if store is not None:
         env[STORE.name] = str(kept.parent.parent)
@@ -111,7 +131,7 @@ def launch(
             "--server.port", str(port))  # fmt: skip
     url = f"http://localhost:{port}/evaluate?run={saved.run_id}"
     return Launch(run_id=saved.run_id, kept=kept, argv=argv, env=env, url=url,
-                  kept_docs=tuple(found), missing_docs=missing)  # fmt: skip
+                  kept_docs=tuple(found), missing_docs=missing, chunk_set=chunk_set)  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -125,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
         )
         print(f"kept {len(found.kept_docs)} of the run's {total} documents in the store's "
               f"library{missing}", file=sys.stderr)  # fmt: skip
+    if found.chunk_set:
+        print(f"its chunks are the imported set {found.chunk_set}, kept in the store too",
+              file=sys.stderr)  # fmt: skip
     if args.dry_run:
         assigned = " ".join(f"{k}={shlex.quote(v)}" for k, v in found.env.items())
         print(f"{assigned} {shlex.join(found.argv)}")

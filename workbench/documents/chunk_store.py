@@ -33,6 +33,13 @@ def store(*, create: bool = False) -> ChunkStore | None:
     return _open_store(kind, address)
 
 
+def store_folder() -> Path | None:
+    """The sidebar's store folder (None for a Chroma server, or no address), whether or
+    not anything was indexed there yet."""
+    kind, address = st.session_state[Key.STORE_KIND], st.session_state[Key.STORE_ADDR].strip()
+    return Path(address).expanduser() if kind == "folder" and address else None
+
+
 def existing_store() -> ChunkStore:
     """``store()`` where a page already read entries from it: ``StoreError`` with a one-line
     message when its folder no longer exists."""

@@ -27,15 +27,20 @@ _log = logging.getLogger(__name__)
 
 
 def kept_library(*, create: bool = False) -> Library | None:
-    """The library beside the sidebar's store; None when there is no store (yet) or it
-    cannot be opened (the sidebar shows that error)."""
+    """The library beside the sidebar's store (a store folder's ``library/`` even before
+    anything is indexed there); None when there is none (yet) or the store cannot be
+    opened (the sidebar shows that error)."""
     try:
         opened = chunk_store.store(create=create)
     except ChunkscopeError:
         if create:
             raise
         return None
-    return None if opened is None else Library.of_store(opened)
+    if opened is None:  # nothing indexed there yet: documents may be kept all the same
+        folder = chunk_store.store_folder()  # (``chunkscope open --docs`` keeps them)
+        held = folder / "library" if folder is not None else None
+        return Library.in_folder(held) if held is not None and held.is_dir() else None
+    return Library.of_store(opened)
 
 
 @st.cache_data(ttl=1.0, max_entries=8, show_spinner=False)

@@ -20,6 +20,7 @@ import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from core import settings
+from core.chunk.policy_registry import policy_from_dict
 from core.errors import LabelError
 from core.evaluate import (
     DocumentIndex,
@@ -94,6 +95,16 @@ def shared_document(name: str) -> Document:
 @st.cache_resource(show_spinner="Importing the shared labelled set…")
 def shared_queries() -> list[LabelledQuery]:
     return import_chunking_eval(EVAL_DIR, loader=lambda path: shared_document(path.stem))
+
+
+def unknown_policy(run: EvalRun) -> str:
+    """The run's chunking policy when this session cannot chunk with it (an imported chunk
+    set another store holds), else ''."""
+    try:
+        policy_from_dict(dict(run.policy))
+    except (ValueError, KeyError, TypeError):
+        return str(dict(run.policy).get("name", "?"))
+    return ""
 
 
 def documents_for(corpus: dict[str, str]) -> dict[str, Document]:
