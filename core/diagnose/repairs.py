@@ -39,7 +39,7 @@ from core import methods as registry
 from core.chunk.sentence_bounds import sentence_spans
 from core.diagnose.terms import PERIOD, Span, name_like, sentence_start
 from core.embed import encode_queries
-from core.embed.contextual import HEADING_SEPARATOR
+from core.embed.contextual import contextual_prefix
 from core.ingest.ocr import recognise_page, require_engine
 from core.methods.lexical import K1, B, indexed_text, terms, word_spans
 from core.provenance.types import Chunk, Document, make_chunk_id
@@ -427,12 +427,12 @@ def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:
             return None
     elif spec.family != "dense":
         return None
-    prefix = unread_prefix(failure.doc, chunk)
+    prefix = contextual_prefix(failure.doc, chunk, unread=True)
     if not prefix:
         return None
     others = list(failure.others)
     for index, rival in failure.rivals:
-        given = unread_prefix(failure.doc, rival)
+        given = contextual_prefix(failure.doc, rival, unread=True)
         if given:
             others[index] = _prefixed_score(scorer, given, rival)
     score = _prefixed_score(scorer, prefix, chunk)
@@ -441,19 +441,6 @@ def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:
     return _make(failure, "context", score, f"with its title and headings{given_too}",
                  span=(chunk.char_start, chunk.char_end), detail=shown,
                  others=tuple(others))  # fmt: skip
-
-
-def unread_prefix(doc: Document, chunk: Chunk) -> str:
-    """The contextual prefix's lines (``core.embed.contextual``) less what the chunk's own
-    text already holds: its title, and each heading of its path, when not in the chunk
-    (a chunk that starts with its section's heading reads it already)."""
-    flat = " ".join(chunk.text.split())
-    title = " ".join(doc.title.split())
-    heads = [h for h in (" ".join(h.split()) for h in chunk.heading_path) if h and h not in flat]
-    lines = [title] if title and title not in flat else []
-    if heads:
-        lines.append(HEADING_SEPARATOR.join(heads))
-    return "\n".join(lines)
 
 
 def _prefixed_score(scorer: MethodScorer, prefix: str, chunk: Chunk) -> float:

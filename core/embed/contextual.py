@@ -32,10 +32,16 @@ Progress = Callable[[int, int], None]
 HEADING_SEPARATOR = " > "
 
 
-def contextual_prefix(doc: Document, chunk: Chunk) -> str:
-    """Title and heading path lines, or ``""`` when the chunk has neither."""
-    lines = [" ".join(doc.title.split())]
-    lines.append(HEADING_SEPARATOR.join(" ".join(h.split()) for h in chunk.heading_path))
+def contextual_prefix(doc: Document, chunk: Chunk, *, unread: bool = False) -> str:
+    """Title and heading path lines, or ``""`` when the chunk has neither. ``unread``:
+    less what the chunk's own text already holds (the title, each heading of its path)."""
+    flat = " ".join(chunk.text.split()) if unread else ""
+    title = " ".join(doc.title.split())
+    heads = [" ".join(h.split()) for h in chunk.heading_path]
+    if unread:
+        title = "" if title in flat else title
+        heads = [h for h in heads if h not in flat]
+    lines = [title, HEADING_SEPARATOR.join(heads)]
     return "\n".join(line for line in lines if line)
 
 
