@@ -309,3 +309,19 @@ def gold_view(record: QueryRecord, doc: Document | None) -> None:
         cite_view.show_html(marked_text_html(doc.text[a:b], a, [mark]))
     more = f" (+{len(record.gold) - 1} more gold spans)" if len(record.gold) > 1 else ""
     cite_view.citation_link(cite, label=f"Gold: {cite.render()}{more}")
+    if doc.is_paged and cite.pages and st.button(
+        "Read it large", key=f"cs-gold-large-{record.id}", icon=":material/zoom_in:",
+        help="The gold's part of its page at the width of the window, and its text",
+    ):  # fmt: skip
+        _gold_large(doc, cite, cite.pages[0], f"Gold: {cite.render()}{more}")
+
+
+@st.dialog("The gold on its page", width="large")
+def _gold_large(doc: Document, cite: Citation, page: int, label: str) -> None:
+    """The gold's part of its page, as wide as the window allows, with its text under it
+    (a table's figures read at the size of the page)."""
+    view = focus_view(doc, cite.char_start, cite.char_end, page)
+    shapes = highlight_shapes(doc, cite.char_start, cite.char_end, page)
+    cite_view.show_html(cite_view.page_figure(doc, page, shapes, view_pt=view))
+    st.caption(label)
+    st.html(f'<div class="cs-text">{escape(doc.text[cite.char_start : cite.char_end])}</div>')
