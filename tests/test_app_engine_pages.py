@@ -520,7 +520,10 @@ def test_the_failure_reader_lays_out_the_evidence_and_stores_the_suggestion(fake
         bodies = [h.proto.body for h in lit[0].html]
         signal = "query terms outside the gold chunk: chars"
         assert any("cs-tip" in b and signal in b for b in bodies)
-    assert suggested == "context"  # the demo's first failure lacks its product's name
+    # the demo's first failure is late chunking's: its section never names the product, but
+    # late chunking reads the datasheet's title in its window, and bm25 ranks the gold 5th
+    assert suggested == "method" and "bm25 ranks it 5th" in panel[0]
+    assert "No repair of the gold applies" in panel[0]
     causes = ["parse", "label", "method", "boundary", "vocabulary", "context"]
     assert [t.split(":")[0] for t in titles] == causes
     if suggested != "other":  # the suggested cause is pre-selected until a human tags it

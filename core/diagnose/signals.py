@@ -151,6 +151,7 @@ class Diagnosis:
     second_gold: Hit | None = None
     experiments: tuple[Experiment, ...] = ()
     evidence: Evidence | None = None
+    repaired: bool = False  # the failing method's repairs could be run (none may apply)
 
     def by_cause(self, cause: str) -> list[Signal]:
         return [s for s in self.signals if s.cause == cause]
@@ -1016,4 +1017,5 @@ def diagnose(
         confidence=decision.confidence, runner_up=decision.runner_up,
         scores=scores_of(signals), gold_chunk=best.chunk_id if best else "", displacer=top,
         second_gold=second, experiments=tuple(experiments), evidence=evidence,
+        repaired=repaired,
     )  # fmt: skip

@@ -174,8 +174,12 @@ def experiments_html(diagnosis: Diagnosis) -> str:
     items = _experiment_items(diagnosis.experiments)
     repaired = any(e.repair != "method" for e in diagnosis.experiments)
     note = "" if repaired else (
-        '<div class="cs-doc">No repair of the gold was run (the run\'s model is not the '
-        "one loaded here, or the method ranks no index of its own).</div>"
+        '<div class="cs-doc">No repair of the gold applies: one chunk holds it whole, the '
+        "method reads its title and headings already (late chunking, a prefix) or it has "
+        "none, and its text needs no OCR reading.</div>"
+        if diagnosis.repaired
+        else '<div class="cs-doc">No repair of the gold was run (the run\'s model is not '
+        "the one loaded here, or the method ranks no index of its own).</div>"
     )  # fmt: skip
     return f'<ul style="margin:0.3em 0 0 1em">{items}</ul>{note}'
 
