@@ -51,9 +51,10 @@ run = runs[
 docs = st.session_state[K.RUN_DOCS].get(run.run_id) or run_files.documents_for(dict(run.corpus))
 if docs and (unknown := run_files.unknown_policy(run)):
     st.info(
-        f"This run's chunks are the imported set {wording.md(unknown)}, which this store does "
-        "not hold: its failures are shown with what the run stored, not on their pages "
-        "(`chunkscope open RUN.json` from the store that imported the set brings it along).",
+        f"This run's chunks come from {wording.md(unknown)}, which this session cannot chunk "
+        "with (an imported set this store does not hold, or a splitter not installed here): "
+        "its failures are shown with what the run stored, not on their pages (`chunkscope "
+        "open RUN.json` from the store that imported a set brings it along).",
         icon=":material/info:",
     )
     docs = {}
@@ -92,7 +93,7 @@ if pairs:  # one pair at a time, late against naive first, each table whole
     )
 if st.session_state[K.QUERY_ID] in {q.id for q in run.queries}:
     st.subheader("Query opened from the chart")
-    triage.query_card(run, run.query(st.session_state[K.QUERY_ID]), docs)
+    triage.query_card(run, run.query(st.session_state[K.QUERY_ID]), docs, place="chart")
 
 st.subheader("Failure reader")
 cells = st.columns([2, 1, 3], vertical_alignment="bottom")

@@ -232,3 +232,15 @@ def test_a_defined_metric_the_document_never_names_is_vocabulary_but_weak():
     assert (d.cause, d.confidence) == ("vocabulary", "weak")
     named = Evidence(absent=0.1, metric="quick ratio", figures=12)
     assert decide([_exp("context", 11, 30)], named, k=5, repaired=True).confidence == "strong"
+
+
+def test_a_defined_term_is_looked_up_by_its_content_words():
+    """Articles, a possessive name and prompt words before a defined term are not part of
+    it: a document that names the term holds it."""
+    text = "The quick ratio was 1.1 and return on assets (ROA) was 5 percent."
+    for query in (
+        "What is the ROA? The ROA is defined as net income over total assets.",
+        "What is Acme's quick ratio? Acme's quick ratio is defined as cash over debts.",
+    ):
+        found = _absence(query, text)
+        assert (found.metric, found.defined) == ("", False), query

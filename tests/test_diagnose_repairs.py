@@ -371,7 +371,7 @@ def test_a_bm25_only_miss_with_words_the_document_lacks_is_vocabulary_beside_met
 
 def test_a_title_that_lifts_every_chunk_is_not_the_golds_missing_context(tmp_path: Path):
     """The context repair is a controlled experiment: the gold with its title and headings
-    is ranked against the top hits given theirs too. The company's name in the title lifts
+    is ranked against the first hits given theirs too. The company's name in the title lifts
     every chunk of the filing alike; given to the gold alone it would look like a fix."""
     from core.diagnose.repairs import LexicalStats, context
     from core.diagnose.run_failures import default_chunker
@@ -403,7 +403,7 @@ def test_a_title_that_lifts_every_chunk_is_not_the_golds_missing_context(tmp_pat
     assert alone is not None and alone.fixes  # the title given to the gold alone
     controlled = context(Failure(**args, rivals=tuple(enumerate(rivals))), scorer)
     assert controlled is not None and not controlled.fixes and controlled.after == 3
-    assert "(the top 2 hits given theirs too)" in controlled.line
+    assert "(the first 2 hits given theirs too)" in controlled.line
 
 
 def test_late_chunking_gets_no_context_repair(diagnosed):

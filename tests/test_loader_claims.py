@@ -419,3 +419,17 @@ def test_chunks_whose_words_the_loader_split_or_joined_are_placed_by_its_charact
         given = "".join(chunk.given.text.split())
         assert 0.85 * len(given) <= len(span) <= 1.5 * len(given), a  # an author block moves
         assert a.coverage is not None and a.coverage >= 0.9
+
+
+def test_placing_by_characters_keeps_offsets_where_case_folding_lengthens_a_character() -> None:
+    """'ß' folds to 'ss': each folded character keeps its source offset, so a match after
+    it still points at the right characters of ours (and never past the end)."""
+    from core.align.exact import whitespace_free_view
+    from core.imported.anchor import _folded
+
+    text = "Straße " * 4 + "Registrant Corporation"
+    view = _folded(whitespace_free_view(text, 0, len(text)))
+    assert len(view.text) == len(view.offsets)
+    at = view.text.index("registrant")
+    assert text[view.offsets[at] : view.offsets[at + len("registrant") - 1] + 1] == "Registrant"
+    assert view.offsets[-1] == len(text) - 1

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from core import methods as method_registry
 from core.cli import main, options
 from core.cli.open_cmd import launch
+from core.errors import LabelError
 from core.evaluate import load_run
 from core.evaluate.run_store import keep_run, run_files, runs_folder
 from core.imported import save_chunk_set
@@ -170,11 +171,18 @@ def test_open_with_docs_keeps_the_runs_documents_for_the_reader(
     assert "not loaded" not in captions, captions  # the gold on its page
     # the run's chunks are an imported set: it came along, so the pages chunk as the run did
     assert (elsewhere / "chunksets" / "harbour.json").is_file()
-    assert not [i for i in at.info if "which this store does not hold" in i.value]
+    assert not [i for i in at.info if "which this session cannot chunk with" in i.value]
+    # a store holding another set of that name: refused in one line, nothing kept
+    third = store_dir.parent / "third-store"
+    (third / "chunksets").mkdir(parents=True)
+    (third / "chunksets" / "harbour.json").write_text("{}")
+    with pytest.raises(LabelError, match="another chunk set of the name harbour"):
+        launch(copy, store=str(third))
+    assert not (third / "runs").exists()
     (elsewhere / "chunksets" / "harbour.json").unlink()  # a store without the set: said
     at = AppTest.from_file("../app.py", default_timeout=TIMEOUT_S).run()
     assert not at.exception, [e.value for e in at.exception]
-    assert [i for i in at.info if "imported set harbour, which this store does not hold" in
+    assert [i for i in at.info if "come from harbour, which this session cannot chunk with" in
             plain(i.value)]  # fmt: skip
     (folder / "harbour.md").write_text("# Harbour, edited since the run\n")  # other bytes
     assert main([*argv[:3], str(store_dir.parent / "third"), *argv[4:]]) == 0

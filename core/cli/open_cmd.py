@@ -94,7 +94,14 @@ def keep_chunk_set(run: EvalRun, target: Path) -> str:
     copy = target / CHUNKSETS / source.name
     if not name or not source.is_file():
         return ""
-    if copy.resolve() != source.resolve() and not copy.exists():
+    if copy.resolve() == source.resolve():
+        return name
+    if copy.exists() and copy.read_bytes() != source.read_bytes():
+        raise LabelError(
+            f"{copy} is another chunk set of the name {name}: the run's is {source}; open the "
+            "run from the store that imported it, or give --store a store without that set"
+        )
+    if not copy.exists():
         copy.parent.mkdir(parents=True, exist_ok=True)
         copy.write_bytes(source.read_bytes())
     return name
@@ -114,6 +121,7 @@ def launch(
     app = app_path()
     saved = load_run(run_path)
     folder = runs_folder(store)
+    chunk_set = keep_chunk_set(saved, folder.parent)  # first: it may refuse, keeping nothing
     kept = folder / f"{saved.run_id}.json"
     if Path(run_path).resolve() != kept.resolve():  # already kept: never written over, as
         kept = keep_run(saved, folder)  # an import-run adding its methods may rewrite it
@@ -123,7 +131,6 @@ def launch(
         else []
     )
     missing = tuple(sorted(set(saved.corpus) - set(found))) if docs else ()
-    chunk_set = keep_chunk_set(saved, kept.parent.parent)
     env = {OPEN_RUN.name: saved.run_id}
     if store is not None:
         env[STORE.name] = str(kept.parent.parent)

@@ -11,8 +11,8 @@ In order:
    the failure.
 3. For a method that does not count words, when another method ranks the gold within
    the top k and no repair of the gold's text fixes it (the question does reach the
-   gold): **context**, weak, when only methods that read a chunk with its document (late
-   chunking, a contextual prefix) find it and the failing method does not read it so;
+   gold): **context**, weak, when only dense methods that read a chunk with its document
+   (late chunking, a contextual prefix) find it and the failing method does not read it so;
    else **method** (weak, runner-up vocabulary, where the question asks for a metric to
    compute, which a fix of the gold's text does not contradict), unless the question's
    key terms are mostly absent from the document (``WORDS_GONE``): then on to 5.
@@ -242,7 +242,9 @@ def decide(
             f"the gold's document never uses {', '.join(evidence.absent_words)} "
             f"({evidence.absent:.0%} of the query's weight)"
         )
-        periods = all(PERIOD.fullmatch(w) for w in evidence.absent_words)
+        periods = bool(evidence.absent_words) and all(
+            PERIOD.fullmatch(w) for w in evidence.absent_words
+        )
         return decided("vocabulary", line, against("vocabulary", repairs=moved), weak=periods)
     if others:
         return decided("method", others[0].line, against("method", repairs=moved),

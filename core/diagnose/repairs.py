@@ -437,10 +437,20 @@ def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:
             others[index] = _prefixed_score(scorer, given, rival)
     score = _prefixed_score(scorer, prefix, chunk)
     shown = " > ".join(prefix.split("\n"))
-    given_too = f" (the top {len(failure.rivals)} hits given theirs too)" if failure.rivals else ""
+    given_too = _control_line(len(failure.rivals), min(RIVALS, len(failure.others)))
     return _make(failure, "context", score, f"with its title and headings{given_too}",
                  span=(chunk.char_start, chunk.char_end), detail=shown,
                  others=tuple(others))  # fmt: skip
+
+
+def _control_line(given: int, first: int) -> str:
+    """ " (the first 10 hits given theirs too)", or " (4 of the first 10 ...)" when only
+    some of them are in the gold's document."""
+    if not given:
+        return ""
+    if given == first:
+        return f" (the first {given} hits given theirs too)"
+    return f" ({given} of the first {first} hits given theirs too)"
 
 
 def _prefixed_score(scorer: MethodScorer, prefix: str, chunk: Chunk) -> float:

@@ -268,30 +268,39 @@ def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, ob
         if named or (not w.phrases and form in METRIC_WORDS):
             metric = named[0] if named else w.word
             break
-    defined = "" if metric else _defined_absent(query, doc_terms, pairs)
+    defined = "" if metric else _defined_absent(query, weights, doc_terms, pairs)
     return Absence(
         share=sum(w.weight for w in absent) / total if total else 0.0,
         terms=tuple(shown), metric=metric or defined, defined=bool(defined),
     )  # fmt: skip
 
 
-def _defined_absent(query: str, doc_terms: Mapping[str, object] | set[str],
+def _defined_absent(query: str, weights: Mapping[str, float],
+                    doc_terms: Mapping[str, object] | set[str],
                     pairs: frozenset[tuple[str, str]]) -> str:  # fmt: skip
     """A term the question defines ("ROA is defined as ...") that the document never
-    names: a metric to compute from the inputs the definition gives ('' when none)."""
+    names: a metric to compute from the inputs the definition gives ('' when none). The
+    term is its content words (``weights``: function and prompt words out), a possessive
+    name before it aside ("Acme's quick ratio"), looked up as ``absence`` looks up words."""
     found = [m.group(1) for m in _DEFINE_AS.finditer(query)]
     for m in _DEFINED_AS.finditer(query):
         said = m.group(1)
         found.append(" ".join(said[a:b] for a, b, _, _ in phrase_words(said)[-3:]))
+    stem_of = {a: t for a, _, t in word_spans(query)}
     for term in found:
-        words = phrase_words(term)
-        stems = [t for _, _, t in word_spans(term)]
-        if not stems:
+        at = query.find(term)
+        kept = [
+            (term[a:b], form, stem_of.get(at + a, ""))
+            for a, b, form, _ in phrase_words(term)
+            if not term[a:b].lower().endswith(("'s", "’s"))
+        ]  # fmt: skip
+        kept = [(word, form, stem) for word, form, stem in kept if stem in weights]
+        if not kept:
             continue
-        forms = [w[2] for w in words]
-        held = all(t in doc_terms for t in stems) and all(
+        forms = [form for _, form, _ in kept]
+        held = all(stem in doc_terms for _, _, stem in kept) and all(
             p in pairs for p in zip(forms, forms[1:], strict=False)
         )
         if not held:
-            return " ".join(term.split())
+            return " ".join(word for word, _, _ in kept)
     return ""

@@ -380,10 +380,10 @@ class LoaderEvidence:
         own = text.doc.pages[number - 1]
         lo = max(own.char_start, ours[mapped[0]].char_start - _CHAR_MARGIN)
         hi = min(own.char_end, ours[mapped[-1]].char_end + _CHAR_MARGIN)
-        view = whitespace_free_view(text.text, lo, hi)
+        view = _folded(whitespace_free_view(text.text, lo, hi))
         if not mine or not view.text:
             return None
-        ours_text = view.text.casefold()
+        ours_text = view.text
         runs = _trimmed(_runs(mine, ours_text))
         gaps, done = [], 0
         for a, _, size in runs:
@@ -400,6 +400,18 @@ class LoaderEvidence:
         start = view.offsets[min(b for _, b, _ in runs)]
         end = view.offsets[max(b + size for _, b, size in runs) - 1] + 1
         return start, end, share, "loader-chars"
+
+
+def _folded(view: View) -> View:
+    """``view`` case-folded, each folded character keeping its source offset ("ß" folds to
+    "ss": two characters at one offset), so positions in it index its offsets."""
+    pieces: list[str] = []
+    offsets: list[int] = []
+    for ch, at in zip(view.text, view.offsets, strict=True):
+        folded = ch.casefold()
+        pieces.append(folded)
+        offsets.extend([at] * len(folded))
+    return View(text="".join(pieces), offsets=offsets)
 
 
 def _runs(mine: str, ours: str) -> list[tuple[int, int, int]]:

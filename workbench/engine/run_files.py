@@ -21,7 +21,7 @@ from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from core import settings
 from core.chunk.policy_registry import policy_from_dict
-from core.errors import LabelError
+from core.errors import ChunkscopeError, LabelError
 from core.evaluate import (
     DocumentIndex,
     EvalConfig,
@@ -99,10 +99,10 @@ def shared_queries() -> list[LabelledQuery]:
 
 def unknown_policy(run: EvalRun) -> str:
     """The run's chunking policy when this session cannot chunk with it (an imported chunk
-    set another store holds), else ''."""
+    set another store holds, a splitter not installed here), else ''."""
     try:
         policy_from_dict(dict(run.policy))
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, ChunkscopeError):
         return str(dict(run.policy).get("name", "?"))
     return ""
 

@@ -254,9 +254,12 @@ def run_rank_text(run: EvalRun, record: QueryRecord, method: str) -> str:
     return rank_text(rank, run.depth, record, method)
 
 
-def query_card(run: EvalRun, record: QueryRecord, docs: dict[str, Document]) -> None:
+def query_card(
+    run: EvalRun, record: QueryRecord, docs: dict[str, Document], *, place: str = "reader"
+) -> None:
     """A query: gold evidence on its page (or in its text), the top k of each method with
-    gold-overlapping chunks marked, and where gold ranked when it missed the top k."""
+    gold-overlapping chunks marked, and where gold ranked when it missed the top k.
+    ``place``: which card of the page it is (its widgets' keys)."""
     st.html(f'<div class="cs-query">{escape(record.query)}</div>')
     where = " · ".join(f"{m}: {run_rank_text(run, record, m)}" for m in record.ranks)
     st.caption(f"{md(record.id)} · document {md(record.doc_id)} · first gold chunk: {where}")
@@ -265,7 +268,7 @@ def query_card(run: EvalRun, record: QueryRecord, docs: dict[str, Document]) -> 
     else:  # many methods: the gold above, the methods' columns the page's whole width
         left, right = st.container(), st.container()
     with left:
-        gold_view(record, docs.get(record.doc_id))
+        gold_view(record, docs.get(record.doc_id), place=place)
     titles = ins.run_titles(run, docs)
     several = len(run.corpus) > 1  # a card names its document only among several
     for col, m in zip(right.columns(len(run.methods)), run.methods, strict=True):
@@ -290,7 +293,7 @@ def query_card(run: EvalRun, record: QueryRecord, docs: dict[str, Document]) -> 
             col.caption(f"Gold outside the top {run.text_k}: {shown}")
 
 
-def gold_view(record: QueryRecord, doc: Document | None) -> None:
+def gold_view(record: QueryRecord, doc: Document | None, *, place: str = "reader") -> None:
     """The first gold span highlighted on its page, or in its text for reflowable documents."""
     gold = record.gold[0]
     if doc is None or doc.sha256 != record.doc_sha256:
@@ -310,7 +313,7 @@ def gold_view(record: QueryRecord, doc: Document | None) -> None:
     more = f" (+{len(record.gold) - 1} more gold spans)" if len(record.gold) > 1 else ""
     cite_view.citation_link(cite, label=f"Gold: {cite.render()}{more}")
     if doc.is_paged and cite.pages and st.button(
-        "Read it large", key=f"cs-gold-large-{record.id}", icon=":material/zoom_in:",
+        "Read it large", key=f"cs-gold-large-{place}-{record.id}", icon=":material/zoom_in:",
         help="The gold's part of its page at the width of the window, and its text",
     ):  # fmt: skip
         _gold_large(doc, cite, cite.pages[0], f"Gold: {cite.render()}{more}")

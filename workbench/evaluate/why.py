@@ -176,7 +176,7 @@ def experiments_html(diagnosis: Diagnosis) -> str:
     note = "" if repaired else (
         '<div class="cs-doc">No repair of the gold applies: one chunk holds it whole, the '
         "method reads its title and headings already (late chunking, a prefix) or it has "
-        "none, and its text needs no OCR reading.</div>"
+        "none, and no OCR reading of it differs from its text (or none could be made).</div>"
         if diagnosis.repaired
         else '<div class="cs-doc">No repair of the gold was run (the run\'s model is not '
         "the one loaded here, or the method ranks no index of its own).</div>"
