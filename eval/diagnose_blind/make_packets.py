@@ -18,7 +18,7 @@ setdir = Path(sys.argv[2])
 out = Path(sys.argv[3])
 (out / "docs").mkdir(parents=True, exist_ok=True)
 docs = {}
-for p in sorted(setdir.glob("*.pdf")):
+for p in sorted(q for q in setdir.iterdir() if q.suffix.lower() in (".pdf", ".md", ".txt")):
     d = load_document(p)
     docs[d.doc_id] = d
 policy = policy_from_dict(run.policy)
