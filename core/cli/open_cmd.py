@@ -94,16 +94,15 @@ def keep_chunk_set(run: EvalRun, target: Path) -> str:
     copy = target / CHUNKSETS / source.name
     if not name or not source.is_file():
         return ""
-    if copy.resolve() == source.resolve():
-        return name
-    if copy.exists() and copy.read_bytes() != source.read_bytes():
+    data = source.read_bytes()
+    if not copy.exists():
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(data)
+    elif copy.read_bytes() != data:  # (the same file when the store is the command line's)
         raise LabelError(
             f"{copy} is another chunk set of the name {name}: the run's is {source}; open the "
             "run from the store that imported it, or give --store a store without that set"
         )
-    if not copy.exists():
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_bytes(source.read_bytes())
     return name
 
 

@@ -218,7 +218,7 @@ def decide(
         line = f"{by_meaning[0].line} by meaning, not by the query's words"
         line += gone if evidence.absent >= CONTRADICTS and evidence.absent_words else ""
         return decided("vocabulary", line, against("vocabulary", repairs=moved), weak=True)
-    if evidence.metric and evidence.figures >= INPUTS:
+    if computed:
         line = (
             f"the question asks for {evidence.metric}, which the gold's document never "
             f"names; the gold holds {evidence.figures} figures: the answer must be computed"

@@ -42,6 +42,7 @@ from core.embed import encode_queries
 from core.embed.contextual import contextual_prefix
 from core.ingest.ocr import recognise_page, require_engine
 from core.methods.lexical import K1, B, indexed_text, terms, word_spans
+from core.methods.spec import MethodSpec
 from core.provenance.types import Chunk, Document, make_chunk_id
 
 REPAIRS = ("boundary", "context", "parse", "method")
@@ -420,7 +421,7 @@ def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:
     if chunk is None:
         return None
     spec = registry.get(scorer.method)
-    if spec.embedding is not None and (spec.embedding.prefixed or spec.embedding.windowed):
+    if reads_document(spec):
         return None  # it reads them already (a prefix; late chunking's window)
     if spec.family == "lexical":
         if scorer.embed(failure.doc, [chunk], scorer.method, scorer.encoder)[0].prefix:
@@ -441,6 +442,12 @@ def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:
     return _make(failure, "context", score, f"with its title and headings{given_too}",
                  span=(chunk.char_start, chunk.char_end), detail=shown,
                  others=tuple(others))  # fmt: skip
+
+
+def reads_document(spec: MethodSpec) -> bool:
+    """A dense method that reads a chunk with its document: late chunking's window, a
+    contextual prefix."""
+    return spec.embedding is not None and (spec.embedding.windowed or spec.embedding.prefixed)
 
 
 def _control_line(given: int, first: int) -> str:

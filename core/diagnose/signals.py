@@ -40,7 +40,7 @@ from functools import lru_cache
 from core import methods as registry
 from core.chunk.sentence_bounds import sentence_spans
 from core.diagnose.cause import Evidence, decide
-from core.diagnose.repairs import Experiment, content_words, held_share, ordinal
+from core.diagnose.repairs import Experiment, content_words, held_share, ordinal, reads_document
 from core.diagnose.terms import (
     PERIOD,
     Span,
@@ -959,11 +959,6 @@ def evidence_of(case: Case, method: str, damage: float) -> Evidence:
     )
 
 
-def _reads_context(spec: MethodSpec) -> bool:
-    """A method that reads a chunk with its document: late chunking, a contextual prefix."""
-    return spec.embedding is not None and (spec.embedding.windowed or spec.embedding.prefixed)
-
-
 def diagnose(
     case: Case,
     *,
@@ -1005,7 +1000,7 @@ def diagnose(
         experiments = [*experiments, *_method_experiments(case, method)]
     lexical = case.spec(method).family == "lexical"
     meaning = frozenset(m for m in case.ranks if case.spec(m).family == "dense")
-    in_context = frozenset(m for m in meaning if _reads_context(case.spec(m)))
+    in_context = frozenset(m for m in meaning if reads_document(case.spec(m)))
     decision = decide(experiments, evidence, k=case.k, repaired=repaired, lexical=lexical,
                       meaning=meaning, in_context=in_context,
                       own_context=method in in_context)  # fmt: skip

@@ -282,15 +282,16 @@ def _defined_absent(query: str, weights: Mapping[str, float],
     names: a metric to compute from the inputs the definition gives ('' when none). The
     term is its content words (``weights``: function and prompt words out), a possessive
     name before it aside ("Acme's quick ratio"), looked up as ``absence`` looks up words."""
-    found = [m.group(1) for m in _DEFINE_AS.finditer(query)]
+    spans = [m.span(1) for m in _DEFINE_AS.finditer(query)]
     for m in _DEFINED_AS.finditer(query):
-        said = m.group(1)
-        found.append(" ".join(said[a:b] for a, b, _, _ in phrase_words(said)[-3:]))
+        last = phrase_words(m.group(1))[-3:]
+        if last:
+            spans.append((m.start(1) + last[0][0], m.start(1) + last[-1][1]))
     stem_of = {a: t for a, _, t in word_spans(query)}
-    for term in found:
-        at = query.find(term)
+    for start, end in spans:
+        term = query[start:end]
         kept = [
-            (term[a:b], form, stem_of.get(at + a, ""))
+            (term[a:b], form, stem_of.get(start + a, ""))
             for a, b, form, _ in phrase_words(term)
             if not term[a:b].lower().endswith(("'s", "’s"))
         ]  # fmt: skip

@@ -383,8 +383,7 @@ class LoaderEvidence:
         view = _folded(whitespace_free_view(text.text, lo, hi))
         if not mine or not view.text:
             return None
-        ours_text = view.text
-        runs = _trimmed(_runs(mine, ours_text))
+        runs = _trimmed(_runs(mine, view.text))
         gaps, done = [], 0
         for a, _, size in runs:
             gaps.append((done, a))
@@ -392,7 +391,7 @@ class LoaderEvidence:
         gaps.append((done, len(mine)))
         for lo_gap, hi_gap in gaps:  # what is left, looked for in any order (a column moved)
             if hi_gap - lo_gap >= _MOVED_RUN:
-                moved = _runs(mine[lo_gap:hi_gap], ours_text)
+                moved = _runs(mine[lo_gap:hi_gap], view.text)
                 runs += [(lo_gap + a, b, n) for a, b, n in moved if n >= _MOVED_RUN]
         share = sum(size for _, _, size in runs) / len(mine)
         if not runs or share < threshold:

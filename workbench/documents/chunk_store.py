@@ -27,7 +27,8 @@ def store(*, create: bool = False) -> ChunkStore | None:
     kind, address = st.session_state[Key.STORE_KIND], st.session_state[Key.STORE_ADDR].strip()
     if not address:
         raise StoreError("give a store folder or a Chroma server HOST:PORT in the sidebar")
-    missing = kind == "folder" and not (Path(address).expanduser() / "chroma.sqlite3").exists()
+    folder = store_folder()
+    missing = folder is not None and not (folder / "chroma.sqlite3").exists()
     if missing and not create:
         return None
     return _open_store(kind, address)
