@@ -20,6 +20,7 @@ Modules:
 - ``pdf_lines``: the line-level rules of the PDF canonical text;
 - ``pdf_guard``: MuPDF errors as typed errors, each page checked against the limits;
 - ``pdf_outline``: the PDF outline (bookmarks) as ``OutlineEntry`` records;
+- ``page_labels``: the number each PDF page prints on itself, beside its index;
 - ``reading_order``: the reading order of a page's text blocks (recursive XY-cut);
 - ``ocr``: OCR of PDF pages through Tesseract, lines with boxes and confidence;
 - ``gc_pause``: the garbage collector paused while a document's text is built.

@@ -105,14 +105,24 @@ class Citation:
             end_s=chunk.end_s,
         )
 
-    def render(self) -> str:
+    def render(self, printed: Mapping[int, str] | None = None) -> str:
         """``doc_id, p. N, chars a-b`` (``pp. N-M`` across pages; no page for reflowable;
-        ``HH:MM:SS-HH:MM:SS`` in place of the page for a transcript)."""
+        ``HH:MM:SS-HH:MM:SS`` in place of the page for a transcript). ``printed``: the
+        labels the pages print on themselves (``core.ingest.page_labels``), shown beside
+        the indices that have one: ``p. 49 (printed 46)``."""
         parts = [self.doc_id]
+        marks = printed or {}
+        first, last = (self.pages[0], self.pages[-1]) if self.pages else (0, 0)
         if len(self.pages) == 1:
-            parts.append(f"p. {self.pages[0]}")
+            own = f" (printed {marks[first]})" if first in marks else ""
+            parts.append(f"p. {first}{own}")
         elif self.pages:
-            parts.append(f"pp. {self.pages[0]}-{self.pages[-1]}")
+            own = (
+                f" (printed {marks[first]}-{marks[last]})"
+                if first in marks and last in marks
+                else ""
+            )
+            parts.append(f"pp. {first}-{last}{own}")
         if self.start_s is not None and self.end_s is not None:
             parts.append(clock_range(self.start_s, self.end_s))
         parts.append(f"chars {self.char_start}-{self.char_end}")

@@ -25,6 +25,7 @@ from core.evaluate import (
     tag_query,
 )
 from core.evaluate.triage import tag_of_failure, tags_by_failure
+from core.ingest.page_labels import printed_labels
 from core.provenance.cite import Citation
 from core.provenance.types import Document
 from core.render.markup import escape, marked_text_html
@@ -286,7 +287,9 @@ def query_card(
                     hit.rank, shown, title.head or None, title, note=mark, gold=gold,
                     doc=cite.doc_id if several else "",
                 )  # fmt: skip
-                ins.short_link(cite)
+                held = docs.get(cite.doc_id)
+                same = held is not None and held.sha256 == cite.doc_sha256
+                ins.short_link(cite, printed_labels(held) if same and held else None)
         rank = record.ranks[m]
         if rank is None or rank > run.text_k:
             shown = run_rank_text(run, record, m)
@@ -311,12 +314,13 @@ def gold_view(record: QueryRecord, doc: Document | None, *, place: str = "reader
         mark = highlight_mark(gold.char_start, gold.char_end)
         cite_view.show_html(marked_text_html(doc.text[a:b], a, [mark]))
     more = f" (+{len(record.gold) - 1} more gold spans)" if len(record.gold) > 1 else ""
-    cite_view.citation_link(cite, label=f"Gold: {cite.render()}{more}")
+    where = cite.render(printed_labels(doc))  # "p. 49 (printed 46)": the filing's own number
+    cite_view.citation_link(cite, label=f"Gold: {where}{more}")
     if doc.is_paged and cite.pages and st.button(
         "Read it large", key=f"cs-gold-large-{place}-{record.id}", icon=":material/zoom_in:",
         help="The gold's part of its page at the width of the window, and its text",
     ):  # fmt: skip
-        _gold_large(doc, cite, cite.pages[0], f"Gold: {cite.render()}{more}")
+        _gold_large(doc, cite, cite.pages[0], f"Gold: {where}{more}")
 
 
 @st.dialog("The gold on its page", width="large")

@@ -8,7 +8,7 @@ builders of ``core.render``; Markdown goes through ``wording.md``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
@@ -145,9 +145,10 @@ def evidence_line(hit: StoredHit) -> str:
     return ""
 
 
-def short_link(citation: Citation) -> None:
-    """The citation link with a label short enough for a narrow column."""
-    pages = citation.render().removeprefix(citation.doc_id + ", ")
+def short_link(citation: Citation, printed: Mapping[int, str] | None = None) -> None:
+    """The citation link with a label short enough for a narrow column; ``printed``: the
+    numbers the document's pages print on themselves ("p. 49 (printed 45)")."""
+    pages = citation.render(printed).removeprefix(citation.doc_id + ", ")
     cite_view.citation_link(citation, label=pages)
 
 

@@ -1,0 +1,101 @@
+"""The page number a PDF page prints on itself, beside the page's index in the file.
+
+A filing's p. 49 of the PDF is often its printed page 46 (a cover and a table of contents
+come first), and a reader checking a citation against the document's own table of
+contents looks for 46. Two sources, in order:
+
+* the PDF's own page labels (``/PageLabels``), when it defines them;
+* else the number the page prints in its running footer or header: the last or first
+  line of the page's canonical text that is a number alone ("46", "- 46 -", "Page 46",
+  "Page 46 of 80", "F-12"), kept only where a page at most ``NEAR`` pages away prints a
+  number of the same series at the same distance from its index (a figure alone at the
+  end of a table is not a page number: its neighbours do not agree with it).
+
+A page with neither has no printed label; neither is a page whose printed number is its
+index (nothing to add). Labels are found once per document (by its SHA-256) and kept
+for the last ``KEPT`` documents.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.bounded_cache import BoundedCache
+from core.provenance.types import Document
+
+NEAR = 3  # pages apart that a footer number's series must agree within
+EDGE_LINES = 2  # lines looked at from the page's end and its start
+KEPT = 32
+_NUMBER = re.compile(
+    r"[-–—\s]*(?:page\s+)?(?P<series>[A-Z]{1,2}-)?(?P<n>\d{1,4})(?:\s+of\s+\d{1,4})?[-–—\s]*",
+    re.IGNORECASE,
+)
+_KEPT: BoundedCache[str, dict[int, str]] = BoundedCache(KEPT)
+
+
+def printed_labels(doc: Document) -> dict[int, str]:
+    """The printed label of each page that has one other than its index (1-based page
+    numbers), see the module doc; ``{}`` for a document without pages."""
+    if not doc.is_paged:
+        return {}
+    return dict(_KEPT.get_or_compute(doc.sha256, lambda: _labels(doc)))
+
+
+def printed_label(doc: Document, page: int) -> str | None:
+    """Page ``page``'s printed label, when it has one other than its index."""
+    return printed_labels(doc).get(page)
+
+
+def _labels(doc: Document) -> dict[int, str]:
+    own = _pdf_labels(doc)
+    if own:
+        return {n: label for n, label in own.items() if label and label != str(n)}
+    return _footer_labels(doc)
+
+
+def _pdf_labels(doc: Document) -> dict[int, str]:
+    """The PDF's ``/PageLabels``, when it defines any (``{}`` otherwise, or unreadable)."""
+    if doc.pdf_bytes is None:
+        return {}
+    try:
+        import pymupdf
+
+        with pymupdf.open(stream=doc.pdf_bytes, filetype="pdf") as pdf:
+            if not pdf.get_page_labels():
+                return {}
+            count = min(len(pdf), len(doc.pages))
+            return {n + 1: pdf[n].get_label() for n in range(count)}
+    except Exception:  # noqa: BLE001 - a file whose labels cannot be read prints its own
+        return {}
+
+
+def _candidates(text: str) -> list[tuple[str, int]]:
+    """The numbers standing alone on the page's last and first lines, as (series, n)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    edge = lines[-EDGE_LINES:][::-1] + lines[:EDGE_LINES]
+    found = []
+    for line in edge:
+        match = _NUMBER.fullmatch(line)
+        if match is not None:
+            found.append(((match["series"] or "").upper(), int(match["n"])))
+    return list(dict.fromkeys(found))
+
+
+def _footer_labels(doc: Document) -> dict[int, str]:
+    numbers = {
+        page.number: _candidates(doc.text[page.char_start : page.char_end]) for page in doc.pages
+    }
+    labels: dict[int, str] = {}
+    for number, options in numbers.items():
+        for series, n in options:
+            shift = number - n
+            agrees = any(
+                (series, other - shift) in numbers.get(other, [])
+                for other in range(number - NEAR, number + NEAR + 1)
+                if other != number
+            )
+            if agrees:
+                if series or n != number:
+                    labels[number] = f"{series}{n}"
+                break
+    return labels

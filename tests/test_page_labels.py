@@ -1,0 +1,80 @@
+"""The number a PDF page prints on itself, beside its index: from the PDF's page labels,
+else from a footer or header number its neighbours agree with; a figure alone at a
+table's end is not a page number, and a page printing its own index adds nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from core.formats import load_document
+from core.ingest.page_labels import printed_label, printed_labels
+from core.provenance.cite import Citation
+from tests.conftest import SHARED
+
+
+def _pdf(path: Path, pages: list[tuple[str, str | None]], labels: list[dict] | None = None) -> Path:
+    """One page per (body, footer) pair; ``labels``: the PDF's own /PageLabels rules."""
+    pdf = pymupdf.open()
+    for body, footer in pages:
+        page = pdf.new_page(width=612, height=792)
+        page.insert_text((72, 100), body, fontsize=11)
+        if footer is not None:
+            page.insert_text((300, 760), footer, fontsize=9)
+    if labels:
+        pdf.set_page_labels(labels)
+    pdf.save(path)
+    return path
+
+
+def test_footer_numbers_its_neighbours_agree_with_are_the_printed_labels(tmp_path):
+    pages = [
+        ("Annual report cover", None),
+        ("Table of contents\nItem 1 Business 1", None),
+        ("Revenue by segment\nTotal 12", None),  # a figure alone, no agreeing neighbour
+        *((f"Business section text on page {n}", str(n - 3)) for n in range(4, 9)),
+        *((f"Exhibit text {n}", f"F-{n - 8}") for n in range(9, 12)),
+    ]
+    doc = load_document(_pdf(tmp_path / "report.pdf", pages))
+    labels = printed_labels(doc)
+    assert labels == {4: "1", 5: "2", 6: "3", 7: "4", 8: "5", 9: "F-1", 10: "F-2", 11: "F-3"}
+    assert printed_label(doc, 3) is None  # "12" ends a table: no page near it agrees
+    cite = Citation.of_span(doc, doc.pages[5].char_start, doc.pages[5].char_start + 8)
+    assert ", p. 6 (printed 3), chars " in cite.render(labels)
+    assert ", p. 6, chars " in cite.render()  # without the labels, the index alone
+
+
+def test_a_page_printing_its_own_index_adds_nothing(tmp_path):
+    pages = [(f"Page body {n}", str(n)) for n in range(1, 7)]
+    doc = load_document(_pdf(tmp_path / "plain.pdf", pages))
+    assert printed_labels(doc) == {}
+    cite = Citation.of_span(doc, doc.pages[2].char_start, doc.pages[2].char_start + 4)
+    assert ", p. 3, chars " in cite.render(printed_labels(doc))
+
+
+def test_the_pdfs_own_page_labels_come_first(tmp_path):
+    rules = [
+        {"startpage": 0, "prefix": "", "style": "r", "firstpagenum": 1},
+        {"startpage": 2, "prefix": "", "style": "D", "firstpagenum": 1},
+    ]
+    pages = [(f"Body {n}", str(n + 40)) for n in range(1, 6)]  # footers that would disagree
+    doc = load_document(_pdf(tmp_path / "labelled.pdf", pages, rules))
+    assert printed_labels(doc) == {1: "i", 2: "ii", 3: "1", 4: "2", 5: "3"}
+
+
+def test_a_text_document_has_no_printed_pages(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("A plain text file.\n12\n", encoding="utf-8")
+    assert printed_labels(load_document(path)) == {}
+
+
+def test_a_filing_prints_its_page_numbers_after_its_front_matter():
+    path = SHARED / "corpus" / "financebench" / "pdfs" / "Pfizer_2023Q2_10Q.pdf"
+    if not path.exists():
+        pytest.skip("the shared corpus is not here")
+    doc = load_document(path)
+    labels = printed_labels(doc)
+    assert labels[49] == "45" and labels[11] == "8"
+    assert len(labels) >= 50  # the body's pages, not the cover's
