@@ -28,9 +28,13 @@ def _absence(query: str, text: str):
 
 
 def test_a_method_miss_is_strong_only_when_nothing_contradicts_it():
-    found = [_exp("context", 40, 38), _exp("method", 40, 2, method="bm25")]
+    found = [_exp("context", 40, 38), _exp("method", 40, 1, method="bm25")]
     clean = decide(found, Evidence(), k=5, repaired=True)
     assert (clean.cause, clean.confidence, clean.runner_up) == ("method", "strong", "")
+    # another method ranks the gold near the cut-off, not first: still method, weak
+    near = decide([_exp("context", 40, 38), _exp("method", 40, 3, method="bm25")], Evidence(),
+                  k=5, repaired=True)  # fmt: skip
+    assert (near.cause, near.confidence, near.runner_up) == ("method", "weak", "")
     # the query's key terms absent from the document: weak, runner-up vocabulary
     worded = decide(found, Evidence(absent=0.2, absent_words=("quick ratio",)), k=5, repaired=True)
     assert (worded.cause, worded.confidence, worded.runner_up) == ("method", "weak", "vocabulary")

@@ -57,8 +57,10 @@ Otherwise it is ``weak``, with the first contradicting cause as runner-up:
 - label evidence in part (a top hit's sentence holding ``LABEL_GAP`` more of the query
   than the gold) contradicts a cause other than label;
 - a second repair that fixes the failure contradicts the first;
-- method is weak when the failing method's own repairs could not be run; parse decided by
-  damage alone is always weak.
+- method is weak when the failing method's own repairs could not be run, or when no other
+  method ranks the gold first (``DECISIVE``): a gold another method ranks near the cut-off
+  is one near-answer among several, not a finding of that method; parse decided by damage
+  alone is always weak.
 
 The experiments are shown with the suggestion: they are the explanation.
 """
@@ -81,6 +83,7 @@ CONTRADICTS = 0.15  # key terms absent at this share contradict a cause other th
 INPUTS = 2  # figures in the gold (years aside) that a computed metric reads
 DAMAGED = 0.5  # the strongest parse signal (damaged, furniture, no text): parse evidence
 SECOND_PLACE = 0.5  # the "answer in two places" signal: label evidence
+DECISIVE = 1  # another method's rank of the gold that makes a method miss strong
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -208,7 +211,8 @@ def decide(
     if finds and (computed or evidence.absent < WORDS_GONE):
         contra = against("method", repairs=moved)
         contra = ["vocabulary", *contra] if computed else contra
-        return decided("method", others[0].line, contra, weak=not repaired or computed)
+        near = _after(others[0]) > DECISIVE
+        return decided("method", others[0].line, contra, weak=not repaired or computed or near)
     by_meaning = [e for e in others if e.method in meaning]
     context_fixes = any(e.repair == "context" for e in text_fixes)
     if context_fixes and {e.method for e in by_meaning} <= in_context:
@@ -248,7 +252,7 @@ def decide(
         return decided("vocabulary", line, against("vocabulary", repairs=moved), weak=periods)
     if others:
         return decided("method", others[0].line, against("method", repairs=moved),
-                       weak=not repaired)  # fmt: skip
+                       weak=not repaired or _after(others[0]) > DECISIVE)  # fmt: skip
     runner = ""
     if moved:
         runner = max(moved, key=lambda e: (e.before or 0) - _after(e)).repair
