@@ -27,48 +27,54 @@ def _absence(query: str, text: str):
 # -- confidence ---------------------------------------------------------------------------
 
 
-def test_a_method_miss_is_strong_only_when_nothing_contradicts_it():
+def test_a_method_miss_is_always_weak_with_what_contradicts_it_as_runner_up():
+    # another method ranks the gold first and nothing else points elsewhere: still weak
     found = [_exp("context", 40, 38), _exp("method", 40, 1, method="bm25")]
-    clean = decide(found, Evidence(), k=5, repaired=True)
-    assert (clean.cause, clean.confidence, clean.runner_up) == ("method", "strong", "")
-    # another method ranks the gold near the cut-off, not first: still method, weak
-    near = decide([_exp("context", 40, 38), _exp("method", 40, 3, method="bm25")], Evidence(),
-                  k=5, repaired=True)  # fmt: skip
-    assert (near.cause, near.confidence, near.runner_up) == ("method", "weak", "")
-    # the query's key terms absent from the document: weak, runner-up vocabulary
-    worded = decide(found, Evidence(absent=0.2, absent_words=("quick ratio",)), k=5, repaired=True)
+    clean = decide(found, Evidence(), k=5)
+    assert (clean.cause, clean.confidence, clean.runner_up) == ("method", "weak", "")
+    # the query's key terms absent from the document: runner-up vocabulary
+    worded = decide(found, Evidence(absent=0.2, absent_words=("quick ratio",)), k=5)
     assert (worded.cause, worded.confidence, worded.runner_up) == ("method", "weak", "vocabulary")
-    # a repair that moves the gold most of the way to the top k: weak, runner-up that repair
+    # a repair that moves the gold most of the way to the top k: runner-up that repair
     moved = [_exp("boundary", 40, 9), _exp("method", 40, 2, method="bm25")]
-    repaired = decide(moved, Evidence(), k=5, repaired=True)
+    repaired = decide(moved, Evidence(), k=5)
     assert (repaired.cause, repaired.confidence, repaired.runner_up) == (
         "method",
         "weak",
         "boundary",
     )
+    # a strong cause is one an experiment fixes: the gold kept whole ranks in the top k
+    fixed = decide([_exp("boundary", 40, 2), _exp("method", 40, 9, method="bm25")], Evidence(),
+                   k=5)  # fmt: skip
+    assert (fixed.cause, fixed.confidence) == ("boundary", "strong")
 
 
-def test_vocabulary_is_weak_when_another_method_finds_the_gold():
+def test_absent_key_terms_make_a_weak_vocabulary_and_a_metric_to_compute_a_strong_one():
     words = Evidence(absent=0.6, absent_words=("PPNE",))
-    alone = decide([_exp("method", 300, 200, method="bm25")], words, k=5, repaired=True)
-    assert (alone.cause, alone.confidence) == ("vocabulary", "strong")
-    found = decide([_exp("method", 300, 3, method="bm25")], words, k=5, repaired=True)
+    alone = decide([_exp("method", 300, 200, method="bm25")], words, k=5)
+    assert (alone.cause, alone.confidence, alone.runner_up) == ("vocabulary", "weak", "")
+    # another method finding the gold is the runner-up
+    found = decide([_exp("method", 300, 3, method="bm25")], words, k=5)
     assert (found.cause, found.confidence, found.runner_up) == ("vocabulary", "weak", "method")
+    # a metric the question asks to compute, never named, from the gold's figures: strong
+    metric = Evidence(absent=0.3, absent_words=("gross margin",), metric="gross margin",
+                      figures=6)  # fmt: skip
+    computed = decide([_exp("method", 300, 200, method="bm25")], metric, k=5)
+    assert (computed.cause, computed.confidence) == ("vocabulary", "strong")
 
 
 def test_label_is_weak_when_a_repair_moves_the_gold():
     label = Evidence(gold_holds=0.1, hit_holds=0.9)
-    still = decide([_exp("context", 60, 58)], label, k=5, repaired=True)
+    still = decide([_exp("context", 60, 58)], label, k=5)
     assert (still.cause, still.confidence) == ("label", "strong")
-    moved = decide([_exp("context", 60, 12)], label, k=5, repaired=True)
+    moved = decide([_exp("context", 60, 12)], label, k=5)
     assert (moved.cause, moved.confidence, moved.runner_up) == ("label", "weak", "context")
 
 
 def test_a_fixing_repair_is_weak_when_key_terms_are_absent():
     fixed = [_exp("context", 8, 1)]
-    assert decide(fixed, Evidence(), k=5, repaired=True).confidence == "strong"
-    worded = decide(fixed, Evidence(absent=0.25, absent_words=("wages expense",)), k=5,
-                    repaired=True)  # fmt: skip
+    assert decide(fixed, Evidence(), k=5).confidence == "strong"
+    worded = decide(fixed, Evidence(absent=0.25, absent_words=("wages expense",)), k=5)
     assert (worded.cause, worded.confidence, worded.runner_up) == ("context", "weak", "vocabulary")
 
 
@@ -136,21 +142,21 @@ def test_a_metric_to_compute_is_vocabulary_not_boundary_or_method():
     evidence = Evidence(absent=found.share, absent_words=found.terms, metric=found.metric,
                         figures=2)  # fmt: skip
     fixed = [_exp("boundary", 9, 3), _exp("method", 9, 40, method="bm25")]
-    d = decide(fixed, evidence, k=5, repaired=True)
+    d = decide(fixed, evidence, k=5)
     assert d.cause == "vocabulary"
     assert "gross margin" in d.decided_by and "computed" in d.decided_by
     assert (d.confidence, d.runner_up) == ("weak", "boundary")  # the repair still contradicts
     # another method ranks the gold 2nd: a dense method's miss is its own, a lexical one's
     # is the words it cannot see
     found = [_exp("boundary", 9, 3), _exp("method", 9, 2, method="bm25")]
-    dense = decide(found, evidence, k=5, repaired=True)
+    dense = decide(found, evidence, k=5)
     assert (dense.cause, dense.confidence, dense.runner_up) == ("method", "weak", "vocabulary")
-    lexical = decide(found, evidence, k=5, repaired=True, lexical=True)
+    lexical = decide(found, evidence, k=5, lexical=True)
     assert lexical.cause == "vocabulary"
-    alone = decide([_exp("method", 90, 40, method="bm25")], evidence, k=5, repaired=True)
+    alone = decide([_exp("method", 90, 40, method="bm25")], evidence, k=5)
     assert (alone.cause, alone.confidence) == ("vocabulary", "strong")
     # no figures in the gold to compute it from: the rule does not apply
-    bare = decide(found, Evidence(metric="gross margin", figures=0), k=5, repaired=True)
+    bare = decide(found, Evidence(metric="gross margin", figures=0), k=5)
     assert bare.cause == "boundary"
     # the document naming the metric: no metric to compute
     assert (
@@ -184,58 +190,56 @@ READS_DOCUMENT = frozenset({"late"})
 def test_a_naive_miss_only_late_chunking_finds_is_context_else_method():
     late = _exp("method", 20, 2, method="late")
     bm25 = _exp("method", 20, 3, method="bm25")
-    only_late = decide([late], Evidence(), k=5, repaired=True, meaning=DENSE,
+    only_late = decide([late], Evidence(), k=5, meaning=DENSE,
                        in_context=READS_DOCUMENT)  # fmt: skip
     assert (only_late.cause, only_late.confidence, only_late.runner_up) == (
         "context", "weak", "method",
     )  # fmt: skip
     assert "reading the chunk in its document" in only_late.decided_by
-    both = decide([late, bm25], Evidence(), k=5, repaired=True, meaning=DENSE,
+    both = decide([late, bm25], Evidence(), k=5, meaning=DENSE,
                   in_context=READS_DOCUMENT)  # fmt: skip
     assert both.cause == "method"  # bm25 finds it by its words: the failing method's miss
     # late itself missing, naive finding it: late's own way of scoring
-    own = decide([_exp("method", 20, 1, method="naive")], Evidence(), k=5, repaired=True,
+    own = decide([_exp("method", 20, 1, method="naive")], Evidence(), k=5,
                  meaning=DENSE, in_context=READS_DOCUMENT, own_context=True)  # fmt: skip
     assert own.cause == "method"
 
 
 def test_a_repair_of_the_gold_that_fixes_it_comes_before_another_methods_finding():
     found = [_exp("context", 59, 1), _exp("method", 59, 2, method="bm25")]
-    d = decide(found, Evidence(), k=5, repaired=True, meaning=DENSE, in_context=READS_DOCUMENT)
+    d = decide(found, Evidence(), k=5, meaning=DENSE, in_context=READS_DOCUMENT)
     assert (d.cause, d.confidence) == ("context", "strong")
 
 
 def test_a_miss_another_method_finds_stays_vocabulary_when_most_key_terms_are_absent():
     gone = Evidence(absent=0.6, absent_words=("COGS", "PPNE"))
-    d = decide([_exp("method", 30, 2, method="bm25")], gone, k=5, repaired=True)
+    d = decide([_exp("method", 30, 2, method="bm25")], gone, k=5)
     assert (d.cause, d.confidence, d.runner_up) == ("vocabulary", "weak", "method")
     few = Evidence(absent=0.3, absent_words=("COGS",))
-    assert decide([_exp("method", 30, 2, method="bm25")], few, k=5, repaired=True).cause == (
-        "method"
-    )
+    assert decide([_exp("method", 30, 2, method="bm25")], few, k=5).cause == ("method")
 
 
 def test_a_lexical_miss_a_dense_method_finds_is_vocabulary_unless_a_repair_fixes_it():
     naive = _exp("method", 90, 1, method="naive")
-    d = decide([naive], Evidence(), k=5, repaired=True, lexical=True, meaning=DENSE)
+    d = decide([naive], Evidence(), k=5, lexical=True, meaning=DENSE)
     assert (d.cause, d.confidence, d.runner_up) == ("vocabulary", "weak", "method")
     assert d.decided_by == "method: rank 90 → 1 by meaning, not by the query's words"
-    cut = decide([_exp("boundary", 90, 2), naive], Evidence(), k=5, repaired=True,
+    cut = decide([_exp("boundary", 90, 2), naive], Evidence(), k=5,
                  lexical=True, meaning=DENSE)  # fmt: skip
     assert cut.cause == "boundary"
     # found only by late chunking, and the title and headings fix it: context
     late = _exp("method", 90, 1, method="late")
-    titled = decide([_exp("context", 90, 3), late], Evidence(), k=5, repaired=True,
+    titled = decide([_exp("context", 90, 3), late], Evidence(), k=5,
                     lexical=True, meaning=DENSE, in_context=READS_DOCUMENT)  # fmt: skip
     assert titled.cause == "context"
 
 
 def test_a_defined_metric_the_document_never_names_is_vocabulary_but_weak():
     defined = Evidence(absent=0.1, metric="ROA", metric_defined=True, figures=12)
-    d = decide([_exp("context", 11, 30)], defined, k=5, repaired=True)
+    d = decide([_exp("context", 11, 30)], defined, k=5)
     assert (d.cause, d.confidence) == ("vocabulary", "weak")
     named = Evidence(absent=0.1, metric="quick ratio", figures=12)
-    assert decide([_exp("context", 11, 30)], named, k=5, repaired=True).confidence == "strong"
+    assert decide([_exp("context", 11, 30)], named, k=5).confidence == "strong"
 
 
 def test_a_defined_term_is_looked_up_by_its_content_words():

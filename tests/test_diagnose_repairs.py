@@ -169,7 +169,7 @@ def test_a_label_on_the_wrong_passage_is_label_even_under_a_heading_naming_the_q
 def test_a_miss_only_the_dense_method_makes_is_method(diagnosed):
     _, found, *_ = diagnosed
     d = found["naive"]["method"]
-    assert (d.suggested, d.confidence) == ("method", "strong")
+    assert (d.suggested, d.confidence) == ("method", "weak")  # no experiment of naive's own
     assert d.decided_by == "bm25 ranks it 1st"
     assert not any(e.fixes for e in d.experiments if e.repair != "method")
 
@@ -225,22 +225,22 @@ def _experiment(repair: str, before: int, after: int | None, k: int = 3) -> Expe
 
 def test_no_fixing_repair_and_no_evidence_is_unclear_with_the_experiments():
     found = [_experiment("boundary", 40, 20), _experiment("method", 40, 30)]
-    d = decide(found, Evidence(gold_holds=0.8, hit_holds=0.8), k=3, repaired=True)
+    d = decide(found, Evidence(gold_holds=0.8, hit_holds=0.8), k=3)
     assert (d.cause, d.confidence) == ("unclear", "unclear")
     assert d.runner_up == "boundary"  # it moved the gold halfway to the top k
 
 
 def test_two_fixing_repairs_make_a_weak_suggestion_with_the_other_as_runner_up():
     found = [_experiment("boundary", 14, 2), _experiment("context", 14, 1)]
-    d = decide(found, Evidence(gold_holds=0.9), k=3, repaired=True)
+    d = decide(found, Evidence(gold_holds=0.9), k=3)
     assert (d.cause, d.confidence, d.runner_up) == ("context", "weak", "boundary")
 
 
 def test_the_label_evidence_outweighs_a_context_repair_but_not_a_boundary_one():
     evidence = Evidence(gold_holds=0.2, hit_holds=1.0)
-    d = decide([_experiment("context", 9, 2)], evidence, k=3, repaired=True)
+    d = decide([_experiment("context", 9, 2)], evidence, k=3)
     assert (d.cause, d.confidence, d.runner_up) == ("label", "weak", "context")
-    d = decide([_experiment("boundary", 9, 2)], evidence, k=3, repaired=True)
+    d = decide([_experiment("boundary", 9, 2)], evidence, k=3)
     assert d.cause == "boundary"
 
 
@@ -364,7 +364,7 @@ def test_a_bm25_only_miss_with_words_the_document_lacks_is_vocabulary_beside_met
         _experiment("method", 9, 1),  # naive ranks it 1st
     ]
     evidence = Evidence(absent=0.5, absent_words=("battles",), gold_holds=0.4, hit_holds=0.5)
-    d = decide(found, evidence, k=3, repaired=True)
+    d = decide(found, evidence, k=3)
     assert (d.cause, d.confidence, d.runner_up) == ("vocabulary", "weak", "method")
     assert "battles" in d.decided_by
 

@@ -31,11 +31,13 @@ In order:
 7. the **repairs of the gold text** that fix the failure (its rank within the top k):
    parse, boundary, context; several: the one ranking the gold highest (ties in that
    order, the smaller repair first), the next as runner-up.
-8. **vocabulary**, when at least ``VOCABULARY`` of the query's content weight is in key
-   terms the gold's document never uses (``core.diagnose.terms.absence``: a hyphenated
+8. **vocabulary**, weak, when at least ``VOCABULARY`` of the query's content weight is in
+   key terms the gold's document never uses (``core.diagnose.terms.absence``: a hyphenated
    compound or two adjacent content words looked up as a phrase, a word standing alone by
    its stem; names and figures weigh 2; prompt words like "please", "explain", "analyst",
-   "perspective" left out); weak when those terms are only fiscal periods ("FY2022").
+   "perspective" left out). Always weak: absent words are evidence a reader checks, not an
+   experiment, and beside them the readers often saw a context or label failure (a metric
+   the question asks to compute, rule 5, may be strong).
 9. **method**, when another method of the run ranks the gold within the top k.
 10. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
     moved it at least halfway to the top k, or label when only some of its evidence holds.
@@ -57,10 +59,15 @@ Otherwise it is ``weak``, with the first contradicting cause as runner-up:
 - label evidence in part (a top hit's sentence holding ``LABEL_GAP`` more of the query
   than the gold) contradicts a cause other than label;
 - a second repair that fixes the failure contradicts the first;
-- method is weak when the failing method's own repairs could not be run, or when no other
-  method ranks the gold first (``DECISIVE``): a gold another method ranks near the cut-off
-  is one near-answer among several, not a finding of that method; parse decided by damage
-  alone is always weak.
+- method is always weak: another method's rank shows the gold can be found, not that the
+  failing method's scoring is what missed it (no repair of the failing method's own text
+  is an experiment for it; readers given the same ranks called a third of those misses a
+  label on another passage or a drowned gold); parse decided by damage alone is always
+  weak.
+
+So a strong cause is one an experiment fixes (a repair of the gold's text ranks it in the
+top k), a metric the question asks to compute, or the answer standing in a second place,
+each uncontested.
 
 The experiments are shown with the suggestion: they are the explanation.
 """
@@ -71,7 +78,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.diagnose.repairs import Experiment
-from core.diagnose.terms import PERIOD
 
 TEXT_REPAIRS = ("parse", "boundary", "context")  # the smaller repair first
 LABEL_GOLD = 0.5
@@ -83,7 +89,6 @@ CONTRADICTS = 0.15  # key terms absent at this share contradict a cause other th
 INPUTS = 2  # figures in the gold (years aside) that a computed metric reads
 DAMAGED = 0.5  # the strongest parse signal (damaged, furniture, no text): parse evidence
 SECOND_PLACE = 0.5  # the "answer in two places" signal: label evidence
-DECISIVE = 1  # another method's rank of the gold that makes a method miss strong
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,15 +149,13 @@ def decide(
     evidence: Evidence,
     *,
     k: int,
-    repaired: bool,
     lexical: bool = False,
     meaning: frozenset[str] = frozenset(),
     in_context: frozenset[str] = frozenset(),
     own_context: bool = False,
 ) -> Decision:
-    """The suggested cause and its confidence (see the module docstring). ``repaired``:
-    whether the failing method's own repairs could be run (an encoder given, a dense or
-    lexical method); ``lexical``: the failing method counts words (BM25); ``meaning``: the
+    """The suggested cause and its confidence (see the module docstring). ``lexical``: the
+    failing method counts words (BM25); ``meaning``: the
     run's methods that embed with the model (dense); ``in_context``: those that read a
     chunk with its document (late chunking, a contextual prefix); ``own_context``: the
     failing method is one of them."""
@@ -211,8 +214,7 @@ def decide(
     if finds and (computed or evidence.absent < WORDS_GONE):
         contra = against("method", repairs=moved)
         contra = ["vocabulary", *contra] if computed else contra
-        near = _after(others[0]) > DECISIVE
-        return decided("method", others[0].line, contra, weak=not repaired or computed or near)
+        return decided("method", others[0].line, contra, weak=True)
     by_meaning = [e for e in others if e.method in meaning]
     context_fixes = any(e.repair == "context" for e in text_fixes)
     if context_fixes and {e.method for e in by_meaning} <= in_context:
@@ -246,13 +248,9 @@ def decide(
             f"the gold's document never uses {', '.join(evidence.absent_words)} "
             f"({evidence.absent:.0%} of the query's weight)"
         )
-        periods = bool(evidence.absent_words) and all(
-            PERIOD.fullmatch(w) for w in evidence.absent_words
-        )
-        return decided("vocabulary", line, against("vocabulary", repairs=moved), weak=periods)
+        return decided("vocabulary", line, against("vocabulary", repairs=moved), weak=True)
     if others:
-        return decided("method", others[0].line, against("method", repairs=moved),
-                       weak=not repaired or _after(others[0]) > DECISIVE)  # fmt: skip
+        return decided("method", others[0].line, against("method", repairs=moved), weak=True)
     runner = ""
     if moved:
         runner = max(moved, key=lambda e: (e.before or 0) - _after(e)).repair

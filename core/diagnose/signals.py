@@ -1001,7 +1001,7 @@ def diagnose(
     lexical = case.spec(method).family == "lexical"
     meaning = frozenset(m for m in case.ranks if case.spec(m).family == "dense")
     in_context = frozenset(m for m in meaning if reads_document(case.spec(m)))
-    decision = decide(experiments, evidence, k=case.k, repaired=repaired, lexical=lexical,
+    decision = decide(experiments, evidence, k=case.k, lexical=lexical,
                       meaning=meaning, in_context=in_context,
                       own_context=method in in_context)  # fmt: skip
     best = _best_chunk(case)
