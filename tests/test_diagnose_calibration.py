@@ -5,9 +5,9 @@ the question asks to compute that the document never names is vocabulary."""
 
 from __future__ import annotations
 
-from core.diagnose.cause import VOCABULARY, Evidence, decide
+from core.diagnose.cause import COPY, VOCABULARY, Evidence, decide
 from core.diagnose.repairs import Experiment, content_words
-from core.diagnose.signals import FUNCTION_WORDS
+from core.diagnose.signals import FUNCTION_WORDS, Hit, gold_copy
 from core.diagnose.terms import absence, document_pairs, terms_of
 
 
@@ -63,11 +63,17 @@ def test_absent_key_terms_make_a_weak_vocabulary_and_a_metric_to_compute_a_stron
     assert (computed.cause, computed.confidence) == ("vocabulary", "strong")
 
 
-def test_label_is_weak_when_a_repair_moves_the_gold():
-    label = Evidence(gold_holds=0.1, hit_holds=0.9)
-    still = decide([_exp("context", 60, 58)], label, k=5)
-    assert (still.cause, still.confidence) == ("label", "strong")
-    moved = decide([_exp("context", 60, 12)], label, k=5)
+def test_label_from_the_querys_words_is_weak_and_from_a_second_place_strong():
+    # a top hit holding the query's words the gold lacks: weak (a caption or heading the
+    # chunker cut from the gold may hold them)
+    words = Evidence(gold_holds=0.1, hit_holds=0.9)
+    still = decide([_exp("context", 60, 58)], words, k=5)
+    assert (still.cause, still.confidence, still.runner_up) == ("label", "weak", "")
+    # the gold's figures and the query's words in a top hit: the answer stands there, strong
+    second = decide([_exp("context", 60, 58)], Evidence(second_place=0.9), k=5)
+    assert (second.cause, second.confidence) == ("label", "strong")
+    # a repair that moves the gold most of the way: weak, runner-up that repair
+    moved = decide([_exp("context", 60, 12)], Evidence(second_place=0.9), k=5)
     assert (moved.cause, moved.confidence, moved.runner_up) == ("label", "weak", "context")
 
 
@@ -76,6 +82,44 @@ def test_a_fixing_repair_is_weak_when_key_terms_are_absent():
     assert decide(fixed, Evidence(), k=5).confidence == "strong"
     worded = decide(fixed, Evidence(absent=0.25, absent_words=("wages expense",)), k=5)
     assert (worded.cause, worded.confidence, worded.runner_up) == ("context", "weak", "vocabulary")
+
+
+# -- the gold's text standing twice ----------------------------------------------------
+
+
+def _hit(chunk_id: str, text: str) -> Hit:
+    return Hit(chunk_id=chunk_id, doc_id="d", char_start=0, char_end=len(text), text=text)
+
+
+def test_a_top_hit_holding_the_golds_text_is_its_copy():
+    gold = "Net revenue rose 4% on higher card member spending and loan growth."
+    hits = [
+        _hit("c1", "Expenses fell as marketing was cut back in the second half."),
+        _hit("c9", "Overview.\nNet revenue rose 4% on higher card member spending and loan "
+                   "growth. Provisions were lower."),
+    ]  # fmt: skip
+    share, found = gold_copy(gold, hits)
+    assert found == "c9" and share == 1.0
+    # the same words out of order are not a copy; a gold of a few words is never one
+    shuffled = [_hit("c2", "growth loan and spending member card higher on 4% rose revenue Net")]
+    assert gold_copy(gold, shuffled)[0] < COPY
+    assert gold_copy("Revenue rose.", hits) == (0.0, "")
+    # a twin stating another figure is not a copy: the label may be right about its gold
+    twin = [_hit("c3", "Net revenue rose 6% on higher card member spending and loan growth.")]
+    assert gold_copy(gold, twin) == (0.0, "")
+
+
+def test_a_copy_of_the_gold_in_a_top_hit_is_label_unless_a_repair_fixes_it():
+    copy = Evidence(copy=0.96, copy_hit="c9")
+    d = decide([_exp("context", 30, 28), _exp("method", 30, 1, method="bm25")], copy, k=5)
+    assert (d.cause, d.confidence) == ("label", "weak")  # another method finds the gold too
+    assert "holds the gold's text (96% of its words, in order)" in d.decided_by
+    alone = decide([_exp("context", 30, 28)], copy, k=5)
+    assert (alone.cause, alone.confidence) == ("label", "strong")
+    fixed = decide([_exp("boundary", 30, 2)], copy, k=5)
+    assert fixed.cause == "boundary"  # kept whole, the gold itself ranks: not the label's
+    below = decide([_exp("context", 30, 28)], Evidence(copy=0.8), k=5)
+    assert below.cause == "unclear"
 
 
 # -- key terms as phrases ---------------------------------------------------------------

@@ -6,9 +6,10 @@ In order:
 1. **parse**, weak, when no repair of the gold's boundary or parse fixes it and the gold's
    text is damaged, in running headers or footers, on a page without text or in no chunk
    (``DAMAGED``: the OCR reading could not be ranked, or read no better).
-2. **label**, when a top hit holds the gold's figures and the query's terms (the answer in
-   a second place, ``SECOND_PLACE``) and no repair of the gold's boundary or parse fixes
-   the failure.
+2. **label**, when a top hit holds the gold's text (``COPY`` of its words, in order: the
+   passage stands twice and the label marks one copy) or the gold's figures and the
+   query's terms (the answer in a second place, ``SECOND_PLACE``), and no repair of the
+   gold's boundary or parse fixes the failure.
 3. For a method that does not count words, when another method ranks the gold within
    the top k and no repair of the gold's text fixes it (the question does reach the
    gold): **context**, weak, when only dense methods that read a chunk with its document
@@ -27,7 +28,8 @@ In order:
 6. **label**, when the gold's own text holds at most ``LABEL_GOLD`` of the query's content
    weight, one sentence of a top hit of the failing method holds at least ``LABEL_HIT``
    (and ``LABEL_GAP`` more), and no repair of the gold's boundary or parse fixes the
-   failure: the label points at the wrong passage, or at a broader page.
+   failure: the label points at the wrong passage, or at a broader page. Weak: the
+   query's words may stand in a caption or heading the chunker cut from the gold.
 7. the **repairs of the gold text** that fix the failure (its rank within the top k):
    parse, boundary, context; several: the one ranking the gold highest (ties in that
    order, the smaller repair first), the next as runner-up.
@@ -66,8 +68,9 @@ Otherwise it is ``weak``, with the first contradicting cause as runner-up:
   weak.
 
 So a strong cause is one an experiment fixes (a repair of the gold's text ranks it in the
-top k), a metric the question asks to compute, or the answer standing in a second place,
-each uncontested.
+top k), a metric the question asks to compute, the gold's text or its figures standing in
+a top hit (a second place), each uncontested; shares of the query's words (absent from the
+document, held by a hit more than by the gold) make a cause weak.
 
 The experiments are shown with the suggestion: they are the explanation.
 """
@@ -89,6 +92,7 @@ CONTRADICTS = 0.15  # key terms absent at this share contradict a cause other th
 INPUTS = 2  # figures in the gold (years aside) that a computed metric reads
 DAMAGED = 0.5  # the strongest parse signal (damaged, furniture, no text): parse evidence
 SECOND_PLACE = 0.5  # the "answer in two places" signal: label evidence
+COPY = 0.9  # a top hit holding this share of the gold's words, in order: the gold's copy
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,6 +115,8 @@ class Evidence:
     hit: str = ""
     damage: float = 0.0
     second_place: float = 0.0
+    copy: float = 0.0
+    copy_hit: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -120,6 +126,7 @@ class Evidence:
             "gold_holds": round(self.gold_holds, 3), "hit_holds": round(self.hit_holds, 3),
             "hit": self.hit, "damage": round(self.damage, 3),
             "second_place": round(self.second_place, 3),
+            "copy": round(self.copy, 3), "copy_hit": self.copy_hit,
         }  # fmt: skip
 
 
@@ -204,6 +211,12 @@ def decide(
         )
         return decided("parse", line, against("parse", repairs=moved), weak=True)
     computed = bool(evidence.metric) and evidence.figures >= INPUTS
+    if evidence.copy >= COPY and not hard_fixes:
+        line = (
+            f"a top hit holds the gold's text ({evidence.copy:.0%} of its words, in order): "
+            "the passage stands twice and the label marks the other copy"
+        )
+        return decided("label", line, against("label", repairs=moved))
     if evidence.second_place >= SECOND_PLACE and not hard_fixes:
         line = "a top hit holds the gold's figures and the query's words"
         return decided("label", line, against("label", repairs=moved))
@@ -238,7 +251,7 @@ def decide(
             if words
             else "a top hit holds the gold's figures and the query's words"
         )
-        return decided("label", line, against("label", repairs=moved))
+        return decided("label", line, against("label", repairs=moved), weak=words)
     if text_fixes:
         first = text_fixes[0]
         contra = against(first.repair, repairs=text_fixes, measured=True)

@@ -35,6 +35,7 @@ import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 from core import methods as registry
@@ -89,6 +90,8 @@ LABEL_COVERAGE = 0.98  # aligned evidence below this: the label may point at the
 HOLDS = 0.5  # a signal at least this strong is shown as holding
 SAME_FIGURES = 3  # a hit holding this many of the gold's figures (and 80 %) repeats its facts
 NEAR_DUPLICATE = 0.5  # Jaccard similarity of a passage's terms and the gold's: its twin
+COPY_WORDS = 5  # the fewest words of a gold whose copy in a top hit counts as label evidence
+_WORD = re.compile(r"\w+")
 METHOD_STRENGTH = 0.85  # every other method finds the gold
 PREFIX_FINDS = 0.75  # the prefixed method finds the gold its plain twin misses
 # Where a reader of the gold finds its context: the document's opening (a cover page, a
@@ -944,8 +947,10 @@ def evidence_of(case: Case, method: str, damage: float) -> Evidence:
             default=0.0,
         )
 
-    held = [(holds(h), h) for h in _hits(case, method)]
+    hits = _hits(case, method)
+    held = [(holds(h), h) for h in hits]
     best = max(held, key=lambda x: x[0], default=None)
+    copy, copy_hit = gold_copy(gold_text, hits)
     return Evidence(
         absent=missing.share,
         absent_words=missing.terms,
@@ -956,7 +961,32 @@ def evidence_of(case: Case, method: str, damage: float) -> Evidence:
         hit_holds=best[0] if best else 0.0,
         hit=best[1].chunk_id if best else "",
         damage=damage,
+        copy=copy,
+        copy_hit=copy_hit,
     )
+
+
+def gold_copy(gold_text: str, hits: Sequence[Hit]) -> tuple[float, str]:
+    """The largest share of the gold's words that one of ``hits`` (none overlapping the
+    gold) holds in the gold's order, and that hit's chunk id: a hit holding the gold's
+    text, the same passage standing twice (a repeated filing note, a report quoted again).
+    A hit lacking one of the gold's figures is not its copy (a twin stating another
+    model's voltage, another year's total); ``(0.0, "")`` for a gold of fewer than
+    ``COPY_WORDS`` words."""
+    gold = _WORD.findall(gold_text.lower())
+    if len(gold) < COPY_WORDS:
+        return 0.0, ""
+    figures = {w for w in gold if any(ch.isdigit() for ch in w)}
+    best, found = 0.0, ""
+    for hit in hits:
+        words = _WORD.findall(hit.text.lower())
+        if not figures <= set(words):
+            continue
+        matcher = SequenceMatcher(None, gold, words, autojunk=False)
+        share = sum(block.size for block in matcher.get_matching_blocks()) / len(gold)
+        if share > best:
+            best, found = share, hit.chunk_id
+    return best, found
 
 
 def diagnose(
