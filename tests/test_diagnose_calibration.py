@@ -107,6 +107,18 @@ def test_a_top_hit_holding_the_golds_text_is_its_copy():
     # a twin stating another figure is not a copy: the label may be right about its gold
     twin = [_hit("c3", "Net revenue rose 6% on higher card member spending and loan growth.")]
     assert gold_copy(gold, twin) == (0.0, "")
+    volts = "Model X-200 operates at 5.2 volts with a rated current of 300 mA."
+    assert gold_copy(volts, [_hit("c4", volts.replace("5.2", "2.5"))]) == (0.0, "")
+    total = "Net revenue for the full year was $2,629 million in fiscal 2023."
+    other = "Net revenue for the full year was $1,629 million in fiscal 2023, up 2% on 2022."
+    assert gold_copy(total, [_hit("c5", other)]) == (0.0, "")
+    assert gold_copy(total, [_hit("c6", "In brief. " + total)])[0] == 1.0
+    # the gold's words scattered in order through a long hit are not the passage again
+    said = "Revenue increased in the quarter compared with last year"
+    spread = ("Revenue from services, which the board reviewed, increased sharply in a year "
+              "of change; in the third quarter, as management compared the outlook with "
+              "guidance issued last autumn, the year closed well.")  # fmt: skip
+    assert gold_copy(said, [_hit("c7", spread)])[0] < COPY
 
 
 def test_a_copy_of_the_gold_in_a_top_hit_is_label_unless_a_repair_fixes_it():

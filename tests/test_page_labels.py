@@ -33,17 +33,19 @@ def test_footer_numbers_its_neighbours_agree_with_are_the_printed_labels(tmp_pat
     pages = [
         ("Annual report cover", None),
         ("Table of contents\nItem 1 Business 1", None),
-        ("Revenue by segment\nTotal 12", None),  # a figure alone, no agreeing neighbour
+        ("Revenue by segment\nTotal\n12", None),  # a figure alone, no agreeing neighbour
         *((f"Business section text on page {n}", str(n - 3)) for n in range(4, 9)),
         *((f"Exhibit text {n}", f"F-{n - 8}") for n in range(9, 12)),
     ]
     doc = load_document(_pdf(tmp_path / "report.pdf", pages))
     labels = printed_labels(doc)
     assert labels == {4: "1", 5: "2", 6: "3", 7: "4", 8: "5", 9: "F-1", 10: "F-2", 11: "F-3"}
-    assert printed_label(doc, 3) is None  # "12" ends a table: no page near it agrees
+    assert printed_label(doc, 3) is None  # "12" alone ends a table: no page near it agrees
     cite = Citation.of_span(doc, doc.pages[5].char_start, doc.pages[5].char_start + 8)
     assert ", p. 6 (printed 3), chars " in cite.render(labels)
     assert ", p. 6, chars " in cite.render()  # without the labels, the index alone
+    across = Citation.of_span(doc, doc.pages[5].char_start, doc.pages[6].char_start + 8)
+    assert ", pp. 6-7 (printed 3 to 4), chars " in across.render(labels)
 
 
 def test_a_page_printing_its_own_index_adds_nothing(tmp_path):
@@ -52,6 +54,26 @@ def test_a_page_printing_its_own_index_adds_nothing(tmp_path):
     assert printed_labels(doc) == {}
     cite = Citation.of_span(doc, doc.pages[2].char_start, doc.pages[2].char_start + 4)
     assert ", p. 3, chars " in cite.render(printed_labels(doc))
+
+
+def test_a_spread_is_labelled_with_both_its_numbers(tmp_path):
+    pages = [(f"Spread body {n}\n{2 * n + 18}\n{2 * n + 19}", None) for n in range(1, 7)]
+    doc = load_document(_pdf(tmp_path / "spreads.pdf", pages))
+    labels = printed_labels(doc)
+    assert labels == {n: f"{2 * n + 18}-{2 * n + 19}" for n in range(1, 7)}
+
+
+def test_a_series_written_with_spaces_is_read_as_one(tmp_path):
+    pages = [(f"Appendix text {n}", f"A - {n}") for n in range(1, 5)]
+    doc = load_document(_pdf(tmp_path / "appendix.pdf", pages))
+    assert printed_labels(doc) == {n: f"A-{n}" for n in range(1, 5)}
+
+
+def test_page_labels_that_repeat_the_indices_leave_the_footers_to_say(tmp_path):
+    rules = [{"startpage": 0, "prefix": "", "style": "D", "firstpagenum": 1}]
+    pages = [(f"Body {n}", None if n < 3 else str(n - 2)) for n in range(1, 7)]
+    doc = load_document(_pdf(tmp_path / "identity.pdf", pages, rules))
+    assert printed_labels(doc) == {3: "1", 4: "2", 5: "3", 6: "4"}
 
 
 def test_the_pdfs_own_page_labels_come_first(tmp_path):
@@ -78,3 +100,5 @@ def test_a_filing_prints_its_page_numbers_after_its_front_matter():
     labels = printed_labels(doc)
     assert labels[49] == "45" and labels[11] == "8"
     assert len(labels) >= 50  # the body's pages, not the cover's
+    # pages 3, 5 and 67 end on a number alone that no page near them agrees with
+    assert not {3, 5, 67} & set(labels)

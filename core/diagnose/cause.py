@@ -101,9 +101,10 @@ class Evidence:
     absent from the gold's document (``absent``, with those words), held by the gold's own
     text (``gold_holds``) and by the failing method's best top hit (``hit_holds``, that
     hit's chunk id), the strongest parse signal (``damage``: the gold's text not language,
-    in running headers, on a page without text, in no chunk) and the answer standing in a
+    in running headers, on a page without text, in no chunk), the answer standing in a
     second place (``second_place``: a top hit holding the gold's figures and the query's
-    terms)."""
+    terms) and the gold's text standing there (``copy``: the share of its words a top hit,
+    ``copy_hit``, holds in order; ``core.diagnose.signals.gold_copy``)."""
 
     absent: float = 0.0
     absent_words: tuple[str, ...] = ()
@@ -244,14 +245,12 @@ def decide(
         )
         return decided("vocabulary", line, against("vocabulary", repairs=moved),
                        weak=evidence.metric_defined)  # fmt: skip
-    if label and not hard_fixes:
+    if words and not hard_fixes:  # (a second place decided above)
         line = (
             f"the gold holds {evidence.gold_holds:.0%} of the query's words, a top hit "
             f"{evidence.hit_holds:.0%}"
-            if words
-            else "a top hit holds the gold's figures and the query's words"
         )
-        return decided("label", line, against("label", repairs=moved), weak=words)
+        return decided("label", line, against("label", repairs=moved), weak=True)
     if text_fixes:
         first = text_fixes[0]
         contra = against(first.repair, repairs=text_fixes, measured=True)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -40,7 +41,7 @@ from functools import lru_cache
 
 from core import methods as registry
 from core.chunk.sentence_bounds import sentence_spans
-from core.diagnose.cause import Evidence, decide
+from core.diagnose.cause import COPY, Evidence, decide
 from core.diagnose.repairs import Experiment, content_words, held_share, ordinal, reads_document
 from core.diagnose.terms import (
     PERIOD,
@@ -91,6 +92,8 @@ HOLDS = 0.5  # a signal at least this strong is shown as holding
 SAME_FIGURES = 3  # a hit holding this many of the gold's figures (and 80 %) repeats its facts
 NEAR_DUPLICATE = 0.5  # Jaccard similarity of a passage's terms and the gold's: its twin
 COPY_WORDS = 5  # the fewest words of a gold whose copy in a top hit counts as label evidence
+COPY_RUN = 3  # words in a row that count towards a copy
+COPY_SPREAD = 1.5  # a copy's words lie within this many times the gold's length in the hit
 _WORD = re.compile(r"\w+")
 METHOD_STRENGTH = 0.85  # every other method finds the gold
 PREFIX_FINDS = 0.75  # the prefixed method finds the gold its plain twin misses
@@ -966,27 +969,48 @@ def evidence_of(case: Case, method: str, damage: float) -> Evidence:
     )
 
 
+def _copy_hit(case: Case, method: str, evidence: Evidence) -> Hit | None:
+    """The top hit holding the gold's text, when one does (``COPY``): a second gold span."""
+    if evidence.copy < COPY:
+        return None
+    return next((h for h in _hits(case, method) if h.chunk_id == evidence.copy_hit), None)
+
+
 def gold_copy(gold_text: str, hits: Sequence[Hit]) -> tuple[float, str]:
     """The largest share of the gold's words that one of ``hits`` (none overlapping the
-    gold) holds in the gold's order, and that hit's chunk id: a hit holding the gold's
-    text, the same passage standing twice (a repeated filing note, a report quoted again).
-    A hit lacking one of the gold's figures is not its copy (a twin stating another
-    model's voltage, another year's total); ``(0.0, "")`` for a gold of fewer than
+    gold) holds in the gold's order, in runs of at least ``COPY_RUN`` words within a
+    stretch of the hit at most ``COPY_SPREAD`` times the gold's length, and that hit's
+    chunk id: a hit holding the gold's text, the same passage standing twice (a repeated
+    filing note, a report quoted again). A hit lacking one of the gold's figures (each
+    as often as the gold states it) is not its copy: a twin stating another model's
+    voltage or another year's total. ``(0.0, "")`` for a gold of fewer than
     ``COPY_WORDS`` words."""
     gold = _WORD.findall(gold_text.lower())
     if len(gold) < COPY_WORDS:
         return 0.0, ""
-    figures = {w for w in gold if any(ch.isdigit() for ch in w)}
+    figures = Counter(_figure_list(gold_text))
+    run = min(COPY_RUN, len(gold))
     best, found = 0.0, ""
     for hit in hits:
+        if figures - Counter(_figure_list(hit.text)):
+            continue  # a figure of the gold the hit does not state
         words = _WORD.findall(hit.text.lower())
-        if not figures <= set(words):
-            continue
         matcher = SequenceMatcher(None, gold, words, autojunk=False)
-        share = sum(block.size for block in matcher.get_matching_blocks()) / len(gold)
+        blocks = [m for m in matcher.get_matching_blocks() if m.size >= run]
+        if not blocks:
+            continue
+        spread = blocks[-1].b + blocks[-1].size - blocks[0].b
+        if spread > COPY_SPREAD * len(gold):
+            continue  # the words stand apart: not the passage again
+        share = sum(m.size for m in blocks) / len(gold)
         if share > best:
             best, found = share, hit.chunk_id
     return best, found
+
+
+def _figure_list(text: str) -> list[str]:
+    """The figures a text states, in order, thousands separators and % signs aside."""
+    return [m.group().replace(",", "").rstrip("%") for m in FIGURE.finditer(text)]
 
 
 def diagnose(
@@ -1041,6 +1065,7 @@ def diagnose(
         suggested=decision.cause, decided_by=decision.decided_by,
         confidence=decision.confidence, runner_up=decision.runner_up,
         scores=scores_of(signals), gold_chunk=best.chunk_id if best else "", displacer=top,
-        second_gold=second, experiments=tuple(experiments), evidence=evidence,
+        second_gold=second or _copy_hit(case, method, evidence),
+        experiments=tuple(experiments), evidence=evidence,
         repaired=repaired,
     )  # fmt: skip

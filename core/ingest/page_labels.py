@@ -4,16 +4,19 @@ A filing's p. 49 of the PDF is often its printed page 46 (a cover and a table of
 come first), and a reader checking a citation against the document's own table of
 contents looks for 46. Two sources, in order:
 
-* the PDF's own page labels (``/PageLabels``), when it defines them;
-* else the number the page prints in its running footer or header: the last or first
-  line of the page's canonical text that is a number alone ("46", "- 46 -", "Page 46",
-  "Page 46 of 80", "F-12"), kept only where a page at most ``NEAR`` pages away prints a
-  number of the same series at the same distance from its index (a figure alone at the
-  end of a table is not a page number: its neighbours do not agree with it).
+* the PDF's own page labels (``/PageLabels``), when it defines labels other than the
+  pages' indices;
+* else the number the page prints in its running footer or header: one of the last two or
+  first two lines of the page's canonical text that is a number alone ("46", "- 46 -",
+  "Page 46", "Page 46 of 80", "F-12", "A - 3"), kept only where a page at most ``NEAR``
+  pages away prints a number of the same series at the same distance from its index (a
+  figure alone at the end of a table is not a page number: its neighbours do not agree
+  with it). A page printing two numbers in a row (a spread of two pages) is labelled
+  with both, "20-21".
 
 A page with neither has no printed label; neither is a page whose printed number is its
-index (nothing to add). Labels are found once per document (by its SHA-256) and kept
-for the last ``KEPT`` documents.
+index (nothing to add). Labels are found once per reading of a document (its SHA-256,
+and which pages were read by OCR) and kept for the last ``KEPT`` readings.
 """
 
 from __future__ import annotations
@@ -27,10 +30,10 @@ NEAR = 3  # pages apart that a footer number's series must agree within
 EDGE_LINES = 2  # lines looked at from the page's end and its start
 KEPT = 32
 _NUMBER = re.compile(
-    r"[-–—\s]*(?:page\s+)?(?P<series>[A-Z]{1,2}-)?(?P<n>\d{1,4})(?:\s+of\s+\d{1,4})?[-–—\s]*",
+    r"[-–—\s]*(?:page\s+)?(?P<series>[A-Z]{1,2}\s?-\s?)?(?P<n>\d{1,5})(?:\s+of\s+\d{1,5})?[-–—\s]*",
     re.IGNORECASE,
 )
-_KEPT: BoundedCache[str, dict[int, str]] = BoundedCache(KEPT)
+_KEPT: BoundedCache[tuple[str, int, tuple[int, ...]], dict[int, str]] = BoundedCache(KEPT)
 
 
 def printed_labels(doc: Document) -> dict[int, str]:
@@ -38,7 +41,8 @@ def printed_labels(doc: Document) -> dict[int, str]:
     numbers), see the module doc; ``{}`` for a document without pages."""
     if not doc.is_paged:
         return {}
-    return dict(_KEPT.get_or_compute(doc.sha256, lambda: _labels(doc)))
+    key = (doc.sha256, len(doc.text), tuple(p.number for p in doc.pages if p.read_by_ocr))
+    return dict(_KEPT.get_or_compute(key, lambda: _labels(doc)))
 
 
 def printed_label(doc: Document, page: int) -> str | None:
@@ -47,10 +51,8 @@ def printed_label(doc: Document, page: int) -> str | None:
 
 
 def _labels(doc: Document) -> dict[int, str]:
-    own = _pdf_labels(doc)
-    if own:
-        return {n: label for n, label in own.items() if label and label != str(n)}
-    return _footer_labels(doc)
+    own = {n: label for n, label in _pdf_labels(doc).items() if label and label != str(n)}
+    return own or _footer_labels(doc)  # labels that repeat the indices say nothing
 
 
 def _pdf_labels(doc: Document) -> dict[int, str]:
@@ -77,7 +79,8 @@ def _candidates(text: str) -> list[tuple[str, int]]:
     for line in edge:
         match = _NUMBER.fullmatch(line)
         if match is not None:
-            found.append(((match["series"] or "").upper(), int(match["n"])))
+            series = "".join((match["series"] or "").split()).upper()
+            found.append((series, int(match["n"])))
     return list(dict.fromkeys(found))
 
 
@@ -94,8 +97,13 @@ def _footer_labels(doc: Document) -> dict[int, str]:
                 for other in range(number - NEAR, number + NEAR + 1)
                 if other != number
             )
-            if agrees:
-                if series or n != number:
-                    labels[number] = f"{series}{n}"
-                break
+            if not agrees:
+                continue
+            pair = sorted(m for s, m in options if s == series and abs(m - n) == 1)
+            if pair:  # a spread: the page prints its two halves' numbers
+                first = min(n, pair[0])
+                labels[number] = f"{series}{first}-{series}{first + 1}"
+            elif series or n != number:
+                labels[number] = f"{series}{n}"
+            break
     return labels

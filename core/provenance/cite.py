@@ -118,7 +118,7 @@ class Citation:
             parts.append(f"p. {first}{own}")
         elif self.pages:
             own = (
-                f" (printed {marks[first]}-{marks[last]})"
+                f" (printed {marks[first]} to {marks[last]})"
                 if first in marks and last in marks
                 else ""
             )
