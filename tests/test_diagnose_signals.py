@@ -214,6 +214,27 @@ def test_a_top_hit_holding_the_gold_figures_is_the_answer_in_a_second_place():
     assert signal.spans == ((chunks[2].char_start, chunks[2].char_end),)
 
 
+def test_a_top_hit_holding_the_golds_text_is_label_with_its_signal_and_a_second_gold():
+    said = "Card member loans grew 11 percent as spending recovered across all regions."
+    text = f"Overview.\n\n{said}\n\nRisk factors follow.\n\nIn brief: {said}"
+    doc = make_document("d", text, title="10-K")
+    chunks = paragraph_chunks(doc, FIXED_300)
+    gold = (chunks[1].char_start, chunks[1].char_end, "given", 1.0)
+    case = _case(text, gold, "How fast did card member loans grow?", chunks=chunks,
+                 ranks={"naive": 7, "late": 7}, hits={"late": [_hit(doc, chunks[3])]})  # fmt: skip
+    found = diagnose(case, method="late", corpus_terms=set(first_terms(text)))
+    assert found.suggested == "label" and "holds the gold's text (100%" in found.decided_by
+    assert found.second_gold is not None and found.second_gold.chunk_id == chunks[3].chunk_id
+    (signal,) = [s for s in found.by_cause("label") if s.name == "gold's text in a top hit"]
+    assert signal.holds and signal.spans == ((chunks[3].char_start, chunks[3].char_end),)
+    # without the copy among the hits, the signal says so and does not hold
+    alone = diagnose(_case(text, gold, "How fast did card member loans grow?", chunks=chunks,
+                           ranks={"naive": 7, "late": 7}, hits={"late": [_hit(doc, chunks[2])]}),
+                     method="late", corpus_terms=set(first_terms(text)))  # fmt: skip
+    (none,) = [s for s in alone.by_cause("label") if s.name == "gold's text in a top hit"]
+    assert not none.holds and none.detail.startswith("no top hit holds the gold's text")
+
+
 def test_context_evidence_skips_cover_boilerplate_and_prefers_the_heading_above():
     text = (
         "TRANSITION REPORT PURSUANT TO SECTION 13 of Amcor plc, commission file 001.\n\n"

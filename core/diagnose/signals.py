@@ -976,6 +976,24 @@ def _copy_hit(case: Case, method: str, evidence: Evidence) -> Hit | None:
     return next((h for h in _hits(case, method) if h.chunk_id == evidence.copy_hit), None)
 
 
+def _copy_signal(case: Case, evidence: Evidence, copy: Hit | None) -> Signal:
+    """The gold's text standing in a top hit, as the reader's label panel shows it."""
+    if copy is None:
+        detail = "no top hit holds the gold's text"
+        if evidence.copy:
+            detail += f" (at most {evidence.copy:.0%} of its words, in order)"
+        return Signal(cause="label", name="gold's text in a top hit", strength=evidence.copy,
+                      detail=detail)  # fmt: skip
+    where = ((copy.char_start, copy.char_end),) if copy.doc_id == case.doc.doc_id else ()
+    return Signal(
+        cause="label", name="gold's text in a top hit", strength=evidence.copy,
+        detail=f"a top hit holds {evidence.copy:.0%} of the gold's words, in order, and its "
+        f"figures ({copy.doc_id}, chars {copy.char_start}-{copy.char_end}): the passage "
+        "stands twice",
+        spans=where,
+    )  # fmt: skip
+
+
 def gold_copy(gold_text: str, hits: Sequence[Hit]) -> tuple[float, str]:
     """The largest share of the gold's words that one of ``hits`` (none overlapping the
     gold) holds in the gold's order, in runs of at least ``COPY_RUN`` words within a
@@ -1050,6 +1068,8 @@ def diagnose(
     broken = max((s.strength for s in parse), default=0.0)
     two = next((s.strength for s in labels if s.name == "answer in two places"), 0.0)
     evidence = dataclasses.replace(evidence_of(case, method, broken), second_place=two)
+    copy = _copy_hit(case, method, evidence)
+    signals.append(_copy_signal(case, evidence, copy))
     if not any(e.repair == "method" for e in experiments):
         experiments = [*experiments, *_method_experiments(case, method)]
     lexical = case.spec(method).family == "lexical"
@@ -1065,7 +1085,7 @@ def diagnose(
         suggested=decision.cause, decided_by=decision.decided_by,
         confidence=decision.confidence, runner_up=decision.runner_up,
         scores=scores_of(signals), gold_chunk=best.chunk_id if best else "", displacer=top,
-        second_gold=second or _copy_hit(case, method, evidence),
+        second_gold=second or copy,
         experiments=tuple(experiments), evidence=evidence,
         repaired=repaired,
     )  # fmt: skip
