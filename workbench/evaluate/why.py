@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
+from core.diagnose.cause import COPY
 from core.diagnose.repairs import Experiment
 from core.diagnose.run_depth import RunRanker
 from core.diagnose.run_failures import diagnose_run, suggest_run
@@ -326,9 +327,15 @@ def _second_gold(diagnosis: Diagnosis, doc: Document) -> None:
     if hit is None:
         return
     run, _ = st.session_state.get(WhyKey.SEEN, (None, {}))
+    found = diagnosis.evidence
+    holds = (
+        f"the gold's text ({found.copy:.0%} of its words, in order)"
+        if found is not None and found.copy_hit == hit.chunk_id and found.copy >= COPY
+        else "the gold's figures and the query's terms"
+    )
     st.warning(
-        "**Answer in two places**: a top hit holds the gold's figures and the query's "
-        f"terms ({md(hit.doc_id)}, chars {hit.char_start:,}-{hit.char_end:,}).",
+        f"**Answer in two places**: a top hit holds {holds} "
+        f"({md(hit.doc_id)}, chars {hit.char_start:,}-{hit.char_end:,}).",
         icon=":material/content_copy:",
     )
     left, right = st.columns(2)
