@@ -198,16 +198,23 @@ def test_only_one_method_missing_is_named_with_the_chunk_that_displaced_the_gold
     assert not weaker.holds and "2 of 3 other methods" in weaker.detail
 
 
+def _late_hit(text: str, query: str, *, gold: int, hit: int, rank: int = 7, title: str = "10-K"):
+    """``text``'s paragraph chunks and late's diagnosis of ``query`` with paragraph ``gold``
+    labelled (ranked ``rank`` by naive and late) and paragraph ``hit`` late's one top hit."""
+    doc = make_document("d", text, title=title)
+    chunks = paragraph_chunks(doc, FIXED_300)
+    span = (chunks[gold].char_start, chunks[gold].char_end, "given", 1.0)
+    case = _case(text, span, query, chunks=chunks, ranks={"naive": rank, "late": rank},
+                 hits={"late": [_hit(doc, chunks[hit])]})  # fmt: skip
+    return chunks, diagnose(case, method="late", corpus_terms=set(first_terms(text)))
+
+
 def test_a_top_hit_holding_the_gold_figures_is_the_answer_in_a_second_place():
     text = ("Product mix.\n\nComputing was 44% of revenue and appliances 21% of revenue, "
             "with services at 5%.\n\n| Category | Share |\n| Computing revenue | 44% |\n"
             "| Appliances revenue | 21% |\n| Services | 5% |")  # fmt: skip
-    doc = make_document("d", text, title="10-Q")
-    chunks = paragraph_chunks(doc, FIXED_300)
-    gold = (chunks[1].char_start, chunks[1].char_end, "given", 1.0)
-    case = _case(text, gold, "What share of revenue was computing?", chunks=chunks,
-                 ranks={"naive": 4, "late": 4}, hits={"late": [_hit(doc, chunks[2])]})  # fmt: skip
-    found = diagnose(case, method="late", corpus_terms=set(first_terms(text)))
+    chunks, found = _late_hit(text, "What share of revenue was computing?", gold=1, hit=2,
+                              rank=4, title="10-Q")  # fmt: skip
     assert found.suggested == "label" and found.second_gold is not None
     assert found.second_gold is not None and found.second_gold.chunk_id == chunks[2].chunk_id
     (signal,) = [s for s in found.by_cause("label") if s.name == "answer in two places"]
@@ -217,20 +224,14 @@ def test_a_top_hit_holding_the_gold_figures_is_the_answer_in_a_second_place():
 def test_a_top_hit_holding_the_golds_text_is_label_with_its_signal_and_a_second_gold():
     said = "Card member loans grew 11 percent as spending recovered across all regions."
     text = f"Overview.\n\n{said}\n\nRisk factors follow.\n\nIn brief: {said}"
-    doc = make_document("d", text, title="10-K")
-    chunks = paragraph_chunks(doc, FIXED_300)
-    gold = (chunks[1].char_start, chunks[1].char_end, "given", 1.0)
-    case = _case(text, gold, "How fast did card member loans grow?", chunks=chunks,
-                 ranks={"naive": 7, "late": 7}, hits={"late": [_hit(doc, chunks[3])]})  # fmt: skip
-    found = diagnose(case, method="late", corpus_terms=set(first_terms(text)))
+    asked = "How fast did card member loans grow?"
+    chunks, found = _late_hit(text, asked, gold=1, hit=3)
     assert found.suggested == "label" and "holds the gold's text (100%" in found.decided_by
     assert found.second_gold is not None and found.second_gold.chunk_id == chunks[3].chunk_id
     (signal,) = [s for s in found.by_cause("label") if s.name == "gold's text in a top hit"]
     assert signal.holds and signal.spans == ((chunks[3].char_start, chunks[3].char_end),)
     # without the copy among the hits, the signal says so and does not hold
-    alone = diagnose(_case(text, gold, "How fast did card member loans grow?", chunks=chunks,
-                           ranks={"naive": 7, "late": 7}, hits={"late": [_hit(doc, chunks[2])]}),
-                     method="late", corpus_terms=set(first_terms(text)))  # fmt: skip
+    _, alone = _late_hit(text, asked, gold=1, hit=2)
     (none,) = [s for s in alone.by_cause("label") if s.name == "gold's text in a top hit"]
     assert not none.holds and none.detail.startswith("no top hit holds the gold's text")
 

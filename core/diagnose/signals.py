@@ -462,8 +462,7 @@ def _ocr_signals(case: Case) -> list[Signal]:
 
 
 def _figures(text: str) -> set[str]:
-    found = (m.group().replace(",", "").rstrip("%") for m in FIGURE.finditer(text))
-    return {f for f in found if len(f) >= 2}
+    return {f for f in _figure_list(text) if len(f) >= 2}
 
 
 def _twin_passage(text: str, gold_text: str, gold_terms: set[str]) -> tuple[float, set[str]]:

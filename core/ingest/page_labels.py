@@ -45,11 +45,6 @@ def printed_labels(doc: Document) -> dict[int, str]:
     return dict(_KEPT.get_or_compute(key, lambda: _labels(doc)))
 
 
-def printed_label(doc: Document, page: int) -> str | None:
-    """Page ``page``'s printed label, when it has one other than its index."""
-    return printed_labels(doc).get(page)
-
-
 def _labels(doc: Document) -> dict[int, str]:
     own = {n: label for n, label in _pdf_labels(doc).items() if label and label != str(n)}
     return own or _footer_labels(doc)  # labels that repeat the indices say nothing
