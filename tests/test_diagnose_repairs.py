@@ -424,3 +424,67 @@ def test_late_chunking_gets_no_context_repair(diagnosed):
         scorer = MethodScorer(method=method, query=failure.query, encoder=encoder,
                               embed=fake_embed_chunks)  # fmt: skip
         assert (context(failure, scorer) is not None) is made, method
+
+
+def test_a_gold_drowned_whole_in_its_chunk_is_repaired_by_its_own_paragraph(tmp_path: Path):
+    """One chunk holds the gold whole, but most of that chunk is a paragraph about
+    something else: the boundary repair ranks the gold's own paragraph as a chunk (and
+    nothing without the document's blocks, or for a gold that is most of its chunk)."""
+    from core.diagnose.repairs import LexicalStats, boundary
+    from core.diagnose.run_failures import default_chunker
+
+    gold = "The Corvane pump makes a faint noise at night."
+    rival = "Pump noise on the Corvane is low; pump noise on the Corvane was measured in a lab."
+    text = _next("# Pump notes\n\n" + FILL[0] + "\n\n")
+    text = _next(text + gold + "\n\n" + " ".join(FILL[1:4]) + "\n\n")
+    for extra in (FILL[4], FILL[5]):
+        text = _next(text + rival + " " + extra + "\n\n")
+    (tmp_path / "pump.md").write_text(text, "utf-8")
+    (doc,), _ = load_each([tmp_path / "pump.md"])
+    policy = policy_from_dict({"name": "fixed", "size": 300, "overlap": 0, "unit": "chars"})
+    blocks, chunks = default_chunker(policy)(doc)
+    held = next(c for c in chunks if gold in c.text)
+    assert len(gold) < 0.5 * len(held.text)  # drowned: the chunk is mostly other text
+    rivals = [c for c in chunks if c.text.startswith("Pump noise")]
+    query = "Corvane pump noise"
+    scorer = MethodScorer(method="bm25", query=query, encoder=None, embed=fake_embed_chunks,
+                          lexical=LexicalStats.build([c.text for c in chunks]))  # fmt: skip
+    others = tuple(scorer.chunk(doc, c) for c in rivals)
+    before = 1 + sum(s > scorer.chunk(doc, held) for s in others)
+    assert before == 3  # the rivals say the query's words twice
+    at = doc.text.index(gold)
+    args = {"query": query, "gold": ((at, at + len(gold)),), "doc": doc, "chunks": chunks,
+            "method": "bm25", "before": before, "others": others, "k": 2, "depth": 10,
+            "ranks": {}}  # fmt: skip
+    weights = content_words(query, FUNCTION_WORDS)
+    made = boundary(Failure(**args, blocks=blocks), scorer, weights)
+    assert made is not None and made.fixes and made.after == 2
+    assert made.line.startswith("the gold's own paragraph as its chunk (it was")
+    assert made.span == (at, at + len(gold))  # its paragraph is the gold sentence
+    assert boundary(Failure(**args), scorer, weights) is None  # no blocks: nothing to keep
+    whole = dict(args, gold=((held.char_start, held.char_end),))
+    assert boundary(Failure(**whole, blocks=blocks), scorer, weights) is None  # not drowned
+
+
+def test_a_drowned_gold_whose_paragraph_ranks_is_a_weak_boundary_in_place_of_a_guess():
+    """The drowned repair replaces unclear; beside a weak cause (a method miss, absent key
+    terms, label evidence) it is the runner-up; a context repair that fixes the failure
+    (strong) stands as it is."""
+    drowned = Experiment(repair="boundary", before=9, after=2, fixes=True, line="own paragraph",
+                         drowned=True)  # fmt: skip
+    plain = Evidence(gold_holds=0.8, hit_holds=0.8)
+    cases = [
+        ([], plain, ("boundary", "weak", "")),  # else unclear
+        ([_experiment("method", 9, 1)], plain, ("method", "weak", "boundary")),
+        ([], Evidence(absent=0.4, absent_words=("x",)), ("vocabulary", "weak", "boundary")),
+        ([_experiment("context", 9, 1)], plain, ("context", "strong", "")),
+        ([], Evidence(gold_holds=0.2, hit_holds=0.9), ("label", "weak", "boundary")),
+    ]
+    for found, evidence, want in cases:
+        d = decide([*found, drowned], evidence, k=3)
+        assert (d.cause, d.confidence, d.runner_up) == want, (found, evidence)
+    assert decide([_experiment("method", 9, 1)], plain, k=3).runner_up == ""
+    missed = Experiment(repair="boundary", before=9, after=6, fixes=False, line="x", drowned=True)
+    assert decide([missed], plain, k=3).cause == "unclear"  # it must fix the failure
+    kept = Experiment.from_dict(drowned.to_dict())
+    assert kept == drowned  # stored with the run and read back

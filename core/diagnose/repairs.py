@@ -5,7 +5,10 @@ depth). Only the repaired texts are embedded; nothing is re-indexed.
 
 - **boundary**: a chunk of P's size placed to hold the gold whole (its answering sentence,
   the one holding most of the query's content words, when the gold is longer than a
-  chunk); not run when one chunk already holds it whole.
+  chunk). When one chunk already holds it whole but the gold is under ``DROWNED`` of
+  that chunk (drowned in text about other things), the gold's own blocks (its
+  paragraphs, at most P's size around it) as a chunk of their own; not run when those
+  blocks are most of the chunk already (``SAME_CHUNK``: nothing to take away).
 - **context**: the gold's best chunk with its document title and heading path before it,
   ranked against the run's first hits given their own (a control: a title that lifts
   every chunk of the document is not the gold's missing context); not run for a method
@@ -43,9 +46,11 @@ from core.embed.contextual import contextual_prefix
 from core.ingest.ocr import recognise_page, require_engine
 from core.methods.lexical import K1, B, indexed_text, terms, word_spans
 from core.methods.spec import MethodSpec
-from core.provenance.types import Chunk, Document, make_chunk_id
+from core.provenance.types import Block, Chunk, Document, make_chunk_id
 
 REPAIRS = ("boundary", "context", "parse", "method")
+DROWNED = 0.5  # a gold under this share of the chunk holding it whole is drowned there
+SAME_CHUNK = 0.8  # the gold's blocks covering this share of its chunk: no repair to make
 RIVALS = 10  # the run's first hits the context repair gives their own title and headings
 # Words a question is phrased with that say nothing of what it asks.
 PROMPT_WORDS = frozenset(
@@ -77,12 +82,14 @@ class Experiment:
     detail: str = ""
     span: Span | None = None
     method: str = ""  # the other method, for a method experiment
+    drowned: bool = False  # a boundary repair taking away the text a chunk drowned it in
 
     def to_dict(self) -> dict[str, object]:
         return {
             "repair": self.repair, "before": self.before, "after": self.after,
             "fixes": self.fixes, "line": self.line, "detail": self.detail,
             "span": list(self.span) if self.span else None, "method": self.method,
+            "drowned": self.drowned,
         }  # fmt: skip
 
     @classmethod
@@ -97,6 +104,7 @@ class Experiment:
             detail=str(data.get("detail", "")),
             span=(int(span[0]), int(span[1])) if span else None,
             method=str(data.get("method", "")),
+            drowned=bool(data.get("drowned", False)),
         )
 
 
@@ -311,9 +319,10 @@ class Failure:
     """What the repairs of one failure read: the query, its gold spans (merged), the
     document and its chunks under the run's policy, the method, the gold's rank before,
     the scores of the run's hits that are not the gold's (to the run's depth), the run's
-    top k and depth, every method's full-depth rank of the gold, and ``rivals``: the
+    top k and depth, every method's full-depth rank of the gold, ``rivals``: the
     chunks of the gold's document among the first of those hits (``RIVALS``), each with
-    its index in ``others``, for the context repair's control."""
+    its index in ``others``, for the context repair's control, and the document's parsed
+    ``blocks`` (the boundary repair of a drowned gold keeps the gold's own)."""
 
     query: str
     gold: tuple[Span, ...]
@@ -326,6 +335,7 @@ class Failure:
     depth: int
     ranks: Mapping[str, int | None]
     rivals: tuple[tuple[int, Chunk], ...] = ()
+    blocks: Sequence[Block] = ()
 
 
 def _overlap(a: Span, b: Span) -> int:
@@ -398,8 +408,9 @@ def boundary(
         what = "its answering sentence"
         if ge - gs > size:
             ge = gs + size
-    if any(c.char_start <= gs and ge <= c.char_end for c in failure.chunks):
-        return None
+    holding = [c for c in failure.chunks if c.char_start <= gs and ge <= c.char_end]
+    if holding:
+        return _drowned(failure, scorer, holding, (gs, ge), size)
     spare = size - (ge - gs)
     a = max(0, gs - spare // 2)
     b = min(len(failure.doc.text), a + size)
@@ -409,6 +420,39 @@ def boundary(
     return _make(failure, "boundary", scorer.chunk(failure.doc, chunk),
                  f"{what} kept whole in one chunk", span=(a, b),
                  detail=f"a {b - a}-character chunk at {a}-{b}")  # fmt: skip
+
+
+def _drowned(
+    failure: Failure, scorer: MethodScorer, holding: Sequence[Chunk], gold: Span, size: int
+) -> Experiment | None:
+    """The boundary repair of a gold that a chunk holds whole but drowns (under
+    ``DROWNED`` of it): the gold's own blocks, at most ``size`` characters around the
+    gold, as a chunk; None when the gold is not drowned, the document has no blocks, or
+    its blocks are most of the chunk already (``SAME_CHUNK``)."""
+    gs, ge = gold
+    chunk = min(holding, key=lambda c: c.char_end - c.char_start)
+    length = chunk.char_end - chunk.char_start
+    if (ge - gs) >= DROWNED * length:
+        return None
+    own = [b for b in failure.blocks if b.char_start < ge and gs < b.char_end]
+    if not own:
+        return None
+    a, b = min(x.char_start for x in own), max(x.char_end for x in own)
+    if b - a > size:  # long blocks: a window of the policy's size around the gold
+        spare = size - (ge - gs)
+        a = max(a, gs - spare // 2)
+        b = min(b, a + size)
+        a = max(min(a, gs), b - size)
+    a, b = min(a, gs), max(b, ge)
+    kept = _overlap((a, b), (chunk.char_start, chunk.char_end))
+    if kept >= SAME_CHUNK * length and b - a <= length:
+        return None
+    other = 1 - (ge - gs) / length
+    repaired = _span_chunk(failure, chunk, (a, b))
+    return _make(failure, "boundary", scorer.chunk(failure.doc, repaired),
+                 f"the gold's own paragraph as its chunk (it was {other:.0%} other text)",
+                 span=(a, b), detail=f"a {b - a}-character chunk at {a}-{b}",
+                 drowned=True)  # fmt: skip
 
 
 def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:

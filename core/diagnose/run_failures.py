@@ -128,7 +128,7 @@ def diagnose_methods(
             specs={m: run.method(m) for m in run.methods},
         )
         for method in failing:
-            failure = _failure(run, record, doc, chunks, method)
+            failure = _failure(run, record, doc, chunks, method, blocks)
             scorer = None
             if encoder is not None and failure is not None:
                 scorer = _scorer(run, docs, parts, method, record.query, encoder, embed, stats)
@@ -163,7 +163,10 @@ def _remembered(read: Callable[[Document, Any], str | None]) -> Callable[..., st
     return again
 
 
-def _failure(run: Any, record: Any, doc: Document, chunks: Sequence[Chunk], method: str) -> Any:
+def _failure(
+    run: Any, record: Any, doc: Document, chunks: Sequence[Chunk], method: str,
+    blocks: Sequence[Block] = (),
+) -> Any:  # fmt: skip
     """The failure the repairs read: the run's stored hit scores for ``method`` that are
     not the gold's (the first ``RIVALS`` of them in the gold's document with their chunks,
     for the context repair's control), the gold's full-depth rank and every method's."""
@@ -187,7 +190,7 @@ def _failure(run: Any, record: Any, doc: Document, chunks: Sequence[Chunk], meth
     return Failure(
         query=record.query, gold=gold, doc=doc, chunks=chunks, method=method,
         before=ranks.get(method), others=tuple(others), k=run.text_k, depth=run.depth,
-        ranks=ranks, rivals=tuple(rivals),
+        ranks=ranks, rivals=tuple(rivals), blocks=blocks,
     )  # fmt: skip
 
 
