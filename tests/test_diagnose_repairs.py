@@ -6,6 +6,7 @@ ranked among its own document's chunks and fails when the gold is not ranked fir
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -464,26 +465,29 @@ def test_a_gold_drowned_whole_in_its_chunk_is_repaired_by_its_own_paragraph(tmp_
     assert boundary(Failure(**args), scorer, weights) is None  # no blocks: nothing to keep
     whole = dict(args, gold=((held.char_start, held.char_end),))
     assert boundary(Failure(**whole, blocks=blocks), scorer, weights) is None  # not drowned
+    first = next(b for b in blocks if b.text.startswith("Pump noise"))
+    long = dataclasses.replace(first, char_start=at, text=doc.text[at : first.char_end])
+    assert len(long.text) > 300  # one paragraph longer than a chunk: its own text drowns it
+    assert boundary(Failure(**args, blocks=[long]), scorer, weights) is None
 
 
-def test_a_drowned_gold_whose_paragraph_ranks_is_a_weak_boundary_in_place_of_a_guess():
-    """The drowned repair replaces unclear; beside a weak cause (a method miss, absent key
-    terms, label evidence) it is the runner-up; a context repair that fixes the failure
-    (strong) stands as it is."""
+def test_a_drowned_gold_whose_paragraph_ranks_is_a_weak_boundary_after_the_other_repairs():
+    """The drowned repair is a repair of the gold's text like the others, always weak, and
+    decides only where no other repair of the gold's text fixes the failure."""
     drowned = Experiment(repair="boundary", before=9, after=2, fixes=True, line="own paragraph",
                          drowned=True)  # fmt: skip
     plain = Evidence(gold_holds=0.8, hit_holds=0.8)
     cases = [
         ([], plain, ("boundary", "weak", "")),  # else unclear
-        ([_experiment("method", 9, 1)], plain, ("method", "weak", "boundary")),
-        ([], Evidence(absent=0.4, absent_words=("x",)), ("vocabulary", "weak", "boundary")),
-        ([_experiment("context", 9, 1)], plain, ("context", "strong", "")),
-        ([], Evidence(gold_holds=0.2, hit_holds=0.9), ("label", "weak", "boundary")),
+        ([_experiment("method", 9, 1)], plain, ("boundary", "weak", "")),
+        ([], Evidence(absent=0.4, absent_words=("x",)), ("boundary", "weak", "vocabulary")),
+        ([], Evidence(gold_holds=0.2, hit_holds=0.9), ("boundary", "weak", "label")),
+        ([_experiment("context", 9, 3)], plain, ("context", "strong", "")),  # ranks it lower
     ]
     for found, evidence, want in cases:
         d = decide([*found, drowned], evidence, k=3)
         assert (d.cause, d.confidence, d.runner_up) == want, (found, evidence)
-    assert decide([_experiment("method", 9, 1)], plain, k=3).runner_up == ""
+        assert (d.decided_by == "own paragraph") is (want[0] == "boundary")
     missed = Experiment(repair="boundary", before=9, after=6, fixes=False, line="x", drowned=True)
     assert decide([missed], plain, k=3).cause == "unclear"  # it must fix the failure
     kept = Experiment.from_dict(drowned.to_dict())

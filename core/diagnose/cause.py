@@ -44,12 +44,11 @@ In order:
 10. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
     moved it at least halfway to the top k, or label when only some of its evidence holds.
 
-Last, **boundary**, weak, in place of ``unclear``, when the gold is drowned whole in a
-chunk about other things and its own paragraph as a chunk ranks in the top k
-(``core.diagnose.repairs``: the drowned repair). Beside a weak cause it is the runner-up
-where there is none, and decides nothing: readers call a drowned gold that another method
-finds a method miss about as often as a boundary, and a short paragraph without the
-query's code (seeded vocabulary) ranks well too.
+The drowned repair (the gold's own paragraph as its chunk, for a gold a chunk holds whole
+but drowns) is a repair of the gold's text like the others (7), after them: it decides
+only where no other repair of the gold's text fixes the failure, and always weakly (a
+short paragraph ranks well for reasons of its own: readers call some of those misses a
+method's, and a seeded vocabulary gap is fixed by it too).
 
 Each rule was written on development sets and measured on blind ones
 (``eval/diagnose_blind``, docs/diagnosis.md).
@@ -101,7 +100,6 @@ INPUTS = 2  # figures in the gold (years aside) that a computed metric reads
 DAMAGED = 0.5  # the strongest parse signal (damaged, furniture, no text): parse evidence
 SECOND_PLACE = 0.5  # the "answer in two places" signal: label evidence
 COPY = 0.9  # a top hit holding this share of the gold's words, in order: the gold's copy
-DROWNED_OVER = ("unclear",)  # what a drowned repair replaces
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,16 +174,17 @@ def decide(
     run's methods that embed with the model (dense); ``in_context``: those that read a
     chunk with its document (late chunking, a contextual prefix); ``own_context``: the
     failing method is one of them."""
+    drowned = [e for e in experiments if e.drowned]
+    rest = [e for e in experiments if not e.drowned]
+    if any(e.repair in TEXT_REPAIRS and e.fixes for e in rest):
+        experiments = rest  # another repair of the gold's text fixes it: that one decides
     found = _decide(
-        [e for e in experiments if not e.drowned], evidence, k=k, lexical=lexical,
-        meaning=meaning, in_context=in_context, own_context=own_context,
+        experiments, evidence, k=k, lexical=lexical, meaning=meaning,
+        in_context=in_context, own_context=own_context,
     )  # fmt: skip
-    drowned = next((e for e in experiments if e.drowned and e.fixes), None)
-    if drowned is None or found.confidence == "strong":
-        return found
-    if found.cause not in DROWNED_OVER:
-        return found if found.runner_up else dataclasses.replace(found, runner_up="boundary")
-    return Decision(cause="boundary", confidence="weak", decided_by=drowned.line)
+    if any(found.decided_by == e.line for e in drowned):
+        return dataclasses.replace(found, confidence="weak")
+    return found
 
 
 def _decide(
@@ -198,7 +197,7 @@ def _decide(
     in_context: frozenset[str],
     own_context: bool,
 ) -> Decision:
-    """``decide`` without the drowned repair (rules 1 to 10)."""
+    """``decide``'s rules 1 to 10 over ``experiments``."""
     text_fixes = sorted(
         (e for e in experiments if e.repair in TEXT_REPAIRS and e.fixes),
         key=lambda e: (_after(e), TEXT_REPAIRS.index(e.repair)),

@@ -7,8 +7,8 @@ depth). Only the repaired texts are embedded; nothing is re-indexed.
   the one holding most of the query's content words, when the gold is longer than a
   chunk). When one chunk already holds it whole but the gold is under ``DROWNED`` of
   that chunk (drowned in text about other things), the gold's own blocks (its
-  paragraphs, at most P's size around it) as a chunk of their own; not run when those
-  blocks are most of the chunk already (``SAME_CHUNK``: nothing to take away).
+  paragraphs) as a chunk of their own; not run when those blocks are longer than a
+  chunk or most of the chunk already (``SAME_CHUNK``: nothing to take away).
 - **context**: the gold's best chunk with its document title and heading path before it,
   ranked against the run's first hits given their own (a control: a title that lifts
   every chunk of the document is not the gold's missing context); not run for a method
@@ -410,7 +410,7 @@ def boundary(
             ge = gs + size
     holding = [c for c in failure.chunks if c.char_start <= gs and ge <= c.char_end]
     if holding:
-        return _drowned(failure, scorer, holding, (gs, ge), size)
+        return _drowned(failure, scorer, holding, (gs, ge), size, what)
     spare = size - (ge - gs)
     a = max(0, gs - spare // 2)
     b = min(len(failure.doc.text), a + size)
@@ -423,12 +423,14 @@ def boundary(
 
 
 def _drowned(
-    failure: Failure, scorer: MethodScorer, holding: Sequence[Chunk], gold: Span, size: int
-) -> Experiment | None:
-    """The boundary repair of a gold that a chunk holds whole but drowns (under
-    ``DROWNED`` of it): the gold's own blocks, at most ``size`` characters around the
-    gold, as a chunk; None when the gold is not drowned, the document has no blocks, or
-    its blocks are most of the chunk already (``SAME_CHUNK``)."""
+    failure: Failure, scorer: MethodScorer, holding: Sequence[Chunk], gold: Span, size: int,
+    what: str,
+) -> Experiment | None:  # fmt: skip
+    """The boundary repair of a gold (``what``: the gold, or its answering sentence) that
+    a chunk holds whole but drowns (under ``DROWNED`` of it): the gold's own blocks as a
+    chunk. None when the gold is not drowned, the document has no blocks, its blocks are
+    longer than a chunk (the other text is its own paragraph's) or most of the chunk
+    already (``SAME_CHUNK``)."""
     gs, ge = gold
     chunk = min(holding, key=lambda c: c.char_end - c.char_start)
     length = chunk.char_end - chunk.char_start
@@ -437,20 +439,17 @@ def _drowned(
     own = [b for b in failure.blocks if b.char_start < ge and gs < b.char_end]
     if not own:
         return None
-    a, b = min(x.char_start for x in own), max(x.char_end for x in own)
-    if b - a > size:  # long blocks: a window of the policy's size around the gold
-        spare = size - (ge - gs)
-        a = max(a, gs - spare // 2)
-        b = min(b, a + size)
-        a = max(min(a, gs), b - size)
-    a, b = min(a, gs), max(b, ge)
-    kept = _overlap((a, b), (chunk.char_start, chunk.char_end))
-    if kept >= SAME_CHUNK * length and b - a <= length:
+    a = min(gs, *(x.char_start for x in own))
+    b = max(ge, *(x.char_end for x in own))
+    if b - a > size:
+        return None
+    if _overlap((a, b), (chunk.char_start, chunk.char_end)) >= SAME_CHUNK * length:
         return None
     other = 1 - (ge - gs) / length
     repaired = _span_chunk(failure, chunk, (a, b))
+    owner = "the gold's" if what == "the gold" else f"{what}'s"
     return _make(failure, "boundary", scorer.chunk(failure.doc, repaired),
-                 f"the gold's own paragraph as its chunk (it was {other:.0%} other text)",
+                 f"{owner} own paragraph as its chunk (it was {other:.0%} other text)",
                  span=(a, b), detail=f"a {b - a}-character chunk at {a}-{b}",
                  drowned=True)  # fmt: skip
 
