@@ -427,62 +427,118 @@ def test_late_chunking_gets_no_context_repair(diagnosed):
         assert (context(failure, scorer) is not None) is made, method
 
 
-def test_a_gold_drowned_whole_in_its_chunk_is_repaired_by_its_own_paragraph(tmp_path: Path):
-    """One chunk holds the gold whole, but most of that chunk is a paragraph about
-    something else: the boundary repair ranks the gold's own paragraph as a chunk (and
-    nothing without the document's blocks, or for a gold that is most of its chunk)."""
-    from core.diagnose.repairs import LexicalStats, boundary
+def _pump(tmp_path: Path, lead: str = "") -> tuple:
+    """A document whose second chunk holds the gold sentence (after ``lead`` in its
+    paragraph) and a paragraph about something else, and two rival chunks that say the
+    query's words twice; its blocks, chunks, and a BM25 scorer of them."""
+    from core.diagnose.repairs import LexicalStats
     from core.diagnose.run_failures import default_chunker
 
-    gold = "The Corvane pump makes a faint noise at night."
     rival = "Pump noise on the Corvane is low; pump noise on the Corvane was measured in a lab."
     text = _next("# Pump notes\n\n" + FILL[0] + "\n\n")
-    text = _next(text + gold + "\n\n" + " ".join(FILL[1:4]) + "\n\n")
-    for extra in (FILL[4], FILL[5]):
-        text = _next(text + rival + " " + extra + "\n\n")
+    text = _next(text + lead + GOLD_NOISE + "\n\n" + " ".join(FILL[1:4]) + "\n\n")
+    for extra in (FILL[4], FILL[5]):  # long enough that a short paragraph outranks them
+        text = _next(text + rival + " " + extra + " " + FILL[6] + "\n\n")
     (tmp_path / "pump.md").write_text(text, "utf-8")
     (doc,), _ = load_each([tmp_path / "pump.md"])
     policy = policy_from_dict({"name": "fixed", "size": 300, "overlap": 0, "unit": "chars"})
     blocks, chunks = default_chunker(policy)(doc)
-    held = next(c for c in chunks if gold in c.text)
-    assert len(gold) < 0.5 * len(held.text)  # drowned: the chunk is mostly other text
-    rivals = [c for c in chunks if c.text.startswith("Pump noise")]
-    query = "Corvane pump noise"
-    scorer = MethodScorer(method="bm25", query=query, encoder=None, embed=fake_embed_chunks,
+    scorer = MethodScorer(method="bm25", query="Corvane pump noise", encoder=None,
+                          embed=fake_embed_chunks,
                           lexical=LexicalStats.build([c.text for c in chunks]))  # fmt: skip
+    return doc, blocks, chunks, scorer
+
+
+GOLD_NOISE = "The Corvane pump makes a faint noise at night."
+
+
+def _pump_failure(doc, chunks, scorer, gold, **extra) -> Failure:
+    held = next(c for c in chunks if c.char_start <= gold[0] and gold[1] <= c.char_end)
+    rivals = [c for c in chunks if c.text.startswith("Pump noise")]
     others = tuple(scorer.chunk(doc, c) for c in rivals)
     before = 1 + sum(s > scorer.chunk(doc, held) for s in others)
     assert before == 3  # the rivals say the query's words twice
-    at = doc.text.index(gold)
-    args = {"query": query, "gold": ((at, at + len(gold)),), "doc": doc, "chunks": chunks,
-            "method": "bm25", "before": before, "others": others, "k": 2, "depth": 10,
-            "ranks": {}}  # fmt: skip
-    weights = content_words(query, FUNCTION_WORDS)
-    made = boundary(Failure(**args, blocks=blocks), scorer, weights)
-    assert made is not None and made.fixes and made.after == 2
+    return Failure(query=scorer.query, gold=(gold,), doc=doc, chunks=chunks, method="bm25",
+                   before=before, others=others, k=2, depth=10, ranks={},
+                   **extra)  # fmt: skip
+
+
+def test_a_gold_drowned_whole_in_its_chunk_is_repaired_by_its_own_paragraph(tmp_path: Path):
+    """One chunk holds the gold whole, but most of that chunk is a paragraph about
+    something else: the boundary repair ranks the gold's own paragraph as a chunk (and
+    nothing without the document's blocks, for a gold that is most of its chunk, or for
+    a paragraph longer than a chunk or most of it)."""
+    from core.diagnose.repairs import _overlap, boundary
+
+    lead = "Yes."  # the gold is one sentence of its paragraph
+    doc, blocks, chunks, scorer = _pump(tmp_path, lead=lead + " ")
+    at = doc.text.index(GOLD_NOISE)
+    gold = (at, at + len(GOLD_NOISE))
+    held = next(c for c in chunks if GOLD_NOISE in c.text)
+    assert len(GOLD_NOISE) < 0.5 * len(held.text)  # drowned: the chunk is mostly other text
+    weights = content_words(scorer.query, FUNCTION_WORDS)
+    made = boundary(_pump_failure(doc, chunks, scorer, gold, blocks=blocks), scorer, weights)
+    assert made is not None and made.drowned and made.fixes and made.after == 1
     assert made.line.startswith("the gold's own paragraph as its chunk (it was")
-    assert made.span == (at, at + len(gold))  # its paragraph is the gold sentence
-    assert boundary(Failure(**args), scorer, weights) is None  # no blocks: nothing to keep
-    whole = dict(args, gold=((held.char_start, held.char_end),))
-    assert boundary(Failure(**whole, blocks=blocks), scorer, weights) is None  # not drowned
+    own = doc.text.index(lead)
+    assert made.span == (own, gold[1])  # widened to its paragraph, not the gold alone
+    assert boundary(_pump_failure(doc, chunks, scorer, gold), scorer, weights) is None
+    whole = _pump_failure(doc, chunks, scorer, (held.char_start, held.char_end), blocks=blocks)
+    assert boundary(whole, scorer, weights) is None  # not drowned
     first = next(b for b in blocks if b.text.startswith("Pump noise"))
-    long = dataclasses.replace(first, char_start=at, text=doc.text[at : first.char_end])
-    assert len(long.text) > 300  # one paragraph longer than a chunk: its own text drowns it
-    assert boundary(Failure(**args, blocks=[long]), scorer, weights) is None
+    start = doc.text.index(FILL[0])  # a paragraph from the chunk before up to the gold
+    long = dataclasses.replace(first, char_start=start, char_end=gold[1],
+                               text=doc.text[start : gold[1]])  # fmt: skip
+    inside = _overlap((start, gold[1]), (held.char_start, held.char_end))
+    assert len(long.text) > 300 and inside < 0.8 * len(held.text)  # only the size guard
+    assert (
+        boundary(_pump_failure(doc, chunks, scorer, gold, blocks=[long]), scorer, weights) is None
+    )  # longer than a chunk: its own text drowns it
+    end = held.char_end - 3
+    while doc.text[end - 1].isspace():
+        end -= 1
+    most = dataclasses.replace(first, char_start=own, char_end=end, text=doc.text[own:end])
+    assert 0.8 * len(held.text) <= len(most.text) <= 300  # only the most-of-the-chunk guard
+    assert (
+        boundary(_pump_failure(doc, chunks, scorer, gold, blocks=[most]), scorer, weights) is None
+    )  # nothing to take away
 
 
-def test_a_drowned_gold_whose_paragraph_ranks_is_a_weak_boundary_after_the_other_repairs():
-    """The drowned repair is a repair of the gold's text like the others, always weak, and
-    decides only where no other repair of the gold's text fixes the failure."""
+def test_the_drowned_repair_is_run_and_decides_in_a_diagnosis(tmp_path: Path):
+    """Through ``diagnose_methods``: the run's blocks reach the repair, the drowned line is
+    an experiment of the failure, and it decides weakly (bm25 has no other repair that
+    fixes it here)."""
+    doc, _, _, _ = _pump(tmp_path)
+    query = query_from_dict({"id": "noise", "query": "Corvane pump noise", "doc": "pump.md",
+                             "evidence": [{"text": GOLD_NOISE}]})  # fmt: skip
+    policy = policy_from_dict({"name": "fixed", "size": 300, "overlap": 0, "unit": "chars"})
+    config = EvalConfig(policy=policy, methods=("bm25",), ks=(2,), scope="doc", resamples=10)
+    run = run_eval([query], [doc], config, encoder=FakeEncoder(), embed=fake_embed_chunks)
+    assert run.query("noise").failed["bm25"]
+    found = diagnose_methods(run, {doc.doc_id: doc}, encoder=FakeEncoder(),
+                             embed=fake_embed_chunks)["bm25"]["noise"]  # fmt: skip
+    lines = [e.line for e in found.experiments if e.drowned]
+    assert len(lines) == 1 and lines[0].startswith("the gold's own paragraph as its chunk")
+    assert (found.suggested, found.confidence, found.decided_by) == ("boundary", "weak", lines[0])
+
+
+def test_a_drowned_gold_whose_paragraph_ranks_is_a_weak_boundary_where_nothing_stronger_is():
+    """The drowned repair decides, weakly, in place of unclear, a method miss, a vocabulary
+    gap and label from the query's words (the runner-up then); never over another repair
+    of the gold's text that fixes it, damage, a copy, a metric to compute or a strong
+    cause; and a drowned repair that only moved the gold contradicts nothing."""
     drowned = Experiment(repair="boundary", before=9, after=2, fixes=True, line="own paragraph",
                          drowned=True)  # fmt: skip
     plain = Evidence(gold_holds=0.8, hit_holds=0.8)
     cases = [
         ([], plain, ("boundary", "weak", "")),  # else unclear
-        ([_experiment("method", 9, 1)], plain, ("boundary", "weak", "")),
+        ([_experiment("method", 9, 1)], plain, ("boundary", "weak", "method")),
         ([], Evidence(absent=0.4, absent_words=("x",)), ("boundary", "weak", "vocabulary")),
         ([], Evidence(gold_holds=0.2, hit_holds=0.9), ("boundary", "weak", "label")),
         ([_experiment("context", 9, 3)], plain, ("context", "strong", "")),  # ranks it lower
+        ([], Evidence(damage=0.9), ("parse", "weak", "")),
+        ([], Evidence(copy=1.0, copy_hit="c1"), ("label", "strong", "")),
+        ([], Evidence(metric="gross margin", figures=3), ("vocabulary", "strong", "")),
     ]
     for found, evidence, want in cases:
         d = decide([*found, drowned], evidence, k=3)
@@ -490,5 +546,8 @@ def test_a_drowned_gold_whose_paragraph_ranks_is_a_weak_boundary_after_the_other
         assert (d.decided_by == "own paragraph") is (want[0] == "boundary")
     missed = Experiment(repair="boundary", before=9, after=6, fixes=False, line="x", drowned=True)
     assert decide([missed], plain, k=3).cause == "unclear"  # it must fix the failure
+    moved = Experiment(repair="boundary", before=30, after=4, fixes=False, line="x", drowned=True)
+    copy = Evidence(copy=1.0, copy_hit="c1")
+    assert decide([moved], copy, k=3).confidence == "strong"  # moving contradicts nothing
     kept = Experiment.from_dict(drowned.to_dict())
     assert kept == drowned  # stored with the run and read back

@@ -14,7 +14,8 @@ table of failures by cause and confidence, then each failure with its experiment
 ``query_id``, ``method``, ``query``, ``cause``, ``confidence``, ``runner_up``,
 ``decided_by`` and ``experiments`` (each: ``repair`` boundary / context / parse /
 method, ``before`` and ``after`` ranks, null past the run's depth, ``fixes``, ``line``,
-``detail``, ``span``, ``method``); with ``--docs`` also ``signals`` and ``scores``.
+``detail``, ``span``, ``method``, ``drowned``: a boundary repair of a gold drowned in
+its chunk); with ``--docs`` also ``signals`` and ``scores``.
 """
 
 from __future__ import annotations

@@ -44,11 +44,15 @@ In order:
 10. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
     moved it at least halfway to the top k, or label when only some of its evidence holds.
 
-The drowned repair (the gold's own paragraph as its chunk, for a gold a chunk holds whole
-but drowns) is a repair of the gold's text like the others (7), after them: it decides
-only where no other repair of the gold's text fixes the failure, and always weakly (a
-short paragraph ranks well for reasons of its own: readers call some of those misses a
-method's, and a seeded vocabulary gap is fixed by it too).
+The **drowned repair** (the gold's own paragraph as its chunk, for a gold that one chunk
+holds whole but drowns; ``core.diagnose.repairs``) decides, always weakly, where it fixes
+the failure and nothing stronger stands: no other repair of the gold's text fixes it,
+and the cause above is unclear, a method miss, a vocabulary gap or label read from the
+query's words (that cause becomes the runner-up). The gold's text damaged, a copy of it
+or its figures in a top hit, a metric to compute, and every strong cause keep their
+place, and a drowned repair that only moves the gold contradicts nothing: a short
+paragraph can rank well for reasons of its own (readers call some of those misses the
+method's).
 
 Each rule was written on development sets and measured on blind ones
 (``eval/diagnose_blind``, docs/diagnosis.md).
@@ -73,17 +77,17 @@ Otherwise it is ``weak``, with the first contradicting cause as runner-up:
   label on another passage or a drowned gold); parse decided by damage alone is always
   weak.
 
-So a strong cause is one an experiment fixes (a repair of the gold's text ranks it in the
-top k), a metric the question asks to compute, the gold's text or its figures standing in
-a top hit (a second place), each uncontested; shares of the query's words (absent from the
-document, held by a hit more than by the gold) make a cause weak.
+So a strong cause is one an experiment fixes (a repair of the gold's text other than the
+drowned one ranks it in the top k), a metric the question asks to compute, the gold's
+text or its figures standing in a top hit (a second place), each uncontested; shares of
+the query's words (absent from the document, held by a hit more than by the gold) make a
+cause weak.
 
 The experiments are shown with the suggestion: they are the explanation.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -174,17 +178,25 @@ def decide(
     run's methods that embed with the model (dense); ``in_context``: those that read a
     chunk with its document (late chunking, a contextual prefix); ``own_context``: the
     failing method is one of them."""
-    drowned = [e for e in experiments if e.drowned]
     rest = [e for e in experiments if not e.drowned]
-    if any(e.repair in TEXT_REPAIRS and e.fixes for e in rest):
-        experiments = rest  # another repair of the gold's text fixes it: that one decides
     found = _decide(
-        experiments, evidence, k=k, lexical=lexical, meaning=meaning,
-        in_context=in_context, own_context=own_context,
+        rest, evidence, k=k, lexical=lexical, meaning=meaning, in_context=in_context,
+        own_context=own_context,
     )  # fmt: skip
-    if any(found.decided_by == e.line for e in drowned):
-        return dataclasses.replace(found, confidence="weak")
-    return found
+    drowned = next((e for e in experiments if e.drowned and e.fixes), None)
+    if drowned is None or any(e.repair in TEXT_REPAIRS and e.fixes for e in rest):
+        return found  # another repair of the gold's text decides, or none of this kind
+    decided_by_evidence = (
+        evidence.damage >= DAMAGED
+        or evidence.copy >= COPY
+        or evidence.second_place >= SECOND_PLACE
+        or (bool(evidence.metric) and evidence.figures >= INPUTS)
+    )
+    if found.confidence == "strong" or decided_by_evidence:
+        return found
+    runner = "" if found.cause == "unclear" else found.cause
+    return Decision(cause="boundary", confidence="weak", decided_by=drowned.line,
+                    runner_up=runner)  # fmt: skip
 
 
 def _decide(

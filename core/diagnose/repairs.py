@@ -395,8 +395,9 @@ def boundary(
     failure: Failure, scorer: MethodScorer, weights: Mapping[str, float]
 ) -> Experiment | None:
     """A chunk of the policy's size (the longest chunk of the document) placed to hold the
-    gold whole, or its answering sentence when the gold is longer; None when one chunk
-    already holds what would be placed."""
+    gold whole, or its answering sentence when the gold is longer. When one chunk already
+    holds what would be placed: for the gold itself, the drowned repair (``_drowned``),
+    else None."""
     like = best_chunk(failure)
     if like is None:
         return None
@@ -410,7 +411,7 @@ def boundary(
             ge = gs + size
     holding = [c for c in failure.chunks if c.char_start <= gs and ge <= c.char_end]
     if holding:
-        return _drowned(failure, scorer, holding, (gs, ge), size, what)
+        return _drowned(failure, scorer, holding, size) if what == "the gold" else None
     spare = size - (ge - gs)
     a = max(0, gs - spare // 2)
     b = min(len(failure.doc.text), a + size)
@@ -423,18 +424,18 @@ def boundary(
 
 
 def _drowned(
-    failure: Failure, scorer: MethodScorer, holding: Sequence[Chunk], gold: Span, size: int,
-    what: str,
-) -> Experiment | None:  # fmt: skip
-    """The boundary repair of a gold (``what``: the gold, or its answering sentence) that
-    a chunk holds whole but drowns (under ``DROWNED`` of it): the gold's own blocks as a
-    chunk. None when the gold is not drowned, the document has no blocks, its blocks are
-    longer than a chunk (the other text is its own paragraph's) or most of the chunk
-    already (``SAME_CHUNK``)."""
-    gs, ge = gold
+    failure: Failure, scorer: MethodScorer, holding: Sequence[Chunk], size: int
+) -> Experiment | None:
+    """The boundary repair of a gold that a chunk holds whole but drowns (its spans under
+    ``DROWNED`` of the chunk's characters): the gold's own blocks as a chunk. None when
+    the gold is not drowned, the document has no blocks there, its blocks are longer
+    than a chunk (the other text is its own paragraph's) or most of the chunk already
+    (``SAME_CHUNK``)."""
+    gs, ge = gold_range(failure)
     chunk = min(holding, key=lambda c: c.char_end - c.char_start)
     length = chunk.char_end - chunk.char_start
-    if (ge - gs) >= DROWNED * length:
+    inside = sum(_overlap(g, (chunk.char_start, chunk.char_end)) for g in failure.gold)
+    if inside <= 0 or inside >= DROWNED * length:
         return None
     own = [b for b in failure.blocks if b.char_start < ge and gs < b.char_end]
     if not own:
@@ -445,11 +446,9 @@ def _drowned(
         return None
     if _overlap((a, b), (chunk.char_start, chunk.char_end)) >= SAME_CHUNK * length:
         return None
-    other = 1 - (ge - gs) / length
     repaired = _span_chunk(failure, chunk, (a, b))
-    owner = "the gold's" if what == "the gold" else f"{what}'s"
-    return _make(failure, "boundary", scorer.chunk(failure.doc, repaired),
-                 f"{owner} own paragraph as its chunk (it was {other:.0%} other text)",
+    line = f"the gold's own paragraph as its chunk (it was {1 - inside / length:.0%} other text)"
+    return _make(failure, "boundary", scorer.chunk(failure.doc, repaired), line,
                  span=(a, b), detail=f"a {b - a}-character chunk at {a}-{b}",
                  drowned=True)  # fmt: skip
 

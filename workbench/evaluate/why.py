@@ -175,9 +175,11 @@ def experiments_html(diagnosis: Diagnosis) -> str:
     items = _experiment_items(diagnosis.experiments)
     repaired = any(e.repair != "method" for e in diagnosis.experiments)
     note = "" if repaired else (
-        '<div class="cs-doc">No repair of the gold applies: one chunk holds it whole, the '
-        "method reads its title and headings already (late chunking, a prefix) or it has "
-        "none, and no OCR reading of it differs from its text (or none could be made).</div>"
+        '<div class="cs-doc">No repair of the gold applies: one chunk holds it whole (and '
+        "it is not drowned there, or its paragraph is longer than a chunk or most of that "
+        "chunk), the method reads its title and headings already (late chunking, a prefix) "
+        "or it has none, and no OCR reading of it differs from its text (or none could be "
+        "made).</div>"
         if diagnosis.repaired
         else '<div class="cs-doc">No repair of the gold was run (the run\'s model is not '
         "the one loaded here, or the method ranks no index of its own).</div>"
