@@ -520,6 +520,8 @@ def test_the_drowned_repair_is_run_and_decides_in_a_diagnosis(tmp_path: Path):
     lines = [e.line for e in found.experiments if e.drowned]
     assert len(lines) == 1 and lines[0].startswith("the gold's own paragraph as its chunk")
     assert (found.suggested, found.confidence, found.decided_by) == ("boundary", "weak", lines[0])
+    signal = next(g for g in found.signals if g.name == "gold drowned in its chunk")
+    assert signal.holds and "is other text" in signal.detail  # the panel's boundary signal
 
 
 def test_a_drowned_gold_whose_paragraph_ranks_is_a_weak_boundary_where_nothing_stronger_is():

@@ -42,7 +42,14 @@ from functools import lru_cache
 from core import methods as registry
 from core.chunk.sentence_bounds import sentence_spans
 from core.diagnose.cause import COPY, Evidence, decide
-from core.diagnose.repairs import Experiment, content_words, held_share, ordinal, reads_document
+from core.diagnose.repairs import (
+    DROWNED,
+    Experiment,
+    content_words,
+    held_share,
+    ordinal,
+    reads_document,
+)
 from core.diagnose.terms import (
     PERIOD,
     Span,
@@ -673,6 +680,20 @@ def _boundary(case: Case, terms: Mapping[str, str]) -> list[Signal]:
                 detail=f"the gold is followed by {nxt.group(1)!r}"
                 + (", which sits in another chunk" if apart else ", in the same chunk"),
                 spans=((at, at + len(nxt.group(1))),),
+            )
+        )  # fmt: skip
+    if best is not None and len(touching) == 1:
+        length = max(1, best.char_end - best.char_start)
+        inside = sum(_overlap((best.char_start, best.char_end), g) for g in _gold_chars(case))
+        part = inside / length
+        drowned = part < DROWNED
+        out.append(
+            Signal(
+                cause="boundary", name="gold drowned in its chunk",
+                strength=round(1 - part, 2) if drowned else 0.0,
+                detail=f"the gold is {part:.0%} of the one chunk holding it"
+                + (f"; the other {1 - part:.0%} is other text" if drowned else ""),
+                spans=((best.char_start, best.char_end),),
             )
         )  # fmt: skip
     return out
