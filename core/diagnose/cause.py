@@ -45,21 +45,25 @@ In order:
     moved it at least halfway to the top k, or label when only some of its evidence holds.
 
 The **drowned repair** (the gold's own paragraph as its chunk, for a gold that one chunk
-holds whole but drowns; ``core.diagnose.repairs``) decides, always weakly, where it fixes
-the failure and nothing stronger stands: no other repair of the gold's text fixes it,
-and the cause above is unclear, a method miss, a vocabulary gap or label read from the
-query's words (that cause becomes the runner-up). The gold's text damaged, a copy of it
-or its figures in a top hit, a metric to compute, and every strong cause keep their
-place, and a drowned repair that only moves the gold contradicts nothing: a short
-paragraph can rank well for reasons of its own (readers call some of those misses the
-method's).
+holds whole but drowns; ``core.diagnose.repairs``) is read only after rules 1 to 10 (in
+them, "a repair of the gold's boundary" is the one that places a chunk). It decides,
+always weakly, where it fixes the failure and nothing stronger stands: no other repair
+of the gold's text fixes it, and the cause above is unclear, context or a method miss
+read from another method's rank (3), a vocabulary gap (4, 8) or label read from the
+query's words (6); that cause, unless unclear, becomes the runner-up. The gold's text
+damaged, a copy of it or its figures in a top hit, a metric to compute, and every strong
+cause keep their place. It contradicts nothing, whether it fixes the failure or only
+moves the gold: where it does not decide, the cause and confidence are those of rules 1
+to 10 (a short paragraph can rank well for reasons of its own; readers call some of
+those misses the method's).
 
 Each rule was written on development sets and measured on blind ones
 (``eval/diagnose_blind``, docs/diagnosis.md).
 
 **Confidence.** A cause is ``strong`` only when what decided it is uncontested: the
 deciding experiment fixes the failure (or, for a cause the evidence decides, every
-experiment leaves the gold where it was) and no other kind of evidence points elsewhere.
+experiment but the drowned repair leaves the gold where it was) and no other kind of
+evidence points elsewhere.
 Otherwise it is ``weak``, with the first contradicting cause as runner-up:
 
 - a repair that fixes the failure, or moves the gold at least halfway to the top k,
