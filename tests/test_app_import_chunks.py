@@ -9,6 +9,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import parse_qs
 
 import pymupdf
@@ -19,10 +20,13 @@ from streamlit.testing.v1 import AppTest
 
 from core.chunk import policy_registry as registry
 from core.cli import main
+from core.evaluate import load_run
+from core.evaluate.imported_run import claims_pending
 from core.formats import load_document
 from core.imported import import_chunks, read_file, save_chunk_set
 from core.imported.shapes import ForeignChunk
 from core.methods import unregister
+from core.provenance.types import Document
 from tests.conftest import SAMPLE_DOCS
 from tests.fakes import FakeEncoder
 from tests.test_app_engine_pages import fake, wait_for_job
@@ -376,3 +380,145 @@ def test_our_methods_stopped_leave_yours_and_say_they_were_not_added(
     assert (
         at.selectbox(key=EvalKey.RUN).options[0].endswith("· yours (naive not added) · 4 queries")
     )
+
+
+def _library_with(store_dir, path: Path) -> Document:
+    from core.library import Library
+
+    doc = load_document(path)
+    Library.in_folder(store_dir / "library").add(
+        path.read_bytes(), name=path.name, doc_id=doc.doc_id, sha256=doc.sha256
+    )
+    return doc
+
+
+def _held_claim_checks(monkeypatch) -> threading.Event:
+    """Every claim check held until the returned gate opens (the loader's text is 'read'
+    only then)."""
+    from core.imported import claim_check
+
+    gate = threading.Event()
+    real = claim_check.check_claims
+
+    def held(*args, **kwargs):
+        assert gate.wait(60), "the test never opened the gate"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(claim_check, "check_claims", held)
+    return gate
+
+
+def _claims_checked(at: AppTest, name: str, seconds: float = 60) -> AppTest:
+    from workbench.documents import chunk_sets
+
+    job = chunk_sets.claim_job(name)
+    deadline = time.monotonic() + seconds
+    while job is not None and job.running and time.monotonic() < deadline:
+        time.sleep(0.1)
+    at.run()  # the check's summary, then the page again with the checked set
+    assert not at.exception, [e.value for e in at.exception]
+    return at.run()
+
+
+def test_a_pdf_loaders_set_is_placed_at_once_and_its_claims_checked_after(
+    app: AppTest, store_dir, monkeypatch
+) -> None:
+    from core.imported.loader_text import extractor_label
+    from tests.test_loader_claims import SIGCONF, page_texts, rows_of, seeded
+
+    _library_with(store_dir, SIGCONF)
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    moved_offset, minus_one, moved_page = seeded(rows, page_texts(SIGCONF, "pypdf"))
+    gate = _held_claim_checks(monkeypatch)
+    app.run()
+    app.file_uploader(key=ImportKey.UPLOAD).set_value(
+        [("paper.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode(), "text/plain")]
+    )
+    app.text_input[0].set_value("paper")
+    next(b for b in app.button if b.label == "Import").click().run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    label = extractor_label("pypdf")
+    lines = [plain(m.value) for m in app.markdown]
+    assert (
+        f"**Offsets: {len(rows)} pending: placed by our text, checked in {label}'s page text "
+        "once it is read**"
+    ) in lines, lines
+    assert not app.success or "Every chunk" not in " ".join(s.value for s in app.success)
+    bars = [bar.proto.text for bar in app.get("progress")]
+    assert any(t.startswith(f"paper: reading {label}'s text of the claimed pages") for t in bars)
+
+    at = open_page(app, "chunks")
+    app.sidebar.selectbox[0].set_value(SIGCONF.stem).run()
+    at.segmented_control(key=policy_widget("a")).set_value("paper").run()
+    captions = " ".join(plain(c.value) for c in at.caption)
+    assert "every claimed offset and page pending" in captions
+    assert "0 wrong claimed" not in captions  # no clean bill before the check
+
+    gate.set()
+    lib = _claims_checked(open_page(app, "library"), "paper")
+    lib.selectbox(key=ImportKey.PICK).set_value("paper").run()
+    lines = [plain(m.value) for m in lib.markdown]
+    assert f"**Offsets: 2 wrong of {len(rows)} checked (in {label}'s page text)**" in lines
+    table = lib.dataframe[-1].value
+    assert set(table["#"]) == {moved_offset + 1, minus_one + 1, moved_page + 1}
+
+
+def test_a_run_imported_while_its_sets_claims_are_pending_is_made_again_after(
+    fake, store_dir, monkeypatch
+) -> None:
+    from core.imported.claim_check import is_pending
+    from tests.test_loader_claims import SIGCONF, rows_of
+
+    doc = _library_with(store_dir, SIGCONF)
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    for k, row in enumerate(rows):
+        row["id"] = f"row-{k}"
+    shape, chunks = read_file("".join(json.dumps(r) + "\n" for r in rows).encode(), "p.jsonl")
+    first_set, _ = import_chunks(chunks, [doc], name="paper", shape=shape, origin="p.jsonl",
+                                 check_later=True)  # fmt: skip
+    save_chunk_set(store_dir / "chunksets", first_set)
+    gate = _held_claim_checks(monkeypatch)
+    placed = [c for c in first_set.chunks if c.anchor.char_start is not None]
+    labels, log = [], []
+    for i in range(3):
+        gold = placed[5 * i].anchor
+        labels.append(
+            {
+                "id": f"q{i}",
+                "query": f"question {i}",
+                "doc": doc.doc_id,
+                "gold": [{"char_start": gold.char_start, "char_end": gold.char_start + 30}],
+            }
+        )
+        order = [placed[5 * i], placed[1]] if i < 2 else [placed[1], placed[2]]
+        log.append({"query_id": f"q{i}", "hits": [{"chunk_id": c.given.foreign_id} for c in order]})
+    at = engine_page("evaluate")
+    at.file_uploader(key=RunImportKey.TRACE).set_value(
+        [("log.jsonl", "".join(json.dumps(x) + "\n" for x in log).encode(), "application/json")]
+    )
+    at.file_uploader(key=RunImportKey.LABELS).set_value(
+        [("q.jsonl", "".join(json.dumps(x) + "\n" for x in labels).encode(), "application/json")]
+    )
+    at.selectbox(key=RunImportKey.CHUNK_SET).set_value("paper")
+    at.multiselect(key=RunImportKey.METHODS).set_value([])
+    next(b for b in at.button if b.label == "Import the run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    first = load_run(store_dir / "runs" / f"{at.session_state[EvalKey.RUN]}.json")
+    first_created = first.created_at
+    assert claims_pending(first)
+    assert at.selectbox(key=EvalKey.TRIAGE_METHOD).value == "yours"  # its failures read now
+    bars = [bar.proto.text for bar in at.get("progress")]
+    assert any(t.endswith("then this run is made again over the checked set") for t in bars), bars
+
+    gate.set()
+    at = wait_for_methods(at)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    kept = [p.stem for p in (store_dir / "runs").glob("run-*.json")]
+    assert len(kept) == 1 and at.session_state[EvalKey.RUN] == kept[0]  # one run, shown
+    assert not any("pending" in plain(w.value) for w in at.warning)
+    from core.imported.chunkset import load_chunk_set
+
+    assert not is_pending(load_chunk_set(store_dir / "chunksets" / "paper.json"))
+    shown = load_run(store_dir / "runs" / f"{kept[0]}.json")
+    assert not claims_pending(shown) and shown.created_at.startswith(first_created[:16])

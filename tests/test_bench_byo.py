@@ -53,6 +53,11 @@ def test_every_claim_was_checked_and_the_first_failure_has_a_cause(byo_rows) -> 
     assert extra["failed"] >= 1 and extra["first_failure"].startswith("financebench_id_")
     assert extra["suggested"] in (*CAUSES, "unclear")
     assert set(extra["stages_s"]) == {"load", "import_chunks", "import_run", "first_failure"}
+    # the claims were pending when the first failure was shown, then checked and the run
+    # made again, outside the time to the first failure
+    assert extra["claims_checked_s"] > 0 and extra["suggested_checked"] in (*CAUSES, "unclear")
+    assert 0 <= extra["moved"] <= chunks and extra["failed_checked"] >= 1
+    assert any("claims pending" in note for note in byo_rows[0].notes)
 
 
 def test_a_set_whose_claims_cannot_be_checked_fails_the_case(

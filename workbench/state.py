@@ -94,6 +94,7 @@ class ImportKey:
     EVERY_CHUNK = "cs_import_all_"  # + set name: the audit's "also the aligned chunks" toggle
     SPLITTER_TAKE = "cs_import_take_splitter_"  # + slot: "Run its splitter live"
     SPLITTER_FAILED = "cs_import_splitter_failed_"  # + slot: why the named one cannot run
+    CHECK = "cs_import_check_"  # + set name: "Check the claims now" of a pending set
 
 
 def every_chunk_widget(set_name: str) -> str:

@@ -18,26 +18,43 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
-_WHITESPACE_RUN = re.compile(r"\S+")
+import numpy as np
+
+_SPACE = re.compile(r"\s")
+_SPACES = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """``text`` without whitespace; ``offsets[i]`` is the canonical offset of ``text[i]``."""
+    """``text`` without whitespace; ``offsets[i]`` is the canonical offset of ``text[i]``.
+    ``starts``: the indices ``i > 0`` where whitespace stood before ``text[i]`` (where the
+    offsets jump), in order; ``None`` when not known (read from ``offsets`` then)."""
 
     text: str
     offsets: list[int]
+    starts: list[int] | None = None
+
+
+@cache
+def _whitespace() -> np.ndarray:
+    """The code points ``\\s`` matches (all of Unicode's lie below U+3001)."""
+    return np.array([c for c in range(0x3001) if _SPACE.match(chr(c))], dtype=np.uint32)
 
 
 def whitespace_free_view(text: str, start: int, end: int) -> View:
-    """``text[start:end]`` without whitespace, offsets into ``text`` itself."""
-    pieces: list[str] = []
-    offsets: list[int] = []
-    for match in _WHITESPACE_RUN.finditer(text, start, end):
-        pieces.append(match.group())
-        offsets.extend(range(match.start(), match.end()))
-    return View(text="".join(pieces), offsets=offsets)
+    """``text[start:end]`` without whitespace, offsets into ``text`` itself (computed on
+    the code points at once: a document's view is read for every chunk of an import)."""
+    segment = text[start:end]
+    if not segment:
+        return View(text="", offsets=[], starts=[])
+    points = np.frombuffer(segment.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    kept = np.flatnonzero(~np.isin(points, _whitespace()))
+    jumps = np.flatnonzero(np.diff(kept) > 1) + 1
+    return View(
+        text=_SPACES.sub("", segment), offsets=(kept + start).tolist(), starts=jumps.tolist()
+    )
 
 
 def _is_word_char(ch: str) -> bool:
@@ -57,9 +74,14 @@ def _breaks_agree(view: View, found: int, needle: str, breaks: set[int]) -> bool
     whitespace exactly where the evidence had it (``breaks``: needle indices that
     followed whitespace in the evidence). Only the indices where the two disagree are
     looked at (whitespace is a few characters in a passage, word characters most)."""
-    seg = view.offsets[found : found + len(needle)]
-    pairs = zip(seg, seg[1:], strict=False)
-    gaps = {i for i, (a, b) in enumerate(pairs, start=1) if b - a > 1}
+    if view.starts is not None:  # the jumps inside the match, as indices into the needle
+        low = bisect.bisect_right(view.starts, found)
+        high = bisect.bisect_left(view.starts, found + len(needle), low)
+        gaps = {i - found for i in view.starts[low:high]}
+    else:
+        seg = view.offsets[found : found + len(needle)]
+        pairs = zip(seg, seg[1:], strict=False)
+        gaps = {i for i, (a, b) in enumerate(pairs, start=1) if b - a > 1}
     return not any(
         0 < k < len(needle) and _is_word_char(needle[k - 1]) and _is_word_char(needle[k])
         for k in gaps.symmetric_difference(breaks)

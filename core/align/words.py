@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import NamedTuple
 
 
 @cache
@@ -33,9 +33,10 @@ def normalise_word(word: str) -> str:
     return "".join(ch for ch in folded if ch.isalnum())
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Word:
-    """One word of the canonical text: ``[char_start, char_end)`` and its comparison form."""
+class Word(NamedTuple):
+    """One word of the canonical text: ``[char_start, char_end)`` and its comparison form.
+    A named tuple: a document's words are made by the ten thousand, and a tuple is made
+    several times faster than a frozen dataclass (an import anchors in every page's words)."""
 
     char_start: int
     char_end: int
@@ -46,8 +47,9 @@ def words_of(text: str, start: int = 0, end: int | None = None) -> list[Word]:
     """The words of ``text[start:end]`` with offsets into ``text`` (empty forms dropped)."""
     stop = len(text) if end is None else end
     found = []
+    norm_of = normalise_word
     for match in _word_pattern().finditer(text, start, stop):
-        norm = normalise_word(match.group())
+        norm = norm_of(match.group())
         if norm:
-            found.append(Word(char_start=match.start(), char_end=match.end(), norm=norm))
+            found.append(Word(match.start(), match.end(), norm))
     return found

@@ -10,6 +10,13 @@ first run again with its pending methods ``stopped``: a valid run of the retriev
 says which methods were never added. The diagnosis, once ours are computed, is not
 interrupted by ``cancel``.
 
+An import over a chunk set whose claims are still being checked (``claims``: the
+``core.imported.claim_check.CheckClaims`` job) scores the retriever over the set as it
+was placed by our text; the job then waits for the check and, once the set is checked,
+maps the log to it again (``remake``) and makes the run again, with our methods when
+asked (the run's chunks, its size and so its ``run_id`` may change: ``replaced`` names the
+first, and ``drop`` removes it from the store). ``methods`` may then be empty.
+
 ``run()`` does it in the calling thread (the command line); ``start()`` in a daemon
 thread that a UI polls like ``core.tune.job.SweepJob``: ``running``, ``progress()``
 (the share done and a line with the real counts), ``summary()`` once it has ended.
@@ -21,7 +28,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core import defaults
@@ -54,8 +61,13 @@ class AddMethods:
     embed: Any = None
     cache: Any = None
     on_progress: Callable[[int, int], None] | None = None
+    claims: Any = None  # the chunk set's claim check, waited for (see the module doc)
+    remake: Callable[[Any], LogImport] | None = None  # the log over the checked set
+    drop: Callable[[str], object] | None = None  # removes a replaced run from the store
     cancel: threading.Event = field(default_factory=threading.Event)
     latest: tuple[int, int] | None = None
+    waiting: bool = False
+    replaced: str | None = None
     diagnosing: bool = False
     result: EvalRun | None = None
     stopped: bool = False
@@ -82,6 +94,7 @@ class AddMethods:
         included) or a failure: returns the run kept (the first, stopped, then)."""
         self.started = time.perf_counter()
         try:
+            remade = self._after_claims()
             full = self.found.run(
                 self.methods, encoder=self.encoder, ks=self.ks, embed=self.embed,
                 cache=self.cache, progress=self._note,
@@ -89,8 +102,15 @@ class AddMethods:
             self.diagnosing = True
             full = suggest_run(full, self.found.docs, chunker=self.found.parts,
                                encoder=self.encoder, embed=self.embed)[0]  # fmt: skip
-            grown = added(self.first, full)
+            if remade:
+                grown = replace(with_pending(full, ()), created_at=self.first.created_at)
+            else:
+                grown = added(self.first, full)
             self.keep(grown)
+            if grown.run_id != self.first.run_id:
+                self.replaced = self.first.run_id
+                if self.drop is not None:
+                    self.drop(self.first.run_id)
             self.result = grown
             return grown
         except (_Stopped, KeyboardInterrupt):
@@ -99,10 +119,26 @@ class AddMethods:
             self.error = str(exc)
         except Exception as exc:  # a bug: its traceback to the log, one line to the UI
             traceback.print_exc()
-            self.error = f"adding {', '.join(self.methods)} failed: {type(exc).__name__}: {exc}"
+            what = f"adding {', '.join(self.methods)}" if self.methods else "making the run again"
+            self.error = f"{what} failed: {type(exc).__name__}: {exc}"
         kept = with_pending(self.first, self.methods, "stopped")
         self.keep(kept)
         return kept
+
+    def _after_claims(self) -> bool:
+        """Wait for the set's claim check, then map the log to the checked set; whether
+        the run is made again over it."""
+        if self.claims is None:
+            return False
+        self.waiting = True
+        checked = self.claims.wait(self.cancel)
+        self.waiting = False
+        if self.cancel.is_set():
+            raise _Stopped
+        if checked is None or self.remake is None:
+            return False
+        self.found = self.remake(checked)
+        return True
 
     def _note(self, done: int, total: int) -> None:
         if self.cancel.is_set():
@@ -113,8 +149,11 @@ class AddMethods:
 
     def progress(self) -> tuple[float, str]:
         """Share done (0-1) and a line naming the methods still being computed."""
-        names = ", ".join(self.methods)
+        names = ", ".join(self.methods) or self.found.name
         elapsed = time.perf_counter() - self.started if self.started else 0.0
+        if self.waiting and self.claims is not None:
+            share, line = self.claims.progress()
+            return share, f"{line}; then this run is made again over the checked set"
         if self.diagnosing:
             return 1.0, f"{names}: computed; diagnosing their failures…"
         if self.latest is None or not self.latest[1]:
@@ -127,9 +166,26 @@ class AddMethods:
         """``(level, line)`` once it has ended: success, warning (stopped) or error."""
         names = ", ".join(self.methods)
         alone = f"the run keeps {self.found.name} alone: import it again to add them"
+        if not self.methods:
+            return self._remade_summary()
         if self.error:
             return "error", f"{names} were not added ({self.error}); {alone}."
         if self.stopped:
             return "warning", f"Stopped: {names} were not added; {alone}."
         spent = duration_so_far(time.perf_counter() - self.started)
-        return "success", f"Added {names} to the run, beside {self.found.name} ({spent})."
+        checked = " over the checked set" if self.claims is not None and self.claims.result else ""
+        return "success", f"Added {names} to the run{checked}, beside {self.found.name} ({spent})."
+
+    def _remade_summary(self) -> tuple[str, str]:
+        """The summary of a job that only made the run again once the claims were checked."""
+        again = "import the run again once they are"
+        if self.error:
+            return "error", (
+                f"The run was not made again over the checked set ({self.error}); {again}."
+            )
+        if self.stopped or self.result is None:
+            return "warning", (
+                "Stopped: the run stays scored over the set before its claims were checked; "
+                f"{again}."
+            )
+        return "success", "The run was made again over the chunk set with its claims checked."

@@ -70,6 +70,7 @@ DEFAULT_NAME = "yours"
 PENDING = "pending_methods"  # imported[...]: our methods asked and not in the run
 PENDING_STATE = "pending_state"  # imported[...]: computing | stopped
 PENDING_STATES = ("computing", "stopped")
+CLAIMS = "claims"  # imported[...]: "pending" when scored over a set whose claims were
 # a document's blocks and chunks under a policy (the set's): parsed and chunked
 Parts = Callable[[Document, ChunkPolicy], tuple[Sequence[Block], Sequence[Chunk]]]
 _MIN_OVERLAP = 0.5  # a hit anchored off the set's spans maps to one it half covers
@@ -364,6 +365,8 @@ class LogImport:
             "hits": sum(len(e.hits) for e in self.logged.values()),
             "outside": outside,
         }
+        if chunk_set.checks.get("pending"):  # placed by our text, claims not yet checked
+            self.info[CLAIMS] = "pending"
 
     def parts(self, doc: Document) -> tuple[Sequence[Block], Sequence[Chunk]]:
         """The blocks and the set's chunks of ``doc``, parsed once."""
@@ -405,6 +408,12 @@ class LogImport:
 def _parse(doc: Document, policy: ChunkPolicy) -> tuple[Sequence[Block], Sequence[Chunk]]:
     blocks = parse_document(doc).blocks
     return blocks, chunk_document(doc, blocks, policy)
+
+
+def claims_pending(run: EvalRun) -> bool:
+    """Whether the run was scored over its chunk set before the set's claims were checked
+    (placed by our text alone: ``core.imported.claim_check``)."""
+    return run.imported.get(CLAIMS) == "pending"
 
 
 def pending_methods(run: EvalRun) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 
 from core.imported.anchor import (
@@ -82,6 +83,7 @@ __all__ = [
     "chunk_sets",
     "headline",
     "import_chunks",
+    "pending_note",
     "read_chroma",
     "read_file",
     "register_chunk_sets",
@@ -101,14 +103,15 @@ class Timing:
     chunks: int
 
 
-def _names(source: str) -> list[str]:
+@lru_cache(maxsize=4096)  # a set's chunks name a few sources, each thousands of times
+def _names(source: str) -> tuple[str, ...]:
     """The names a source may match: itself, its file name, its stem (URI and Windows
     paths included)."""
     text = source.removeprefix("file://")
     names = [text]
     for pure in (PurePosixPath(text), PureWindowsPath(text)):
         names += [pure.name, pure.stem]
-    return [n for n in dict.fromkeys(names) if n]
+    return tuple(n for n in dict.fromkeys(names) if n)
 
 
 def _doc_finder(docs: Sequence[Document]) -> dict[str, list[Document]]:
@@ -167,6 +170,11 @@ def _page_shifts(shape: str, page_base: int | None) -> tuple[int, list[int]]:
     return base, [0, -1 if base == 0 else 1]
 
 
+def _checkable(doc: Document, own: Sequence[ForeignChunk]) -> bool:
+    """Whether ``doc``'s chunks claim pages a per-page loader's text can check."""
+    return doc.pdf_bytes is not None and doc.is_paged and any(c.page is not None for c in own)
+
+
 def _loaders(
     per_doc: dict[str, list[ForeignChunk]], doc_of: dict[str, Document], extractor: str | None,
     shifts: list[int], folder: Path | None,
@@ -179,7 +187,7 @@ def _loaders(
     how = "given" if extractor else None
     for doc_id in sorted(per_doc, key=lambda d: -len(per_doc[d])):
         doc, own = doc_of[doc_id], per_doc[doc_id]
-        if doc.pdf_bytes is None or not doc.is_paged or all(c.page is None for c in own):
+        if not _checkable(doc, own):
             continue
         hints = Counter(c.loader for c in own if c.loader)
         if extractor:
@@ -218,13 +226,17 @@ def import_chunks(
     extractor: str | None = None,
     page_base: int | None = None,
     loader_folder: Path | None = None,
+    check_later: bool = False,
 ) -> tuple[ChunkSet, Timing]:
     """Anchor ``chunks`` in ``docs`` and audit their claims; the set is not saved here.
     ``extractor``: the per-page loader's extractor (``pypdf``, ``pymupdf``), else found
     from the rows' metadata or by trial; ``page_base``: the first page's number the
     chunks were read with when it was given (else it is detected); ``loader_folder``:
     where the loader's page texts are kept between imports
-    (``core.imported.loader_text``; they are kept in memory either way)."""
+    (``core.imported.loader_text``; they are kept in memory either way).
+    ``check_later``: the loader's text is not read now: the chunks of PDFs whose pages
+    they claim are placed by our text alone, their offset and page claims ``pending``
+    (``checks["pending"]`` says how to check them: ``core.imported.claim_check``)."""
     check_name(name)
     if not 0 < threshold <= 1:
         raise ImportChunksError(f"--threshold is a share in (0, 1], got {threshold}")
@@ -243,7 +255,14 @@ def import_chunks(
             doc_of[found.doc_id] = found
     started = time.perf_counter()
     base, shifts = _page_shifts(shape, page_base)
-    loaders, shift, checks = _loaders(per_doc, doc_of, extractor, shifts, loader_folder)
+    later = [d for d, own in sorted(per_doc.items()) if check_later and _checkable(doc_of[d], own)]
+    loaders: dict[str, LoaderEvidence] = {}
+    if later:
+        shift = None
+        checks: dict[str, object] = {"extractors": {d: None for d in per_doc},
+                                     "extractor_how": None, "tried": []}  # fmt: skip
+    else:
+        loaders, shift, checks = _loaders(per_doc, doc_of, extractor, shifts, loader_folder)
     texts = {doc_id: DocumentText(doc) for doc_id, doc in doc_of.items()}
     paged = [c for d, own in per_doc.items() if doc_of[d].is_paged for c in own]
     how = "given" if page_base is not None else "default"
@@ -261,6 +280,12 @@ def import_chunks(
     shift = shift or 0
     if any(c.page is not None for c in chunks):
         checks |= {"page_base": base - shift, "page_base_how": how}
+    if later:
+        hints = Counter(c.loader for d in later for c in per_doc[d] if c.loader)
+        checks["pending"] = {
+            "docs": later, "extractor": extractor, "page_base": page_base, "shift": shift,
+            "hint": hints.most_common(1)[0][0] if hints else None,
+        }  # fmt: skip
     per_page = any(c.page is not None for c in chunks if c.splitter is not None)
     if named := set_splitter((c.splitter for c in chunks), len(chunks), per_page=per_page):
         checks["splitter"] = named  # offered as the live policy that remakes the set
@@ -269,7 +294,8 @@ def import_chunks(
         own = shifted(own, shift)
         moved.update((c.index, c) for c in own)
         for anchor in anchor_document(doc_of[doc_id], own, threshold=threshold,
-                                      text=texts[doc_id], loader=loaders.get(doc_id)):  # fmt: skip
+                                      text=texts[doc_id], loader=loaders.get(doc_id),
+                                      pending=doc_id in later):  # fmt: skip
             anchors[anchor.index] = anchor
     elapsed = time.perf_counter() - started
     for evidence in loaders.values():
@@ -294,6 +320,16 @@ def _n(count: int, word: str) -> str:
     return f"{count:,} {word}"
 
 
+def pending_note(chunk_set: ChunkSet) -> str:
+    """Why a set's claims are pending, and in which text they will be checked."""
+    info = chunk_set.checks.get("pending")
+    if not isinstance(info, dict):
+        return "not checked yet"
+    name = info.get("extractor") or info.get("hint")
+    text = f"{extractor_label(name)}'s" if name in EXTRACTORS else "the loader's"
+    return f"placed by our text, checked in {text} page text once it is read"
+
+
 def headline(chunk_set: ChunkSet) -> list[str]:
     """What the audit checked, one line each for the offsets and the pages: "0 wrong of
     1,977 checked", or why they could not be checked; never a bare count of wrong ones."""
@@ -315,6 +351,9 @@ def headline(chunk_set: ChunkSet) -> list[str]:
             else "their offsets are into a text we do not have"
         )
         parts.append(f"{claims['unchecked']:,} unchecked: {why}")
+    waiting = pending_note(chunk_set)
+    if claims["pending"]:
+        parts.append(f"{claims['pending']:,} pending: {waiting}")
     if claims["absent"]:
         parts.append(f"{claims['absent']:,} without an offset")
     lines.append("Offsets: " + "; ".join(parts))
@@ -327,7 +366,12 @@ def headline(chunk_set: ChunkSet) -> list[str]:
             if base is not None
             else ""
         )
-        text = f"Pages: {pages['wrong']:,} wrong of {page_checked:,} checked{numbered}"
+        said = []
+        if page_checked or not pages["pending"]:
+            said.append(f"{pages['wrong']:,} wrong of {page_checked:,} checked")
+        if pages["pending"]:
+            said.append(f"{pages['pending']:,} pending")
+        text = f"Pages: {'; '.join(said)}{numbered}"
         if pages["unchecked"]:
             text += f"; {pages['unchecked']:,} unchecked (the chunk was not found)"
         if pages["absent"]:

@@ -24,7 +24,12 @@ Every chunk also gets a **claim** verdict on the offset it came with:
 * ``absent``: the import carries no offset;
 * ``unchecked``: the offset refers to a text we do not have (a per-page loader's own
   extraction): claims are checkable in text and Markdown files, whose canonical text is
-  the file as read by Python (what a loader reads), and anywhere they hold our text.
+  the file as read by Python (what a loader reads), and anywhere they hold our text;
+* ``pending``: the offset is into a per-page loader's text that has not been read yet
+  (``anchor_document(..., pending=True)``: the import placed the chunk by our text first
+  and checks its claims afterwards, ``core.imported.claim_check``). Its page claim is
+  ``pending`` too: the loader's text decides both, and until it is read neither is shown
+  as right or wrong.
 """
 
 from __future__ import annotations
@@ -47,11 +52,12 @@ from core.imported.shapes import ForeignChunk
 from core.provenance.types import Document
 
 AnchorKind = Literal["exact", "aligned", "ambiguous", "missing"]
-ClaimKind = Literal["ok", "wrong", "absent", "unchecked"]
-PageClaimKind = Literal["ok", "wrong", "absent", "unchecked"]
+ClaimKind = Literal["ok", "wrong", "absent", "unchecked", "pending"]
+PageClaimKind = Literal["ok", "wrong", "absent", "unchecked", "pending"]
 ANCHORS: tuple[AnchorKind, ...] = ("exact", "aligned", "ambiguous", "missing")
-CLAIMS: tuple[ClaimKind, ...] = ("ok", "wrong", "absent", "unchecked")
-PAGE_CLAIMS: tuple[PageClaimKind, ...] = ("ok", "wrong", "absent", "unchecked")
+CLAIMS: tuple[ClaimKind, ...] = ("ok", "wrong", "absent", "unchecked", "pending")
+PAGE_CLAIMS: tuple[PageClaimKind, ...] = ("ok", "wrong", "absent", "unchecked", "pending")
+PENDING_DETAIL = "its offset and page are checked in the loader's text once that is read"
 DEFAULT_THRESHOLD = 0.9
 CHECKABLE_KINDS = frozenset({"text", "markdown"})  # canonical text == the file as read
 _MAX_PLACES = 200  # a text found in more places than this is ambiguous without more look
@@ -121,6 +127,7 @@ class DocumentText:
         self._words: list[Word] | None = None
         self._starts: list[int] = []
         self._page_words: dict[int, list[Word]] = {}
+        self._page_starts: dict[int, list[int]] = {}
 
     def places(self, text: str, page: int | None) -> list[tuple[int, int]]:
         """Where the text occurs (spacing aside): on whole words, else (a chunk a window
@@ -155,8 +162,14 @@ class DocumentText:
                 if number not in self._page_words:
                     page = self.doc.pages[number - 1]
                     self._page_words[number] = words_of(self.text, page.char_start, page.char_end)
-                found += self._page_words[number]
-            return [w for w in found if start <= w.char_start and w.char_end <= end]
+                    self._page_starts[number] = [w.char_start for w in self._page_words[number]]
+                own, starts = self._page_words[number], self._page_starts[number]
+                first = bisect.bisect_left(starts, start)
+                last = bisect.bisect_left(starts, end)
+                while last > first and own[last - 1].char_end > end:  # words do not overlap
+                    last -= 1
+                found += own[first:last]
+            return found
         if self._words is None:
             self._words = words_of(self.text)
             self._starts = [w.char_start for w in self._words]
@@ -448,11 +461,14 @@ def anchor_document(
     threshold: float = DEFAULT_THRESHOLD,
     text: DocumentText | None = None,
     loader: LoaderEvidence | None = None,
+    pending: bool = False,
 ) -> list[Anchor]:
     """Anchor ``chunks`` (this document's, in import order) in ``doc``; see the module doc.
     ``text``: the document's prepared text, when the caller anchors in it more than once;
     ``loader``: the loader's own page text, where the chunks' offsets and pages are
-    checked (a chunk is then placed on the page whose loader text holds it)."""
+    checked (a chunk is then placed on the page whose loader text holds it);
+    ``pending``: without ``loader``, the loader's text is read later: every claimed offset
+    and page is ``pending`` (the chunk is placed by our text alone)."""
     text = text if text is not None and text.doc is doc else DocumentText(doc)
     finds: list[LoaderFind | None] = [
         find_in_loader(loader.pages, c) if loader is not None else None for c in chunks
@@ -487,8 +503,9 @@ def anchor_document(
         if item.chosen is not None:
             after = item.chosen[0]
     label = loader.label if loader is not None else None
+    waits = pending and loader is None
     return [
-        _verdict(text, chunk, placed, item, threshold, find, label)
+        _verdict(text, chunk, placed, item, threshold, find, label, pending=waits)
         for chunk, placed, item, find in zip(chunks, placing, found, finds, strict=True)
     ]
 
@@ -501,7 +518,7 @@ def _place_name(places: list[tuple[int, int]], span: tuple[int, int]) -> str:
 
 def _verdict(
     text: DocumentText, chunk: ForeignChunk, placed: ForeignChunk, item: _Found,
-    threshold: float, find: LoaderFind | None, label: str | None,
+    threshold: float, find: LoaderFind | None, label: str | None, *, pending: bool = False,
 ) -> Anchor:  # fmt: skip
     doc = text.doc
     kind: AnchorKind
@@ -539,16 +556,24 @@ def _verdict(
         details.append(
             f"not found{where}: at best {best:.0%} of its words together, under {threshold:.0%}"
         )
-    if label is not None:
-        claim, said = _loader_claim(chunk, find, label)
-    else:
-        claim, said = _claim(doc, chunk, item)
-    if said:
-        details.append(said)
+    claim: ClaimKind
+    page_claim: PageClaimKind
     pages = doc.pages_of(start, end) if start is not None and end is not None else ()
-    page_claim, page_said = _page_claim(text, chunk, item, tuple(pages), find)
-    if page_said:
-        details.append(page_said)
+    if pending:  # the loader's text decides both, once it is read
+        claim = "absent" if chunk.claimed_start is None else "pending"
+        page_claim = "absent" if chunk.page is None else "pending"
+        if "pending" in (claim, page_claim):
+            details.append(PENDING_DETAIL)
+    else:
+        if label is not None:
+            claim, said = _loader_claim(chunk, find, label)
+        else:
+            claim, said = _claim(doc, chunk, item)
+        if said:
+            details.append(said)
+        page_claim, page_said = _page_claim(text, chunk, item, tuple(pages), find)
+        if page_said:
+            details.append(page_said)
     return Anchor(
         index=chunk.index,
         doc_id=doc.doc_id,

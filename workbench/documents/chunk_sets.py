@@ -21,13 +21,16 @@ from core.imported import (
     check_name,
     headline,
     import_chunks,
+    pending_note,
     read_chroma,
     read_file,
     register_chunk_sets,
     save_chunk_set,
 )
 from core.imported.chunkset import FOLDER_NAME, name_from
+from core.imported.claim_check import CheckClaims, is_pending
 from core.imported.loader_text import EXTRACTORS, PageTexts
+from core.imported.loader_text import FOLDER_NAME as LOADER_FOLDER
 from core.imported.named_splitter import offer_line
 from core.provenance.cite import Citation
 from core.provenance.types import Document
@@ -35,7 +38,7 @@ from core.render.links import link_url, source_params
 from core.render.markup import marked_text_html
 from core.render.views import highlight_mark
 from workbench.documents import session
-from workbench.engine import run_files
+from workbench.engine import jobs, run_files
 from workbench.frame import roles
 from workbench.state import (
     ImportKey,
@@ -55,6 +58,64 @@ SHAPE_LABELS = {None: "sniff it", "langchain": "LangChain", "llamaindex": "Llama
 
 def sets_dir() -> Path:
     return run_files.runs_dir().parent / FOLDER_NAME
+
+
+def loader_dir() -> Path:
+    """Where the loaders' page texts are kept (as ``chunkscope import-chunks`` keeps them)."""
+    return run_files.runs_dir().parent / LOADER_FOLDER
+
+
+@st.cache_resource(show_spinner=False)
+def claim_jobs() -> dict[str, CheckClaims]:
+    """The jobs checking a set's pending claims, by set name, in this process."""
+    return {}
+
+
+def claim_job(name: str) -> CheckClaims | None:
+    """The live (or just ended, not yet announced) claim check of set ``name``."""
+    return claim_jobs().get(name)
+
+
+def check_later(chunk_set: ChunkSet, docs: list[Document]) -> CheckClaims | None:
+    """Start checking ``chunk_set``'s pending claims in the background (the checked set
+    replaces it where it is kept); the job already running for it, if any."""
+    if not is_pending(chunk_set):
+        return None
+    running = claim_job(chunk_set.name)
+    if running is not None and running.running:
+        return running
+    folder = sets_dir()
+    job = CheckClaims(chunk_set=chunk_set, docs=docs, folder=loader_dir(),
+                      keep=lambda checked: save_chunk_set(folder, checked))  # fmt: skip
+    claim_jobs()[chunk_set.name] = job
+    job.start()
+    return job
+
+
+def _forget_claims(job: CheckClaims) -> None:
+    if claim_jobs().get(job.name) is job:
+        del claim_jobs()[job.name]
+
+
+def claims_panel(chunk_set: ChunkSet) -> None:
+    """While a set's claims are pending: the check's progress (then its summary once), or,
+    with no check running in this workbench, a button that starts one."""
+    job = claim_job(chunk_set.name)
+    if job is not None and (job.running or not job.announced):
+        jobs.job_panel(job, stop_label="Stop checking the claims", on_done=_forget_claims)
+        return
+    if not is_pending(chunk_set):
+        return
+    st.warning(
+        f"{md(chunk_set.name)}'s chunks are placed by our text; their offsets and pages are "
+        "pending (the loader's text has not been read): none is shown as right or wrong.",
+        icon=":material/pending:",
+    )
+    if st.button("Check the claims now", icon=":material/fact_check:",
+                 key=f"{ImportKey.CHECK}{chunk_set.name}"):  # fmt: skip
+        pool = session.library()
+        check_later(chunk_set, [pool[d] for d in chunk_set.docs if d in pool])
+        st.rerun()
 
 
 def offer() -> dict[str, ChunkSet]:
@@ -105,6 +166,8 @@ def _finding(chunk: ImportedChunk) -> str:
         return "in several places"
     if "unchecked" in (a.claim, a.page_claim):
         return "offset unchecked" if a.claim == "unchecked" else "page unchecked"
+    if "pending" in (a.claim, a.page_claim):
+        return "claims pending"
     if a.anchor == "aligned":
         if a.detail.startswith("the same characters"):
             return "other spacing"
@@ -131,6 +194,7 @@ def audit(chunk_set: ChunkSet) -> None:
         cell.metric(label.capitalize(), f"{n:,}")
     for line in headline(chunk_set):  # what was checked, never a bare count of wrong ones
         st.markdown(f"**{md(line)}**")
+    claims_panel(chunk_set)  # a PDF loader's claims being checked in its text
     if named := chunk_set.checks.get("splitter"):
         parts = offer_line(named).split("`")  # the flags stay code, the rest text
         said = "".join(md(p) if i % 2 == 0 else f"`{p}`" for i, p in enumerate(parts))
@@ -146,11 +210,12 @@ def audit(chunk_set: ChunkSet) -> None:
         f"{pages}. `exact`: the text is a slice of our text; `aligned`: the same words with "
         "another extraction's spacing, hyphens or order; a per-page loader's offsets are "
         "checked in that loader's own text of the page; `unchecked`: offsets into a text "
-        f"we could not reproduce. Pick **{md(chunk_set.name)}** as the policy on Chunks, "
+        "we could not reproduce; `pending`: not checked yet (that text is being read). "
+        f"Pick **{md(chunk_set.name)}** as the policy on Chunks, "
         "Compare or Evaluate to use these boundaries."
     )
     review = needs_review(chunk_set)
-    if not review:
+    if not review and not is_pending(chunk_set):
         st.success(
             "Every chunk is anchored in one place, and no offset or page that was checked is wrong."
         )
@@ -211,9 +276,10 @@ def _keep(shape: str, chunks: list, origin: str, name: str, threshold: float) ->
     docs = list(session.library().values())
     chunk_set, _ = import_chunks(
         chunks, docs, name=check_name(name or name_from(origin)), shape=shape, origin=origin,
-        threshold=threshold,
+        threshold=threshold, loader_folder=loader_dir(), check_later=True,
     )  # fmt: skip
     save_chunk_set(sets_dir(), chunk_set)
+    check_later(chunk_set, docs)  # a PDF loader's claims: checked in its text meanwhile
     offer()
     st.session_state[ImportKey.SHOWN] = chunk_set.name
     st.session_state[ImportKey.PICK] = chunk_set.name  # the picker drawn below shows it
@@ -295,6 +361,18 @@ def _loader_snippet(doc: Document, label: str, chunk: ImportedChunk, claimed: in
     st.code(text[claimed:end] or "(past the end of that page's text)", wrap_lines=True)
 
 
+def _claims_said(here: list[ImportedChunk], checked_in: str, waiting: str) -> str:
+    """The wrong claims among ``here``, or how many are still pending (never a bare 0)."""
+    pending = sum("pending" in (c.anchor.claim, c.anchor.page_claim) for c in here)
+    wrong = (
+        f"; {sum(c.anchor.claim == 'wrong' for c in here):,} wrong claimed offsets{checked_in}"
+        f", {sum(c.anchor.page_claim == 'wrong' for c in here):,} wrong claimed pages"
+    )
+    if pending == len(here):
+        return f"; every claimed offset and page pending ({waiting})."
+    return wrong + (f"; {pending:,} pending ({waiting})." if pending else ".")
+
+
 def chunk_set_notes(doc: Document, policy_name: str) -> None:
     """Under an imported set's chunks: what it holds of ``doc``, and each wrong claimed
     offset with the text it points at beside the text where the chunk really is."""
@@ -323,9 +401,8 @@ def chunk_set_notes(doc: Document, policy_name: str) -> None:
             f"{k} {sum(c.anchor.anchor == k for c in here):,}"
             for k in ("exact", "aligned", "ambiguous", "missing")
         )  # fmt: skip
-        + f"; {sum(c.anchor.claim == 'wrong' for c in here):,} wrong claimed offsets{checked_in}"
-        + f", {sum(c.anchor.page_claim == 'wrong' for c in here):,} wrong claimed pages. "
-        "Ambiguous and missing chunks are not drawn."
+        + _claims_said(here, checked_in, pending_note(chunk_set))
+        + " Ambiguous and missing chunks are not drawn."
     )
     if unplaced or wrong:
         with st.expander(f"{len(unplaced) + len(wrong):,} imported chunk(s) to look at"):

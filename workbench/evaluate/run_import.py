@@ -20,6 +20,7 @@ import streamlit as st
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from core import defaults
+from core.chunk import chunk_document
 from core.diagnose.import_job import AddMethods
 from core.diagnose.run_failures import suggest_run
 from core.errors import ChunkscopeError
@@ -27,11 +28,12 @@ from core.evaluate import EvalRun
 from core.evaluate.imported_run import (
     DEFAULT_NAME,
     LogImport,
+    claims_pending,
     pending_methods,
     pending_state,
     with_pending,
 )
-from core.evaluate.run_store import keep_run
+from core.evaluate.run_store import drop_run, keep_run
 from core.evaluate.traces import TRACE_SHAPES, read_trace
 from core.imported import ChunkSet
 from core.provenance.types import Block, Chunk, ChunkPolicy, Document
@@ -117,10 +119,23 @@ def _imported(
                             encoder=encoder, embed=why.RANK_EMBED)[0]  # fmt: skip
     keep_run(first, folder)
     st.session_state[EvalKey.RUN_DOCS][first.run_id] = {d.doc_id: d for d in docs}
-    if methods:
+    claims = chunk_sets.check_later(chunk_set, docs) if claims_pending(first) else None
+    if methods or claims is not None:
+        blocks = {d.doc_id: found.parts(d)[0] for d in found.docs.values()}  # parsed here
+
+        def checked_parts(
+            doc: Document, policy: ChunkPolicy
+        ) -> tuple[Sequence[Block], Sequence[Chunk]]:
+            return blocks[doc.doc_id], chunk_document(doc, blocks[doc.doc_id], policy)
+
+        def remake(checked: ChunkSet) -> LogImport:  # in the job's thread: no session state
+            return LogImport(logged, queries, checked, docs, name=found.name, shape=found_shape,
+                             trace_name=trace.name, parse=checked_parts)  # fmt: skip
+
         job = AddMethods(found=found, first=first, methods=methods, encoder=encoder,
                          keep=lambda run: keep_run(run, folder), embed=why.RANK_EMBED,
-                         cache=eng.vector_cache())  # fmt: skip
+                         cache=eng.vector_cache(), claims=claims, remake=remake,
+                         drop=lambda run_id: drop_run(folder, run_id))  # fmt: skip
         live_jobs()[first.run_id] = job
         job.start()
     return first
@@ -138,9 +153,15 @@ def live_jobs() -> dict[str, AddMethods]:
 
 
 def _forget(job: AddMethods) -> None:
-    """An ended job, once its summary is shown: the run file says the rest."""
+    """An ended job, once its summary is shown: the run file says the rest; a run made
+    again under another id (its set's claims checked) is the one shown from now on."""
     if live_jobs().get(job.run_id) is job:
         del live_jobs()[job.run_id]
+    if job.replaced is not None and job.result is not None:
+        made = st.session_state[EvalKey.RUN_DOCS]
+        made[job.result.run_id] = made.get(job.replaced, {})
+        if st.session_state.get(EvalKey.RUN) == job.replaced:
+            st.session_state[EvalKey.RUN] = job.result.run_id
 
 
 def pending_panel(run: EvalRun) -> None:
@@ -148,10 +169,12 @@ def pending_panel(run: EvalRun) -> None:
     button (then its summary once, and the page again with the grown run), or what
     became of them when no job of this workbench is adding them."""
     pending = pending_methods(run)
+    job = live_jobs().get(run.run_id)
     if not pending:
+        if claims_pending(run):
+            _claims_pending(run, job)
         return
     names = ", ".join(pending)
-    job = live_jobs().get(run.run_id)
     if job is not None and (job.running or not job.announced):
         jobs.job_panel(job, stop_label=f"Stop adding {names}", on_done=_forget)
         return
@@ -166,6 +189,21 @@ def pending_panel(run: EvalRun) -> None:
         f"{md(names)}: being computed by the import that kept this run (`chunkscope "
         f"import-run`); until they are added, {alone}. Rerun the page (R) to see them; if "
         "that import no longer runs, import the run again."
+    )
+
+
+def _claims_pending(run: EvalRun, job: AddMethods | None) -> None:
+    """A run scored over a set whose claims were pending: the job that makes it again once
+    they are checked, or, with none running here, what the run is."""
+    if job is not None and (job.running or not job.announced):
+        jobs.job_panel(job, stop_label="Stop (keep this run as it is)", on_done=_forget)
+        return
+    set_name = md(str(run.imported.get("chunk_set", "")))
+    st.warning(
+        f"This run was scored while chunk set **{set_name}**'s offsets and pages were "
+        "pending: its hits are placed by our text, not checked in your loader's text. "
+        "Import the run again once the set's claims are checked (Library → Import chunks).",
+        icon=":material/pending:",
     )
 
 

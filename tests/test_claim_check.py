@@ -1,0 +1,224 @@
+"""Claims checked after the import (``core.imported.claim_check``): a per-page loader's set
+placed by our text at once, its offsets and pages pending (never shown as right or wrong),
+then checked in the loader's text to exactly what an import that read it first makes; a
+run scored meanwhile made again over the checked set."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from core.diagnose.import_job import AddMethods
+from core.evaluate.imported_run import LogImport, claims_pending
+from core.evaluate.labels import GoldSpan, LabelledQuery
+from core.evaluate.traces import TraceHit, TraceQuery
+from core.formats import load_document
+from core.imported import headline, import_chunks, loader_text, read_file, save_chunk_set
+from core.imported.chunkset import load_chunk_set
+from core.imported.claim_check import CheckClaims, check_claims, is_pending, moved, originals
+from tests.fakes import FakeEncoder
+from tests.test_loader_claims import (
+    MULTICOLUMN,
+    SIGCONF,
+    _counted_extractions,
+    page_texts,
+    rows_of,
+    seeded,
+)
+
+
+def _chunks(rows: list[dict]):  # noqa: ANN202
+    return read_file("".join(json.dumps(r) + "\n" for r in rows).encode(), "rows.jsonl")
+
+
+def _import(rows: list[dict], path: Path, **kwargs):  # noqa: ANN003, ANN202
+    shape, chunks = _chunks(rows)
+    chunk_set, _ = import_chunks(
+        chunks, [load_document(path)], name="mine", shape=shape, origin="rows.jsonl", **kwargs
+    )
+    return chunk_set
+
+
+def _same(a, b) -> bool:  # noqa: ANN001
+    left, right = a.to_dict(), b.to_dict()
+    left.pop("created_at"), right.pop("created_at")
+    return left == right
+
+
+@pytest.mark.parametrize(
+    ("path", "extractor", "meta", "base"),
+    [
+        (SIGCONF, "pypdf", {"page_label": "1"}, 0),  # PyPDFLoader's rows, seeded errors
+        (SIGCONF, "pymupdf", {"file_path": "x.pdf", "format": "PDF 1.5"}, 0),
+        (MULTICOLUMN, "pypdf", None, 1),  # no hint, pages from 1: found by trial
+    ],
+)
+def test_pending_claims_are_checked_to_what_an_import_that_read_the_loader_makes(
+    monkeypatch: pytest.MonkeyPatch, path: Path, extractor: str, meta: dict | None, base: int
+) -> None:
+    rows = rows_of(path, extractor, meta, base=base)
+    seeded_rows = seeded(rows, page_texts(path, extractor)) if base == 0 else None
+    loader_text.forget()
+    calls = _counted_extractions(monkeypatch)
+    first = _import(rows, path, check_later=True)
+    assert calls == []  # the loader's text was not read
+    counts = first.counts()
+    assert counts["claim"]["pending"] == len(rows) and counts["page_claim"]["pending"] == len(rows)
+    assert all(c.anchor.detail.endswith("checked in the loader's text once that is read")
+               for c in first.chunks)  # fmt: skip
+    assert is_pending(first)
+    lines = headline(first)
+    assert lines[0].startswith(f"Offsets: {len(rows)} pending: placed by our text, checked in ")
+    assert "wrong" not in lines[0] and "0 wrong" not in lines[1]  # nothing shown as clean
+    assert lines[1].startswith(f"Pages: {len(rows)} pending")
+
+    checked = check_claims(first, [load_document(path)])
+    loader_text.forget()
+    direct = _import(rows, path)
+    assert _same(checked, direct)
+    assert not is_pending(checked) and checked.counts()["claim"]["pending"] == 0
+    if seeded_rows is not None:
+        moved_offset, minus_one, moved_page = seeded_rows
+        wrong = {c.anchor.index for c in checked.chunks if c.anchor.claim == "wrong"}
+        assert wrong == {moved_offset, minus_one}
+        assert checked.chunks[moved_page].anchor.page_claim == "wrong"
+
+
+def test_a_pending_set_is_kept_and_read_back_and_checked_from_the_file(tmp_path: Path) -> None:
+    rows = rows_of(MULTICOLUMN, "pypdf", base=1)
+    first = _import(rows, MULTICOLUMN, check_later=True)
+    assert first.checks["pending"]["shift"] == -1  # numbered from 1, read as from 0
+    kept = load_chunk_set(save_chunk_set(tmp_path, first))
+    assert _same(kept, first) and is_pending(kept)
+    assert [c.page for c in originals(kept)] == [r["metadata"]["page"] + 1 for r in rows]  # as read
+    assert _same(check_claims(kept, [load_document(MULTICOLUMN)]), _import(rows, MULTICOLUMN))
+
+
+def test_a_text_file_has_nothing_to_check_later(tmp_path: Path) -> None:
+    text = "One line of text.\nAnother line here.\n" * 20
+    path = tmp_path / "notes.txt"
+    path.write_text(text, encoding="utf-8")
+    rows = [{"page_content": text[i : i + 40], "metadata": {"source": "notes.txt",
+             "start_index": i + (3 if i == 80 else 0)}} for i in range(0, 400, 40)]  # fmt: skip
+    later = _import(rows, path, check_later=True)
+    assert not is_pending(later) and _same(later, _import(rows, path))
+    assert later.counts()["claim"]["wrong"] == 1  # checked at once, in our own text
+
+
+def test_the_job_keeps_the_checked_set_and_says_what_moved() -> None:
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    loader_text.forget()
+    first = _import(rows, SIGCONF, check_later=True)
+    kept, after = [], []
+    job = CheckClaims(chunk_set=first, docs=[load_document(SIGCONF)], keep=kept.append,
+                      then=[after.append])  # fmt: skip
+    assert job.progress()[1].startswith("mine: reading pypdf")
+    job.start()
+    checked = job.wait()
+    assert checked is not None and kept == [checked] and after == [checked]
+    assert job.read == job.total == len(load_document(SIGCONF).pages)
+    assert job.moved == moved(first, checked)
+    level, line = job.summary()
+    assert level == "success" and line.startswith("mine: every claim checked in the loader's text")
+
+
+def test_a_stopped_check_keeps_nothing_and_says_the_claims_stay_pending(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    loader_text.forget()
+    first = _import(rows, SIGCONF, check_later=True)
+    kept: list = []
+    job = CheckClaims(chunk_set=first, docs=[load_document(SIGCONF)], keep=kept.append)
+    job.cancel.set()
+    assert job.run() is None and job.stopped and kept == []
+    assert job.summary() == ("warning", "Stopped: mine's offsets and pages stay unchecked "
+                                        "(pending).")  # fmt: skip
+
+
+def _log_and_labels(chunk_set, doc) -> tuple[list[TraceQuery], list[LabelledQuery]]:  # noqa: ANN001
+    placed = [c for c in chunk_set.chunks if c.anchor.char_start is not None]
+    labels, log = [], []
+    for i in range(3):
+        gold = placed[4 * i].anchor
+        labels.append(
+            LabelledQuery(
+                id=f"q{i}",
+                query=f"question {i}",
+                doc=doc.doc_id,
+                gold=(GoldSpan(char_start=gold.char_start, char_end=gold.char_start + 30),),
+            )
+        )
+        order = [placed[4 * i], placed[1]] if i < 2 else [placed[1], placed[2]]
+        hits = tuple(
+            TraceHit(
+                rank=r, chunk_id=c.given.foreign_id, text=c.given.text, source=None, score=None
+            )
+            for r, c in enumerate(order, start=1)
+        )
+        log.append(TraceQuery(query_id=f"q{i}", query=f"question {i}", hits=hits))
+    return log, labels
+
+
+def test_a_run_scored_while_claims_are_pending_is_made_again_over_the_checked_set() -> None:
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    doc = load_document(SIGCONF)
+    loader_text.forget()
+    first_set = _import(rows, SIGCONF, check_later=True)
+    log, labels = _log_and_labels(first_set, doc)
+    found = LogImport(log, labels, first_set, [doc], name="yours")
+    first = found.run(encoder=FakeEncoder())
+    assert claims_pending(first)
+    gate = threading.Event()
+    claims = CheckClaims(chunk_set=first_set, docs=[doc], keep=lambda s: gate.wait(30))
+    kept, dropped = [], []
+    job = AddMethods(
+        found=found,
+        first=first,
+        methods=(),
+        encoder=FakeEncoder(),
+        keep=kept.append,
+        claims=claims,
+        drop=dropped.append,
+        remake=lambda checked: LogImport(log, labels, checked, [doc], name="yours"),
+    )
+    claims.start()
+    job.start()
+    while not job.waiting and job.running:
+        time.sleep(0.01)
+    share, line = job.progress()
+    assert line.endswith("then this run is made again over the checked set")
+    gate.set()
+    job.thread.join(60)
+    assert job.result is not None and kept == [job.result]
+    assert not claims_pending(job.result) and job.result.created_at == first.created_at
+    assert [q.failed for q in job.result.queries] == [q.failed for q in first.queries]
+    assert dropped == ([first.run_id] if job.result.run_id != first.run_id else [])
+    assert job.summary() == ("success", "The run was made again over the chunk set with its "
+                                        "claims checked.")  # fmt: skip
+
+
+def test_a_stopped_remake_keeps_the_first_run_as_it_was() -> None:
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    doc = load_document(SIGCONF)
+    first_set = _import(rows, SIGCONF, check_later=True)
+    log, labels = _log_and_labels(first_set, doc)
+    found = LogImport(log, labels, first_set, [doc], name="yours")
+    first = found.run(encoder=FakeEncoder())
+    gate = threading.Event()
+    claims = CheckClaims(chunk_set=first_set, docs=[doc], keep=lambda s: gate.wait(30))
+    kept: list = []
+    job = AddMethods(found=found, first=first, methods=(), encoder=FakeEncoder(),
+                     keep=kept.append, claims=claims,
+                     remake=lambda checked: LogImport(log, labels, checked, [doc]))  # fmt: skip
+    claims.start()
+    job.cancel.set()
+    job.run()
+    gate.set()
+    assert job.stopped and [k.run_id for k in kept] == [first.run_id] and claims_pending(kept[0])
+    level, line = job.summary()
+    assert level == "warning" and "before its claims were checked" in line
