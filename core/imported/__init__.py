@@ -16,6 +16,8 @@ Modules:
 - ``loader_text``: a per-page loader's own text of a PDF's pages (pypdf, PyMuPDF);
 - ``loader_check``: a chunk's text found in that text, the extractor a set was made with
   and the number of its first page;
+- ``claim_check``: a set imported with ``check_later`` (placed by our text, its claims
+  pending) checked in the loader's text afterwards, in a background job;
 - ``named_splitter``: the splitter a set's rows name (``metadata.splitter``), offered as
   the live policy that remakes the set;
 - ``chunkset``: the anchored set kept under its name beside the index and offered as a
