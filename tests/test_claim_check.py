@@ -222,3 +222,37 @@ def test_a_stopped_remake_keeps_the_first_run_as_it_was() -> None:
     assert job.stopped and [k.run_id for k in kept] == [first.run_id] and claims_pending(kept[0])
     level, line = job.summary()
     assert level == "warning" and "before its claims were checked" in line
+
+
+def test_the_command_line_checks_a_pending_set_before_it_scores_a_run_over_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from core.cli import main, options
+    from core.evaluate import load_run
+    from tests.test_import_run import fake_embed_chunks
+
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    for k, row in enumerate(rows):
+        row["id"] = f"row-{k}"
+    doc = load_document(SIGCONF)
+    first_set = _import(rows, SIGCONF, check_later=True)
+    store = tmp_path / "store"
+    save_chunk_set(store / "chunksets", first_set)
+    log, labels = _log_and_labels(first_set, doc)
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(q.to_dict()) + "\n" for q in labels))
+    (tmp_path / "log.jsonl").write_text(
+        "".join(
+            json.dumps({"query_id": q.query_id, "hits": [{"chunk_id": h.chunk_id} for h in q.hits]})
+            + "\n"
+            for q in log
+        )  # fmt: skip
+    )
+    monkeypatch.setattr(options, "load_model", lambda a: (FakeEncoder(), fake_embed_chunks, None))
+    argv = ["import-run", str(tmp_path / "log.jsonl"), "--chunks", "mine", "--queries",
+            str(tmp_path / "q.jsonl"), "--docs", str(SIGCONF), "--store", str(store),
+            "--methods", "none", "--out", str(tmp_path / "run.json")]  # fmt: skip
+    assert main(argv) == 0
+    assert "its offsets and pages were pending; checking them" in capsys.readouterr().err
+    kept = load_chunk_set(store / "chunksets" / "mine.json")
+    assert not is_pending(kept) and _same(kept, _import(rows, SIGCONF))
+    assert not claims_pending(load_run(tmp_path / "run.json"))

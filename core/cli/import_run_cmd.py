@@ -7,7 +7,9 @@ per query (plain hits JSONL, a Ragas dataset, OpenInference retriever spans;
 (default ``yours``), with ``--methods`` (default ``core.defaults.METHODS``: naive, late,
 bm25; ``none`` for the log alone) computed over exactly the set's spans
 (``core.evaluate.imported_run``). The documents are ``--docs`` or, by default, the store
-library's versions the set was anchored in.
+library's versions the set was anchored in. A set imported in the workbench whose offset
+and page claims are still pending (``core.imported.claim_check``) is checked first, and
+kept checked: a run made here is never scored over unchecked claims.
 
 Your failures first, ours after: the run with your retriever alone is scored, each failure
 diagnosed (``core.diagnose``), and kept in the store's ``runs/`` at once (stderr says
@@ -50,7 +52,9 @@ from core.evaluate import EvalRun, read_queries, save_run
 from core.evaluate.imported_run import LogImport, pending_state, with_pending
 from core.evaluate.traces import TraceError, read_trace
 from core.formats import load_document
-from core.imported import chunk_sets, sets_folder
+from core.imported import chunk_sets, save_chunk_set, sets_folder
+from core.imported.claim_check import check_claims, is_pending
+from core.imported.loader_text import FOLDER_NAME as LOADER_FOLDER
 from core.ingest.files import read_source
 from core.library import Library
 from core.methods.embedding import http_default_methods, require_usable
@@ -138,6 +142,12 @@ def run(args: argparse.Namespace) -> int:
     if remote and methods:
         require_usable(methods)
     docs = _documents(args, chunk_set, location)
+    if is_pending(chunk_set):  # imported in the workbench, its check not finished there
+        print(f"chunk set {chunk_set.name}: its offsets and pages were pending; checking them "
+              "in the loader's text first…", file=sys.stderr)  # fmt: skip
+        chunk_set = check_claims(chunk_set, docs,
+                                 folder=sets_folder(location).parent / LOADER_FOLDER)  # fmt: skip
+        save_chunk_set(sets_folder(location), chunk_set)
     encoder, embed, _ = options.load_model(args)  # looked up here: a test's seam
     cache = None
     if args.cache:
