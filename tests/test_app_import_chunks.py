@@ -423,12 +423,14 @@ def _claims_checked(at: AppTest, name: str, seconds: float = 60) -> AppTest:
 def test_a_pdf_loaders_set_is_placed_at_once_and_its_claims_checked_after(
     app: AppTest, store_dir, monkeypatch
 ) -> None:
+    from core.imported import loader_text
     from core.imported.loader_text import extractor_label
     from tests.test_loader_claims import SIGCONF, page_texts, rows_of, seeded
 
     _library_with(store_dir, SIGCONF)
     rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
     moved_offset, minus_one, moved_page = seeded(rows, page_texts(SIGCONF, "pypdf"))
+    loader_text.forget()  # a first import: the pages are read by the check
     gate = _held_claim_checks(monkeypatch)
     app.run()
     app.file_uploader(key=ImportKey.UPLOAD).set_value(
@@ -445,7 +447,8 @@ def test_a_pdf_loaders_set_is_placed_at_once_and_its_claims_checked_after(
     ) in lines, lines
     assert not app.success or "Every chunk" not in " ".join(s.value for s in app.success)
     bars = [bar.proto.text for bar in app.get("progress")]
-    assert any(t.startswith(f"paper: reading {label}'s text of the claimed pages") for t in bars)
+    # reading the pages, or (the pages read, the check held) checking the claims
+    assert any(t.startswith("paper: ") and f"{label}'s text" in t for t in bars), bars
 
     at = open_page(app, "chunks")
     app.sidebar.selectbox[0].set_value(SIGCONF.stem).run()
@@ -461,6 +464,9 @@ def test_a_pdf_loaders_set_is_placed_at_once_and_its_claims_checked_after(
     assert f"**Offsets: 2 wrong of {len(rows)} checked (in {label}'s page text)**" in lines
     table = lib.dataframe[-1].value
     assert set(table["#"]) == {moved_offset + 1, minus_one + 1, moved_page + 1}
+    said = [plain(s.value) for s in lib.success]  # both lines outlive the check's rerun
+    assert any(line.startswith(f"Imported paper: {len(rows)} chunks") for line in said), said
+    assert any(line.startswith("paper: every claim checked in the loader's text") for line in said)
 
 
 def test_a_run_imported_while_its_sets_claims_are_pending_is_made_again_after(

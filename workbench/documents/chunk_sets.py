@@ -93,8 +93,10 @@ def check_later(chunk_set: ChunkSet, docs: list[Document]) -> CheckClaims | None
 
 
 def _forget_claims(job: CheckClaims) -> None:
+    """An ended check, once its summary is shown: the summary kept for the set's audit."""
     if claim_jobs().get(job.name) is job:
         del claim_jobs()[job.name]
+    st.session_state.setdefault(ImportKey.CHECKED, {})[job.name] = job.summary()
 
 
 def claims_panel(chunk_set: ChunkSet) -> None:
@@ -104,6 +106,10 @@ def claims_panel(chunk_set: ChunkSet) -> None:
     if job is not None and (job.running or not job.announced):
         jobs.job_panel(job, stop_label="Stop checking the claims", on_done=_forget_claims)
         return
+    ended = st.session_state.get(ImportKey.CHECKED, {}).get(chunk_set.name)
+    if ended is not None:  # how this session's check of it ended
+        level, line = ended
+        {"success": st.success, "warning": st.warning, "error": st.error}[level](md(line))
     if not is_pending(chunk_set):
         return
     st.warning(
@@ -283,10 +289,12 @@ def _keep(shape: str, chunks: list, origin: str, name: str, threshold: float) ->
     offer()
     st.session_state[ImportKey.SHOWN] = chunk_set.name
     st.session_state[ImportKey.PICK] = chunk_set.name  # the picker drawn below shows it
-    st.success(
+    # said above the set's audit until another set is imported: the claim check's end
+    # reruns the page, which would take a line drawn here with it
+    st.session_state[ImportKey.SAID] = (
+        chunk_set.name,
         f"Imported {md(chunk_set.name)}: {len(chunk_set.chunks):,} chunks of "
         f"{len(chunk_set.docs)} document(s), kept beside the index; its audit is below.",
-        icon=":material/check_circle:",
     )
 
 
@@ -339,6 +347,9 @@ def sets_audit() -> None:
     if st.session_state.get(ImportKey.PICK) not in names:  # first drawn, or its set gone
         st.session_state[ImportKey.PICK] = shown if shown in names else names[0]
     pick = st.selectbox("Imported chunk set", names, key=ImportKey.PICK)
+    said = st.session_state.get(ImportKey.SAID)
+    if said is not None and said[0] == pick:
+        st.success(said[1], icon=":material/check_circle:")
     audit(sets[pick])
 
 
