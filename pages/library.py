@@ -12,7 +12,7 @@ from core.render.charts import document_lengths_figure, length_percentiles, over
 from workbench.documents import chunk_sets, kept_docs, session
 from workbench.frame import roles, sidebar
 from workbench.library import uploads
-from workbench.state import Key, LibraryKey
+from workbench.state import ImportKey, Key, LibraryKey
 from workbench.widgets import wording
 from workbench.widgets.wording import md
 
@@ -128,7 +128,8 @@ if kept and roles.editing_enabled():
                 st.error(md(exc))
 
 if roles.editing_enabled():
-    with st.expander("Import chunks", icon=":material/input:"):
+    # keyed: stays open when a claim check's end reruns the page
+    with st.expander("Import chunks", icon=":material/input:", key=ImportKey.OPEN):
         chunk_sets.import_form()
 elif chunk_sets.offer():  # a viewer reads the audit of the sets already imported
     with st.expander("Imported chunk sets", icon=":material/input:"):

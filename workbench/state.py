@@ -95,6 +95,7 @@ class ImportKey:
     SPLITTER_TAKE = "cs_import_take_splitter_"  # + slot: "Run its splitter live"
     SPLITTER_FAILED = "cs_import_splitter_failed_"  # + slot: why the named one cannot run
     CHECK = "cs_import_check_"  # + set name: "Check the claims now" of a pending set
+    OPEN = "cs_import_open"  # the Library's "Import chunks" expander, open or not
     SAID = "cs_import_said"  # (set name, line): the last import's line, above its audit
     CHECKED = "cs_import_checked"  # set name -> (level, line): how its claim check ended
 

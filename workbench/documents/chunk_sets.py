@@ -167,6 +167,8 @@ def _finding(chunk: ImportedChunk) -> str:
     if a.page_claim == "wrong":
         return "page wrong"
     if a.anchor == "missing":
+        if a.claim == "pending" or a.page_claim == "pending":
+            return "not found in our text yet (the loader's text may place it)"
         return "not found"
     if a.anchor == "ambiguous":
         return "in several places"
@@ -238,7 +240,7 @@ def audit(chunk_set: ChunkSet) -> None:
     docs = session.library()
     rows = [
         {
-            "#": chunk_set.number(c),  # the number the Chunks page draws
+            "#": chunk_set.number(c) or "",  # the number the Chunks page draws (none: not drawn)
             "row": c.anchor.index + 1,
             "id": c.given.foreign_id or "",
             "document": c.anchor.doc_id or c.given.source or "",
