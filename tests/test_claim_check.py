@@ -175,7 +175,7 @@ def test_a_run_scored_while_claims_are_pending_is_made_again_over_the_checked_se
     assert claims_pending(first)
     gate = threading.Event()
     claims = CheckClaims(chunk_set=first_set, docs=[doc], keep=lambda s: gate.wait(30))
-    kept, dropped = [], []
+    kept = []
     job = AddMethods(
         found=found,
         first=first,
@@ -183,7 +183,6 @@ def test_a_run_scored_while_claims_are_pending_is_made_again_over_the_checked_se
         encoder=FakeEncoder(),
         keep=kept.append,
         claims=claims,
-        drop=dropped.append,
         remake=lambda checked: LogImport(log, labels, checked, [doc], name="yours"),
     )
     claims.start()
@@ -197,7 +196,7 @@ def test_a_run_scored_while_claims_are_pending_is_made_again_over_the_checked_se
     assert job.result is not None and kept == [job.result]
     assert not claims_pending(job.result) and job.result.created_at == first.created_at
     assert [q.failed for q in job.result.queries] == [q.failed for q in first.queries]
-    assert dropped == ([first.run_id] if job.result.run_id != first.run_id else [])
+    assert job.result.run_id == first.run_id  # the same run: its tags and links hold
     assert job.summary() == ("success", "The run was made again over the chunk set with its "
                                         "claims checked.")  # fmt: skip
 
@@ -256,3 +255,117 @@ def test_the_command_line_checks_a_pending_set_before_it_scores_a_run_over_it(
     kept = load_chunk_set(store / "chunksets" / "mine.json")
     assert not is_pending(kept) and _same(kept, _import(rows, SIGCONF))
     assert not claims_pending(load_run(tmp_path / "run.json"))
+
+
+def test_several_documents_and_chunks_no_document_holds_check_as_an_import_makes_them(
+    tmp_path: Path,
+) -> None:
+    """Chunks of a PDF numbered from 1 (a shift detected), one naming no document given and
+    one naming none at all, with a Markdown file beside it: the checked set is the set a
+    checking import of the same chunks and documents makes."""
+    from tests.conftest import SAMPLE_DOCS
+
+    rows = rows_of(MULTICOLUMN, "pypdf", base=1)
+    rows.append({"page_content": "Nothing of these documents.",
+                 "metadata": {"source": "nowhere.pdf", "page": 2, "start_index": 5}})  # fmt: skip
+    rows.append({"page_content": rows[0]["page_content"], "metadata": {"page": 1}})
+    docs = [load_document(MULTICOLUMN), load_document(SAMPLE_DOCS / "state_of_the_union.md")]
+    shape, chunks = _chunks(rows)
+    first, _ = import_chunks(chunks, docs, name="mine", shape=shape, origin="r", check_later=True)
+    direct, _ = import_chunks(chunks, docs, name="mine", shape=shape, origin="r")
+    assert first.checks["pending"]["docs"] == [docs[0].doc_id]
+    assert [c.page for c in originals(first)] == [c.page for c in chunks]  # as read
+    assert _same(check_claims(first, docs), direct)
+    # the workbench passes its whole library: the import's documents are taken from it
+    extra = load_document(SIGCONF)
+    assert _same(check_claims(first, [extra, *docs]), direct)
+
+
+def test_a_check_never_saves_over_a_set_imported_again_under_its_name(tmp_path: Path) -> None:
+    from core.imported.claim_check import keep_in
+
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    first = _import(rows, SIGCONF, check_later=True)
+    save_chunk_set(tmp_path, first)
+    keep = keep_in(tmp_path, first)
+    newer = _import(rows[:10], SIGCONF, check_later=True)
+    save_chunk_set(tmp_path, newer)  # imported again while the first check ran
+    keep(check_claims(first, [load_document(SIGCONF)]))
+    held = load_chunk_set(tmp_path / "mine.json")
+    assert len(held.chunks) == 10 and is_pending(held)
+    keep_in(tmp_path, newer)(check_claims(newer, [load_document(SIGCONF)]))
+    assert not is_pending(load_chunk_set(tmp_path / "mine.json"))
+
+
+def test_a_check_stopped_while_it_checks_keeps_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.imported import claim_check
+
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    first = _import(rows, SIGCONF, check_later=True)
+    kept: list = []
+    job = CheckClaims(chunk_set=first, docs=[load_document(SIGCONF)], keep=kept.append)
+    real = claim_check.check_claims
+
+    def stopped_meanwhile(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        job.cancel.set()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(claim_check, "check_claims", stopped_meanwhile)
+    assert job.run() is None and job.stopped and kept == []
+    assert job.summary()[0] == "warning"
+
+
+def test_a_check_whose_loader_text_cannot_be_read_says_the_claims_stay_unchecked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    first = _import(rows, SIGCONF, check_later=True)
+    loader_text.forget()
+    monkeypatch.setattr(loader_text.PageTexts, "page", lambda self, number: None)
+    kept: list = []
+    job = CheckClaims(chunk_set=first, docs=[load_document(SIGCONF)], keep=kept.append)
+    checked = job.run()
+    assert checked is not None and checked.counts()["claim"]["unchecked"] == len(rows)
+    level, line = job.summary()
+    assert level == "warning" and f"{len(rows)} offset(s)" in line and "stay unchecked" in line
+    assert "every claim checked" not in line
+
+
+def test_a_run_whose_sets_check_was_stopped_is_kept_as_scored_and_says_so() -> None:
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    doc = load_document(SIGCONF)
+    first_set = _import(rows, SIGCONF, check_later=True)
+    log, labels = _log_and_labels(first_set, doc)
+    found = LogImport(log, labels, first_set, [doc], name="yours")
+    first = found.run(encoder=FakeEncoder())
+    claims = CheckClaims(chunk_set=first_set, docs=[doc], keep=lambda s: None)
+    claims.cancel.set()
+    claims.start()
+    kept: list = []
+    job = AddMethods(found=found, first=first, methods=(), encoder=FakeEncoder(),
+                     keep=kept.append, claims=claims,
+                     remake=lambda checked: LogImport(log, labels, checked, [doc]))  # fmt: skip
+    job.run()
+    assert job.stopped and [k.run_id for k in kept] == [first.run_id] and claims_pending(kept[0])
+    level, line = job.summary()
+    assert level == "warning" and "before its claims were checked" in line
+
+
+def test_the_policy_of_a_set_names_the_revision_of_its_spans(tmp_path: Path) -> None:
+    from core.chunk import policy_registry
+    from core.imported import register_chunk_sets
+
+    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+    first = _import(rows, SIGCONF, check_later=True)
+    checked = check_claims(first, [load_document(SIGCONF)])
+    assert (first.revision() == checked.revision()) == (moved(first, checked) == [])
+    assert _import(rows[:5], SIGCONF).revision() != checked.revision()
+    try:
+        save_chunk_set(tmp_path, first)
+        register_chunk_sets(tmp_path)
+        assert policy_registry.get("mine").revision == first.revision()
+        save_chunk_set(tmp_path, _import(rows[:5], SIGCONF))
+        register_chunk_sets(tmp_path)  # the changed file is read again
+        assert policy_registry.get("mine").revision == _import(rows[:5], SIGCONF).revision()
+    finally:
+        policy_registry.unregister_fixed("mine")

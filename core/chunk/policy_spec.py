@@ -73,7 +73,9 @@ class PolicySpec:
     ``fixed_boundaries``: the pieces do not depend on size or overlap (an imported chunk
     set, ``core.imported``): its one size is its longest chunk, and no control offers
     another. ``live``: the user's own splitter (``core.chunk.live_names``), whose size and
-    overlap are the splitter's parameters in its own unit.
+    overlap are the splitter's parameters in its own unit. ``revision``: what its pieces
+    depend on beyond its name and sizes (an imported set's anchored spans, which a check
+    of its claims or a new import under its name changes), for the caches of its chunks.
     """
 
     name: str
@@ -87,6 +89,7 @@ class PolicySpec:
     order: int = 100
     fixed_boundaries: bool = False
     live: bool = False
+    revision: str = ""
 
     def __post_init__(self) -> None:
         live = _LIVE_NAME.match(self.name) is not None  # KIND:TARGET (core.chunk.live_names)

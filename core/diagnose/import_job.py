@@ -14,8 +14,10 @@ An import over a chunk set whose claims are still being checked (``claims``: the
 ``core.imported.claim_check.CheckClaims`` job) scores the retriever over the set as it
 was placed by our text; the job then waits for the check and, once the set is checked,
 maps the log to it again (``remake``) and makes the run again, with our methods when
-asked (the run's chunks, its size and so its ``run_id`` may change: ``replaced`` names the
-first, and ``drop`` removes it from the store). ``methods`` may then be empty.
+asked. It stays the same run (the same ``run_id``, so its tags and links hold, though
+the set's longest span, part of the id, may have changed), and ``methods`` may then be
+empty. A check that was stopped or failed leaves the first run as it was, its claims
+pending, and says so.
 
 ``run()`` does it in the calling thread (the command line); ``start()`` in a daemon
 thread that a UI polls like ``core.tune.job.SweepJob``: ``running``, ``progress()``
@@ -63,11 +65,9 @@ class AddMethods:
     on_progress: Callable[[int, int], None] | None = None
     claims: Any = None  # the chunk set's claim check, waited for (see the module doc)
     remake: Callable[[Any], LogImport] | None = None  # the log over the checked set
-    drop: Callable[[str], object] | None = None  # removes a replaced run from the store
     cancel: threading.Event = field(default_factory=threading.Event)
     latest: tuple[int, int] | None = None
     waiting: bool = False
-    replaced: str | None = None
     diagnosing: bool = False
     result: EvalRun | None = None
     stopped: bool = False
@@ -102,15 +102,12 @@ class AddMethods:
             self.diagnosing = True
             full = suggest_run(full, self.found.docs, chunker=self.found.parts,
                                encoder=self.encoder, embed=self.embed)[0]  # fmt: skip
-            if remade:
-                grown = replace(with_pending(full, ()), created_at=self.first.created_at)
+            if remade:  # the same run, its set checked: it keeps its id (and its tags)
+                grown = replace(with_pending(full, ()), run_id=self.first.run_id,
+                                created_at=self.first.created_at)  # fmt: skip
             else:
                 grown = added(self.first, full)
             self.keep(grown)
-            if grown.run_id != self.first.run_id:
-                self.replaced = self.first.run_id
-                if self.drop is not None:
-                    self.drop(self.first.run_id)
             self.result = grown
             return grown
         except (_Stopped, KeyboardInterrupt):
@@ -134,6 +131,8 @@ class AddMethods:
         checked = self.claims.wait(self.cancel)
         self.waiting = False
         if self.cancel.is_set():
+            raise _Stopped
+        if checked is None and not self.methods:  # nothing to make again, nothing to add
             raise _Stopped
         if checked is None or self.remake is None:
             return False

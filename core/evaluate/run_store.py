@@ -35,11 +35,6 @@ def keep_run(run: EvalRun, folder: Path) -> Path:
     return path
 
 
-def drop_run(folder: Path, run_id: str) -> None:
-    """Remove run ``run_id`` from the runs ``folder`` (a run made again under another id)."""
-    (folder / f"{run_id}.json").unlink(missing_ok=True)
-
-
 def run_files(folder: Path) -> list[Path]:
     """The runs kept in ``folder``, newest first (none when it does not exist)."""
     if not folder.is_dir():

@@ -283,10 +283,11 @@ def import_chunks(
     if any(c.page is not None for c in chunks):
         checks |= {"page_base": base - shift, "page_base_how": how}
     if later:
-        hints = Counter(c.loader for d in later for c in per_doc[d] if c.loader)
+        hints = {d: Counter(c.loader for c in per_doc[d] if c.loader) for d in per_doc}
         checks["pending"] = {
             "docs": later, "extractor": extractor, "page_base": page_base, "shift": shift,
-            "hint": hints.most_common(1)[0][0] if hints else None,
+            "hints": {d: h.most_common(1)[0][0] for d, h in hints.items() if h},
+            "given": {d.doc_id: d.sha256 for d in docs},
         }  # fmt: skip
     per_page = any(c.page is not None for c in chunks if c.splitter is not None)
     if named := set_splitter((c.splitter for c in chunks), len(chunks), per_page=per_page):
@@ -327,7 +328,8 @@ def pending_note(chunk_set: ChunkSet) -> str:
     info = chunk_set.checks.get("pending")
     if not isinstance(info, dict):
         return "not checked yet"
-    name = info.get("extractor") or info.get("hint")
+    named = set(dict(info.get("hints") or {}).values())
+    name = info.get("extractor") or (named.pop() if len(named) == 1 else None)
     text = f"{extractor_label(name)}'s" if name in EXTRACTORS else "the loader's"
     return f"placed by our text, checked in {text} page text once it is read"
 

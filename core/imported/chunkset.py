@@ -18,9 +18,11 @@ chunks under it.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 import os
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -162,6 +164,14 @@ class ChunkSet:
         at = bisect.bisect_left(spans, (a.char_start, a.char_end))
         return at + 1 if at < len(spans) and spans[at] == (a.char_start, a.char_end) else None
 
+    def revision(self) -> str:
+        """A digest of every anchored span (which document version, where): changes
+        whenever the set's boundaries do, under the same name."""
+        spans = sorted(
+            (c.anchor.doc_sha256 or "", *_span(c)) for c in self.chunks if c.anchor.anchored
+        )
+        return hashlib.sha256(json.dumps(spans).encode()).hexdigest()[:16]
+
     def longest(self) -> int:
         """Characters in the longest anchored span (at least 1)."""
         return max((b - a for c in self.chunks for a, b in [_span(c)] if b > a), default=1)
@@ -239,7 +249,8 @@ def save_chunk_set(folder: Path, chunk_set: ChunkSet) -> Path:
     """Write the set (replacing one of the same name); returns its file."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{chunk_set.name}.json"
-    partial = path.with_suffix(f".json.{os.getpid()}.part")
+    # a part file per process and thread: a background claim check saves sets too
+    partial = path.with_suffix(f".json.{os.getpid()}-{threading.get_ident()}.part")
     partial.write_text(json.dumps(chunk_set.to_dict(), ensure_ascii=False), encoding="utf-8")
     partial.replace(path)
     return path
@@ -291,6 +302,7 @@ def policy_spec(chunk_set: ChunkSet) -> registry.PolicySpec:
         pieces=pieces,
         fixed_boundaries=True,
         order=50,
+        revision=chunk_set.revision(),
     )
 
 

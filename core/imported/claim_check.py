@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ChunkscopeError
-from core.imported import ChunkSet, ForeignChunk, import_chunks
+from core.imported import ChunkSet, ForeignChunk, chunk_sets, import_chunks, save_chunk_set
 from core.imported.loader_text import EXTRACTORS, PageTexts, extractor_label
 from core.provenance.types import Document
 
@@ -44,10 +44,13 @@ def is_pending(chunk_set: ChunkSet) -> bool:
     return pending_info(chunk_set) is not None
 
 
-def _extractor(info: dict[str, Any]) -> str:
-    """The extractor the loader's text is read with first: the one given, else the one
-    the rows' metadata named, else pypdf (the most common per-page loader's)."""
-    for name in (info.get("extractor"), info.get("hint")):
+def _extractor(info: dict[str, Any], doc_id: str | None = None) -> str:
+    """The extractor the loader's text of ``doc_id`` (of any pending document without
+    one) is read with first: the one given, else the one its rows' metadata named, else
+    pypdf (the most common per-page loader's)."""
+    hints = dict(info.get("hints") or {})
+    named = [hints.get(doc_id)] if doc_id is not None else list(hints.values())
+    for name in (info.get("extractor"), *named):
         if name in EXTRACTORS:
             return str(name)
     return "pypdf"
@@ -55,17 +58,18 @@ def _extractor(info: dict[str, Any]) -> str:
 
 def originals(chunk_set: ChunkSet) -> list[ForeignChunk]:
     """The chunks as the import read them: pages as numbered there (the shift the import
-    detected undone), the loader their metadata named."""
+    detected undone where it applied it: on the chunks it placed in a document), each
+    document's chunks with the loader their metadata named."""
     info = pending_info(chunk_set) or {}
     shift = int(info.get("shift") or 0)
-    hint = info.get("hint")
-    later = set(info.get("docs") or ())
+    hints = dict(info.get("hints") or {})
     out = []
     for chunk in chunk_set.chunks:
-        given = chunk.given
-        page = None if given.page is None else given.page - shift
-        loader = hint if chunk.anchor.doc_id in later and hint in EXTRACTORS else None
-        out.append(replace(given, page=page, loader=loader))
+        given, doc_id = chunk.given, chunk.anchor.doc_id
+        placed = doc_id is not None
+        page = given.page - shift if given.page is not None and placed else given.page
+        hint = hints.get(doc_id) if placed else None
+        out.append(replace(given, page=page, loader=hint if hint in EXTRACTORS else None))
     return out
 
 
@@ -74,11 +78,14 @@ def check_claims(
 ) -> ChunkSet:
     """``chunk_set`` (imported with ``check_later``) anchored again with the loader's text
     (read, or kept in ``folder``): what an import without ``check_later`` makes of the same
-    chunks. A set with nothing pending is returned as it is."""
+    chunks given the same documents (those of ``docs`` the import was given; a chunk
+    whose source named none of them, or several, is judged among the ones here). A set
+    with nothing pending is returned as it is."""
     info = pending_info(chunk_set)
     if info is None:
         return chunk_set
-    held = [d for d in docs if chunk_set.docs.get(d.doc_id) == d.sha256]
+    given = dict(info.get("given") or chunk_set.docs)
+    held = [d for d in docs if given.get(d.doc_id) == d.sha256]
     if missing := sorted(set(chunk_set.docs) - {d.doc_id for d in held}):
         raise ChunkscopeError(
             f"chunk set {chunk_set.name} was anchored in {', '.join(missing)}, which the "
@@ -103,6 +110,33 @@ def moved(before: ChunkSet, after: ChunkSet) -> list[int]:
 
     return [a.anchor.index for a, b in zip(before.chunks, after.chunks, strict=True)
             if span(a) != span(b)]  # fmt: skip
+
+
+def keep_in(folder: Path, first: ChunkSet) -> Callable[[ChunkSet], None]:
+    """A ``keep`` that saves the checked set in ``folder`` only while the folder still
+    holds ``first`` (the set the check started from): a set imported again under its name
+    meanwhile is never overwritten by the older set's check."""
+
+    def keep(checked: ChunkSet) -> None:
+        held = chunk_sets(folder).get(checked.name)
+        if held is not None and same_import(held, first):
+            save_chunk_set(folder, checked)
+
+    return keep
+
+
+def same_import(a: ChunkSet, b: ChunkSet) -> bool:
+    """Whether two sets are the same import (an import again of other chunks under the
+    name, even within the same second, is not)."""
+    return (a.name, a.created_at, a.origin, a.threshold, a.checks, a.revision()) == (
+        b.name, b.created_at, b.origin, b.threshold, b.checks, b.revision()
+    ) and [_kept(c.given) for c in a.chunks] == [_kept(c.given) for c in b.chunks]  # fmt: skip
+
+
+def _kept(chunk: ForeignChunk) -> tuple[Any, ...]:
+    """What a set's file keeps of an imported chunk."""
+    return (chunk.index, chunk.text, chunk.source, chunk.claimed_start, chunk.claimed_end,
+            chunk.page, chunk.foreign_id)  # fmt: skip
 
 
 def pages_to_read(chunk_set: ChunkSet, docs: Sequence[Document]) -> int:
@@ -168,12 +202,11 @@ class CheckClaims:
         try:
             info = pending_info(self.chunk_set) or {}
             later = set(info.get("docs") or ())
-            name = _extractor(info)
             self.total = pages_to_read(self.chunk_set, self.docs)
             for doc in self.docs:
                 if doc.doc_id not in later:
                     continue
-                pages = PageTexts(doc, name, self.folder)
+                pages = PageTexts(doc, _extractor(info, doc.doc_id), self.folder)
                 for number in range(1, pages.count + 1):
                     if self.cancel.is_set():
                         raise _Stopped
@@ -181,6 +214,8 @@ class CheckClaims:
                     self.read += 1
             self.checking = True
             checked = check_claims(self.chunk_set, self.docs, folder=self.folder)
+            if self.cancel.is_set():  # stopped while the claims were checked: not kept
+                raise _Stopped
             self.moved = moved(self.chunk_set, checked)
             self.keep(checked)
             self.result = checked
@@ -205,8 +240,8 @@ class CheckClaims:
             return 1.0, f"{self.name}: {label}'s text read; checking each chunk's claims…"
         share = self.read / self.total if self.total else 0.0
         return share, (
-            f"{self.name}: reading {label}'s text of the claimed pages, {self.read:,} of "
-            f"{self.total:,} pages; offsets and pages are pending until then"
+            f"{self.name}: reading {label}'s text of its documents' pages, {self.read:,} of "
+            f"{self.total:,}; offsets and pages are pending until then"
         )
 
     def summary(self) -> tuple[str, str]:
@@ -216,6 +251,15 @@ class CheckClaims:
         if self.stopped or self.result is None:
             return "warning", f"Stopped: {self.name}'s offsets and pages stay unchecked (pending)."
         spent = f"{self.ended - self.started:.1f} s"
+        counts = self.result.counts()
+        left = counts["claim"]["unchecked"] + counts["page_claim"]["unchecked"]
+        if left:
+            return "warning", (
+                f"{self.name}: the loader's text was read ({spent}), and "
+                f"{counts['claim']['unchecked']:,} offset(s) and "
+                f"{counts['page_claim']['unchecked']:,} page(s) stay unchecked: the headline "
+                "says why."
+            )
         moved_line = (
             f"; the loader's text placed {len(self.moved):,} chunk(s) elsewhere than our text did"
             if self.moved

@@ -25,6 +25,7 @@ import io
 import json
 import logging
 import os
+import threading
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -124,7 +125,7 @@ class PageTexts:
         path = self._file()
         data = {"document_sha256": self._key[0], "extractor": self._key[1],
                 "pages": {str(n): t for n, t in sorted(self._pages.items())}}  # fmt: skip
-        partial = path.with_suffix(f".json.{os.getpid()}.part")
+        partial = path.with_suffix(f".json.{os.getpid()}-{threading.get_ident()}.part")
         partial.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
         partial.replace(path)
         self._stored = set(self._pages)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd  # type: ignore[import-untyped]  # streamlit's own dependency
 import streamlit as st
 
 from core.errors import ChunkscopeError
@@ -28,7 +29,7 @@ from core.imported import (
     save_chunk_set,
 )
 from core.imported.chunkset import FOLDER_NAME, name_from
-from core.imported.claim_check import CheckClaims, is_pending
+from core.imported.claim_check import CheckClaims, is_pending, keep_in, same_import
 from core.imported.loader_text import EXTRACTORS, PageTexts
 from core.imported.loader_text import FOLDER_NAME as LOADER_FOLDER
 from core.imported.named_splitter import offer_line
@@ -79,14 +80,15 @@ def claim_job(name: str) -> CheckClaims | None:
 def check_later(chunk_set: ChunkSet, docs: list[Document]) -> CheckClaims | None:
     """Start checking ``chunk_set``'s pending claims in the background (the checked set
     replaces it where it is kept); the job already running for it, if any."""
-    if not is_pending(chunk_set):
-        return None
     running = claim_job(chunk_set.name)
     if running is not None and running.running:
-        return running
-    folder = sets_dir()
-    job = CheckClaims(chunk_set=chunk_set, docs=docs, folder=loader_dir(),
-                      keep=lambda checked: save_chunk_set(folder, checked))  # fmt: skip
+        if same_import(running.chunk_set, chunk_set):
+            return running
+        running.cancel.set()  # a set imported again under its name: the old check is void
+    if not is_pending(chunk_set):
+        return None
+    keep = keep_in(sets_dir(), chunk_set)  # never over a set imported again meanwhile
+    job = CheckClaims(chunk_set=chunk_set, docs=docs, folder=loader_dir(), keep=keep)
     claim_jobs()[chunk_set.name] = job
     job.start()
     return job
@@ -117,10 +119,10 @@ def claims_panel(chunk_set: ChunkSet) -> None:
         "pending (the loader's text has not been read): none is shown as right or wrong.",
         icon=":material/pending:",
     )
-    if st.button("Check the claims now", icon=":material/fact_check:",
+    if roles.editing_enabled() and st.button("Check the claims now", icon=":material/fact_check:",
                  key=f"{ImportKey.CHECK}{chunk_set.name}"):  # fmt: skip
         pool = session.library()
-        check_later(chunk_set, [pool[d] for d in chunk_set.docs if d in pool])
+        check_later(chunk_set, list(pool.values()))  # the import's documents among them
         st.rerun()
 
 
@@ -240,7 +242,7 @@ def audit(chunk_set: ChunkSet) -> None:
     docs = session.library()
     rows = [
         {
-            "#": chunk_set.number(c) or "",  # the number the Chunks page draws (none: not drawn)
+            "#": chunk_set.number(c),  # the number the Chunks page draws (None: not drawn)
             "row": c.anchor.index + 1,
             "id": c.given.foreign_id or "",
             "document": c.anchor.doc_id or c.given.source or "",
@@ -256,8 +258,10 @@ def audit(chunk_set: ChunkSet) -> None:
         for c in review
     ]
     st.markdown(f"**{len(review):,} chunk(s)" + ("" if wider else " to look at") + "**")
+    table = pd.DataFrame(rows)
+    table["#"] = table["#"].astype("Int64")  # a chunk not drawn: an empty cell, not "None"
     st.dataframe(
-        rows,
+        table,
         hide_index=True,
         height=wording.table_height(len(rows)),
         column_config={
@@ -291,6 +295,7 @@ def _keep(shape: str, chunks: list, origin: str, name: str, threshold: float) ->
     offer()
     st.session_state[ImportKey.SHOWN] = chunk_set.name
     st.session_state[ImportKey.PICK] = chunk_set.name  # the picker drawn below shows it
+    st.session_state.get(ImportKey.CHECKED, {}).pop(chunk_set.name, None)  # an older check's
     # said above the set's audit until another set is imported: the claim check's end
     # reruns the page, which would take a line drawn here with it
     st.session_state[ImportKey.SAID] = (

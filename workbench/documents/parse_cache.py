@@ -19,7 +19,7 @@ from typing import cast
 
 import streamlit as st
 
-from core.chunk import ChunkStats, chunk_document, chunk_stats
+from core.chunk import ChunkStats, chunk_document, chunk_stats, policy_registry
 from core.errors import ChunkscopeError
 from core.formats import PARSERS, ParseResult, ParserName, parse_document
 from core.ingest import limits
@@ -130,11 +130,19 @@ def _chunk_cached(
     return tuple(chunk_document(_doc, _blocks, _policy, tokenizer=session.tokenizer()))
 
 
+def _policy_key(policy: ChunkPolicy) -> str:
+    """The policy's key, with the revision of its pieces where they can change under it
+    (an imported set checked, or imported again: ``PolicySpec.revision``)."""
+    spec = policy_registry.find(policy.name)
+    return f"{policy.key}@{spec.revision}" if spec is not None and spec.revision else policy.key
+
+
 def chunked(doc: Document, parser: str, policy: ChunkPolicy) -> tuple[Chunk, ...]:
     """Chunks of ``doc`` under ``policy`` (its parse comes from the parse cache)."""
     parser = usable_parser(doc, parser)
     blocks = parsed(doc, parser).blocks
-    return _chunk_cached(doc.doc_id, doc.sha256, parser, policy.key, doc, blocks, policy)
+    key = _policy_key(policy)
+    return _chunk_cached(doc.doc_id, doc.sha256, parser, key, doc, blocks, policy)
 
 
 @st.cache_resource(max_entries=96, show_spinner=False)
@@ -156,7 +164,7 @@ def stats_of(doc: Document, parser: str, policy: ChunkPolicy, window: int) -> Ch
     parser = usable_parser(doc, parser)
     blocks = parsed(doc, parser).blocks
     chunks = chunked(doc, parser, policy)
-    key = (doc.doc_id, doc.sha256, parser, policy.key, window)
+    key = (doc.doc_id, doc.sha256, parser, _policy_key(policy), window)
     return _stats_cached(*key, doc, chunks, blocks)
 
 

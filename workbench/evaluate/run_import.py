@@ -33,7 +33,7 @@ from core.evaluate.imported_run import (
     pending_state,
     with_pending,
 )
-from core.evaluate.run_store import drop_run, keep_run
+from core.evaluate.run_store import keep_run
 from core.evaluate.traces import TRACE_SHAPES, read_trace
 from core.imported import ChunkSet
 from core.provenance.types import Block, Chunk, ChunkPolicy, Document
@@ -113,13 +113,20 @@ def _imported(
     with st.spinner("Scoring the log and diagnosing its failures…"):
         first = found.run(encoder=encoder, cache=eng.vector_cache())
         if (busy := live_jobs().get(first.run_id)) is not None and busy.running:
-            st.warning(f"{', '.join(busy.methods)} are still being added to this run.")
+            busy_with = (
+                f"{', '.join(busy.methods)} are still being added to this run"
+                if busy.methods
+                else "this run is still being made again over its checked chunk set"
+            )
+            st.warning(f"{busy_with}.")
             return first
         first = suggest_run(with_pending(first, methods), found.docs, chunker=found.parts,
                             encoder=encoder, embed=why.RANK_EMBED)[0]  # fmt: skip
     keep_run(first, folder)
     st.session_state[EvalKey.RUN_DOCS][first.run_id] = {d.doc_id: d for d in docs}
-    claims = chunk_sets.check_later(chunk_set, docs) if claims_pending(first) else None
+    claims = (
+        chunk_sets.check_later(chunk_set, list(pool.values())) if claims_pending(first) else None
+    )
     if methods or claims is not None:
         blocks = {d.doc_id: found.parts(d)[0] for d in found.docs.values()}  # parsed here
 
@@ -134,8 +141,7 @@ def _imported(
 
         job = AddMethods(found=found, first=first, methods=methods, encoder=encoder,
                          keep=lambda run: keep_run(run, folder), embed=why.RANK_EMBED,
-                         cache=eng.vector_cache(), claims=claims, remake=remake,
-                         drop=lambda run_id: drop_run(folder, run_id))  # fmt: skip
+                         cache=eng.vector_cache(), claims=claims, remake=remake)  # fmt: skip
         live_jobs()[first.run_id] = job
         job.start()
     return first
@@ -153,15 +159,9 @@ def live_jobs() -> dict[str, AddMethods]:
 
 
 def _forget(job: AddMethods) -> None:
-    """An ended job, once its summary is shown: the run file says the rest; a run made
-    again under another id (its set's claims checked) is the one shown from now on."""
+    """An ended job, once its summary is shown: the run file says the rest."""
     if live_jobs().get(job.run_id) is job:
         del live_jobs()[job.run_id]
-    if job.replaced is not None and job.result is not None:
-        made = st.session_state[EvalKey.RUN_DOCS]
-        made[job.result.run_id] = made.get(job.replaced, {})
-        if st.session_state.get(EvalKey.RUN) == job.replaced:
-            st.session_state[EvalKey.RUN] = job.result.run_id
 
 
 def pending_panel(run: EvalRun) -> None:
