@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,18 @@ from tests.test_loader_claims import (
     rows_of,
     seeded,
 )
+
+
+@pytest.fixture(autouse=True)
+def _registries_as_found() -> Iterator[None]:
+    """A run's import registers its retriever and the set's policy: gone after each test."""
+    from core.chunk import policy_registry
+    from core.methods import unregister
+
+    yield
+    for name in policy_registry.fixed_names():
+        policy_registry.unregister_fixed(name)
+    unregister("yours")
 
 
 def _chunks(rows: list[dict]):  # noqa: ANN202
