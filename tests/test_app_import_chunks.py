@@ -473,6 +473,7 @@ def test_a_run_imported_while_its_sets_claims_are_pending_is_made_again_after(
     fake, store_dir, monkeypatch
 ) -> None:
     from core.imported.claim_check import is_pending
+    from tests.test_claim_check import _log_and_labels
     from tests.test_loader_claims import SIGCONF, rows_of
 
     doc = _library_with(store_dir, SIGCONF)
@@ -484,20 +485,10 @@ def test_a_run_imported_while_its_sets_claims_are_pending_is_made_again_after(
                                  check_later=True)  # fmt: skip
     save_chunk_set(store_dir / "chunksets", first_set)
     gate = _held_claim_checks(monkeypatch)
-    placed = [c for c in first_set.chunks if c.anchor.char_start is not None]
-    labels, log = [], []
-    for i in range(3):
-        gold = placed[5 * i].anchor
-        labels.append(
-            {
-                "id": f"q{i}",
-                "query": f"question {i}",
-                "doc": doc.doc_id,
-                "gold": [{"char_start": gold.char_start, "char_end": gold.char_start + 30}],
-            }
-        )
-        order = [placed[5 * i], placed[1]] if i < 2 else [placed[1], placed[2]]
-        log.append({"query_id": f"q{i}", "hits": [{"chunk_id": c.given.foreign_id} for c in order]})
+    logged, labelled = _log_and_labels(first_set, doc)  # the retriever's ids, as logged
+    log = [{"query_id": q.query_id, "hits": [{"chunk_id": h.chunk_id} for h in q.hits]}
+           for q in logged]  # fmt: skip
+    labels = [q.to_dict() for q in labelled]
     at = engine_page("evaluate")
     at.file_uploader(key=RunImportKey.TRACE).set_value(
         [("log.jsonl", "".join(json.dumps(x) + "\n" for x in log).encode(), "application/json")]

@@ -177,14 +177,19 @@ def _log_and_labels(chunk_set, doc) -> tuple[list[TraceQuery], list[LabelledQuer
     return log, labels
 
 
-def test_a_run_scored_while_claims_are_pending_is_made_again_over_the_checked_set() -> None:
-    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
+def _pending_run():  # noqa: ANN202
+    """A PyPDFLoader set of the ACM sample imported with its claims pending, a log over it,
+    and the retriever's run scored at once."""
     doc = load_document(SIGCONF)
-    loader_text.forget()
-    first_set = _import(rows, SIGCONF, check_later=True)
+    first_set = _import(rows_of(SIGCONF, "pypdf", {"page_label": "1"}), SIGCONF, check_later=True)
     log, labels = _log_and_labels(first_set, doc)
     found = LogImport(log, labels, first_set, [doc], name="yours")
-    first = found.run(encoder=FakeEncoder())
+    return doc, first_set, log, labels, found, found.run(encoder=FakeEncoder())
+
+
+def test_a_run_scored_while_claims_are_pending_is_made_again_over_the_checked_set() -> None:
+    loader_text.forget()
+    doc, first_set, log, labels, found, first = _pending_run()
     assert claims_pending(first)
     gate = threading.Event()
     claims = CheckClaims(chunk_set=first_set, docs=[doc], keep=lambda s: gate.wait(30))
@@ -215,12 +220,7 @@ def test_a_run_scored_while_claims_are_pending_is_made_again_over_the_checked_se
 
 
 def test_a_stopped_remake_keeps_the_first_run_as_it_was() -> None:
-    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
-    doc = load_document(SIGCONF)
-    first_set = _import(rows, SIGCONF, check_later=True)
-    log, labels = _log_and_labels(first_set, doc)
-    found = LogImport(log, labels, first_set, [doc], name="yours")
-    first = found.run(encoder=FakeEncoder())
+    doc, first_set, log, labels, found, first = _pending_run()
     gate = threading.Event()
     claims = CheckClaims(chunk_set=first_set, docs=[doc], keep=lambda s: gate.wait(30))
     kept: list = []
@@ -345,12 +345,7 @@ def test_a_check_whose_loader_text_cannot_be_read_says_the_claims_stay_unchecked
 
 
 def test_a_run_whose_sets_check_was_stopped_is_kept_as_scored_and_says_so() -> None:
-    rows = rows_of(SIGCONF, "pypdf", {"page_label": "1"})
-    doc = load_document(SIGCONF)
-    first_set = _import(rows, SIGCONF, check_later=True)
-    log, labels = _log_and_labels(first_set, doc)
-    found = LogImport(log, labels, first_set, [doc], name="yours")
-    first = found.run(encoder=FakeEncoder())
+    doc, first_set, log, labels, found, first = _pending_run()
     claims = CheckClaims(chunk_set=first_set, docs=[doc], keep=lambda s: None)
     claims.cancel.set()
     claims.start()
