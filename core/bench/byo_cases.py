@@ -211,10 +211,10 @@ def first_failure(
     mark = time.perf_counter()
     first, diagnosis = _first_diagnosed(run, found, docs, encoder)
     stages["first_failure"] = time.perf_counter() - mark
-    done = None if later else (chunk_set, run, diagnosis)
+    checked = not later  # else checked afterwards: ``claims_checked``
     return Outcome(docs=docs, chunk_set=chunk_set, run=run, first=first, diagnosis=diagnosis,
-                   checked=done and done[0], checked_run=done and done[1],
-                   checked_diagnosis=done and done[2], stages=stages)  # fmt: skip
+                   checked=chunk_set if checked else None, checked_run=run if checked else None,
+                   checked_diagnosis=diagnosis if checked else None, stages=stages)  # fmt: skip
 
 
 def claims_checked(

@@ -70,7 +70,7 @@ DEFAULT_NAME = "yours"
 PENDING = "pending_methods"  # imported[...]: our methods asked and not in the run
 PENDING_STATE = "pending_state"  # imported[...]: computing | stopped
 PENDING_STATES = ("computing", "stopped")
-CLAIMS = "claims"  # imported[...]: "pending" when scored over a set whose claims were
+CLAIMS = "claims"  # imported[...]: "pending" when scored over a set whose claims were pending
 # a document's blocks and chunks under a policy (the set's): parsed and chunked
 Parts = Callable[[Document, ChunkPolicy], tuple[Sequence[Block], Sequence[Chunk]]]
 _MIN_OVERLAP = 0.5  # a hit anchored off the set's spans maps to one it half covers
@@ -365,7 +365,7 @@ class LogImport:
             "hits": sum(len(e.hits) for e in self.logged.values()),
             "outside": outside,
         }
-        if chunk_set.checks.get("pending"):  # placed by our text, claims not yet checked
+        if chunk_set.pending() is not None:  # placed by our text, claims not yet checked
             self.info[CLAIMS] = "pending"
 
     def parts(self, doc: Document) -> tuple[Sequence[Block], Sequence[Chunk]]:

@@ -325,8 +325,8 @@ def _n(count: int, word: str) -> str:
 
 def pending_note(chunk_set: ChunkSet) -> str:
     """Why a set's claims are pending, and in which text they will be checked."""
-    info = chunk_set.checks.get("pending")
-    if not isinstance(info, dict):
+    info = chunk_set.pending()
+    if info is None:
         return "not checked yet"
     named = set(dict(info.get("hints") or {}).values())
     name = info.get("extractor") or (named.pop() if len(named) == 1 else None)

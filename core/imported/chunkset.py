@@ -164,6 +164,12 @@ class ChunkSet:
         at = bisect.bisect_left(spans, (a.char_start, a.char_end))
         return at + 1 if at < len(spans) and spans[at] == (a.char_start, a.char_end) else None
 
+    def pending(self) -> dict[str, Any] | None:
+        """What the import left to check in the loader's text (``checks["pending"]``:
+        ``core.imported.claim_check``), or ``None`` when no claim is pending."""
+        info = self.checks.get("pending")
+        return dict(info) if isinstance(info, dict) else None
+
     def revision(self) -> str:
         """A digest of every anchored span (which document version, where): changes
         whenever the set's boundaries do, under the same name."""

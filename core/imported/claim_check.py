@@ -34,14 +34,8 @@ from core.imported.loader_text import EXTRACTORS, PageTexts, extractor_label
 from core.provenance.types import Document
 
 
-def pending_info(chunk_set: ChunkSet) -> dict[str, Any] | None:
-    """What the import left to check (``checks["pending"]``), or ``None`` when nothing."""
-    info = chunk_set.checks.get("pending")
-    return dict(info) if isinstance(info, dict) else None
-
-
 def is_pending(chunk_set: ChunkSet) -> bool:
-    return pending_info(chunk_set) is not None
+    return chunk_set.pending() is not None
 
 
 def _extractor(info: dict[str, Any], doc_id: str | None = None) -> str:
@@ -60,7 +54,7 @@ def originals(chunk_set: ChunkSet) -> list[ForeignChunk]:
     """The chunks as the import read them: pages as numbered there (the shift the import
     detected undone where it applied it: on the chunks it placed in a document), each
     document's chunks with the loader their metadata named."""
-    info = pending_info(chunk_set) or {}
+    info = chunk_set.pending() or {}
     shift = int(info.get("shift") or 0)
     hints = dict(info.get("hints") or {})
     out = []
@@ -81,7 +75,7 @@ def check_claims(
     chunks given the same documents (those of ``docs`` the import was given; a chunk
     whose source named none of them, or several, is judged among the ones here). A set
     with nothing pending is returned as it is."""
-    info = pending_info(chunk_set)
+    info = chunk_set.pending()
     if info is None:
         return chunk_set
     given = dict(info.get("given") or chunk_set.docs)
@@ -141,7 +135,7 @@ def _kept(chunk: ForeignChunk) -> tuple[Any, ...]:
 
 def pages_to_read(chunk_set: ChunkSet, docs: Sequence[Document]) -> int:
     """Pages of the pending documents (the job's progress counts them)."""
-    later = set((pending_info(chunk_set) or {}).get("docs") or ())
+    later = set((chunk_set.pending() or {}).get("docs") or ())
     return sum(len(d.pages) for d in docs if d.doc_id in later)
 
 
@@ -200,7 +194,7 @@ class CheckClaims:
         """Read the pages, check the claims, keep the checked set; never raises."""
         self.started = time.perf_counter()
         try:
-            info = pending_info(self.chunk_set) or {}
+            info = self.chunk_set.pending() or {}
             later = set(info.get("docs") or ())
             self.total = pages_to_read(self.chunk_set, self.docs)
             for doc in self.docs:
@@ -235,7 +229,7 @@ class CheckClaims:
 
     def progress(self) -> tuple[float, str]:
         """Share done (0-1) and a line with the pages read of all."""
-        label = extractor_label(_extractor(pending_info(self.chunk_set) or {}))
+        label = extractor_label(_extractor(self.chunk_set.pending() or {}))
         if self.checking:
             return 1.0, f"{self.name}: {label}'s text read; checking each chunk's claims…"
         share = self.read / self.total if self.total else 0.0

@@ -110,8 +110,7 @@ def claims_panel(chunk_set: ChunkSet) -> None:
         return
     ended = st.session_state.get(ImportKey.CHECKED, {}).get(chunk_set.name)
     if ended is not None:  # how this session's check of it ended
-        level, line = ended
-        {"success": st.success, "warning": st.warning, "error": st.error}[level](md(line))
+        jobs.summary_line(*ended)
     if not is_pending(chunk_set):
         return
     st.warning(
@@ -169,7 +168,7 @@ def _finding(chunk: ImportedChunk) -> str:
     if a.page_claim == "wrong":
         return "page wrong"
     if a.anchor == "missing":
-        if a.claim == "pending" or a.page_claim == "pending":
+        if "pending" in (a.claim, a.page_claim):
             return "not found in our text yet (the loader's text may place it)"
         return "not found"
     if a.anchor == "ambiguous":

@@ -63,6 +63,11 @@ def _release_when_done(job: Any) -> None:
             gc.unfreeze()
 
 
+def summary_line(level: str, line: str) -> None:
+    """A job's summary (``success``, ``warning`` or ``error``) as that kind of message."""
+    {"success": st.success, "warning": st.warning, "error": st.error}[level](md(line))
+
+
 def job_panel(job: Any, *, stop_label: str, on_done: Callable[[Any], None] | None = None) -> None:
     """The panel of ``job`` (a ``BackgroundJob``; nothing when None); ``on_done(job)``
     runs once, when the finished job's summary is first shown, before the rerun. The
@@ -79,8 +84,7 @@ def _job_body(job: BackgroundJob, stop_label: str, on_done: Callable[[Any], None
         st.progress(share, text=line)
         st.button(stop_label, icon=":material/cancel:", on_click=job.cancel.set)
         return
-    level, line = job.summary()
-    {"success": st.success, "warning": st.warning, "error": st.error}[level](md(line))
+    summary_line(*job.summary())
     if not job.announced:
         job.announced = True
         if on_done is not None:
