@@ -264,7 +264,11 @@ def test_a_naive_miss_only_late_chunking_finds_is_context_else_method():
 def test_a_repair_of_the_gold_that_fixes_it_comes_before_another_methods_finding():
     found = [_exp("context", 59, 1), _exp("method", 59, 2, method="bm25")]
     d = decide(found, Evidence(), k=5, meaning=DENSE, in_context=READS_DOCUMENT)
-    assert (d.cause, d.confidence) == ("context", "strong")
+    # the repair decides; another method finding the gold as chunked contradicts it
+    assert (d.cause, d.confidence, d.runner_up) == ("context", "weak", "method")
+    alone = decide([_exp("context", 59, 1), _exp("method", 59, 8, method="bm25")], Evidence(),
+                   k=5, meaning=DENSE, in_context=READS_DOCUMENT)  # fmt: skip
+    assert (alone.cause, alone.confidence) == ("context", "strong")
 
 
 def test_a_miss_another_method_finds_stays_vocabulary_when_most_key_terms_are_absent():
@@ -308,3 +312,22 @@ def test_a_defined_term_is_looked_up_by_its_content_words():
     ):
         found = _absence(query, text)
         assert (found.metric, found.defined) == ("", False), query
+
+
+# -- the gold said again ------------------------------------------------------------------
+
+
+def test_a_top_hit_restating_the_gold_is_label_weak_unless_a_repair_or_a_method_finds_it():
+    said = Evidence(restated=0.86, restated_hit="h1")
+    d = decide([_exp("method", 40, 30, method="bm25")], said, k=5, meaning=DENSE)
+    assert (d.cause, d.confidence) == ("label", "weak")
+    assert "says what the gold says" in d.decided_by and "0.86" in d.decided_by
+    # under the model's reading of a paraphrase it is no evidence
+    loose = decide([_exp("method", 40, 30, method="bm25")], Evidence(restated=0.7), k=5)
+    assert loose.cause == "unclear"
+    # a repair of the gold's boundary that fixes it decides; the restatement is runner-up
+    fixed = decide([_exp("boundary", 40, 2)], said, k=5)
+    assert (fixed.cause, fixed.confidence, fixed.runner_up) == ("boundary", "weak", "label")
+    # another method ranking the gold within the top k: the gold can be found as labelled
+    found = decide([_exp("method", 40, 1, method="bm25")], said, k=5, meaning=DENSE)
+    assert (found.cause, found.runner_up) == ("method", "label")

@@ -31,6 +31,7 @@ from core.evaluate import EvalConfig, run_eval
 from core.evaluate.labels import query_from_dict
 from core.evaluate.run_file import EvalRun
 from core.methods.lexical import Bm25Index
+from core.provenance.types import Page
 
 FILL = [
     "Units ship in recyclable cardboard with moulded pulp inserts.",
@@ -131,7 +132,9 @@ def _lines(diagnosis) -> list[str]:
 def test_a_gold_cut_across_chunks_is_fixed_by_keeping_it_whole(diagnosed):
     run, found, *_ = diagnosed
     d = found["bm25"]["boundary"]
-    assert (d.suggested, d.confidence) == ("boundary", "strong")
+    # the repair decides; another method ranking the gold within the top k contradicts it
+    assert (d.suggested, d.confidence, d.runner_up) == ("boundary", "weak", "method")
+    assert any(e.repair == "method" and e.fixes for e in d.experiments)
     (kept,) = [e for e in d.experiments if e.repair == "boundary"]
     assert kept.fixes and (kept.before, kept.after) == (run.query("boundary").full_ranks["bm25"], 1)
     assert kept.line == f"the gold kept whole in one chunk: rank {kept.before} → 1"
@@ -141,7 +144,7 @@ def test_a_gold_cut_across_chunks_is_fixed_by_keeping_it_whole(diagnosed):
 def test_a_gold_that_needs_its_heading_is_fixed_by_the_title_and_headings(diagnosed):
     _, found, *_ = diagnosed
     d = found["bm25"]["context"]
-    assert (d.suggested, d.confidence) == ("context", "strong")
+    assert (d.suggested, d.confidence, d.runner_up) == ("context", "weak", "method")
     (ctx,) = [e for e in d.experiments if e.repair == "context"]
     assert ctx.fixes and ctx.after == 1 and ctx.before > 1
     assert "The Cinder T7 unit" in ctx.detail  # the heading path read before the chunk
@@ -491,9 +494,14 @@ def test_a_gold_drowned_whole_in_its_chunk_is_repaired_by_its_own_paragraph(tmp_
                                text=doc.text[start : gold[1]])  # fmt: skip
     inside = _overlap((start, gold[1]), (held.char_start, held.char_end))
     assert len(long.text) > 300 and inside < 0.8 * len(held.text)  # only the size guard
+    page = Page(number=1, char_start=0, char_end=len(doc.text), width_pt=612, height_pt=792,
+                has_text=True)  # fmt: skip
+    paged = dataclasses.replace(doc, pages=(page,))
     assert (
-        boundary(_pump_failure(doc, chunks, scorer, gold, blocks=[long]), scorer, weights) is None
+        boundary(_pump_failure(paged, chunks, scorer, gold, blocks=[long]), scorer, weights) is None
     )  # longer than a chunk: its own text drowns it
+    lined = boundary(_pump_failure(doc, chunks, scorer, gold, blocks=[long]), scorer, weights)
+    assert lined is not None and lined.span == (own, gold[1])  # a text's line: its paragraph
     end = held.char_end - 3
     while doc.text[end - 1].isspace():
         end -= 1
@@ -502,6 +510,33 @@ def test_a_gold_drowned_whole_in_its_chunk_is_repaired_by_its_own_paragraph(tmp_
     assert (
         boundary(_pump_failure(doc, chunks, scorer, gold, blocks=[most]), scorer, weights) is None
     )  # nothing to take away
+
+
+def test_where_the_parsers_paragraph_is_longer_than_a_chunk_a_texts_line_is(tmp_path: Path):
+    """A Markdown paragraph whose lines are the writer's paragraphs (no blank line between
+    them) is longer than a chunk: in a reflowable text the gold's line is its paragraph;
+    in a PDF a line is the layout's, and no repair is made."""
+    from core.diagnose.repairs import boundary, own_lines
+
+    lead = "Yes."
+    doc, blocks, chunks, scorer = _pump(tmp_path, lead=lead + " ")
+    at = doc.text.index(GOLD_NOISE)
+    gold = (at, at + len(GOLD_NOISE))
+    whole = dataclasses.replace(blocks[0], char_start=0, char_end=len(doc.text), text=doc.text)
+    weights = content_words(scorer.query, FUNCTION_WORDS)
+    made = boundary(_pump_failure(doc, chunks, scorer, gold, blocks=[whole]), scorer, weights)
+    assert made is not None and made.drowned and made.fixes
+    assert made.span == (doc.text.index(lead), gold[1])  # its line, without the line break
+    page = Page(number=1, char_start=0, char_end=len(doc.text), width_pt=612, height_pt=792,
+                has_text=True)  # fmt: skip
+    paged = dataclasses.replace(doc, pages=(page,))
+    failure = _pump_failure(paged, chunks, scorer, gold, blocks=[whole])
+    assert boundary(failure, scorer, weights) is None
+    text = "One line.\n  Yes. The gold.  \nNext line."
+    g = (text.index("The gold."), text.index("The gold.") + len("The gold."))
+    assert text[slice(*own_lines(text, g, (0, len(text))))] == "Yes. The gold."
+    assert own_lines(text, g, (text.index("es."), len(text))) == (text.index("es."), g[1])
+    assert own_lines("The gold.", (0, 9), (0, 9)) == (0, 9)
 
 
 def test_the_drowned_repair_is_run_and_decides_in_a_diagnosis(tmp_path: Path):
@@ -553,3 +588,44 @@ def test_a_drowned_gold_whose_paragraph_ranks_is_a_weak_boundary_where_nothing_s
     assert decide([moved], copy, k=3).confidence == "strong"  # moving contradicts nothing
     kept = Experiment.from_dict(drowned.to_dict())
     assert kept == drowned  # stored with the run and read back
+
+
+def test_a_top_hit_restating_the_gold_is_shown_and_offered_as_a_second_gold(
+    diagnosed, monkeypatch: pytest.MonkeyPatch
+):
+    """Through ``diagnose_methods``: the restatement the encoder finds reaches the evidence,
+    the label panel's signal (both sentences) and, where it decides label, the second gold
+    span the reader offers; under the threshold it is shown and decides nothing."""
+    import core.diagnose.run_failures as rf
+    from core.diagnose.restated import Restatement
+
+    run, found, docs, encoder = diagnosed
+    before = found["naive"]["vocabulary"]
+    assert before.suggested == "vocabulary"
+    hit = next(h for h in run.query("vocabulary").top["naive"])
+    cite = run.chunks[hit.chunk_id]
+    text = docs[cite.doc_id].text
+
+    def said(similarity: float):
+        def fake(gold, doc_id, doc_text, hits, vector):
+            vector("asked")  # the book collects, then reads
+            return Restatement(
+                similarity=similarity, chunk_id=hit.chunk_id, hit_doc=cite.doc_id,
+                gold=gold[0], hit=(cite.char_start, cite.char_end),
+                gold_text=doc_text[slice(*gold[0])], hit_text=text[cite.char_start : cite.char_end],
+            )  # fmt: skip
+
+        return fake
+
+    for similarity, cause in ((0.93, "label"), (0.6, "vocabulary")):
+        monkeypatch.setattr(rf, "restatement", said(similarity))
+        again = diagnose_methods(run, docs, ["naive"], encoder=encoder, embed=fake_embed_chunks)
+        d = again["naive"]["vocabulary"]
+        assert (d.suggested, d.confidence) == (cause, "weak")
+        assert d.evidence is not None and d.evidence.restated == similarity
+        signal = next(s for s in d.signals if s.name == "gold said again in a top hit")
+        assert signal.spans == ((cite.char_start, cite.char_end),)
+        assert ("says what the gold says" in signal.detail) is (cause == "label")
+        assert (d.second_gold is not None and d.second_gold.chunk_id == hit.chunk_id) is (
+            cause == "label"
+        )

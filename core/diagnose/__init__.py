@@ -13,6 +13,8 @@ Modules:
   confidence;
 - ``signals``: the evidence shown for each possible cause (parse, label, method,
   boundary, vocabulary, context) with its strength and spans, and the diagnosis itself;
+- ``restated``: the gold said again in other words: the top hit's sentence closest in
+  meaning to a sentence of the gold (label evidence);
 - ``terms``: the words of a query, a chunk and a document as the signals read them, and
   the query's key terms as a reader looks them up (phrases, a metric to compute);
 - ``attribution``: what moved a vector: the sentences or prefix words that raised a

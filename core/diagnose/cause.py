@@ -25,37 +25,41 @@ In order:
    margin", "capital-intensive", "% change", or a term it defines, "ROA is defined as",
    weak) that the gold's document never names while the gold holds figures (at least
    ``INPUTS``): the answer must be computed from them.
-6. **label**, when the gold's own text holds at most ``LABEL_GOLD`` of the query's content
+6. **label**, weak, when a top hit says what the gold says: its sentence closest in
+   meaning to a sentence of the gold, in the gold's document and stating its figures, at
+   ``RESTATED`` or more under the encoder (``core.diagnose.restated``), and no repair of
+   the gold's boundary or parse fixes the failure: the label marks one place of two.
+7. **label**, when the gold's own text holds at most ``LABEL_GOLD`` of the query's content
    weight, one sentence of a top hit of the failing method holds at least ``LABEL_HIT``
    (and ``LABEL_GAP`` more), and no repair of the gold's boundary or parse fixes the
    failure: the label points at the wrong passage, or at a broader page. Weak: the
    query's words may stand in a caption or heading the chunker cut from the gold.
-7. the **repairs of the gold text** that fix the failure (its rank within the top k):
+8. the **repairs of the gold text** that fix the failure (its rank within the top k):
    parse, boundary, context; several: the one ranking the gold highest (ties in that
    order, the smaller repair first), the next as runner-up.
-8. **vocabulary**, weak, when at least ``VOCABULARY`` of the query's content weight is in
+9. **vocabulary**, weak, when at least ``VOCABULARY`` of the query's content weight is in
    key terms the gold's document never uses (``core.diagnose.terms.absence``: a hyphenated
    compound or two adjacent content words looked up as a phrase, a word standing alone by
    its stem; names and figures weigh 2; prompt words like "please", "explain", "analyst",
    "perspective" left out). Always weak: absent words are evidence a reader checks, not an
    experiment, and beside them the readers often saw a context or label failure (a metric
    the question asks to compute, rule 5, may be strong).
-9. **method**, when another method of the run ranks the gold within the top k.
-10. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
+10. **method**, when another method of the run ranks the gold within the top k.
+11. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
     moved it at least halfway to the top k, or label when only some of its evidence holds.
 
 The **drowned repair** (the gold's own paragraph as its chunk, for a gold that one chunk
-holds whole but drowns; ``core.diagnose.repairs``) is read only after rules 1 to 10 (in
+holds whole but drowns; ``core.diagnose.repairs``) is read only after rules 1 to 11 (in
 them, "a repair of the gold's boundary" is the one that places a chunk). It decides,
 always weakly, where it fixes the failure and nothing stronger stands: no other repair
 of the gold's text fixes it, and the cause above is unclear, context or a method miss
-read from another method's rank (3), a vocabulary gap (4, 8) or label read from the
-query's words (6); that cause, unless unclear, becomes the runner-up. The gold's text
-damaged, a copy of it or its figures in a top hit, a metric to compute, and every strong
-cause keep their place. It contradicts nothing, whether it fixes the failure or only
-moves the gold: where it does not decide, the cause and confidence are those of rules 1
-to 10 (a short paragraph can rank well for reasons of its own; readers call some of
-those misses the method's).
+read from another method's rank (3), a vocabulary gap (4, 9) or label read from a
+restatement or the query's words (6, 7); that cause, unless unclear, becomes the
+runner-up. The gold's text damaged, a copy of it or its figures in a top hit, a metric
+to compute, and every strong cause keep their place. It contradicts nothing, whether it
+fixes the failure or only moves the gold: where it does not decide, the cause and
+confidence are those of rules 1 to 11 (a short paragraph can rank well for reasons of
+its own; readers call some of those misses the method's).
 
 Each rule was written on development sets and measured on blind ones
 (``eval/diagnose_blind``, docs/diagnosis.md).
@@ -68,8 +72,9 @@ Otherwise it is ``weak``, with the first contradicting cause as runner-up:
 
 - a repair that fixes the failure, or moves the gold at least halfway to the top k,
   contradicts a cause decided otherwise (vocabulary, label, method);
-- another method ranking the gold within the top k contradicts a cause the evidence
-  decided (vocabulary, label, parse), not a repair of the failing method that fixes it;
+- another method ranking the gold within the top k contradicts every cause but method,
+  a repair of the failing method's text that fixes it too (the gold as chunked can be
+  found: readers called such misses the method's);
 - key terms the document never uses (at least ``CONTRADICTS`` of the query's weight)
   contradict a cause other than vocabulary;
 - label evidence in part (a top hit's sentence holding ``LABEL_GAP`` more of the query
@@ -82,10 +87,11 @@ Otherwise it is ``weak``, with the first contradicting cause as runner-up:
   weak.
 
 So a strong cause is one an experiment fixes (a repair of the gold's text other than the
-drowned one ranks it in the top k), a metric the question asks to compute, the gold's
-text or its figures standing in a top hit (a second place), each uncontested; shares of
-the query's words (absent from the document, held by a hit more than by the gold) make a
-cause weak.
+drowned one ranks it in the top k, no other method finding the gold), a metric the
+question asks to compute, the gold's text or its figures standing in a top hit (a second
+place), each uncontested; shares of the query's words (absent from the document, held by
+a hit more than by the gold), a restatement and another method's finding make a cause
+weak.
 
 The experiments are shown with the suggestion: they are the explanation.
 """
@@ -108,6 +114,7 @@ INPUTS = 2  # figures in the gold (years aside) that a computed metric reads
 DAMAGED = 0.5  # the strongest parse signal (damaged, furniture, no text): parse evidence
 SECOND_PLACE = 0.5  # the "answer in two places" signal: label evidence
 COPY = 0.9  # a top hit holding this share of the gold's words, in order: the gold's copy
+RESTATED = 0.8  # a top hit's sentence this close to a gold sentence: the gold said again
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,6 +140,8 @@ class Evidence:
     second_place: float = 0.0
     copy: float = 0.0
     copy_hit: str = ""
+    restated: float = 0.0
+    restated_hit: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -143,6 +152,7 @@ class Evidence:
             "hit": self.hit, "damage": round(self.damage, 3),
             "second_place": round(self.second_place, 3),
             "copy": round(self.copy, 3), "copy_hit": self.copy_hit,
+            "restated": round(self.restated, 3), "restated_hit": self.restated_hit,
         }  # fmt: skip
 
 
@@ -228,18 +238,17 @@ def _decide(
         and evidence.hit_holds >= LABEL_HIT
         and evidence.hit_holds - evidence.gold_holds >= LABEL_GAP
     )
-    label = words or evidence.second_place >= SECOND_PLACE
+    restated = evidence.restated >= RESTATED
+    label = words or evidence.second_place >= SECOND_PLACE or restated
     some_label = label or evidence.hit_holds - evidence.gold_holds >= LABEL_GAP
     hard_fixes = [e for e in text_fixes if e.repair != "context"]
 
-    def against(
-        cause: str, *, repairs: Sequence[Experiment] = (), measured: bool = False
-    ) -> list[str]:
-        """The causes other evidence points at, first the strongest (``measured``: the
-        cause is a repair of the failing method that fixes it, which another method's
-        finding the gold does not contradict)."""
+    def against(cause: str, *, repairs: Sequence[Experiment] = ()) -> list[str]:
+        """The causes other evidence points at, first the strongest (another method
+        finding the gold contradicts every cause but method, a repair of the failing
+        method's text that fixes it too: the gold as chunked can be found)."""
         out = [e.repair for e in repairs if e.repair != cause]
-        if others and cause != "method" and not measured:
+        if others and cause != "method":
             out.append("method")
         if evidence.absent >= CONTRADICTS and cause != "vocabulary":
             out.append("vocabulary")
@@ -292,6 +301,12 @@ def _decide(
         )
         return decided("vocabulary", line, against("vocabulary", repairs=moved),
                        weak=evidence.metric_defined)  # fmt: skip
+    if restated and not hard_fixes:
+        line = (
+            f"a top hit says what the gold says, in other words (a sentence of each at "
+            f"{evidence.restated:.2f} under the model): the label marks one place of two"
+        )
+        return decided("label", line, against("label", repairs=moved), weak=True)
     if words and not hard_fixes:  # (a second place decided above)
         line = (
             f"the gold holds {evidence.gold_holds:.0%} of the query's words, a top hit "
@@ -300,7 +315,7 @@ def _decide(
         return decided("label", line, against("label", repairs=moved), weak=True)
     if text_fixes:
         first = text_fixes[0]
-        contra = against(first.repair, repairs=text_fixes, measured=True)
+        contra = against(first.repair, repairs=text_fixes)
         return decided(first.repair, first.line, contra)
     if evidence.absent >= VOCABULARY:
         line = (

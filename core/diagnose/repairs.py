@@ -8,7 +8,8 @@ depth). Only the repaired texts are embedded; nothing is re-indexed.
   chunk). When one chunk already holds it whole but the gold is under ``DROWNED`` of
   that chunk (drowned in text about other things), the gold's own blocks (its
   paragraphs) as a chunk of their own; not run when those blocks are longer than a
-  chunk or most of the chunk already (``SAME_CHUNK``: nothing to take away).
+  chunk (in a text that is not a PDF, the gold's lines then: ``own_lines``) or most of
+  the chunk already (``SAME_CHUNK``: nothing to take away).
 - **context**: the gold's best chunk with its document title and heading path before it,
   ranked against the run's first hits given their own (a control: a title that lifts
   every chunk of the document is not the gold's missing context); not run for a method
@@ -442,6 +443,8 @@ def _drowned(
         return None
     a = min(gs, *(x.char_start for x in own))
     b = max(ge, *(x.char_end for x in own))
+    if b - a > size and not failure.doc.is_paged:
+        a, b = own_lines(failure.doc.text, (gs, ge), (a, b))
     if b - a > size:
         return None
     if _overlap((a, b), (chunk.char_start, chunk.char_end)) >= SAME_CHUNK * length:
@@ -451,6 +454,22 @@ def _drowned(
     return _make(failure, "boundary", scorer.chunk(failure.doc, repaired), line,
                  span=(a, b), detail=f"a {b - a}-character chunk at {a}-{b}",
                  drowned=True)  # fmt: skip
+
+
+def own_lines(text: str, gold: Span, block: Span) -> Span:
+    """The lines of ``text`` holding ``gold``, within ``block``, without their line breaks
+    and the spaces around them: in a reflowable text a line break is the writer's, so
+    where the parser's paragraph (a Markdown paragraph whose lines are the writer's
+    paragraphs, as in a text with no blank line) is longer than a chunk, the gold's lines
+    are its paragraph."""
+    a = max(block[0], text.rfind("\n", block[0], gold[0]) + 1)
+    b = text.find("\n", gold[1], block[1])
+    b = block[1] if b < 0 else b
+    while a < gold[0] and text[a].isspace():
+        a += 1
+    while b > gold[1] and text[b - 1].isspace():
+        b -= 1
+    return a, b
 
 
 def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:

@@ -26,7 +26,8 @@ from core.diagnose.repairs import (
     ocr_region,
     run_repairs,
 )
-from core.diagnose.signals import FUNCTION_WORDS, Case, Diagnosis, Hit, diagnose
+from core.diagnose.restated import Restatement, restatement
+from core.diagnose.signals import FUNCTION_WORDS, Case, Diagnosis, Hit, diagnose, hits_not_gold
 from core.diagnose.terms import all_term_spans, chunk_shares
 from core.evaluate.run_file import Suggestion
 from core.formats import parse_document
@@ -137,16 +138,27 @@ def diagnose_methods(
             weights = content_words(record.query, FUNCTION_WORDS)
             if failure is not None and scorer is not None:
                 run_repairs(failure, scorer, weights, read)  # what they would embed
+            if book is not None:
+                _restated(case, method, book)  # the sentences it would embed
             pending.append((case, method, failure, scorer, weights))
     if book is not None:
-        book.fill()  # every repaired text of the run embedded in batches
+        book.fill()  # every repaired text and compared sentence of the run, in batches
     for case, method, failure, scorer, weights in pending:
         tried = run_repairs(failure, scorer, weights, read) if failure is not None else []
         out[method][case.query_id] = diagnose(
             case, method=method, corpus_terms=corpus, experiments=tried,
             repaired=scorer is not None,
+            restated=_restated(case, method, book) if book is not None else None,
         )  # fmt: skip
     return out
+
+
+def _restated(case: Case, method: str, book: ScoreBook) -> Restatement | None:
+    """The top hit's sentence closest in meaning to the gold's (``core.diagnose.restated``),
+    read from ``book`` (None while it collects what to embed)."""
+    gold = [(a, b) for a, b, _, _ in case.gold]
+    doc = case.doc
+    return restatement(gold, doc.doc_id, doc.text, hits_not_gold(case, method), book.text)
 
 
 def _remembered(read: Callable[[Document, Any], str | None]) -> Callable[..., str | None]:

@@ -41,7 +41,7 @@ from functools import lru_cache
 
 from core import methods as registry
 from core.chunk.sentence_bounds import sentence_spans
-from core.diagnose.cause import COPY, Evidence, decide
+from core.diagnose.cause import COPY, RESTATED, Evidence, decide
 from core.diagnose.repairs import (
     DROWNED,
     Experiment,
@@ -50,13 +50,16 @@ from core.diagnose.repairs import (
     ordinal,
     reads_document,
 )
+from core.diagnose.restated import Restatement
 from core.diagnose.terms import (
+    FIGURE,
     PERIOD,
     Span,
     absence,
     all_term_spans,
     chunk_terms,
     document_pairs,
+    figure_list,
     name_like,
     query_terms,
     terms_of,
@@ -90,7 +93,6 @@ BOILERPLATE = re.compile(
     r"|incorporation or organization|trading symbol",
     re.I,
 )
-FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?%?")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 DISCRIMINATING_SHARE = 0.15  # a query term in at most this share of the chunks tells them apart
 NAMING_DOC_SHARE = 0.5  # a term in at most half the corpus's documents names a subject
@@ -299,7 +301,7 @@ def _spans_of(case: Case) -> Mapping[str, Sequence[Span]]:
     return all_term_spans(case.doc.text)
 
 
-def _hits(case: Case, method: str) -> list[Hit]:
+def hits_not_gold(case: Case, method: str) -> list[Hit]:
     """The method's top-k hits that do not overlap the gold."""
     gold = _gold_chars(case)
     return [
@@ -469,7 +471,7 @@ def _ocr_signals(case: Case) -> list[Signal]:
 
 
 def _figures(text: str) -> set[str]:
-    return {f for f in _figure_list(text) if len(f) >= 2}
+    return {f for f in figure_list(text) if len(f) >= 2}
 
 
 def _twin_passage(text: str, gold_text: str, gold_terms: set[str]) -> tuple[float, set[str]]:
@@ -504,7 +506,7 @@ def _label(case: Case, terms: Mapping[str, str], method: str) -> tuple[list[Sign
     twin: tuple[float, Hit | None, str] = (
         0.0, None, "no passage of the document is a near-duplicate of the gold holding more "
         "of the query")  # fmt: skip
-    hits = _hits(case, method)
+    hits = hits_not_gold(case, method)
     gold_ids = {c.chunk_id for c in _gold_chunks(case)}
     seen = {h.chunk_id for h in hits}
     rest = [
@@ -970,7 +972,7 @@ def evidence_of(case: Case, method: str, damage: float) -> Evidence:
             default=0.0,
         )
 
-    hits = _hits(case, method)
+    hits = hits_not_gold(case, method)
     held = [(holds(h), h) for h in hits]
     best = max(held, key=lambda x: x[0], default=None)
     copy, copy_hit = gold_copy(gold_text, hits)
@@ -993,7 +995,7 @@ def _copy_hit(case: Case, method: str, evidence: Evidence) -> Hit | None:
     """The top hit holding the gold's text, when one does (``COPY``): a second gold span."""
     if evidence.copy < COPY:
         return None
-    return next((h for h in _hits(case, method) if h.chunk_id == evidence.copy_hit), None)
+    return next((h for h in hits_not_gold(case, method) if h.chunk_id == evidence.copy_hit), None)
 
 
 def _copy_signal(case: Case, evidence: Evidence, copy: Hit | None) -> Signal:
@@ -1014,6 +1016,24 @@ def _copy_signal(case: Case, evidence: Evidence, copy: Hit | None) -> Signal:
     )  # fmt: skip
 
 
+def _restated_signal(case: Case, found: Restatement) -> Signal:
+    """The top hit's sentence closest in meaning to one of the gold's, as the reader's label
+    panel shows it: both sentences, side by side, for the reader to judge."""
+    where = (found.hit,) if found.hit_doc == case.doc.doc_id else ()
+    said = "says what the gold says" if found.similarity >= RESTATED else "comes closest to"
+    return Signal(
+        cause="label", name="gold said again in a top hit", strength=found.similarity,
+        detail=f"a top hit's sentence {said} ({found.similarity:.2f} under the model): "
+        f"“{_shortened(found.hit_text)}” ({found.hit_doc}, chars {found.hit[0]}-{found.hit[1]}) "
+        f"beside the gold's “{_shortened(found.gold_text)}”",
+        spans=where,
+    )  # fmt: skip
+
+
+def _shortened(text: str, most: int = 160) -> str:
+    return text if len(text) <= most else text[: most - 1].rstrip() + "…"
+
+
 def gold_copy(gold_text: str, hits: Sequence[Hit]) -> tuple[float, str]:
     """The largest share of the gold's words that one of ``hits`` (none overlapping the
     gold) holds in the gold's order, in runs of at least ``COPY_RUN`` words within a
@@ -1026,11 +1046,11 @@ def gold_copy(gold_text: str, hits: Sequence[Hit]) -> tuple[float, str]:
     gold = _WORD.findall(gold_text.lower())
     if len(gold) < COPY_WORDS:
         return 0.0, ""
-    figures = Counter(_figure_list(gold_text))
+    figures = Counter(figure_list(gold_text))
     run = min(COPY_RUN, len(gold))
     best, found = 0.0, ""
     for hit in hits:
-        if figures - Counter(_figure_list(hit.text)):
+        if figures - Counter(figure_list(hit.text)):
             continue  # a figure of the gold the hit does not state
         words = _WORD.findall(hit.text.lower())
         matcher = SequenceMatcher(None, gold, words, autojunk=False)
@@ -1046,11 +1066,6 @@ def gold_copy(gold_text: str, hits: Sequence[Hit]) -> tuple[float, str]:
     return best, found
 
 
-def _figure_list(text: str) -> list[str]:
-    """The figures a text states, in order, thousands separators and % signs aside."""
-    return [m.group().replace(",", "").rstrip("%") for m in FIGURE.finditer(text)]
-
-
 def diagnose(
     case: Case,
     *,
@@ -1058,10 +1073,12 @@ def diagnose(
     corpus_terms: set[str],
     experiments: Sequence[Experiment] = (),
     repaired: bool = False,
+    restated: Restatement | None = None,
 ) -> Diagnosis:
     """The suggested cause of one failed query under ``method`` from its ``experiments``
     (``repaired``: the method's own repairs were run) and the evidence, with every signal
-    (see the module docstring)."""
+    (see the module docstring); ``restated``: the top hit's sentence closest in meaning to
+    a sentence of the gold (``core.diagnose.restated``), when the encoder was at hand."""
     terms = query_terms(case.query)
     labels, second = _label(case, terms, method)
     twin = next(s.strength for s in labels if s.name == "gold is a near-duplicate of the answer")
@@ -1090,6 +1107,16 @@ def diagnose(
     evidence = dataclasses.replace(evidence_of(case, method, broken), second_place=two)
     copy = _copy_hit(case, method, evidence)
     signals.append(_copy_signal(case, evidence, copy))
+    said_again = None
+    if restated is not None:
+        evidence = dataclasses.replace(
+            evidence, restated=restated.similarity, restated_hit=restated.chunk_id
+        )
+        signals.append(_restated_signal(case, restated))
+        if restated.similarity >= RESTATED:
+            said_again = next(
+                (h for h in hits_not_gold(case, method) if h.chunk_id == restated.chunk_id), None
+            )
     if not any(e.repair == "method" for e in experiments):
         experiments = [*experiments, *_method_experiments(case, method)]
     lexical = case.spec(method).family == "lexical"
@@ -1105,7 +1132,7 @@ def diagnose(
         suggested=decision.cause, decided_by=decision.decided_by,
         confidence=decision.confidence, runner_up=decision.runner_up,
         scores=scores_of(signals), gold_chunk=best.chunk_id if best else "", displacer=top,
-        second_gold=second or copy,
+        second_gold=second or copy or (said_again if decision.cause == "label" else None),
         experiments=tuple(experiments), evidence=evidence,
         repaired=repaired,
     )  # fmt: skip

@@ -12,6 +12,14 @@ from dataclasses import dataclass
 from core.methods.lexical import word_spans
 from core.provenance.types import Chunk
 
+FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?%?")  # a figure as a text states it: 1,234.5%
+
+
+def figure_list(text: str) -> list[str]:
+    """The figures a text states, in order, thousands separators and % signs aside."""
+    return [m.group().replace(",", "").rstrip("%") for m in FIGURE.finditer(text)]
+
+
 Span = tuple[int, int]
 # A fiscal period as questions write it (FY2022, Q2, Q22023, Q2'2023, H1): a date, not a name.
 PERIOD = re.compile(r"(?:fy|cy|h[12]|q[1-4])(?:['’]?\d{2,4})?|\d{1,2}q\d{2,4}", re.I)

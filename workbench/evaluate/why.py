@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
-from core.diagnose.cause import COPY
+from core.diagnose.cause import COPY, RESTATED
 from core.diagnose.repairs import Experiment
 from core.diagnose.run_depth import RunRanker
 from core.diagnose.run_failures import diagnose_run, suggest_run
@@ -330,16 +330,22 @@ def _second_gold(diagnosis: Diagnosis, doc: Document) -> None:
         return
     run, _ = st.session_state.get(WhyKey.SEEN, (None, {}))
     found = diagnosis.evidence
-    holds = (
-        f"the gold's text ({found.copy:.0%} of its words, in order)"
-        if found is not None and found.copy_hit == hit.chunk_id and found.copy >= COPY
-        else "the gold's figures and the query's terms"
+    said_again = next(
+        (s for s in diagnosis.signals if s.name == "gold said again in a top hit"), None
     )
+    if found is not None and found.copy_hit == hit.chunk_id and found.copy >= COPY:
+        holds = f"the gold's text ({found.copy:.0%} of its words, in order)"
+    elif found is not None and found.restated_hit == hit.chunk_id and found.restated >= RESTATED:
+        holds = f"a sentence that says what the gold says ({found.restated:.2f} under the model)"
+    else:
+        holds = "the gold's figures and the query's terms"
     st.warning(
         f"**Answer in two places**: a top hit holds {holds} "
         f"({md(hit.doc_id)}, chars {hit.char_start:,}-{hit.char_end:,}).",
         icon=":material/content_copy:",
     )
+    if said_again is not None and found is not None and found.restated_hit == hit.chunk_id:
+        st.caption(md(said_again.detail))
     left, right = st.columns(2)
     record = run.query(diagnosis.query_id) if run is not None else None
     if record is not None:

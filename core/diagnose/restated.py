@@ -1,0 +1,122 @@
+"""The gold said again in other words: a sentence of a top hit that the model reads as
+saying what a sentence of the gold says.
+
+A copy of the gold's text in a top hit (``core.diagnose.signals.gold_copy``) is the
+answer standing twice, word for word. Texts that are not filings restate more often than
+they copy: an article's summary says again what its body says, an abstract what its
+results say, a news story what its lead said. A reader who finds the gold's statement in
+a hit calls the failure a label on one place of two; so does this evidence, read as the
+reader reads it, sentence beside sentence:
+
+- the gold's sentences and the sentences of the failing method's top hits (those that do
+  not overlap the gold), each of at least ``MIN_WORDS`` words, are embedded with the
+  run's encoder (normalised);
+- a hit sentence is compared only when it stands in the gold's document (a query's gold
+  lies in one document: a like sentence about another product or filing is no second
+  place of this answer) and states every figure the gold sentence states (a sentence
+  alike in all but its figures speaks of another year, model or amount);
+- the pair with the highest cosine is the restatement; at ``core.diagnose.cause.RESTATED``
+  or more (the model's reading of a paraphrase) it is evidence for label, weak (no
+  experiment decides it).
+
+Only texts are embedded, in the run's batch (``ScoreBook``); nothing is re-indexed. The
+threshold was read on the development sets of ``eval/diagnose_blind`` (sets 7 to 13).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from core.chunk.sentence_bounds import sentence_spans
+from core.diagnose.terms import figure_list
+
+Span = tuple[int, int]
+MIN_WORDS = 5  # shorter sentences ("Table 2.", a heading) say too little to compare
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True, slots=True)
+class Restatement:
+    """The closest pair: a sentence of the gold (offsets in its document) and a sentence
+    of a top hit (offsets in the hit's document), their cosine under the encoder."""
+
+    similarity: float
+    chunk_id: str
+    hit_doc: str
+    gold: Span
+    hit: Span
+    gold_text: str
+    hit_text: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "similarity": round(self.similarity, 3), "chunk_id": self.chunk_id,
+            "hit_doc": self.hit_doc, "gold": list(self.gold), "hit": list(self.hit),
+            "gold_text": self.gold_text, "hit_text": self.hit_text,
+        }  # fmt: skip
+
+
+class HitText(Protocol):
+    """What the evidence reads of a hit (``core.diagnose.signals.Hit`` has these)."""
+
+    @property
+    def chunk_id(self) -> str: ...
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def char_start(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+
+
+def sentences(text: str, offset: int = 0) -> list[tuple[Span, str]]:
+    """The sentences of ``text`` of at least ``MIN_WORDS`` words, with offsets plus
+    ``offset``, their text stripped."""
+    out = []
+    for a, b in sentence_spans(text):
+        piece = text[a:b]
+        lead = len(piece) - len(piece.lstrip())
+        piece = piece.strip()
+        if len(_WORD.findall(piece)) >= MIN_WORDS:
+            out.append(((offset + a + lead, offset + a + lead + len(piece)), piece))
+    return out
+
+
+def restatement(
+    gold: Sequence[Span], doc_id: str, doc_text: str, hits: Sequence[HitText],
+    vector: Callable[[str], np.ndarray | None],
+) -> Restatement | None:  # fmt: skip
+    """The closest pair of a gold sentence and a hit sentence of the gold's document
+    ``doc_id`` (see the module doc), or None when either side has no sentence or
+    ``vector`` has none yet (a ``ScoreBook`` collecting: every text is asked for, so a
+    second call after ``fill`` reads them all)."""
+    golds = [s for a, b in gold for s in sentences(doc_text[a:b], a)]
+    ours = [h for h in hits if h.doc_id == doc_id]
+    theirs = [(h, s) for h in ours for s in sentences(h.text, h.char_start)]
+    wanted = [text for _, text in golds] + [text for _, (_, text) in theirs]
+    vectors = [vector(text) for text in wanted]  # every one asked for, even when collecting
+    if not golds or not theirs or any(v is None for v in vectors):
+        return None
+    g = np.stack(vectors[: len(golds)])  # type: ignore[arg-type]
+    h = np.stack(vectors[len(golds) :])  # type: ignore[arg-type]
+    cos = h @ g.T
+    states = [set(figure_list(text)) for _, (_, text) in theirs]
+    for col, (_, text) in enumerate(golds):  # a hit sentence lacking a figure of the gold's
+        needed = set(figure_list(text))
+        for row, held in enumerate(states):
+            if not needed <= held:
+                cos[row, col] = -1.0
+    row, col = (int(x) for x in np.unravel_index(int(np.argmax(cos)), cos.shape))
+    if cos[row, col] < 0:
+        return None  # no hit sentence states the gold's figures
+    hit, (hit_span, hit_text) = theirs[row]
+    gold_span, gold_text = golds[col]
+    return Restatement(
+        similarity=float(cos[row, col]), chunk_id=hit.chunk_id, hit_doc=hit.doc_id,
+        gold=gold_span, hit=hit_span, gold_text=gold_text, hit_text=hit_text,
+    )  # fmt: skip
