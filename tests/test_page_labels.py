@@ -102,3 +102,19 @@ def test_a_filing_prints_its_page_numbers_after_its_front_matter():
     assert len(labels) >= 50  # the body's pages, not the cover's
     # pages 3, 5 and 67 end on a number alone that no page near them agrees with
     assert not {3, 5, 67} & set(labels)
+
+
+def test_labels_written_as_hex_strings_are_read_as_text():
+    """A beamer talk labels each page with its frame number, written as a UTF-16 hex string
+    (``<FEFF0038>``): read as "8", never shown as written."""
+    from core.ingest.page_labels import decoded_label
+
+    path = SHARED / "corpus" / "pdfs" / "beamerexample-conference-talk.pdf"
+    if not path.exists():
+        pytest.skip("the shared corpus is not here")
+    labels = printed_labels(load_document(path))
+    assert labels[12] == "8" and labels[8] == labels[9] == "7"  # overlays share a frame
+    assert 7 not in labels  # its label is its index: nothing to add
+    assert not any("<" in label or "\ufeff" in label for label in labels.values())
+    assert decoded_label("<FEFF0041>-3") == "A-3" and decoded_label("<4142 43>") == "ABC"
+    assert decoded_label("iv") == "iv"

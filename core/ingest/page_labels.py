@@ -33,6 +33,7 @@ _NUMBER = re.compile(
     r"[-–—\s]*(?:page\s+)?(?P<series>[A-Z]{1,2}\s?-\s?)?(?P<n>\d{1,5})(?:\s+of\s+\d{1,5})?[-–—\s]*",
     re.IGNORECASE,
 )
+_HEX = re.compile(r"<([0-9A-Fa-f\s]+)>")  # a PDF hex string: <FEFF0038>
 _KEPT: BoundedCache[tuple[str, int, tuple[int, ...]], dict[int, str]] = BoundedCache(KEPT)
 
 
@@ -61,9 +62,25 @@ def _pdf_labels(doc: Document) -> dict[int, str]:
             if not pdf.get_page_labels():
                 return {}
             count = min(len(pdf), len(doc.pages))
-            return {n + 1: pdf[n].get_label() for n in range(count)}
+            return {n + 1: decoded_label(pdf[n].get_label()) for n in range(count)}
     except Exception:  # noqa: BLE001 - a file whose labels cannot be read prints its own
         return {}
+
+
+def decoded_label(label: str) -> str:
+    """A page label with each PDF hex string in it (``<FEFF0038>``: a prefix written as
+    hex, which PyMuPDF hands back as written) read as text: UTF-16 after a byte-order mark,
+    else one byte a character."""
+
+    def text(match: re.Match[str]) -> str:
+        digits = "".join(match[1].split())
+        digits += "0" * (len(digits) % 2)
+        raw = bytes.fromhex(digits)
+        if raw[:2] in (b"\xfe\xff", b"\xff\xfe"):
+            return raw.decode("utf-16", errors="replace")
+        return raw.decode("latin-1")
+
+    return _HEX.sub(text, label)
 
 
 def _candidates(text: str) -> list[tuple[str, int]]:
