@@ -54,11 +54,15 @@ def usable_parser(doc: Document, parser: str) -> str:
     return "fast"
 
 
-def parsed(doc: Document, parser: str) -> ParseResult:
+def parsed(doc: Document, parser: str, *, quiet: bool = False) -> ParseResult:
     """Blocks of ``doc`` by ``parser`` (``usable_parser``: a viewer's fall back to the fast
     parser, with a line saying why); the first parse of a version shows its progress.
     A parse that fails with a user error (the layout model past its time limit) shows
-    its line in place and stops the page there."""
+    its line in place and stops the page there. ``quiet``: nothing drawn, for a caller
+    inside a cached function (Streamlit replays what a cached function draws: a status
+    box drawn there comes back on every cache hit as a spinner that never ends)."""
+    if quiet:
+        return _parse_cached(doc.doc_id, doc.sha256, usable_parser(doc, parser), doc)
     if (used := usable_parser(doc, parser)) != parser:
         st.info(
             f"The {md(parser)} parser has not been run on {md(doc.doc_id)} yet, and only an "
@@ -137,10 +141,13 @@ def _policy_key(policy: ChunkPolicy) -> str:
     return f"{policy.key}@{spec.revision}" if spec is not None and spec.revision else policy.key
 
 
-def chunked(doc: Document, parser: str, policy: ChunkPolicy) -> tuple[Chunk, ...]:
-    """Chunks of ``doc`` under ``policy`` (its parse comes from the parse cache)."""
+def chunked(
+    doc: Document, parser: str, policy: ChunkPolicy, *, quiet: bool = False
+) -> tuple[Chunk, ...]:
+    """Chunks of ``doc`` under ``policy`` (its parse comes from the parse cache; ``quiet``
+    as for ``parsed``)."""
     parser = usable_parser(doc, parser)
-    blocks = parsed(doc, parser).blocks
+    blocks = parsed(doc, parser, quiet=quiet).blocks
     key = _policy_key(policy)
     return _chunk_cached(doc.doc_id, doc.sha256, parser, key, doc, blocks, policy)
 

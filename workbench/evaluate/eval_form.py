@@ -100,7 +100,7 @@ def _cost(
 ) -> EvalCost:
     return estimate_cost(
         _docs, _config, encoder=eng.encoder(), cache=_cache(),
-        chunker=lambda doc: parse_cache.chunked(doc, "fast", _config.policy),
+        chunker=lambda doc: parse_cache.chunked(doc, "fast", _config.policy, quiet=True),
     )  # fmt: skip
 
 

@@ -70,8 +70,8 @@ def _diagnoses(
     policy = ChunkPolicy.from_dict(dict(_run.policy))
 
     def parts(doc: Document) -> tuple[tuple[Block, ...], tuple[Chunk, ...]]:
-        blocks = parse_cache.parsed(doc, "fast").blocks
-        return blocks, parse_cache.chunked(doc, "fast", policy)
+        blocks = parse_cache.parsed(doc, "fast", quiet=True).blocks  # inside a cache
+        return blocks, parse_cache.chunked(doc, "fast", policy, quiet=True)
 
     encoder: Encoder | None = eng.encoder()
     if getattr(encoder, "name", None) != _run.model:
@@ -393,7 +393,7 @@ def _ranker(
     policy = ChunkPolicy.from_dict(dict(_run.policy))
     return RunRanker(
         _run, _docs, encoder=eng.encoder(), embed=RANK_EMBED, cache=eng.vector_cache(),
-        chunker=lambda doc: parse_cache.chunked(doc, "fast", policy),
+        chunker=lambda doc: parse_cache.chunked(doc, "fast", policy, quiet=True),
     )  # fmt: skip
 
 

@@ -270,7 +270,7 @@ def _cost(
 
         def chunker(doc: Document, policy: ChunkPolicy = config.policy) -> list[Chunk]:
             # the sweep's own chunking: no tokenizer
-            return chunk_document(doc, parse_cache.parsed(doc, "fast").blocks, policy)
+            return chunk_document(doc, parse_cache.parsed(doc, "fast", quiet=True).blocks, policy)
 
         costs.append(
             estimate_cost(

@@ -167,8 +167,8 @@ def _run_doc_titles(
     run_id: str, doc_id: str, sha256: str, _run: EvalRun, _doc: Document
 ) -> dict[str, ChunkTitle]:
     policy = ChunkPolicy.from_dict(dict(_run.policy))
-    blocks = parse_cache.parsed(_doc, "fast").blocks
-    chunks = parse_cache.chunked(_doc, "fast", policy)  # the run's chunker, so the run's ids
+    blocks = parse_cache.parsed(_doc, "fast", quiet=True).blocks  # drawn nothing: a cache
+    chunks = parse_cache.chunked(_doc, "fast", policy, quiet=True)  # the run's ids
     return chunk_titles(chunks, HeadingIndex.of(_doc.text, blocks))
 
 
