@@ -340,3 +340,27 @@ def test_import_run_embeds_over_http_and_refuses_late(port, server, capsys) -> N
     assert main([*base, "--methods", "late"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "late" in err
+
+
+def test_your_retrievers_failures_are_diagnosed_without_the_model(port) -> None:
+    """Nothing of an external retriever is scored by the model (no repair of its own, no
+    restatement read): its first failure never waits for the weights to load."""
+    from core.diagnose.run_failures import diagnose_run
+
+    class Untouchable(FakeEncoder):
+        def encode_texts(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            raise AssertionError("the model was asked to embed for an external method")
+
+        def encode_query(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            raise AssertionError("the model was asked to embed for an external method")
+
+    doc, *_ = port
+    missed = [{"query_id": "q2", "query": "when do gulls nest", "hits": [
+        {"chunk_id": "c1", "score": 0.7}, {"chunk_id": "c3", "score": 0.6}]}]  # fmt: skip
+    run = imported(port, jsonl(missed))
+    assert run.query("q2").failed["yours"]
+    found = diagnose_run(run, {doc.doc_id: doc}, method="yours", encoder=Untouchable(),
+                         embed=fake_embed_chunks)  # fmt: skip
+    assert found and all(
+        d.evidence is not None and d.evidence.restated == 0 for d in found.values()
+    )

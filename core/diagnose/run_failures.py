@@ -138,7 +138,7 @@ def diagnose_methods(
             weights = content_words(record.query, FUNCTION_WORDS)
             if failure is not None and scorer is not None:
                 run_repairs(failure, scorer, weights, read)  # what they would embed
-            if book is not None:
+            if book is not None and scorer is not None:
                 _restated(case, method, book)  # the sentences it would embed
             pending.append((case, method, failure, scorer, weights))
     if book is not None:
@@ -148,14 +148,19 @@ def diagnose_methods(
         out[method][case.query_id] = diagnose(
             case, method=method, corpus_terms=corpus, experiments=tried,
             repaired=scorer is not None,
-            restated=_restated(case, method, book) if book is not None else None,
+            restated=_restated(case, method, book)
+            if book is not None and scorer is not None
+            else None,
         )  # fmt: skip
     return out
 
 
 def _restated(case: Case, method: str, book: ScoreBook) -> Restatement | None:
     """The top hit's sentence closest in meaning to the gold's (``core.diagnose.restated``),
-    read from ``book`` (None while it collects what to embed)."""
+    read from ``book`` (None while it collects what to embed). Asked only where the
+    failure's repairs run (a method ranking its own index): an external retriever's
+    failure is diagnosed without the model, which is then never loaded for it (about a
+    second before the first failure of an imported run is shown)."""
     gold = [(a, b) for a, b, _, _ in case.gold]
     doc = case.doc
     return restatement(gold, doc.doc_id, doc.text, hits_not_gold(case, method), book.text)
