@@ -269,6 +269,10 @@ def test_a_repair_of_the_gold_that_fixes_it_comes_before_another_methods_finding
     alone = decide([_exp("context", 59, 1), _exp("method", 59, 8, method="bm25")], Evidence(),
                    k=5, meaning=DENSE, in_context=READS_DOCUMENT)  # fmt: skip
     assert (alone.cause, alone.confidence) == ("context", "strong")
+    # only late chunking finds it, reading the chunk in its document: it agrees with context
+    late = decide([_exp("context", 59, 1), _exp("method", 59, 2, method="late")], Evidence(),
+                  k=5, meaning=DENSE, in_context=READS_DOCUMENT)  # fmt: skip
+    assert (late.cause, late.confidence, late.runner_up) == ("context", "strong", "")
 
 
 def test_a_miss_another_method_finds_stays_vocabulary_when_most_key_terms_are_absent():

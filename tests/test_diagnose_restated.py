@@ -76,4 +76,24 @@ def test_while_the_book_collects_every_sentence_is_asked_for_and_none_is_found()
         return None
 
     assert restatement([(0, len(GOLD))], "d", text, hits, collecting) is None
-    assert set(asked) == {*AXES} - {HEAVIER, SAME_WEIGHT}
+    assert set(asked) == {*AXES} - {HEAVIER, SAME_WEIGHT}  # (the extra one is added later)
+
+
+def test_a_pair_is_compared_only_where_the_hit_sentence_holds_what_the_query_asks():
+    """With the query's content words: the gold sentence must hold some of them and the
+    hit sentence at least as much (a sentence alike in form about another line says
+    something else); a hit sentence stating a figure the gold sentence does not is out."""
+    text, hits = _doc(SAID)
+    gold = [(0, len(GOLD))]
+    asked = {"corvan": 1.0, "night": 1.0}  # stems, as content_words gives them
+    found = restatement(gold, "d", text, hits, _vector, asked)
+    assert found is not None and found.chunk_id == "h0"
+    elsewhere = {"rain": 1.0}  # neither sentence holds the query: nothing to compare
+    assert restatement(gold, "d", text, hits, _vector, elsewhere) is None
+    more = "It weighs 12 kg in all, 3 kg more than the 2019 model."
+    AXES[more] = (0.0, 0.05, 1.0)
+    try:
+        text, hits = _doc(more)
+        assert restatement([(GOLD.index("It"), len(GOLD))], "d", text, hits, _vector) is None
+    finally:
+        del AXES[more]

@@ -118,3 +118,5 @@ def test_labels_written_as_hex_strings_are_read_as_text():
     assert not any("<" in label or "\ufeff" in label for label in labels.values())
     assert decoded_label("<FEFF0041>-3") == "A-3" and decoded_label("<4142 43>") == "ABC"
     assert decoded_label("iv") == "iv"
+    for kept in ("<1>", "A<b>c", "<FEFF00>", "<FEFFD800>", "<00>"):  # not text: as written
+        assert decoded_label(kept) == kept

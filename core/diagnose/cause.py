@@ -223,7 +223,7 @@ def _decide(
     in_context: frozenset[str],
     own_context: bool,
 ) -> Decision:
-    """``decide``'s rules 1 to 10 over ``experiments``."""
+    """``decide``'s rules 1 to 11 over ``experiments``."""
     text_fixes = sorted(
         (e for e in experiments if e.repair in TEXT_REPAIRS and e.fixes),
         key=lambda e: (_after(e), TEXT_REPAIRS.index(e.repair)),
@@ -316,6 +316,8 @@ def _decide(
     if text_fixes:
         first = text_fixes[0]
         contra = against(first.repair, repairs=text_fixes)
+        if first.repair == "context" and {e.method for e in others} <= in_context:
+            contra = [c for c in contra if c != "method"]  # reading the document: it agrees
         return decided(first.repair, first.line, contra)
     if evidence.absent >= VOCABULARY:
         line = (

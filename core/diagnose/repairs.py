@@ -462,6 +462,12 @@ def own_lines(text: str, gold: Span, block: Span) -> Span:
     where the parser's paragraph (a Markdown paragraph whose lines are the writer's
     paragraphs, as in a text with no blank line) is longer than a chunk, the gold's lines
     are its paragraph."""
+    start, end = gold
+    while start < end and text[start].isspace():  # a gold starting or ending on a break
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    gold = (start, end)
     a = max(block[0], text.rfind("\n", block[0], gold[0]) + 1)
     b = text.find("\n", gold[1], block[1])
     b = block[1] if b < 0 else b

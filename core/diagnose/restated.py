@@ -13,8 +13,10 @@ reader reads it, sentence beside sentence:
   run's encoder (normalised);
 - a hit sentence is compared only when it stands in the gold's document (a query's gold
   lies in one document: a like sentence about another product or filing is no second
-  place of this answer) and states every figure the gold sentence states (a sentence
-  alike in all but its figures speaks of another year, model or amount);
+  place of this answer), states the figures the gold sentence states and no other (a
+  sentence alike in all but its figures speaks of another year, model or amount), and
+  holds at least as much of the query's content words as the gold sentence, which holds
+  some (a sentence alike in form about another line of a table says something else);
 - the pair with the highest cosine is the restatement; at ``core.diagnose.cause.RESTATED``
   or more (the model's reading of a paraphrase) it is evidence for label, weak (no
   experiment decides it).
@@ -26,13 +28,14 @@ threshold was read on the development sets of ``eval/diagnose_blind`` (sets 7 to
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
 from core.chunk.sentence_bounds import sentence_spans
+from core.diagnose.repairs import held_share
 from core.diagnose.terms import figure_list
 
 Span = tuple[int, int]
@@ -89,12 +92,15 @@ def sentences(text: str, offset: int = 0) -> list[tuple[Span, str]]:
 
 def restatement(
     gold: Sequence[Span], doc_id: str, doc_text: str, hits: Sequence[HitText],
-    vector: Callable[[str], np.ndarray | None],
+    vector: Callable[[str], np.ndarray | None], weights: Mapping[str, float] | None = None,
 ) -> Restatement | None:  # fmt: skip
     """The closest pair of a gold sentence and a hit sentence of the gold's document
-    ``doc_id`` (see the module doc), or None when either side has no sentence or
-    ``vector`` has none yet (a ``ScoreBook`` collecting: every text is asked for, so a
-    second call after ``fill`` reads them all)."""
+    ``doc_id`` (see the module doc), or None when no pair may be compared or ``vector``
+    has none yet (a ``ScoreBook`` collecting: every text is asked for, so a second call
+    after ``fill`` reads them all). With the query's content ``weights``, a pair is
+    compared only where the gold sentence holds some of the query and the hit sentence
+    at least as much (a sentence alike in form about another line of a table, "net
+    revenue" for "operating expenses", says something else)."""
     golds = [s for a, b in gold for s in sentences(doc_text[a:b], a)]
     ours = [h for h in hits if h.doc_id == doc_id]
     theirs = [(h, s) for h in ours for s in sentences(h.text, h.char_start)]
@@ -104,16 +110,17 @@ def restatement(
         return None
     g = np.stack(vectors[: len(golds)])  # type: ignore[arg-type]
     h = np.stack(vectors[len(golds) :])  # type: ignore[arg-type]
-    cos = h @ g.T
-    states = [set(figure_list(text)) for _, (_, text) in theirs]
-    for col, (_, text) in enumerate(golds):  # a hit sentence lacking a figure of the gold's
-        needed = set(figure_list(text))
-        for row, held in enumerate(states):
-            if not needed <= held:
-                cos[row, col] = -1.0
+    cos = (h @ g.T).astype(np.float64)
+    figures = [set(figure_list(text)) for _, (_, text) in theirs]
+    asks = [held_share(weights, text) if weights else 1.0 for _, (_, text) in theirs]
+    for col, (_, text) in enumerate(golds):
+        own, share = set(figure_list(text)), held_share(weights, text) if weights else 1.0
+        for row in range(len(theirs)):
+            if figures[row] != own or share <= 0 or asks[row] < share:
+                cos[row, col] = -np.inf  # other figures, or not about what the query asks
     row, col = (int(x) for x in np.unravel_index(int(np.argmax(cos)), cos.shape))
-    if cos[row, col] < 0:
-        return None  # no hit sentence states the gold's figures
+    if not np.isfinite(cos[row, col]):
+        return None
     hit, (hit_span, hit_text) = theirs[row]
     gold_span, gold_text = golds[col]
     return Restatement(

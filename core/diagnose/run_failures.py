@@ -138,8 +138,8 @@ def diagnose_methods(
             weights = content_words(record.query, FUNCTION_WORDS)
             if failure is not None and scorer is not None:
                 run_repairs(failure, scorer, weights, read)  # what they would embed
-            if book is not None and scorer is not None:
-                _restated(case, method, book)  # the sentences it would embed
+            if book is not None and _reads_restatement(run, method):
+                _restated(case, method, book, weights)  # the sentences it would embed
             pending.append((case, method, failure, scorer, weights))
     if book is not None:
         book.fill()  # every repaired text and compared sentence of the run, in batches
@@ -148,22 +148,31 @@ def diagnose_methods(
         out[method][case.query_id] = diagnose(
             case, method=method, corpus_terms=corpus, experiments=tried,
             repaired=scorer is not None,
-            restated=_restated(case, method, book)
-            if book is not None and scorer is not None
+            restated=_restated(case, method, book, weights)
+            if book is not None and _reads_restatement(run, method)
             else None,
         )  # fmt: skip
     return out
 
 
-def _restated(case: Case, method: str, book: ScoreBook) -> Restatement | None:
+def _restated(
+    case: Case, method: str, book: ScoreBook, weights: Mapping[str, float]
+) -> Restatement | None:
     """The top hit's sentence closest in meaning to the gold's (``core.diagnose.restated``),
-    read from ``book`` (None while it collects what to embed). Asked only where the
-    failure's repairs run (a method ranking its own index): an external retriever's
-    failure is diagnosed without the model, which is then never loaded for it (about a
-    second before the first failure of an imported run is shown)."""
+    read from ``book`` (None while it collects what to embed). Not asked for an external
+    retriever's failure (``_reads_restatement``)."""
     gold = [(a, b) for a, b, _, _ in case.gold]
     doc = case.doc
-    return restatement(gold, doc.doc_id, doc.text, hits_not_gold(case, method), book.text)
+    hits = hits_not_gold(case, method)
+    return restatement(gold, doc.doc_id, doc.text, hits, book.text, weights)
+
+
+def _reads_restatement(run: Any, method: str) -> bool:
+    """Whether a failure of ``method`` reads the restatement: every method but an external
+    retriever, whose failure is diagnosed without the model (no repair of its own either),
+    which is then never loaded for it: its first failure is shown without waiting about a
+    second for the weights."""
+    return bool(run.method(method).family != "external")
 
 
 def _remembered(read: Callable[[Document, Any], str | None]) -> Callable[..., str | None]:

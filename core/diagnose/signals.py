@@ -1021,8 +1021,9 @@ def _restated_signal(case: Case, found: Restatement) -> Signal:
     panel shows it: both sentences, side by side, for the reader to judge."""
     where = (found.hit,) if found.hit_doc == case.doc.doc_id else ()
     said = "says what the gold says" if found.similarity >= RESTATED else "comes closest to"
+    strength = found.similarity if found.similarity >= RESTATED else 0.0  # holds only there
     return Signal(
-        cause="label", name="gold said again in a top hit", strength=found.similarity,
+        cause="label", name="gold said again in a top hit", strength=strength,
         detail=f"a top hit's sentence {said} ({found.similarity:.2f} under the model): "
         f"“{_shortened(found.hit_text)}” ({found.hit_doc}, chars {found.hit[0]}-{found.hit[1]}) "
         f"beside the gold's “{_shortened(found.gold_text)}”",
@@ -1113,10 +1114,11 @@ def diagnose(
             evidence, restated=restated.similarity, restated_hit=restated.chunk_id
         )
         signals.append(_restated_signal(case, restated))
-        if restated.similarity >= RESTATED:
-            said_again = next(
-                (h for h in hits_not_gold(case, method) if h.chunk_id == restated.chunk_id), None
-            )
+        if restated.similarity >= RESTATED:  # the sentence, not its whole chunk
+            said_again = Hit(
+                chunk_id=restated.chunk_id, doc_id=restated.hit_doc,
+                char_start=restated.hit[0], char_end=restated.hit[1], text=restated.hit_text,
+            )  # fmt: skip
     if not any(e.repair == "method" for e in experiments):
         experiments = [*experiments, *_method_experiments(case, method)]
     lexical = case.spec(method).family == "lexical"

@@ -70,15 +70,23 @@ def _pdf_labels(doc: Document) -> dict[int, str]:
 def decoded_label(label: str) -> str:
     """A page label with each PDF hex string in it (``<FEFF0038>``: a prefix written as
     hex, which PyMuPDF hands back as written) read as text: UTF-16 after a byte-order mark,
-    else one byte a character."""
+    else one byte a character. A group that does not read as printable text (``<1>``, a
+    broken UTF-16 pair) is kept as written."""
 
     def text(match: re.Match[str]) -> str:
         digits = "".join(match[1].split())
-        digits += "0" * (len(digits) % 2)
+        if len(digits) % 2:
+            return match[0]
         raw = bytes.fromhex(digits)
-        if raw[:2] in (b"\xfe\xff", b"\xff\xfe"):
-            return raw.decode("utf-16", errors="replace")
-        return raw.decode("latin-1")
+        try:
+            read = (
+                raw.decode("utf-16")
+                if raw[:2] in (b"\xfe\xff", b"\xff\xfe")
+                else raw.decode("latin-1")
+            )
+        except UnicodeDecodeError:
+            return match[0]
+        return read if read and read.isprintable() else match[0]
 
     return _HEX.sub(text, label)
 

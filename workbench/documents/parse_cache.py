@@ -61,8 +61,9 @@ def parsed(doc: Document, parser: str, *, quiet: bool = False) -> ParseResult:
     its line in place and stops the page there. ``quiet``: nothing drawn, for a caller
     inside a cached function (Streamlit replays what a cached function draws: a status
     box drawn there comes back on every cache hit as a spinner that never ends)."""
-    if quiet:
-        return _parse_cached(doc.doc_id, doc.sha256, usable_parser(doc, parser), doc)
+    if quiet and usable_parser(doc, parser) == "fast":  # the layout model is never run quietly
+        _parsed_keys.add((doc.doc_id, doc.sha256, "fast"))
+        return _parse_cached(doc.doc_id, doc.sha256, "fast", doc)
     if (used := usable_parser(doc, parser)) != parser:
         st.info(
             f"The {md(parser)} parser has not been run on {md(doc.doc_id)} yet, and only an "

@@ -344,7 +344,10 @@ def _second_gold(diagnosis: Diagnosis, doc: Document) -> None:
         f"({md(hit.doc_id)}, chars {hit.char_start:,}-{hit.char_end:,}).",
         icon=":material/content_copy:",
     )
-    if said_again is not None and found is not None and found.restated_hit == hit.chunk_id:
+    if (
+        said_again is not None and found is not None and found.restated_hit == hit.chunk_id
+        and found.restated >= RESTATED
+    ):  # fmt: skip
         st.caption(md(said_again.detail))
     left, right = st.columns(2)
     record = run.query(diagnosis.query_id) if run is not None else None
