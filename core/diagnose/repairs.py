@@ -62,7 +62,8 @@ PROMPT_WORDS = frozenset(
     usd analyst analysts perspective question questions respond response assume assuming
     shown within using compute computed calculate calculated calculation metric metrics
     here's let let's us following provided reasonable approximation exact plainly
-    roughly something""".split()  # noqa: SIM905
+    roughly something mention mentions mentioned discussed described presented noted
+    highlighted listed text passage passages article""".split()  # noqa: SIM905
 )
 OCR_DIFFERS = 0.9  # an OCR reading less alike than this to the text layer differs from it
 RecordsFn = Callable[..., Sequence[Any]]
