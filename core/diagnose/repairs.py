@@ -41,6 +41,7 @@ import numpy as np
 
 from core import methods as registry
 from core.chunk.sentence_bounds import sentence_spans
+from core.chunk.spans import strip_span
 from core.diagnose.terms import PERIOD, Span, name_like, sentence_start
 from core.embed import encode_queries
 from core.embed.contextual import contextual_prefix
@@ -463,20 +464,10 @@ def own_lines(text: str, gold: Span, block: Span) -> Span:
     where the parser's paragraph (a Markdown paragraph whose lines are the writer's
     paragraphs, as in a text with no blank line) is longer than a chunk, the gold's lines
     are its paragraph."""
-    start, end = gold
-    while start < end and text[start].isspace():  # a gold starting or ending on a break
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    gold = (start, end)
+    gold = strip_span(text, *gold)  # a gold starting or ending on a break
     a = max(block[0], text.rfind("\n", block[0], gold[0]) + 1)
     b = text.find("\n", gold[1], block[1])
-    b = block[1] if b < 0 else b
-    while a < gold[0] and text[a].isspace():
-        a += 1
-    while b > gold[1] and text[b - 1].isspace():
-        b -= 1
-    return a, b
+    return strip_span(text, a, block[1] if b < 0 else b)
 
 
 def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:

@@ -35,6 +35,7 @@ from typing import Protocol
 import numpy as np
 
 from core.chunk.sentence_bounds import sentence_spans
+from core.chunk.spans import strip_span
 from core.diagnose.repairs import held_share
 from core.diagnose.terms import figure_list
 
@@ -82,11 +83,9 @@ def sentences(text: str, offset: int = 0) -> list[tuple[Span, str]]:
     ``offset``, their text stripped."""
     out = []
     for a, b in sentence_spans(text):
-        piece = text[a:b]
-        lead = len(piece) - len(piece.lstrip())
-        piece = piece.strip()
-        if len(_WORD.findall(piece)) >= MIN_WORDS:
-            out.append(((offset + a + lead, offset + a + lead + len(piece)), piece))
+        a, b = strip_span(text, a, b)
+        if len(_WORD.findall(text[a:b])) >= MIN_WORDS:
+            out.append(((offset + a, offset + b), text[a:b]))
     return out
 
 

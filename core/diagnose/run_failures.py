@@ -98,7 +98,7 @@ def diagnose_methods(
     out: dict[str, dict[str, Diagnosis]] = {m: {} for m in chosen}
     book = ScoreBook(encoder=encoder, embed=embed) if encoder is not None else None
     read = _remembered(ocr_region)
-    pending: list[tuple[Case, str, Any, Any, dict[str, float]]] = []
+    pending: list[tuple[Case, str, Any, Any, dict[str, float], ScoreBook | None]] = []
     for record in run.queries:
         doc = docs.get(record.doc_id)
         if doc is None or doc.sha256 != record.doc_sha256:
@@ -138,19 +138,18 @@ def diagnose_methods(
             weights = content_words(record.query, FUNCTION_WORDS)
             if failure is not None and scorer is not None:
                 run_repairs(failure, scorer, weights, read)  # what they would embed
-            if book is not None and _reads_restatement(run, method):
-                _restated(case, method, book, weights)  # the sentences it would embed
-            pending.append((case, method, failure, scorer, weights))
+            said = book if book is not None and _reads_restatement(run, method) else None
+            if said is not None:
+                _restated(case, method, said, weights)  # the sentences it would embed
+            pending.append((case, method, failure, scorer, weights, said))
     if book is not None:
         book.fill()  # every repaired text and compared sentence of the run, in batches
-    for case, method, failure, scorer, weights in pending:
+    for case, method, failure, scorer, weights, said in pending:
         tried = run_repairs(failure, scorer, weights, read) if failure is not None else []
         out[method][case.query_id] = diagnose(
             case, method=method, corpus_terms=corpus, experiments=tried,
             repaired=scorer is not None,
-            restated=_restated(case, method, book, weights)
-            if book is not None and _reads_restatement(run, method)
-            else None,
+            restated=_restated(case, method, said, weights) if said is not None else None,
         )  # fmt: skip
     return out
 

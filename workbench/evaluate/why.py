@@ -333,9 +333,12 @@ def _second_gold(diagnosis: Diagnosis, doc: Document) -> None:
     said_again = next(
         (s for s in diagnosis.signals if s.name == "gold said again in a top hit"), None
     )
+    restated = (
+        found is not None and found.restated_hit == hit.chunk_id and found.restated >= RESTATED
+    )
     if found is not None and found.copy_hit == hit.chunk_id and found.copy >= COPY:
         holds = f"the gold's text ({found.copy:.0%} of its words, in order)"
-    elif found is not None and found.restated_hit == hit.chunk_id and found.restated >= RESTATED:
+    elif found is not None and restated:
         holds = f"a sentence that says what the gold says ({found.restated:.2f} under the model)"
     else:
         holds = "the gold's figures and the query's terms"
@@ -344,10 +347,7 @@ def _second_gold(diagnosis: Diagnosis, doc: Document) -> None:
         f"({md(hit.doc_id)}, chars {hit.char_start:,}-{hit.char_end:,}).",
         icon=":material/content_copy:",
     )
-    if (
-        said_again is not None and found is not None and found.restated_hit == hit.chunk_id
-        and found.restated >= RESTATED
-    ):  # fmt: skip
+    if said_again is not None and restated:
         st.caption(md(said_again.detail))
     left, right = st.columns(2)
     record = run.query(diagnosis.query_id) if run is not None else None
