@@ -14,13 +14,14 @@ export ANONYMIZED_TELEMETRY := False
 # against this venv's PyMuPDF, hence no build isolation: the requirements are installed
 # first. Without a compiler the install goes on, the last line says so, and PDFs are read
 # in Python to the same text and boxes.
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml setup.py core/native/stext.c
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml setup.py core/native/stext.c core/native/words.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch is pinned to the CPU build (2.13.0) in requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m core.native.stext
+	$(PY) -m core.native.words
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -1,17 +1,19 @@
 """The compiled PDF reader, ``core.native._stext`` (``core/native/stext.c``), as an
 optional extension of the package: ``pip install -e .`` builds it against the MuPDF
-headers and library inside the installed PyMuPDF wheel; and the workbench (``app.py``,
-``pages/``, ``workbench/``, ``sample_docs/``, ``.streamlit/config.toml``) copied into the
-built package as ``chunkscope/app/``, where ``chunkscope ui`` starts it (the repository
-keeps its layout; an editable install runs the checkout's own ``app.py``). Everything else
-about the package is in pyproject.toml.
+headers and library inside the installed PyMuPDF wheel; the compiled word scanners,
+``core.native._words`` (``core/native/words.c``, Python's headers only), the same way;
+and the workbench (``app.py``, ``pages/``, ``workbench/``, ``sample_docs/``,
+``.streamlit/config.toml``) copied into the built package as ``chunkscope/app/``, where
+``chunkscope ui`` starts it (the repository keeps its layout; an editable install runs the
+checkout's own ``app.py``). Everything else about the package is in pyproject.toml.
 
 PyMuPDF must be importable where the build runs: the Makefile installs the pinned
 requirements first and then runs ``pip install --no-build-isolation --no-deps -e .``, so
 the module is compiled against the very PyMuPDF that loads it. Where the build cannot
 run (no C compiler, no Python or MuPDF headers, no PyMuPDF, no MuPDF library to link),
 the installation goes on without the module, one line says so, and PDFs are read in
-Python (``core.native.stext`` says which reader is in use).
+Python (``core.native.stext`` says which reader is in use); likewise words are scanned
+by regular expressions where the word scanners cannot be built (``core.native.words``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from setuptools.command.build_py import build_py
 from setuptools.errors import BaseError, CCompilerError
 
 SOURCE = "core/native/stext.c"
+WORDS_SOURCE = "core/native/words.c"  # the word scanners: Python's headers only
 ROOT = Path(__file__).resolve().parent
 # The workbench, as the wheel carries it under chunkscope/app/ (relative to the checkout).
 APP_FILES = ("app.py", ".streamlit/config.toml")
@@ -56,17 +59,21 @@ class OptionalBuild(build_ext):
     left out with one line on stderr."""
 
     def build_extension(self, ext: Extension) -> None:
+        reader = ext.name == "core.native._stext"
         try:
-            include, library = mupdf_paths()
-            ext.include_dirs = [str(include)]
-            ext.extra_objects = [str(library)]  # linked by path: its soname is recorded
-            ext.extra_link_args = [f"-Wl,-rpath,{library.parent}"]
+            if reader:
+                include, library = mupdf_paths()
+                ext.include_dirs = [str(include)]
+                ext.extra_objects = [str(library)]  # linked by path: its soname is recorded
+                ext.extra_link_args = [f"-Wl,-rpath,{library.parent}"]
             super().build_extension(ext)
         except (ImportError, OSError, BaseError, CCompilerError) as exc:
             reason = " ".join(str(exc).split()) or type(exc).__name__
+            what, fallback = (
+                ("PDF reader", "PDFs are read") if reader else ("word scanner", "words are scanned")
+            )
             print(
-                f"chunkscope: compiled PDF reader not built ({reason[:300]}); "
-                "PDFs are read in Python",
+                f"chunkscope: compiled {what} not built ({reason[:300]}); {fallback} in Python",
                 file=sys.stderr,
             )
 
@@ -109,7 +116,8 @@ setup(
             optional=True,
             # no fused multiply-add: every float step as Python's own (tested equal)
             extra_compile_args=["-ffp-contract=off"],
-        )
+        ),
+        Extension("core.native._words", [WORDS_SOURCE], depends=[WORDS_SOURCE], optional=True),
     ],
     cmdclass={"build_ext": OptionalBuild, "build_py": BuildWithWorkbench},
 )

@@ -191,8 +191,8 @@ OCR: Setting[str] = Setting(
 )  # fmt: skip
 NATIVE_TEXT: Setting[bool] = Setting(
     name="CHUNKSCOPE_NATIVE_TEXT", default=True, parse=_switch, unit="switch",
-    what="`0` (or `false`, `no`, `off`) reads PDFs through PyMuPDF's `rawdict` instead of "
-    "the compiled module",
+    what="`0` (or `false`, `no`, `off`) reads PDFs through PyMuPDF's `rawdict`, and scans "
+    "words with regular expressions, instead of the compiled modules",
 )  # fmt: skip
 MAX_FILE_MB = _input_limit("CHUNKSCOPE_MAX_FILE_MB", 100, "MB", "MB a file")
 MAX_PAGES = _input_limit("CHUNKSCOPE_MAX_PAGES", 5000, "pages", "pages a document")

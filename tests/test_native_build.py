@@ -1,6 +1,7 @@
 """The compiled PDF reader's one build path: ``setup.py`` declares ``core.native._stext``
-as an optional extension of the package, and a build that cannot run leaves the
-installation going, says so in one line, and leaves PDFs to the Python reading.
+(and the word scanners, ``core.native._words``) as optional extensions of the package,
+and a build that cannot run leaves the installation going, says so in one line, and
+leaves PDFs (and words) to the Python reading.
 
 (That the two readings give the same text, boxes and tables is ``test_stext_native.py``'s
 and the CHUNKSCOPE_NATIVE_TEXT=0 runs' business.)
@@ -20,6 +21,7 @@ import setuptools
 
 ROOT = Path(__file__).resolve().parents[1]
 LINE = "PDFs are read in Python"
+WORDS_LINE = "words are scanned in Python"
 
 
 def _build(tmp_path: Path, env: dict[str, str], prelude: str = "") -> subprocess.CompletedProcess:
@@ -39,19 +41,19 @@ def _build(tmp_path: Path, env: dict[str, str], prelude: str = "") -> subprocess
     )
 
 
-def _built(tmp_path: Path) -> list[Path]:
-    return sorted((tmp_path / "lib").rglob("_stext*")) if (tmp_path / "lib").exists() else []
+def _built(tmp_path: Path, name: str = "_stext") -> list[Path]:
+    return sorted((tmp_path / "lib").rglob(f"{name}*")) if (tmp_path / "lib").exists() else []
 
 
 def test_the_packaging_declares_the_optional_extension(monkeypatch: pytest.MonkeyPatch) -> None:
     declared: dict = {}
     monkeypatch.setattr(setuptools, "setup", lambda **kw: declared.update(kw))
     runpy.run_path(str(ROOT / "setup.py"), run_name="__main__")
-    (ext,) = declared["ext_modules"]
-    assert isinstance(ext, setuptools.Extension)
-    assert ext.name == "core.native._stext"
-    assert ext.sources == ["core/native/stext.c"] and (ROOT / ext.sources[0]).is_file()
-    assert ext.optional
+    reader, scanner = declared["ext_modules"]
+    assert isinstance(reader, setuptools.Extension) and isinstance(scanner, setuptools.Extension)
+    assert reader.name == "core.native._stext" and scanner.name == "core.native._words"
+    assert reader.sources == ["core/native/stext.c"] and scanner.sources == ["core/native/words.c"]
+    assert all((ROOT / ext.sources[0]).is_file() and ext.optional for ext in (reader, scanner))
     assert declared["cmdclass"]["build_ext"].__name__ == "OptionalBuild"
 
 
@@ -62,6 +64,9 @@ def test_a_build_without_a_compiler_goes_on_and_says_so_in_one_line(tmp_path: Pa
     assert len(said) == 1 and said[0].startswith("chunkscope: compiled PDF reader not built (")
     assert "no-such-cc" in said[0]
     assert _built(tmp_path) == []
+    scanner = [line for line in done.stderr.splitlines() if WORDS_LINE in line]
+    assert len(scanner) == 1 and scanner[0].startswith("chunkscope: compiled word scanner not ")
+    assert _built(tmp_path, "_words") == []
 
 
 def test_a_build_without_pymupdf_goes_on_and_says_so_in_one_line(tmp_path: Path) -> None:
@@ -70,6 +75,8 @@ def test_a_build_without_pymupdf_goes_on_and_says_so_in_one_line(tmp_path: Path)
     said = [line for line in done.stderr.splitlines() if LINE in line]
     assert len(said) == 1 and "pymupdf" in said[0]
     assert _built(tmp_path) == []
+    assert WORDS_LINE not in done.stderr  # the word scanner needs no MuPDF
+    assert len(_built(tmp_path, "_words")) == 1
 
 
 def test_without_the_module_the_reader_says_in_one_line_that_python_reads(

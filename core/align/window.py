@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from core.align.words import Word, words_of
+from core.native import words as native
 
 _GAP_WORDS = 3  # how far past the tight window a missing passage word may still be taken
 _EDGE_MARKS = ".,;:!?)]}\"'\u2019\u201d([{\u2018\u201c"
@@ -51,10 +52,15 @@ def align_words(
         return WordAlignment(char_start=None, char_end=None, coverage=0.0)
     vocab = {word: index for index, word in enumerate(wanted_words)}
     wanted = Counter({vocab[w]: n for w, n in wanted_words.items()})
-    ids = [vocab.get(w.norm, -1) for w in region]
     total = sum(wanted.values())
     need = max(1, math.ceil(threshold * total - 1e-9))
-    window = _tight_window(ids, wanted, need)
+    if native.available():  # the same steps on integer arrays (core.native.words)
+        ids = native.word_ids(region, vocab)
+        counts = [wanted[i] for i in range(len(vocab))]
+        window = native.tight_window(ids, counts, need)
+    else:
+        ids = [vocab.get(w.norm, -1) for w in region]
+        window = _tight_window(ids, wanted, need)
     if window is None or window[1] - window[0] + 1 > _longest_run(total, spread):
         coverage = _best_coverage(ids, wanted) if best else 0.0
         return WordAlignment(char_start=None, char_end=None, coverage=coverage)
@@ -122,6 +128,9 @@ def _best_coverage(ids: list[int], wanted: Counter[int]) -> float:
     """Best multiset coverage of any run of at most ``_longest_run`` words."""
     total = sum(wanted.values())
     size = _longest_run(total)
+    if native.available():
+        counts = [wanted[i] for i in range(max(wanted, default=-1) + 1)]
+        return native.best_matched(ids, counts, size) / total if total else 0.0
     best = 0
     have: Counter[int] = Counter()
     matched = 0

@@ -14,14 +14,12 @@ import unicodedata
 from functools import cache, lru_cache
 from typing import NamedTuple
 
+from core.native import words as native
+
 
 @cache
 def _word_pattern() -> re.Pattern[str]:
-    marks = "".join(
-        re.escape(chr(c))
-        for c in range(0x300, 0x10000)
-        if unicodedata.category(chr(c)).startswith("M")
-    )
+    marks = "".join(re.escape(chr(c)) for c in native.mark_code_points())
     piece = rf"(?:[^\W_]|[{marks}])+"
     return re.compile(rf"{piece}(?:[-\u00ad\u2010\u2011]\s*{piece})*")
 
@@ -44,8 +42,12 @@ class Word(NamedTuple):
 
 
 def words_of(text: str, start: int = 0, end: int | None = None) -> list[Word]:
-    """The words of ``text[start:end]`` with offsets into ``text`` (empty forms dropped)."""
+    """The words of ``text[start:end]`` with offsets into ``text`` (empty forms dropped):
+    the pattern's matches, scanned in C when the compiled scanner is built (the same
+    words, ``core.native.words``)."""
     stop = len(text) if end is None else end
+    if native.available():
+        return native.scan_words(text, start, stop, Word, normalise_word)
     found = []
     norm_of = normalise_word
     for match in _word_pattern().finditer(text, start, stop):

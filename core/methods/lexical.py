@@ -29,6 +29,7 @@ import numpy as np
 from core.embed.contextual import contextual_prefix
 from core.embed.records import ChunkVector
 from core.methods.spec import BM25, IndexStep, MethodSpec, Progress
+from core.native import words as native_words
 
 if TYPE_CHECKING:
     from core.embed.cache import VectorCache
@@ -64,10 +65,18 @@ def word_spans(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, term)`` of every indexed word of ``text``: offsets into ``text``,
     ``term`` its stem (stopwords left out)."""
     stop = _stopwords()
-    found = [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(text)]
-    kept = [(a, b, w) for a, b, w in found if w not in stop]
-    stems = _stemmer().stemWords([_plain(w) for _, _, w in kept])
-    return [(a, b, s) for (a, b, _), s in zip(kept, stems, strict=True)]
+    found = lowered_words(text)
+    unique = list({w for _, _, w in found if w not in stop})  # each word stemmed once
+    stem = dict(zip(unique, _stemmer().stemWords([_plain(w) for w in unique]), strict=True))
+    return [(a, b, stem[w]) for a, b, w in found if w in stem]
+
+
+def lowered_words(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, word lower-cased)`` of every match of ``_WORD`` in ``text`` (scanned
+    in C when the compiled scanner is built: the same words, ``core.native.words``)."""
+    if native_words.available():
+        return native_words.scan_terms(text)
+    return [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(text)]
 
 
 def terms(text: str) -> list[str]:
