@@ -36,13 +36,18 @@ def test_a_method_miss_is_always_weak_with_what_contradicts_it_as_runner_up():
     worded = decide(found, Evidence(absent=0.2, absent_words=("quick ratio",)), k=5)
     assert (worded.cause, worded.confidence, worded.runner_up) == ("method", "weak", "vocabulary")
     # a repair that moves the gold most of the way to the top k: runner-up that repair
-    moved = [_exp("boundary", 40, 9), _exp("method", 40, 2, method="bm25")]
+    moved = [_exp("context", 40, 9), _exp("method", 40, 2, method="bm25")]
     repaired = decide(moved, Evidence(), k=5)
     assert (repaired.cause, repaired.confidence, repaired.runner_up) == (
         "method",
         "weak",
-        "boundary",
+        "context",
     )
+    # a gold no chunk holds whole (its boundary repair was run): the cut, weak, the
+    # method that finds it the runner-up
+    cut = decide([_exp("boundary", 40, 9), _exp("method", 40, 2, method="bm25")], Evidence(),
+                 k=5)  # fmt: skip
+    assert (cut.cause, cut.confidence, cut.runner_up) == ("boundary", "weak", "method")
     # a strong cause is one an experiment fixes: the gold kept whole ranks in the top k
     fixed = decide([_exp("boundary", 40, 2), _exp("method", 40, 9, method="bm25")], Evidence(),
                    k=5)  # fmt: skip

@@ -25,7 +25,7 @@ from core.diagnose.repairs import (
     parse,
     rank_among,
 )
-from core.diagnose.run_failures import diagnose_methods, suggest_run
+from core.diagnose.run_failures import default_chunker, diagnose_methods, suggest_run
 from core.diagnose.signals import FUNCTION_WORDS
 from core.evaluate import EvalConfig, run_eval
 from core.evaluate.labels import query_from_dict
@@ -230,10 +230,34 @@ def _experiment(repair: str, before: int, after: int | None, k: int = 3) -> Expe
 
 
 def test_no_fixing_repair_and_no_evidence_is_unclear_with_the_experiments():
-    found = [_experiment("boundary", 40, 20), _experiment("method", 40, 30)]
+    found = [_experiment("context", 40, 20), _experiment("method", 40, 30)]
     d = decide(found, Evidence(gold_holds=0.8, hit_holds=0.8), k=3)
     assert (d.cause, d.confidence) == ("unclear", "unclear")
-    assert d.runner_up == "boundary"  # it moved the gold halfway to the top k
+    assert d.runner_up == "context"  # it moved the gold halfway to the top k
+
+
+def test_a_gold_no_chunk_holds_whole_is_a_weak_boundary_when_nothing_else_decides():
+    """The boundary repair is run only for a gold no chunk holds whole: the cut is there
+    to see. Where keeping it whole does not fix the failure and nothing else decides, the
+    cut is the weak suggestion, with the experiment as its line; where another method
+    finds the gold, it is too, that method the runner-up (readers called such misses the
+    cut's); a drowned gold's repair is not a cut, and vocabulary or a metric to compute
+    still come first."""
+    plain = Evidence(gold_holds=0.8, hit_holds=0.8)
+    cut = _experiment("boundary", 40, 20)
+    d = decide([cut, _experiment("method", 40, 30)], plain, k=3)
+    assert (d.cause, d.confidence, d.decided_by) == ("boundary", "weak", "boundary")
+    d = decide([cut, _experiment("method", 40, 2)], plain, k=3)  # naive ranks it 2nd
+    assert (d.cause, d.confidence, d.runner_up) == ("boundary", "weak", "method")
+    assert d.decided_by == "boundary; method"  # the cut, then the other method's rank
+    assert decide([_experiment("method", 40, 2)], plain, k=3).cause == "method"  # no cut
+    drowned = dataclasses.replace(cut, drowned=True)
+    assert decide([drowned, _experiment("method", 40, 2)], plain, k=3).cause == "method"
+    assert decide([drowned], plain, k=3).cause == "unclear"
+    gone = Evidence(absent=0.6, absent_words=("x", "y"))
+    assert decide([cut, _experiment("method", 40, 2)], gone, k=3).cause == "vocabulary"
+    metric = Evidence(metric="gross margin", figures=3)
+    assert decide([cut, _experiment("method", 40, 2)], metric, k=3).cause == "method"
 
 
 def test_two_fixing_repairs_make_a_weak_suggestion_with_the_other_as_runner_up():
@@ -640,3 +664,47 @@ def test_a_top_hit_restating_the_gold_is_shown_and_offered_as_a_second_gold(
             )  # fmt: skip
         else:
             assert d.second_gold is None
+
+
+def test_the_context_repair_reads_the_lines_above_a_chunk_that_name_what_it_is_about(
+    tmp_path: Path,
+):
+    """A segment heading the chunker left at the end of the chunk before ("Las Vegas Strip
+    Resorts") and a table row's name: the label lines just above the gold's chunk holding
+    a query term the chunk lacks join its title and headings, in document order; lines
+    holding none, long lines, a narrow column's running text and lines of an earlier page
+    do not."""
+    from core.diagnose.repairs import _context_of, lines_above
+
+    text = (
+        "# Quarterly results\n\nRegional Operations\nNet revenues rose 5% at the regional "
+        "resorts.\n\nLas Vegas Strip Resorts\n\n"
+        + "A long line about the Strip " * 6 + "\n"
+        + "a narrow column's line on the Strip\nruns on into the next.\n"
+        + "Slot handle, Las Vegas\t12\t14\n"
+        + "Adjusted EBITDAR margin was 38.2% against 38.7%, on lower-margin outlets.\n"
+    )  # fmt: skip
+    (tmp_path / "er.md").write_text(text, "utf-8")
+    (doc,), _ = load_each([tmp_path / "er.md"])
+    policy = policy_from_dict({"name": "fixed", "size": 2000, "overlap": 0, "unit": "chars"})
+    _, (whole,) = default_chunker(policy)(doc)
+    at = doc.text.index("Adjusted EBITDAR")
+    chunk = dataclasses.replace(whole, char_start=at, char_end=len(doc.text.rstrip()),
+                                text=doc.text[at:].rstrip(), heading_path=())  # fmt: skip
+    weights = content_words("Why did the Las Vegas Strip margin slip?", FUNCTION_WORDS)
+    found = lines_above(doc, chunk, weights)
+    assert found == ["Las Vegas Strip Resorts", "Slot handle, Las Vegas 12 14"]  # a row too
+    assert _context_of(doc, chunk, weights).endswith(
+        "Las Vegas Strip Resorts\nSlot handle, Las Vegas 12 14"
+    )
+    assert lines_above(doc, chunk, {}) == []
+    assert lines_above(doc, chunk, content_words("What was the margin?", FUNCTION_WORDS)) == []
+    heading = dataclasses.replace(chunk, heading_path=("Las Vegas Strip Resorts",))
+    assert lines_above(doc, heading, weights) == found[1:]  # in its heading path already
+    later = dataclasses.replace(chunk, pages=(2,))
+    page_one = Page(number=1, char_start=0, char_end=at - 1, width_pt=612, height_pt=792,
+                    has_text=True)  # fmt: skip
+    page_two = Page(number=2, char_start=at - 1, char_end=len(doc.text), width_pt=612,
+                    height_pt=792, has_text=True)  # fmt: skip
+    paged = dataclasses.replace(doc, pages=(page_one, page_two))
+    assert lines_above(paged, later, weights) == []  # the heading is on the page before

@@ -14,9 +14,12 @@ In order:
    the top k and no repair of the gold's text fixes it (the question does reach the
    gold): **context**, weak, when only dense methods that read a chunk with its document
    (late chunking, a contextual prefix) find it and the failing method does not read it so;
-   else **method** (weak, runner-up vocabulary, where the question asks for a metric to
-   compute, which a fix of the gold's text does not contradict), unless the question's
-   key terms are mostly absent from the document (``WORDS_GONE``): then on to 5.
+   else **boundary**, weak (runner-up method), when no chunk holds the gold whole (its
+   boundary repair was run and did not fix it: readers call a visibly cut gold the cut's
+   even where another method finds it); else **method** (weak, runner-up vocabulary,
+   where the question asks for a metric to compute, which a fix of the gold's text does
+   not contradict), unless the question's key terms are mostly absent from the document
+   (``WORDS_GONE``): then on to 5.
 4. **vocabulary**, weak, for a lexical method (BM25) whose miss a method embedding with
    the model finds: the gold says it in other words (unless a repair of its boundary or
    parse fixes it, or only a method reading the document finds it and the title and
@@ -45,8 +48,10 @@ In order:
    experiment, and beside them the readers often saw a context or label failure (a metric
    the question asks to compute, rule 5, may be strong).
 10. **method**, when another method of the run ranks the gold within the top k.
-11. **unclear** otherwise; the runner-up is the repair that moved the gold most, when it
-    moved it at least halfway to the top k, or label when only some of its evidence holds.
+11. **boundary**, weak, when no chunk holds the gold whole (the cut is there to see,
+    though keeping the gold whole did not fix the failure); **unclear** otherwise; the
+    runner-up is the repair that moved the gold most, when it moved it at least halfway
+    to the top k, or label when only some of its evidence holds.
 
 The **drowned repair** (the gold's own paragraph as its chunk, for a gold that one chunk
 holds whole but drowns; ``core.diagnose.repairs``) is read only after rules 1 to 11 (in
@@ -281,6 +286,12 @@ def _decide(
     if finds and not own_context and not computed and {e.method for e in others} <= in_context:
         line = f"{others[0].line}, reading the chunk in its document"
         return decided("context", line, against("context", repairs=moved), weak=True)
+    # the gold cut across chunks: its boundary repair was run (no chunk holds it whole)
+    cut = next((e for e in experiments if e.repair == "boundary"), None)
+    if finds and cut is not None and not computed and evidence.absent < WORDS_GONE:
+        line = f"{cut.line}; {others[0].line}"
+        contra = ["method", *against("boundary", repairs=moved)]
+        return decided("boundary", line, contra, weak=True)
     if finds and (computed or evidence.absent < WORDS_GONE):
         contra = against("method", repairs=moved)
         contra = ["vocabulary", *contra] if computed else contra
@@ -327,6 +338,8 @@ def _decide(
         return decided("vocabulary", line, against("vocabulary", repairs=moved), weak=True)
     if others:
         return decided("method", others[0].line, against("method", repairs=moved), weak=True)
+    if cut is not None:  # the gold visibly cut, and nothing else decides
+        return decided("boundary", cut.line, against("boundary", repairs=moved), weak=True)
     runner = ""
     if moved:
         runner = max(moved, key=lambda e: (e.before or 0) - _after(e)).repair

@@ -11,7 +11,9 @@ depth). Only the repaired texts are embedded; nothing is re-indexed.
   chunk (in a text that is not a PDF, the gold's lines then: ``own_lines``) or most of
   the chunk already (``SAME_CHUNK``: nothing to take away).
 - **context**: the gold's best chunk with its document title and heading path before it,
-  ranked against the run's first hits given their own (a control: a title that lifts
+  and the short lines just above it that hold a query term it lacks (``lines_above``: a
+  segment heading or a table row's name the chunker left in the chunk before), ranked
+  against the run's first hits given their own (a control: a title that lifts
   every chunk of the document is not the gold's missing context); not run for a method
   that already reads them (a prefixed method, late chunking).
 - **parse**: the gold's region read again by OCR (the PDF page rendered, Tesseract) and
@@ -54,6 +56,8 @@ REPAIRS = ("boundary", "context", "parse", "method")
 DROWNED = 0.5  # a gold under this share of the chunk holding it whole is drowned there
 SAME_CHUNK = 0.8  # the gold's blocks covering this share of its chunk: no repair to make
 RIVALS = 10  # the run's first hits the context repair gives their own title and headings
+ABOVE = 600  # characters before a chunk read for the lines that say what it is about
+LABEL_LINE = 120  # the longest such line: a heading, a table row's name, a segment title
 # Words a question is phrased with that say nothing of what it asks.
 PROMPT_WORDS = frozenset(
     """please explain describe like tell give list show provide detail details briefly
@@ -470,12 +474,19 @@ def own_lines(text: str, gold: Span, block: Span) -> Span:
     return strip_span(text, a, block[1] if b < 0 else b)
 
 
-def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:
-    """The gold's best chunk with its document title and heading path before it, ranked
-    among the run's hits with the first of them (``failure.rivals``) given their own title
-    and headings too: a prefix that lifts every chunk of the document (its company's name,
-    the year) does not count as the gold's missing context. None for a method that reads
-    them already (a prefix, late chunking's window), or when there are none."""
+def context(
+    failure: Failure, scorer: MethodScorer, weights: Mapping[str, float] | None = None
+) -> Experiment | None:
+    """The gold's best chunk with its document title and heading path before it, and the
+    label lines above it that hold a query term it lacks (``lines_above``), ranked among
+    the run's hits with the first of them (``failure.rivals``) given their own title and
+    headings too: a prefix that lifts every chunk of the document (its company's name,
+    the year) does not count as the gold's missing context. The lines above are the
+    experiment's own: given to the rivals as well, the chunks after a section's heading
+    rose with the gold (the demo datasheets' sections went from context to vocabulary).
+    None for a method that reads them already (a prefix, late chunking's window), or when
+    there are none."""
+    weights = weights or {}
     chunk = best_chunk(failure)
     if chunk is None:
         return None
@@ -487,7 +498,7 @@ def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:
             return None
     elif spec.family != "dense":
         return None
-    prefix = contextual_prefix(failure.doc, chunk, unread=True)
+    prefix = _context_of(failure.doc, chunk, weights)
     if not prefix:
         return None
     others = list(failure.others)
@@ -498,9 +509,56 @@ def context(failure: Failure, scorer: MethodScorer) -> Experiment | None:
     score = _prefixed_score(scorer, prefix, chunk)
     shown = " > ".join(prefix.split("\n"))
     given_too = _control_line(len(failure.rivals), min(RIVALS, len(failure.others)))
-    return _make(failure, "context", score, f"with its title and headings{given_too}",
+    above = len(lines_above(failure.doc, chunk, weights))
+    what = "its title and headings" + (
+        f" and the {above} line{'s' if above > 1 else ''} above it naming what it is about"
+        if above
+        else ""
+    )
+    return _make(failure, "context", score, f"with {what}{given_too}",
                  span=(chunk.char_start, chunk.char_end), detail=shown,
                  others=tuple(others))  # fmt: skip
+
+
+def _context_of(doc: Document, chunk: Chunk, weights: Mapping[str, float]) -> str:
+    """A chunk's title and heading path it does not hold, then the lines above it that
+    name what it is about (``lines_above``)."""
+    lines = [contextual_prefix(doc, chunk, unread=True), *lines_above(doc, chunk, weights)]
+    return "\n".join(line for line in lines if line)
+
+
+def lines_above(doc: Document, chunk: Chunk, weights: Mapping[str, float]) -> list[str]:
+    """The label lines in the ``ABOVE`` characters before the chunk, on its page, that hold
+    a query term the chunk lacks: the segment heading, the table row or the caption a
+    chunker cut from it ("Las Vegas Strip Resorts" at the end of the chunk before). A
+    label line is short (at most ``LABEL_LINE`` characters) and either a table row (its
+    cells tab-separated) or a heading's shape: it starts with a capital or a figure, ends
+    without a sentence's punctuation and stands before a blank line (a line of running
+    text in a narrow column runs on into the next). In document order; none already in
+    the chunk's heading path."""
+    start = max(0, chunk.char_start - ABOVE)
+    if doc.is_paged and chunk.pages and 1 <= chunk.pages[0] <= len(doc.pages):
+        start = max(start, doc.pages[chunk.pages[0] - 1].char_start)
+    lines = doc.text[start : chunk.char_start].split("\n")
+    if start > 0 and doc.text[start - 1 : start] != "\n":
+        lines = lines[1:]  # the first line is cut
+    held = {t for _, _, t in _word_spans(chunk.text)}
+    missing = {t for t in weights if t not in held}
+    path = " ".join(" ".join(h.split()) for h in chunk.heading_path)
+    out = []
+    for at, raw in enumerate(lines[:-1]):  # the last runs into the chunk
+        line = " ".join(raw.split())
+        if not line or len(line) > LABEL_LINE or line in path:
+            continue
+        row = "\t" in raw.strip()
+        heading = (
+            (line[0].isupper() or line[0].isdigit())
+            and line[-1] not in ".,;:"
+            and not lines[at + 1].strip()
+        )
+        if (row or heading) and any(t in missing for _, _, t in _word_spans(line)):
+            out.append(line)
+    return out
 
 
 def reads_document(spec: MethodSpec) -> bool:
@@ -604,7 +662,7 @@ def run_repairs(
     if scorer is not None and scorer.family in ("dense", "lexical"):
         for made in (
             boundary(failure, scorer, weights),
-            context(failure, scorer),
+            context(failure, scorer, weights),
             parse(failure, scorer, read),
         ):
             if made is not None:

@@ -269,9 +269,9 @@ def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, ob
     metric = ""
     for w in absent:
         form = phrase_form(w.word)
-        named = [
+        named = [  # the metric word ends its phrase: "gross margin", not "margin slip"
             s for s, p in zip(w.shown, w.phrases, strict=True)
-            if form in METRIC_WORDS or p in METRIC_PHRASES
+            if (form in METRIC_WORDS and p[1] == form) or p in METRIC_PHRASES
         ]  # fmt: skip
         if named or (not w.phrases and form in METRIC_WORDS):
             metric = named[0] if named else w.word
