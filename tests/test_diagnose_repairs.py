@@ -246,10 +246,11 @@ def test_a_gold_no_chunk_holds_whole_is_a_weak_boundary_when_nothing_else_decide
     plain = Evidence(gold_holds=0.8, hit_holds=0.8)
     cut = _experiment("boundary", 40, 20)
     d = decide([cut, _experiment("method", 40, 30)], plain, k=3)
-    assert (d.cause, d.confidence, d.decided_by) == ("boundary", "weak", "boundary")
+    assert (d.cause, d.confidence) == ("boundary", "weak")
+    assert d.decided_by == "no chunk holds the gold whole (boundary)"  # the experiment's line
     d = decide([cut, _experiment("method", 40, 2)], plain, k=3)  # naive ranks it 2nd
     assert (d.cause, d.confidence, d.runner_up) == ("boundary", "weak", "method")
-    assert d.decided_by == "boundary; method"  # the cut, then the other method's rank
+    assert d.decided_by == "no chunk holds the gold whole (boundary); method"  # then its rank
     assert decide([_experiment("method", 40, 2)], plain, k=3).cause == "method"  # no cut
     drowned = dataclasses.replace(cut, drowned=True)
     assert decide([drowned, _experiment("method", 40, 2)], plain, k=3).cause == "method"
@@ -674,7 +675,7 @@ def test_the_context_repair_reads_the_lines_above_a_chunk_that_name_what_it_is_a
     a query term the chunk lacks join its title and headings, in document order; lines
     holding none, long lines, a narrow column's running text and lines of an earlier page
     do not."""
-    from core.diagnose.repairs import _context_of, lines_above
+    from core.diagnose.repairs import _context_of, context_detail, lines_above
 
     text = (
         "# Quarterly results\n\nRegional Operations\nNet revenues rose 5% at the regional "
@@ -697,6 +698,10 @@ def test_the_context_repair_reads_the_lines_above_a_chunk_that_name_what_it_is_a
     assert _context_of(doc, chunk, weights).endswith(
         "Las Vegas Strip Resorts\nSlot handle, Las Vegas 12 14"
     )
+    shown = context_detail("Acme release\nResults", found)
+    want = "Acme release > Results; above it: “Las Vegas Strip Resorts” | “Slot handle, Las "
+    assert shown == want + "Vegas 12 14”"
+    assert context_detail("", found[:1]) == "above it: “Las Vegas Strip Resorts”"
     assert lines_above(doc, chunk, {}) == []
     assert lines_above(doc, chunk, content_words("What was the margin?", FUNCTION_WORDS)) == []
     heading = dataclasses.replace(chunk, heading_path=("Las Vegas Strip Resorts",))

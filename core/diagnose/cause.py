@@ -289,7 +289,7 @@ def _decide(
     # the gold cut across chunks: its boundary repair was run (no chunk holds it whole)
     cut = next((e for e in experiments if e.repair == "boundary"), None)
     if finds and cut is not None and not computed and evidence.absent < WORDS_GONE:
-        line = f"{cut.line}; {others[0].line}"
+        line = f"no chunk holds the gold whole ({cut.line}); {others[0].line}"
         contra = ["method", *against("boundary", repairs=moved)]
         return decided("boundary", line, contra, weak=True)
     if finds and (computed or evidence.absent < WORDS_GONE):
@@ -339,7 +339,8 @@ def _decide(
     if others:
         return decided("method", others[0].line, against("method", repairs=moved), weak=True)
     if cut is not None:  # the gold visibly cut, and nothing else decides
-        return decided("boundary", cut.line, against("boundary", repairs=moved), weak=True)
+        line = f"no chunk holds the gold whole ({cut.line})"
+        return decided("boundary", line, against("boundary", repairs=moved), weak=True)
     runner = ""
     if moved:
         runner = max(moved, key=lambda e: (e.before or 0) - _after(e)).repair

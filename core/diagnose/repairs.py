@@ -507,17 +507,27 @@ def context(
         if given:
             others[index] = _prefixed_score(scorer, given, rival)
     score = _prefixed_score(scorer, prefix, chunk)
-    shown = " > ".join(prefix.split("\n"))
+    above = lines_above(failure.doc, chunk, weights)
+    shown = context_detail(contextual_prefix(failure.doc, chunk, unread=True), above)
     given_too = _control_line(len(failure.rivals), min(RIVALS, len(failure.others)))
-    above = len(lines_above(failure.doc, chunk, weights))
+    lines = len(above)
     what = "its title and headings" + (
-        f" and the {above} line{'s' if above > 1 else ''} above it naming what it is about"
-        if above
+        f" and the {lines} line{'s' if lines > 1 else ''} above it naming what it is about"
+        if lines
         else ""
     )
     return _make(failure, "context", score, f"with {what}{given_too}",
                  span=(chunk.char_start, chunk.char_end), detail=shown,
                  others=tuple(others))  # fmt: skip
+
+
+def context_detail(head: str, above: Sequence[str]) -> str:
+    """The context repair's prefix as a reader sees it: the title and heading path joined
+    by " > ", then the lines above apart (they are not headings of the path)."""
+    shown = " > ".join(head.split("\n")) if head else ""
+    if above:
+        shown += ("; " if shown else "") + "above it: " + " | ".join(f"“{a}”" for a in above)
+    return shown
 
 
 def _context_of(doc: Document, chunk: Chunk, weights: Mapping[str, float]) -> str:
