@@ -130,7 +130,14 @@ def _best_coverage(ids: list[int], wanted: Counter[int]) -> float:
     size = _longest_run(total)
     if native.available():
         counts = [wanted[i] for i in range(max(wanted, default=-1) + 1)]
-        return native.best_matched(ids, counts, size) / total if total else 0.0
+        best = native.best_matched(ids, counts, size)
+    else:
+        best = best_matched(ids, wanted, size)
+    return best / total if total else 0.0
+
+
+def best_matched(ids: list[int], wanted: Counter[int], size: int) -> int:
+    """The most wanted words (as a multiset) any run of at most ``size`` ids holds."""
     best = 0
     have: Counter[int] = Counter()
     matched = 0
@@ -144,7 +151,7 @@ def _best_coverage(ids: list[int], wanted: Counter[int]) -> float:
                 have[gone] -= 1
                 matched -= have[gone] < wanted[gone]
         best = max(best, matched)
-    return best / total if total else 0.0
+    return best
 
 
 def _with_edge_punctuation(text: str, evidence: str, start: int, end: int) -> tuple[int, int]:

@@ -75,6 +75,36 @@ static PyObject *typed_triple(PyTypeObject *word_type, PyObject *a, PyObject *b,
     return made;
 }
 
+/* ``found.append(word_type((a, b, text)))`` for a fresh ``text`` reference (stolen);
+   0, or -1 with an exception set. */
+static int append_triple(PyObject *found, PyTypeObject *word_type, Py_ssize_t a,
+                         Py_ssize_t b, PyObject *text)
+{
+    PyObject *item = typed_triple(word_type, PyLong_FromSsize_t(a), PyLong_FromSsize_t(b), text);
+    if (!item) return -1;
+    if (!PyTuple_GET_ITEM(item, 0) || !PyTuple_GET_ITEM(item, 1)) {
+        Py_DECREF(item);
+        return -1;
+    }
+    int added = PyList_Append(found, item);
+    Py_DECREF(item);
+    return added;
+}
+
+/* ``*buf`` grown to hold at least ``need`` bytes; 0, or -1 with MemoryError set. */
+static int grow(char **buf, Py_ssize_t *size, Py_ssize_t need)
+{
+    if (need <= *size) return 0;
+    char *bigger = PyMem_Realloc(*buf, (size_t)need);
+    if (!bigger) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *buf = bigger;
+    *size = need;
+    return 0;
+}
+
 /* The ASCII comparison form of text[a:b] (letters and digits, lower-cased), or NULL
    with *ascii = 0 when the word holds a code point past ASCII. */
 static PyObject *ascii_form(int kind, const void *data, Py_ssize_t a, Py_ssize_t b,
@@ -144,15 +174,7 @@ static PyObject *scan_words(PyObject *self, PyObject *args)
             while (i < stop && is_piece(bits, PyUnicode_READ(kind, data, i))) i++;
         }
         Py_ssize_t b = i;
-        if (b - a > buf_size) {
-            char *bigger = PyMem_Realloc(buf, (size_t)(b - a));
-            if (!bigger) {
-                PyErr_NoMemory();
-                goto fail;
-            }
-            buf = bigger;
-            buf_size = b - a;
-        }
+        if (grow(&buf, &buf_size, b - a) < 0) goto fail;
         int ascii = 0;
         PyObject *norm = ascii_form(kind, data, a, b, &ascii, buf);
         if (!ascii) {
@@ -171,16 +193,7 @@ static PyObject *scan_words(PyObject *self, PyObject *args)
             Py_DECREF(norm);
             continue;
         }
-        PyObject *item = typed_triple(word_type, PyLong_FromSsize_t(a), PyLong_FromSsize_t(b),
-                                      norm);
-        if (!item) goto fail;
-        if (!PyTuple_GET_ITEM(item, 0) || !PyTuple_GET_ITEM(item, 1)) {
-            Py_DECREF(item);
-            goto fail;
-        }
-        int added = PyList_Append(found, item);
-        Py_DECREF(item);
-        if (added < 0) goto fail;
+        if (append_triple(found, word_type, a, b, norm) < 0) goto fail;
     }
     PyMem_Free(buf);
     PyBuffer_Release(&marks);
@@ -234,15 +247,7 @@ static PyObject *scan_terms(PyObject *self, PyObject *args)
         }
         PyObject *lowered;
         if (ascii) {
-            if (b - a > buf_size) {
-                char *bigger = PyMem_Realloc(buf, (size_t)(b - a));
-                if (!bigger) {
-                    PyErr_NoMemory();
-                    goto fail;
-                }
-                buf = bigger;
-                buf_size = b - a;
-            }
+            if (grow(&buf, &buf_size, b - a) < 0) goto fail;
             for (Py_ssize_t j = a; j < b; j++) {
                 Py_UCS4 ch = PyUnicode_READ(kind, data, j);
                 buf[j - a] = (char)((ch >= 'A' && ch <= 'Z') ? ch + 32 : ch);
@@ -255,16 +260,7 @@ static PyObject *scan_terms(PyObject *self, PyObject *args)
             Py_DECREF(word);
         }
         if (!lowered) goto fail;
-        PyObject *item = typed_triple(&PyTuple_Type, PyLong_FromSsize_t(a), PyLong_FromSsize_t(b),
-                                      lowered);
-        if (!item) goto fail;
-        if (!PyTuple_GET_ITEM(item, 0) || !PyTuple_GET_ITEM(item, 1)) {
-            Py_DECREF(item);
-            goto fail;
-        }
-        int added = PyList_Append(found, item);
-        Py_DECREF(item);
-        if (added < 0) goto fail;
+        if (append_triple(found, &PyTuple_Type, a, b, lowered) < 0) goto fail;
     }
     PyMem_Free(buf);
     return found;
@@ -311,32 +307,53 @@ static PyObject *word_ids(PyObject *self, PyObject *args)
     return ids;
 }
 
-/* The ids (-1 or an index below the wanted counts' length) and the wanted counts as C
-   arrays; 0 on success. */
-static int read_ids(PyObject *ids_list, PyObject *wanted_list, long **ids, long **wanted,
-                    long **have, Py_ssize_t *n, Py_ssize_t *v)
+/* The arguments of the window steps as C arrays: ``ids`` (-1, or an index below the
+   wanted counts' length), the ``wanted`` counts, zeroed ``have`` counts, and the step's
+   integer (``need`` or ``size``). */
+typedef struct {
+    long *ids;
+    long *wanted;
+    long *have;
+    Py_ssize_t n;
+    Py_ssize_t v;
+    Py_ssize_t number;
+} id_arrays;
+
+static void free_ids(id_arrays *a)
 {
-    *n = PyList_GET_SIZE(ids_list);
-    *v = PyList_GET_SIZE(wanted_list);
-    *ids = PyMem_Malloc(sizeof(long) * (size_t)(*n > 0 ? *n : 1));
-    *wanted = PyMem_Malloc(sizeof(long) * (size_t)(*v > 0 ? *v : 1));
-    *have = PyMem_Calloc((size_t)(*v > 0 ? *v : 1), sizeof(long));
-    if (!*ids || !*wanted || !*have) {
+    PyMem_Free(a->ids);
+    PyMem_Free(a->wanted);
+    PyMem_Free(a->have);
+}
+
+/* 0 on success; -1 with an exception set (the arrays are freed by ``free_ids``). */
+static int read_ids(PyObject *args, id_arrays *a)
+{
+    PyObject *ids_list, *wanted_list;
+    if (!PyArg_ParseTuple(args, "O!O!n", &PyList_Type, &ids_list, &PyList_Type, &wanted_list,
+                          &a->number))
+        return -1;
+    a->n = PyList_GET_SIZE(ids_list);
+    a->v = PyList_GET_SIZE(wanted_list);
+    a->ids = PyMem_Malloc(sizeof(long) * (size_t)(a->n > 0 ? a->n : 1));
+    a->wanted = PyMem_Malloc(sizeof(long) * (size_t)(a->v > 0 ? a->v : 1));
+    a->have = PyMem_Calloc((size_t)(a->v > 0 ? a->v : 1), sizeof(long));
+    if (!a->ids || !a->wanted || !a->have) {
         PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t i = 0; i < *v; i++) {
-        (*wanted)[i] = PyLong_AsLong(PyList_GET_ITEM(wanted_list, i));
-        if ((*wanted)[i] == -1 && PyErr_Occurred()) return -1;
+    for (Py_ssize_t i = 0; i < a->v; i++) {
+        a->wanted[i] = PyLong_AsLong(PyList_GET_ITEM(wanted_list, i));
+        if (a->wanted[i] == -1 && PyErr_Occurred()) return -1;
     }
-    for (Py_ssize_t i = 0; i < *n; i++) {
+    for (Py_ssize_t i = 0; i < a->n; i++) {
         long id = PyLong_AsLong(PyList_GET_ITEM(ids_list, i));
         if (id == -1 && PyErr_Occurred()) return -1;
-        if (id >= *v) {
+        if (id >= a->v) {
             PyErr_SetString(PyExc_ValueError, "an id past the wanted counts");
             return -1;
         }
-        (*ids)[i] = id < 0 ? -1 : id;
+        a->ids[i] = id < 0 ? -1 : id;
     }
     return 0;
 }
@@ -345,85 +362,66 @@ static int read_ids(PyObject *ids_list, PyObject *wanted_list, long **ids, long 
    the wanted counts reaches ``need`` (ties to the earliest), or None. */
 static PyObject *tight_window(PyObject *self, PyObject *args)
 {
-    PyObject *ids_list, *wanted_list;
-    Py_ssize_t need;
+    id_arrays a = {0};
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!O!n", &PyList_Type, &ids_list, &PyList_Type, &wanted_list,
-                          &need))
+    if (read_ids(args, &a) < 0) {
+        free_ids(&a);
         return NULL;
-    long *ids = NULL, *wanted = NULL, *have = NULL;
-    Py_ssize_t n = 0, v = 0;
-    PyObject *result = NULL;
-    if (read_ids(ids_list, wanted_list, &ids, &wanted, &have, &n, &v) < 0) goto done;
-    Py_ssize_t matched = 0, left = 0, best_left = -1, best_right = -1;
-    for (Py_ssize_t right = 0; right < n; right++) {
-        long word = ids[right];
+    }
+    Py_ssize_t need = a.number, matched = 0, left = 0, best_left = -1, best_right = -1;
+    for (Py_ssize_t right = 0; right < a.n; right++) {
+        long word = a.ids[right];
         if (word >= 0) {
-            if (have[word] < wanted[word]) matched++;
-            have[word]++;
+            if (a.have[word] < a.wanted[word]) matched++;
+            a.have[word]++;
         }
         while (matched >= need) {
             if (best_left < 0 || right - left < best_right - best_left) {
                 best_left = left;
                 best_right = right;
             }
-            if (left >= n) break;  /* need <= 0: every window qualifies */
-            long gone = ids[left];
+            if (left >= a.n) break;  /* need <= 0: every window qualifies */
+            long gone = a.ids[left];
             if (gone >= 0) {
-                have[gone]--;
-                if (have[gone] < wanted[gone]) matched--;
+                a.have[gone]--;
+                if (a.have[gone] < a.wanted[gone]) matched--;
             }
             left++;
         }
     }
-    if (best_left < 0) {
-        result = Py_NewRef(Py_None);
-    } else {
-        result = Py_BuildValue("(nn)", best_left, best_right);
-    }
-done:
-    PyMem_Free(ids);
-    PyMem_Free(wanted);
-    PyMem_Free(have);
-    return result;
+    free_ids(&a);
+    if (best_left < 0) return Py_NewRef(Py_None);
+    return Py_BuildValue("(nn)", best_left, best_right);
 }
 
 /* ``core.align.window._best_coverage``'s count: the most wanted words any run of at
    most ``size`` words holds (as a multiset). */
 static PyObject *best_matched(PyObject *self, PyObject *args)
 {
-    PyObject *ids_list, *wanted_list;
-    Py_ssize_t size;
+    id_arrays a = {0};
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!O!n", &PyList_Type, &ids_list, &PyList_Type, &wanted_list,
-                          &size))
+    if (read_ids(args, &a) < 0) {
+        free_ids(&a);
         return NULL;
-    long *ids = NULL, *wanted = NULL, *have = NULL;
-    Py_ssize_t n = 0, v = 0;
-    PyObject *result = NULL;
-    if (read_ids(ids_list, wanted_list, &ids, &wanted, &have, &n, &v) < 0) goto done;
-    Py_ssize_t matched = 0, best = 0;
-    for (Py_ssize_t right = 0; right < n; right++) {
-        long word = ids[right];
+    }
+    Py_ssize_t size = a.number, matched = 0, best = 0;
+    for (Py_ssize_t right = 0; right < a.n; right++) {
+        long word = a.ids[right];
         if (word >= 0) {
-            matched += have[word] < wanted[word];
-            have[word]++;
+            matched += a.have[word] < a.wanted[word];
+            a.have[word]++;
         }
         if (right >= size) {
-            long gone = ids[right - size];
+            long gone = a.ids[right - size];
             if (gone >= 0) {
-                have[gone]--;
-                matched -= have[gone] < wanted[gone];
+                a.have[gone]--;
+                matched -= a.have[gone] < a.wanted[gone];
             }
         }
         if (matched > best) best = matched;
     }
-    result = PyLong_FromSsize_t(best);
-done:
-    PyMem_Free(ids);
-    PyMem_Free(wanted);
-    PyMem_Free(have);
-    return result;
+    free_ids(&a);
+    return PyLong_FromSsize_t(best);
 }
 
 static PyMethodDef methods[] = {
