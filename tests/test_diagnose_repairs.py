@@ -676,6 +676,7 @@ def test_the_context_repair_reads_the_lines_above_a_chunk_that_name_what_it_is_a
     holding none, long lines, a narrow column's running text and lines of an earlier page
     do not."""
     from core.diagnose.repairs import _context_of, context_detail, lines_above
+    from core.embed.contextual import contextual_prefix
 
     text = (
         "# Quarterly results\n\nRegional Operations\nNet revenues rose 5% at the regional "
@@ -695,7 +696,8 @@ def test_the_context_repair_reads_the_lines_above_a_chunk_that_name_what_it_is_a
     weights = content_words("Why did the Las Vegas Strip margin slip?", FUNCTION_WORDS)
     found = lines_above(doc, chunk, weights)
     assert found == ["Las Vegas Strip Resorts", "Slot handle, Las Vegas 12 14"]  # a row too
-    assert _context_of(doc, chunk, weights).endswith(
+    head = contextual_prefix(doc, chunk, unread=True)
+    assert _context_of(head, found).endswith(
         "Las Vegas Strip Resorts\nSlot handle, Las Vegas 12 14"
     )
     shown = context_detail("Acme release\nResults", found)

@@ -498,7 +498,9 @@ def context(
             return None
     elif spec.family != "dense":
         return None
-    prefix = _context_of(failure.doc, chunk, weights)
+    head = contextual_prefix(failure.doc, chunk, unread=True)
+    above = lines_above(failure.doc, chunk, weights)
+    prefix = _context_of(head, above)
     if not prefix:
         return None
     others = list(failure.others)
@@ -507,8 +509,7 @@ def context(
         if given:
             others[index] = _prefixed_score(scorer, given, rival)
     score = _prefixed_score(scorer, prefix, chunk)
-    above = lines_above(failure.doc, chunk, weights)
-    shown = context_detail(contextual_prefix(failure.doc, chunk, unread=True), above)
+    shown = context_detail(head, above)
     given_too = _control_line(len(failure.rivals), min(RIVALS, len(failure.others)))
     lines = len(above)
     what = "its title and headings" + (
@@ -530,11 +531,10 @@ def context_detail(head: str, above: Sequence[str]) -> str:
     return shown
 
 
-def _context_of(doc: Document, chunk: Chunk, weights: Mapping[str, float]) -> str:
-    """A chunk's title and heading path it does not hold, then the lines above it that
-    name what it is about (``lines_above``)."""
-    lines = [contextual_prefix(doc, chunk, unread=True), *lines_above(doc, chunk, weights)]
-    return "\n".join(line for line in lines if line)
+def _context_of(head: str, above: Sequence[str]) -> str:
+    """The repair's prefix: a chunk's title and heading path it does not hold (``head``),
+    then the lines above it that name what it is about (``lines_above``)."""
+    return "\n".join(line for line in (head, *above) if line)
 
 
 def lines_above(doc: Document, chunk: Chunk, weights: Mapping[str, float]) -> list[str]:
