@@ -290,17 +290,35 @@ def test_a_miss_another_method_finds_stays_vocabulary_when_most_key_terms_are_ab
 
 def test_a_lexical_miss_a_dense_method_finds_is_vocabulary_unless_a_repair_fixes_it():
     naive = _exp("method", 90, 1, method="naive")
-    d = decide([naive], Evidence(), k=5, lexical=True, meaning=DENSE)
-    assert (d.cause, d.confidence, d.runner_up) == ("vocabulary", "weak", "method")
-    assert d.decided_by == "method: rank 90 → 1 by meaning, not by the query's words"
-    cut = decide([_exp("boundary", 90, 2), naive], Evidence(), k=5,
+    gone = Evidence(absent=0.3, absent_words=("legal battles",))
+    d = decide([naive], gone, k=5, lexical=True, meaning=DENSE)
+    assert (d.cause, d.confidence) == ("vocabulary", "weak")
+    assert d.decided_by == (
+        "method: rank 90 → 1 by meaning, not by the query's words; the document never uses "
+        "legal battles"
+    )
+    cut = decide([_exp("boundary", 90, 2), naive], gone, k=5,
                  lexical=True, meaning=DENSE)  # fmt: skip
     assert cut.cause == "boundary"
     # found only by late chunking, and the title and headings fix it: context
     late = _exp("method", 90, 1, method="late")
-    titled = decide([_exp("context", 90, 3), late], Evidence(), k=5,
+    titled = decide([_exp("context", 90, 3), late], gone, k=5,
                     lexical=True, meaning=DENSE, in_context=READS_DOCUMENT)  # fmt: skip
     assert titled.cause == "context"
+
+
+def test_a_lexical_miss_of_a_document_using_the_query_words_is_the_method():
+    """Every key term of the query stands in the document (absent under ``CONTRADICTS``):
+    the gold does not say it in other words; bm25's scoring missed it (readers called
+    these misses the method's)."""
+    naive = _exp("method", 90, 1, method="naive")
+    for absent in (0.0, 0.14):
+        d = decide([naive], Evidence(absent=absent), k=5, lexical=True, meaning=DENSE)
+        assert (d.cause, d.confidence, d.runner_up) == ("method", "weak", "vocabulary")
+        assert d.decided_by == ("method: rank 90 → 1; the document uses the query's key terms")
+    # the dense method is no experiment for a dense failure: rule 3 decides there
+    dense = decide([_exp("method", 90, 1, method="late")], Evidence(), k=5, meaning=DENSE)
+    assert dense.cause == "method"
 
 
 def test_a_defined_metric_the_document_never_names_is_vocabulary_but_weak():
@@ -340,3 +358,32 @@ def test_a_top_hit_restating_the_gold_is_label_weak_unless_a_repair_or_a_method_
     # another method ranking the gold within the top k: the gold can be found as labelled
     found = decide([_exp("method", 40, 1, method="bm25")], said, k=5, meaning=DENSE)
     assert (found.cause, found.runner_up) == ("method", "label")
+
+
+def test_a_visibly_cut_gold_is_boundary_before_absent_words_short_of_gone():
+    """No chunk holds the gold whole (its boundary repair ran, fixing nothing): the cut
+    decides, weakly, before key terms absent at a share short of ``WORDS_GONE``; from it
+    on, the absent words do."""
+    cut = _exp("boundary", 30, 20)
+    some = Evidence(absent=0.3, absent_words=("much cash",))
+    d = decide([cut], some, k=5)
+    assert (d.cause, d.confidence, d.runner_up) == ("boundary", "weak", "vocabulary")
+    assert d.decided_by == "no chunk holds the gold whole (boundary: rank 30 → 20)"
+    gone = Evidence(absent=0.6, absent_words=("drove growth", "drag"))
+    assert decide([cut], gone, k=5).cause == "vocabulary"
+    assert decide([], some, k=5).cause == "vocabulary"  # nothing cut: the words decide
+
+
+def test_a_gold_sunk_in_a_chunk_about_other_things_is_boundary_where_nothing_decides():
+    """Nothing else decides and the gold is at most ``SUNK`` of the one chunk holding it:
+    weak boundary, said with its share; a larger share stays unclear."""
+    sunk = decide([_exp("context", 30, 25)], Evidence(share=0.12), k=5)
+    assert (sunk.cause, sunk.confidence) == ("boundary", "weak")
+    assert sunk.decided_by == "the gold is 12% of the one chunk holding it, the rest other text"
+    assert decide([_exp("context", 30, 25)], Evidence(share=0.35), k=5).cause == "unclear"
+    # another method finding the gold decides first (method), as does a repair that fixes it
+    found = decide([_exp("method", 30, 2, method="bm25")], Evidence(share=0.12), k=5,
+                   meaning=DENSE)  # fmt: skip
+    assert found.cause == "method"
+    fixed = decide([_exp("context", 30, 2)], Evidence(share=0.12), k=5)
+    assert fixed.cause == "context"

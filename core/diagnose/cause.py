@@ -20,10 +20,12 @@ In order:
    where the question asks for a metric to compute, which a fix of the gold's text does
    not contradict), unless the question's key terms are mostly absent from the document
    (``WORDS_GONE``): then on to 5.
-4. **vocabulary**, weak, for a lexical method (BM25) whose miss a method embedding with
-   the model finds: the gold says it in other words (unless a repair of its boundary or
-   parse fixes it, or only a method reading the document finds it and the title and
-   headings fix it).
+4. For a lexical method (BM25) whose miss a method embedding with the model finds
+   (unless a repair of the gold's boundary or parse fixes it, or only a method reading
+   the document finds it and the title and headings fix it): **method**, weak (runner-up
+   vocabulary), when the document uses the query's key terms (those absent weigh under
+   ``CONTRADICTS``: bm25's scoring missed a gold it could match; readers called these
+   misses the method's); else **vocabulary**, weak: the gold says it in other words.
 5. **vocabulary**, when the question asks for a metric to compute ("quick ratio", "gross
    margin", "capital-intensive", "% change", or a term it defines, "ROA is defined as",
    weak) that the gold's document never names while the gold holds figures (at least
@@ -40,7 +42,11 @@ In order:
 8. the **repairs of the gold text** that fix the failure (its rank within the top k):
    parse, boundary, context; several: the one ranking the gold highest (ties in that
    order, the smaller repair first), the next as runner-up.
-9. **vocabulary**, weak, when at least ``VOCABULARY`` of the query's content weight is in
+9. **boundary**, weak, when no chunk holds the gold whole (its boundary repair was run)
+   and the query's key terms absent from the document weigh under ``WORDS_GONE``: the
+   cut is there to see, and absent words short of that were mostly question words
+   ("much", "drove", "fast") beside a cut readers named.
+   **vocabulary**, weak, when at least ``VOCABULARY`` of the query's content weight is in
    key terms the gold's document never uses (``core.diagnose.terms.absence``: a hyphenated
    compound or two adjacent content words looked up as a phrase, a word standing alone by
    its stem; names and figures weigh 2; prompt words like "please", "explain", "analyst",
@@ -49,7 +55,9 @@ In order:
    the question asks to compute, rule 5, may be strong).
 10. **method**, when another method of the run ranks the gold within the top k.
 11. **boundary**, weak, when no chunk holds the gold whole (the cut is there to see,
-    though keeping the gold whole did not fix the failure); **unclear** otherwise; the
+    though keeping the gold whole did not fix the failure), or when the gold is at most
+    ``SUNK`` of the one chunk holding it (sunk in text about other things, whether or
+    not its own paragraph as a chunk ranks); **unclear** otherwise; the
     runner-up is the repair that moved the gold most, when it moved it at least halfway
     to the top k, or label when only some of its evidence holds.
 
@@ -120,6 +128,7 @@ DAMAGED = 0.5  # the strongest parse signal (damaged, furniture, no text): parse
 SECOND_PLACE = 0.5  # the "answer in two places" signal: label evidence
 COPY = 0.9  # a top hit holding this share of the gold's words, in order: the gold's copy
 RESTATED = 0.8  # a top hit's sentence this close to a gold sentence: the gold said again
+SUNK = 0.2  # a gold at most this share of the one chunk holding it: sunk in other text
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,6 +156,7 @@ class Evidence:
     copy_hit: str = ""
     restated: float = 0.0
     restated_hit: str = ""
+    share: float = 1.0
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -158,6 +168,7 @@ class Evidence:
             "second_place": round(self.second_place, 3),
             "copy": round(self.copy, 3), "copy_hit": self.copy_hit,
             "restated": round(self.restated, 3), "restated_hit": self.restated_hit,
+            "share": round(self.share, 3),
         }  # fmt: skip
 
 
@@ -213,7 +224,7 @@ def decide(
     )
     if found.confidence == "strong" or decided_by_evidence:
         return found
-    runner = "" if found.cause == "unclear" else found.cause
+    runner = "" if found.cause in ("unclear", "boundary") else found.cause
     return Decision(cause="boundary", confidence="weak", decided_by=drowned.line,
                     runner_up=runner)  # fmt: skip
 
@@ -300,6 +311,11 @@ def _decide(
     context_fixes = any(e.repair == "context" for e in text_fixes)
     if context_fixes and {e.method for e in by_meaning} <= in_context:
         by_meaning = []  # found only by a method reading the document, and the heading fixes it
+    if lexical and by_meaning and not hard_fixes and evidence.absent < CONTRADICTS:
+        # the query's key terms all in the document: bm25's scoring missed the gold
+        line = f"{by_meaning[0].line}; the document uses the query's key terms"
+        contra = ["vocabulary", *against("method", repairs=moved)]
+        return decided("method", line, contra, weak=True)
     if lexical and by_meaning and not hard_fixes:
         gone = f"; the document never uses {', '.join(evidence.absent_words)}"
         line = f"{by_meaning[0].line} by meaning, not by the query's words"
@@ -330,6 +346,9 @@ def _decide(
         if first.repair == "context" and {e.method for e in others} <= in_context:
             contra = [c for c in contra if c != "method"]  # reading the document: it agrees
         return decided(first.repair, first.line, contra)
+    if cut is not None and evidence.absent < WORDS_GONE:  # the cut there to see
+        line = f"no chunk holds the gold whole ({cut.line})"
+        return decided("boundary", line, against("boundary", repairs=moved), weak=True)
     if evidence.absent >= VOCABULARY:
         line = (
             f"the gold's document never uses {', '.join(evidence.absent_words)} "
@@ -340,6 +359,9 @@ def _decide(
         return decided("method", others[0].line, against("method", repairs=moved), weak=True)
     if cut is not None:  # the gold visibly cut, and nothing else decides
         line = f"no chunk holds the gold whole ({cut.line})"
+        return decided("boundary", line, against("boundary", repairs=moved), weak=True)
+    if evidence.share <= SUNK:  # the gold sunk in a chunk about other things
+        line = f"the gold is {evidence.share:.0%} of the one chunk holding it, the rest other text"
         return decided("boundary", line, against("boundary", repairs=moved), weak=True)
     runner = ""
     if moved:

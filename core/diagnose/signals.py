@@ -632,6 +632,17 @@ def _method(case: Case, method: str, unused: float) -> list[Signal]:
 # -- boundary ---------------------------------------------------------------------------
 
 
+def gold_share(case: Case) -> float | None:
+    """The gold's share of the characters of the one chunk that holds it (the rest is
+    other text it is drowned in); ``None`` when several chunks, or none, touch it."""
+    best = _best_chunk(case)
+    if best is None or len(_gold_chunks(case)) != 1:
+        return None
+    length = max(1, best.char_end - best.char_start)
+    inside = sum(_overlap((best.char_start, best.char_end), g) for g in _gold_chars(case))
+    return inside / length
+
+
 def _boundary(case: Case, terms: Mapping[str, str]) -> list[Signal]:
     start, end = _gold_range(case)
     size = max(1, sum(b - a for a, b in _gold_chars(case)))
@@ -684,10 +695,8 @@ def _boundary(case: Case, terms: Mapping[str, str]) -> list[Signal]:
                 spans=((at, at + len(nxt.group(1))),),
             )
         )  # fmt: skip
-    if best is not None and len(touching) == 1:
-        length = max(1, best.char_end - best.char_start)
-        inside = sum(_overlap((best.char_start, best.char_end), g) for g in _gold_chars(case))
-        part = inside / length
+    part = gold_share(case)
+    if best is not None and part is not None:
         drowned = part < DROWNED
         out.append(
             Signal(
@@ -976,6 +985,7 @@ def evidence_of(case: Case, method: str, damage: float) -> Evidence:
     held = [(holds(h), h) for h in hits]
     best = max(held, key=lambda x: x[0], default=None)
     copy, copy_hit = gold_copy(gold_text, hits)
+    share = gold_share(case)
     return Evidence(
         absent=missing.share,
         absent_words=missing.terms,
@@ -988,6 +998,7 @@ def evidence_of(case: Case, method: str, damage: float) -> Evidence:
         damage=damage,
         copy=copy,
         copy_hit=copy_hit,
+        share=1.0 if share is None else share,
     )
 
 
