@@ -387,3 +387,40 @@ def test_a_gold_sunk_in_a_chunk_about_other_things_is_boundary_where_nothing_dec
     assert found.cause == "method"
     fixed = decide([_exp("context", 30, 2)], Evidence(share=0.12), k=5)
     assert fixed.cause == "context"
+
+
+def test_adjacent_question_words_the_document_holds_apart_are_no_gap():
+    """A question's adjacent words are mostly not a term ("eBay repay", "dollar reduce"):
+    a word the document holds by its stem is present though the pair never stands there;
+    a word the document never uses is absent, shown alone; a hyphenated compound stays a
+    term looked up whole."""
+    text = (
+        "eBay Inc. reported revenue. Repayment of debt was $1,150 million. The dollar "
+        "strengthened and reduced revenue. Results for the prior period are restated."
+    )
+    found = _absence("How much debt did eBay repay in the quarter?", text)
+    assert "eBay repay" not in found.terms
+    assert not {"debt", "repay", "eBay"} & set(found.terms)
+    gone = _absence("Which geopolitical risks did eBay cite?", text)
+    assert "geopolitical" in gone.terms and gone.share > 0
+    joined = _absence("How did the prior-year quarter compare?", text)
+    assert "prior-year" in joined.terms
+
+
+def test_a_cut_gold_whose_chunk_lacks_what_its_context_names_is_context():
+    """Cut or sunk, nothing fixing it, and the gold's chunk lacks the query's terms that
+    its title, headings or the text above it name (``UNLABELLED``): the chunk is a bare
+    fragment, weak context with boundary the runner-up; short of it, boundary."""
+    cut = _exp("boundary", 30, 20)
+    bare = Evidence(outside=0.95, outside_words=("eBay", "cash flows"))
+    d = decide([cut], bare, k=5)
+    assert (d.cause, d.confidence, d.runner_up) == ("context", "weak", "boundary")
+    assert d.decided_by == (
+        "the gold's chunk lacks eBay, cash flows, which its title, headings or the text above "
+        "it name; no chunk holds the gold whole (boundary: rank 30 → 20)"
+    )
+    sunk = decide([], Evidence(share=0.1, outside=0.95, outside_words=("eBay",)), k=5)
+    assert sunk.cause == "context"
+    assert decide([cut], Evidence(outside=0.6, outside_words=("eBay",)), k=5).cause == "boundary"
+    # a repair that fixes the failure still decides
+    assert decide([_exp("boundary", 30, 2)], bare, k=5).cause == "boundary"

@@ -47,9 +47,9 @@ In order:
    cut is there to see, and absent words short of that were mostly question words
    ("much", "drove", "fast") beside a cut readers named.
    **vocabulary**, weak, when at least ``VOCABULARY`` of the query's content weight is in
-   key terms the gold's document never uses (``core.diagnose.terms.absence``: a hyphenated
-   compound or two adjacent content words looked up as a phrase, a word standing alone by
-   its stem; names and figures weigh 2; prompt words like "please", "explain", "analyst",
+   key terms the gold's document never uses (``core.diagnose.terms.absence``: a word by
+   its stem or in one of its phrases, a hyphenated compound and a metric to compute
+   looked up whole; names and figures weigh 2; prompt words like "please", "explain", "analyst",
    "perspective" left out). Always weak: absent words are evidence a reader checks, not an
    experiment, and beside them the readers often saw a context or label failure (a metric
    the question asks to compute, rule 5, may be strong).
@@ -60,6 +60,10 @@ In order:
     not its own paragraph as a chunk ranks); **unclear** otherwise; the
     runner-up is the repair that moved the gold most, when it moved it at least halfway
     to the top k, or label when only some of its evidence holds.
+    A cut or sunk gold whose chunk lacks the query's terms that its title, headings or
+    the text above it name (their context signal at ``UNLABELLED`` or more) is
+    **context**, weak, runner-up boundary, instead (rules 9 and 11): a bare fragment,
+    a table's rows without their title, which readers called the label's absence.
 
 The **drowned repair** (the gold's own paragraph as its chunk, for a gold that one chunk
 holds whole but drowns; ``core.diagnose.repairs``) is read only after rules 1 to 11 (in
@@ -129,6 +133,7 @@ SECOND_PLACE = 0.5  # the "answer in two places" signal: label evidence
 COPY = 0.9  # a top hit holding this share of the gold's words, in order: the gold's copy
 RESTATED = 0.8  # a top hit's sentence this close to a gold sentence: the gold said again
 SUNK = 0.2  # a gold at most this share of the one chunk holding it: sunk in other text
+UNLABELLED = 0.9  # the query's terms its context names and the gold chunk lacks: unlabelled
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,6 +162,8 @@ class Evidence:
     restated: float = 0.0
     restated_hit: str = ""
     share: float = 1.0
+    outside: float = 0.0
+    outside_words: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -169,6 +176,7 @@ class Evidence:
             "copy": round(self.copy, 3), "copy_hit": self.copy_hit,
             "restated": round(self.restated, 3), "restated_hit": self.restated_hit,
             "share": round(self.share, 3),
+            "outside": round(self.outside, 3), "outside_words": list(self.outside_words),
         }  # fmt: skip
 
 
@@ -277,6 +285,18 @@ def _decide(
         confidence = "weak" if weak or runner else "strong"
         return Decision(cause=cause, confidence=confidence, decided_by=line, runner_up=runner)
 
+    def cut_or_unlabelled(line: str) -> Decision:
+        """A gold cut or sunk, where nothing fixes it: context instead when the chunk
+        lacks the query's terms that its title, headings or the text above it name."""
+        if evidence.outside >= UNLABELLED and evidence.outside_words:
+            told = (
+                f"the gold's chunk lacks {', '.join(evidence.outside_words)}, which its "
+                f"title, headings or the text above it name; {line}"
+            )
+            return decided("context", told, ["boundary", *against("context", repairs=moved)],
+                           weak=True)  # fmt: skip
+        return decided("boundary", line, against("boundary", repairs=moved), weak=True)
+
     if evidence.damage >= DAMAGED and not hard_fixes:
         line = (
             f"{evidence.damage:.0%} of the gold's text is damaged or left out "
@@ -347,8 +367,7 @@ def _decide(
             contra = [c for c in contra if c != "method"]  # reading the document: it agrees
         return decided(first.repair, first.line, contra)
     if cut is not None and evidence.absent < WORDS_GONE:  # the cut there to see
-        line = f"no chunk holds the gold whole ({cut.line})"
-        return decided("boundary", line, against("boundary", repairs=moved), weak=True)
+        return cut_or_unlabelled(f"no chunk holds the gold whole ({cut.line})")
     if evidence.absent >= VOCABULARY:
         line = (
             f"the gold's document never uses {', '.join(evidence.absent_words)} "
@@ -358,11 +377,11 @@ def _decide(
     if others:
         return decided("method", others[0].line, against("method", repairs=moved), weak=True)
     if cut is not None:  # the gold visibly cut, and nothing else decides
-        line = f"no chunk holds the gold whole ({cut.line})"
-        return decided("boundary", line, against("boundary", repairs=moved), weak=True)
+        return cut_or_unlabelled(f"no chunk holds the gold whole ({cut.line})")
     if evidence.share <= SUNK:  # the gold sunk in a chunk about other things
-        line = f"the gold is {evidence.share:.0%} of the one chunk holding it, the rest other text"
-        return decided("boundary", line, against("boundary", repairs=moved), weak=True)
+        return cut_or_unlabelled(
+            f"the gold is {evidence.share:.0%} of the one chunk holding it, the rest other text"
+        )
     runner = ""
     if moved:
         runner = max(moved, key=lambda e: (e.before or 0) - _after(e)).repair

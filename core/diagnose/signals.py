@@ -1116,7 +1116,11 @@ def diagnose(
     ]
     broken = max((s.strength for s in parse), default=0.0)
     two = next((s.strength for s in labels if s.name == "answer in two places"), 0.0)
-    evidence = dataclasses.replace(evidence_of(case, method, broken), second_place=two)
+    outside = next(s for s in signals if s.name == "query terms outside the gold chunk")
+    evidence = dataclasses.replace(
+        evidence_of(case, method, broken), second_place=two, outside=outside.strength,
+        outside_words=tuple(near.values()),
+    )  # fmt: skip
     copy = _copy_hit(case, method, evidence)
     signals.append(_copy_signal(case, evidence, copy))
     said_again = None

@@ -88,6 +88,7 @@ def all_term_spans(text: str) -> dict[str, list[Span]]:
 # A word as phrases are matched: letters, digits and "&" (PP&E), a possessive kept with it,
 # or a percent sign (read as "percent").
 _PHRASE_WORD = re.compile(r"[^\W_]+(?:&[^\W_]+)*(?:['’]s\b)?|%")
+HYPHENS = "-‐‑"
 # What may stand between the two words of a phrase: spaces, a hyphen, a line break.
 _JOIN = re.compile(r"\s+|[-‐‑]\s*")
 # Words that name a metric the question asks to compute (the answer is a computation when
@@ -246,36 +247,46 @@ class Absence:
 
 def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, object] | set[str],
             pairs: frozenset[tuple[str, str]]) -> Absence:  # fmt: skip
-    """Which of the query's key words the document lacks: a word standing in phrases is
-    present when one of its phrases stands in the document (two adjacent words, a hyphen
-    or spaces between); a word standing alone when its stem does, or a hyphenated
-    compound of the document written as one word ("10K" for "10-K"). The metric: an absent
-    term of ``METRIC_WORDS``, else a term the question defines that the document never
-    names."""
+    """Which of the query's key words the document lacks: a word is present when one of
+    its phrases stands in the document (two adjacent words, a hyphen or spaces between),
+    else, unless the question joins it to a neighbour by a hyphen ("capital-intensive": a
+    compound term, looked up whole), when its stem does or a hyphenated compound of the
+    document written as one word ("10K" for "10-K"). Two words the document holds apart
+    are not a gap: the adjacent words of a question are mostly not a term ("eBay repay",
+    "dollar reduce", "revenue came"), and readers did not call those misses vocabulary.
+    The metric is read by phrase: a term of ``METRIC_WORDS`` none of whose phrases the
+    document holds ("gross margin" where the document says "gross" and "margin" apart),
+    counted absent with its phrase shown; else a term the question defines that the
+    document never names."""
     words = key_words(query, weights)
     total = sum(w.weight for w in words)
     absent: list[KeyWord] = []
+    unphrased: list[KeyWord] = []  # in phrases, none of them in the document
     for w in words:
-        if w.phrases:
-            held = any(p in pairs for p in w.phrases)
-        else:
-            held = w.stem in doc_terms or ("", phrase_form(w.word)) in pairs
-        if not held:
+        in_phrase = any(p in pairs for p in w.phrases)
+        if w.phrases and not in_phrase:
+            unphrased.append(w)
+        compound = any(c in s for s in w.shown for c in HYPHENS)  # "capital-intensive"
+        alone = not compound and (w.stem in doc_terms or ("", phrase_form(w.word)) in pairs)
+        if not (in_phrase or alone):
             absent.append(w)
-    shown: list[str] = []
-    for w in absent:
-        names = [s for s, p in zip(w.shown, w.phrases, strict=True) if p not in pairs] or [w.word]
-        shown += [n for n in names if n not in shown]
-    metric = ""
-    for w in absent:
+    metric, metric_word = "", None
+    for w in unphrased + [w for w in absent if not w.phrases]:
         form = phrase_form(w.word)
         named = [  # the metric word ends its phrase: "gross margin", not "margin slip"
             s for s, p in zip(w.shown, w.phrases, strict=True)
             if (form in METRIC_WORDS and p[1] == form) or p in METRIC_PHRASES
         ]  # fmt: skip
         if named or (not w.phrases and form in METRIC_WORDS):
-            metric = named[0] if named else w.word
+            metric, metric_word = (named[0] if named else w.word), w
             break
+    if metric_word is not None and metric_word not in absent:
+        absent.append(metric_word)  # a metric is a term: "quick ratio" though "ratio" stands
+    shown: list[str] = []
+    for w in absent:
+        names = [s for s in w.shown if any(c in s for c in HYPHENS)] or [w.word]
+        names = [metric] if w is metric_word else names
+        shown += [n for n in names if n not in shown]
     defined = "" if metric else _defined_absent(query, weights, doc_terms, pairs)
     return Absence(
         share=sum(w.weight for w in absent) / total if total else 0.0,
