@@ -97,6 +97,9 @@ Otherwise it is ``weak``, with the first contradicting cause as runner-up:
 - label evidence in part (a top hit's sentence holding ``LABEL_GAP`` more of the query
   than the gold) contradicts a cause other than label;
 - a second repair that fixes the failure contradicts the first;
+- context from its repair is always weak: the title, headings and lines above that fix
+  it stand outside the chunk, so a chunk cut elsewhere would hold them too (over sets
+  7-17 the readers called 7 of 12 strong context repairs boundary, **not blind**);
 - method is always weak: another method's rank shows the gold can be found, not that the
   failing method's scoring is what missed it (no repair of the failing method's own text
   is an experiment for it; readers given the same ranks called a third of those misses a
@@ -365,7 +368,9 @@ def _decide(
         contra = against(first.repair, repairs=text_fixes)
         if first.repair == "context" and {e.method for e in others} <= in_context:
             contra = [c for c in contra if c != "method"]  # reading the document: it agrees
-        return decided(first.repair, first.line, contra)
+        # a chunk given what stands before it is also a chunk cut elsewhere: readers
+        # called 7 of 12 strong context repairs the cut's (a caption, a paragraph's start)
+        return decided(first.repair, first.line, contra, weak=first.repair == "context")
     if cut is not None and evidence.absent < WORDS_GONE:  # the cut there to see
         return cut_or_unlabelled(f"no chunk holds the gold whole ({cut.line})")
     if evidence.absent >= VOCABULARY:
