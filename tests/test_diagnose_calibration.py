@@ -432,3 +432,14 @@ def test_a_cut_gold_whose_chunk_lacks_what_its_context_names_is_context():
     assert decide([cut], Evidence(outside=0.6, outside_words=("eBay",)), k=5).cause == "boundary"
     # a repair that fixes the failure still decides
     assert decide([_exp("boundary", 30, 2)], bare, k=5).cause == "boundary"
+
+
+def test_the_words_a_chunk_lacks_are_shown_as_the_query_writes_them():
+    from core.diagnose.signals import query_phrases
+    from core.methods.lexical import word_spans
+
+    q = "What goodwill risk does Lockheed Martin name in its forward-looking statements?"
+    wanted = {"Lockheed", "Martin", "forward", "looking", "statements"}
+    terms = {t for a, b, t in word_spans(q) if q[a:b] in wanted}
+    assert query_phrases(q, terms) == ("Lockheed Martin", "forward-looking statements")
+    assert query_phrases(q, set()) == ()

@@ -889,6 +889,28 @@ def missing_terms(case: Case, terms: Mapping[str, str]) -> tuple[dict[str, str],
     return near, far
 
 
+def query_phrases(query: str, wanted: set[str]) -> tuple[str, ...]:
+    """The query's words whose terms are ``wanted``, neighbours joined as the query writes
+    them ("Lockheed Martin", "forward-looking statements"), in the query's order."""
+    out: list[str] = []
+    run: tuple[int, int] | None = None
+    for a, b, term in word_spans(query):
+        if term not in wanted:
+            if run is not None:
+                out.append(query[run[0] : run[1]])
+            run = None
+            continue
+        if run is not None and re.fullmatch(r"[\s\-‐‑]*", query[run[1] : a]):
+            run = (run[0], b)
+        else:
+            if run is not None:
+                out.append(query[run[0] : run[1]])
+            run = (a, b)
+    if run is not None:
+        out.append(query[run[0] : run[1]])
+    return tuple(dict.fromkeys(out))
+
+
 def _context(
     case: Case, terms: Mapping[str, str], method: str, twin: float, damage: float,
     near: Mapping[str, str],
@@ -1119,7 +1141,7 @@ def diagnose(
     outside = next(s for s in signals if s.name == "query terms outside the gold chunk")
     evidence = dataclasses.replace(
         evidence_of(case, method, broken), second_place=two, outside=outside.strength,
-        outside_words=tuple(near.values()),
+        outside_words=query_phrases(case.query, set(near)),
     )  # fmt: skip
     copy = _copy_hit(case, method, evidence)
     signals.append(_copy_signal(case, evidence, copy))
