@@ -443,3 +443,17 @@ def test_the_words_a_chunk_lacks_are_shown_as_the_query_writes_them():
     terms = {t for a, b, t in word_spans(q) if q[a:b] in wanted}
     assert query_phrases(q, terms) == ("Lockheed Martin", "forward-looking statements")
     assert query_phrases(q, set()) == ()
+
+
+def test_a_top_hit_holding_a_split_golds_figures_is_not_a_second_place():
+    """The answer's figures in a top hit make a label only where one chunk holds the gold
+    whole; a gold split over chunks (its boundary repair ran) whose figures also stand in
+    a top hit is the cut's (readers called 8 of 12 such label suggestions boundary)."""
+    two = Evidence(second_place=0.7)
+    whole = decide([_exp("context", 30, 20)], two, k=5)
+    assert (whole.cause, whole.decided_by) == (
+        "label",
+        "a top hit holds the gold's figures and the query's words",
+    )
+    split = decide([_exp("boundary", 30, 20), _exp("context", 30, 20)], two, k=5)
+    assert split.cause == "boundary"

@@ -7,9 +7,10 @@ In order:
    text is damaged, in running headers or footers, on a page without text or in no chunk
    (``DAMAGED``: the OCR reading could not be ranked, or read no better).
 2. **label**, when a top hit holds the gold's text (``COPY`` of its words, in order: the
-   passage stands twice and the label marks one copy) or the gold's figures and the
-   query's terms (the answer in a second place, ``SECOND_PLACE``), and no repair of the
-   gold's boundary or parse fixes the failure.
+   passage stands twice and the label marks one copy) or, where one chunk holds the gold
+   whole, the gold's figures and the query's terms (the answer in a second place,
+   ``SECOND_PLACE``; a gold split over chunks whose figures a top hit also holds readers
+   called the cut's), and no repair of the gold's boundary or parse fixes the failure.
 3. For a method that does not count words, when another method ranks the gold within
    the top k and no repair of the gold's text fixes it (the question does reach the
    gold): **context**, weak, when only dense methods that read a chunk with its document
@@ -313,7 +314,8 @@ def _decide(
             "the passage stands twice and the label marks the other copy"
         )
         return decided("label", line, against("label", repairs=moved))
-    if evidence.second_place >= SECOND_PLACE and not hard_fixes:
+    cut = next((e for e in experiments if e.repair == "boundary"), None)
+    if evidence.second_place >= SECOND_PLACE and not hard_fixes and cut is None:
         line = "a top hit holds the gold's figures and the query's words"
         return decided("label", line, against("label", repairs=moved))
     finds = bool(others) and not lexical and (computed or not text_fixes)
@@ -321,7 +323,6 @@ def _decide(
         line = f"{others[0].line}, reading the chunk in its document"
         return decided("context", line, against("context", repairs=moved), weak=True)
     # the gold cut across chunks: its boundary repair was run (no chunk holds it whole)
-    cut = next((e for e in experiments if e.repair == "boundary"), None)
     if finds and cut is not None and not computed and evidence.absent < WORDS_GONE:
         line = f"no chunk holds the gold whole ({cut.line}); {others[0].line}"
         contra = ["method", *against("boundary", repairs=moved)]
