@@ -457,3 +457,18 @@ def test_a_top_hit_holding_a_split_golds_figures_is_not_a_second_place():
     )
     split = decide([_exp("boundary", 30, 20), _exp("context", 30, 20)], two, k=5)
     assert split.cause == "boundary"
+
+
+def test_query_words_the_document_uses_only_away_from_the_gold_are_vocabulary_not_unclear():
+    """Nothing else decides, and the document uses the query's words only away from the
+    gold (not in its section, headings, title or opening): the gold says it in other
+    words, weak vocabulary; short of ``ELSEWHERE``, unclear."""
+    away = Evidence(elsewhere=0.5, elsewhere_words=("transthyretin amyloid cardiomyopathy",))
+    d = decide([_exp("context", 30, 25)], away, k=5)
+    assert (d.cause, d.confidence) == ("vocabulary", "weak")
+    assert d.decided_by == (
+        "the document uses transthyretin amyloid cardiomyopathy only away from the gold: the "
+        "gold says it in other words"
+    )
+    faint = Evidence(elsewhere=0.3, elsewhere_words=("half",))
+    assert decide([_exp("context", 30, 25)], faint, k=5).cause == "unclear"

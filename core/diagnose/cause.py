@@ -58,7 +58,10 @@ In order:
 11. **boundary**, weak, when no chunk holds the gold whole (the cut is there to see,
     though keeping the gold whole did not fix the failure), or when the gold is at most
     ``SUNK`` of the one chunk holding it (sunk in text about other things, whether or
-    not its own paragraph as a chunk ranks); **unclear** otherwise; the
+    not its own paragraph as a chunk ranks); **vocabulary**, weak, when the document
+    uses the query's words only away from the gold (not in its section, headings, title
+    or opening) at ``ELSEWHERE`` of the query's weight or more: the gold says it in other
+    words; **unclear** otherwise; the
     runner-up is the repair that moved the gold most, when it moved it at least halfway
     to the top k, or label when only some of its evidence holds.
     A cut or sunk gold whose chunk lacks the query's terms that its title, headings or
@@ -137,6 +140,7 @@ SECOND_PLACE = 0.5  # the "answer in two places" signal: label evidence
 COPY = 0.9  # a top hit holding this share of the gold's words, in order: the gold's copy
 RESTATED = 0.8  # a top hit's sentence this close to a gold sentence: the gold said again
 SUNK = 0.2  # a gold at most this share of the one chunk holding it: sunk in other text
+ELSEWHERE = 0.4  # the query's words the document uses only away from the gold: other words
 UNLABELLED = 0.9  # the query's terms its context names and the gold chunk lacks: unlabelled
 
 
@@ -168,6 +172,8 @@ class Evidence:
     share: float = 1.0
     outside: float = 0.0
     outside_words: tuple[str, ...] = ()
+    elsewhere: float = 0.0
+    elsewhere_words: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -181,6 +187,8 @@ class Evidence:
             "restated": round(self.restated, 3), "restated_hit": self.restated_hit,
             "share": round(self.share, 3),
             "outside": round(self.outside, 3), "outside_words": list(self.outside_words),
+            "elsewhere": round(self.elsewhere, 3),
+            "elsewhere_words": list(self.elsewhere_words),
         }  # fmt: skip
 
 
@@ -388,6 +396,12 @@ def _decide(
         return cut_or_unlabelled(
             f"the gold is {evidence.share:.0%} of the one chunk holding it, the rest other text"
         )
+    if evidence.elsewhere >= ELSEWHERE and evidence.elsewhere_words:  # said in other words
+        line = (
+            f"the document uses {', '.join(evidence.elsewhere_words)} only away from the "
+            "gold: the gold says it in other words"
+        )
+        return decided("vocabulary", line, against("vocabulary", repairs=moved), weak=True)
     runner = ""
     if moved:
         runner = max(moved, key=lambda e: (e.before or 0) - _after(e)).repair

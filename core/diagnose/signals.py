@@ -1139,9 +1139,13 @@ def diagnose(
     broken = max((s.strength for s in parse), default=0.0)
     two = next((s.strength for s in labels if s.name == "answer in two places"), 0.0)
     outside = next(s for s in signals if s.name == "query terms outside the gold chunk")
+    away = next(
+        s for s in vocabulary if s.name == "query words absent from the gold and its context"
+    )
     evidence = dataclasses.replace(
         evidence_of(case, method, broken), second_place=two, outside=outside.strength,
-        outside_words=query_phrases(case.query, set(near)),
+        outside_words=query_phrases(case.query, set(near)), elsewhere=away.strength,
+        elsewhere_words=query_phrases(case.query, set(far)),
     )  # fmt: skip
     copy = _copy_hit(case, method, evidence)
     signals.append(_copy_signal(case, evidence, copy))
