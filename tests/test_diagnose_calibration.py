@@ -472,3 +472,12 @@ def test_query_words_the_document_uses_only_away_from_the_gold_are_vocabulary_no
     )
     faint = Evidence(elsewhere=0.3, elsewhere_words=("half",))
     assert decide([_exp("context", 30, 25)], faint, k=5).cause == "unclear"
+
+
+def test_a_second_place_is_weak_beside_a_sunk_gold():
+    """A top hit holding the gold's figures is label, strong when nothing contests it; a
+    gold sunk in its chunk (at most ``SUNK`` of it) contests it: weak, runner-up boundary."""
+    two = Evidence(second_place=0.7)
+    assert decide([], two, k=5).confidence == "strong"
+    sunk = decide([], Evidence(second_place=0.7, share=0.15), k=5)
+    assert (sunk.cause, sunk.confidence, sunk.runner_up) == ("label", "weak", "boundary")

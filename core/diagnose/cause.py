@@ -101,6 +101,8 @@ Otherwise it is ``weak``, with the first contradicting cause as runner-up:
 - label evidence in part (a top hit's sentence holding ``LABEL_GAP`` more of the query
   than the gold) contradicts a cause other than label;
 - a second repair that fixes the failure contradicts the first;
+- a second place (a top hit holding the gold's figures) is weak, runner-up boundary,
+  beside a gold at most ``SUNK`` of its chunk: the sunk gold explains the miss too;
 - context from its repair is always weak: the title, headings and lines above that fix
   it stand outside the chunk, so a chunk cut elsewhere would hold them too (over sets
   7-17 the readers called 7 of 12 strong context repairs boundary, **not blind**);
@@ -325,7 +327,8 @@ def _decide(
     cut = next((e for e in experiments if e.repair == "boundary"), None)
     if evidence.second_place >= SECOND_PLACE and not hard_fixes and cut is None:
         line = "a top hit holds the gold's figures and the query's words"
-        return decided("label", line, against("label", repairs=moved))
+        sunk = ["boundary"] if evidence.share <= SUNK else []  # a sunk gold explains it too
+        return decided("label", line, [*sunk, *against("label", repairs=moved)])
     finds = bool(others) and not lexical and (computed or not text_fixes)
     if finds and not own_context and not computed and {e.method for e in others} <= in_context:
         line = f"{others[0].line}, reading the chunk in its document"
