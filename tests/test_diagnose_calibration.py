@@ -1,6 +1,7 @@
 """The suggestion's confidence and the query's key terms: a cause one kind of evidence
 decides while another points elsewhere is weak, with the other as runner-up; key terms
-are looked up as a reader would (a compound or a two-word term as a phrase); a metric
+are looked up as a reader would (a word by its stem or a phrase, a hyphenated compound
+and a metric whole); a metric
 the question asks to compute that the document never names is vocabulary."""
 
 from __future__ import annotations
@@ -470,8 +471,10 @@ def test_query_words_the_document_uses_only_away_from_the_gold_are_vocabulary_no
         "the document uses transthyretin amyloid cardiomyopathy only away from the gold: the "
         "gold says it in other words"
     )
-    faint = Evidence(elsewhere=0.3, elsewhere_words=("half",))
+    faint = Evidence(elsewhere=0.15, elsewhere_words=("half",))
     assert decide([_exp("context", 30, 25)], faint, k=5).cause == "unclear"
+    at = Evidence(elsewhere=0.2, elsewhere_words=("half",))
+    assert decide([_exp("context", 30, 25)], at, k=5).cause == "vocabulary"
 
 
 def test_a_second_place_is_weak_beside_a_sunk_gold():
@@ -481,3 +484,37 @@ def test_a_second_place_is_weak_beside_a_sunk_gold():
     assert decide([], two, k=5).confidence == "strong"
     sunk = decide([], Evidence(second_place=0.7, share=0.15), k=5)
     assert (sunk.cause, sunk.confidence, sunk.runner_up) == ("label", "weak", "boundary")
+
+
+def test_a_bm25_miss_of_a_metric_to_compute_stays_vocabulary():
+    """Rule 4's method reading needs the document to use the query's terms: a metric the
+    question asks to compute that the document never names is vocabulary, its share of
+    the query's weight small or not; the line names any absent word."""
+    naive = _exp("method", 40, 1, method="naive")
+    metric = Evidence(absent=0.14, absent_words=("quick ratio",), metric="quick ratio",
+                      figures=4)  # fmt: skip
+    d = decide([naive], metric, k=5, lexical=True, meaning=DENSE)
+    assert d.cause == "vocabulary"
+    one = Evidence(absent=0.1, absent_words=("FY2022",))
+    found = decide([naive], one, k=5, lexical=True, meaning=DENSE)
+    assert found.cause == "method"
+    assert found.decided_by.endswith("the document uses the query's key terms but FY2022")
+    # exactly at CONTRADICTS the absent words decide
+    at = decide([naive], Evidence(absent=0.15, absent_words=("x",)), k=5, lexical=True,
+                meaning=DENSE)  # fmt: skip
+    assert at.cause == "vocabulary"
+
+
+def test_a_hyphenated_compound_is_found_written_as_one_word_and_a_metric_named_once():
+    assert (
+        _absence("What were the non-cash charges?", "Noncash charges were $5 million.").share == 0
+    )
+    found = _absence("What is the capital-intensive share?", "Capital intensity and a share.")
+    assert found.terms == ("capital-intensive",)
+    gross = _absence("What is the gross margin of Acme?", "Acme margin rose.")
+    assert gross.terms == ("gross margin",) and gross.metric == "gross margin"
+
+
+def test_a_sunk_gold_is_boundary_at_sunk_exactly():
+    assert decide([], Evidence(share=0.2), k=5).cause == "boundary"
+    assert decide([], Evidence(share=0.21), k=5).cause == "unclear"

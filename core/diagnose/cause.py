@@ -55,15 +55,14 @@ In order:
    experiment, and beside them the readers often saw a context or label failure (a metric
    the question asks to compute, rule 5, may be strong).
 10. **method**, when another method of the run ranks the gold within the top k.
-11. **boundary**, weak, when no chunk holds the gold whole (the cut is there to see,
-    though keeping the gold whole did not fix the failure), or when the gold is at most
-    ``SUNK`` of the one chunk holding it (sunk in text about other things, whether or
-    not its own paragraph as a chunk ranks); **vocabulary**, weak, when the document
-    uses the query's words only away from the gold (not in its section, headings, title
-    or opening) at ``ELSEWHERE`` of the query's weight or more: the gold says it in other
-    words; **unclear** otherwise; the
-    runner-up is the repair that moved the gold most, when it moved it at least halfway
-    to the top k, or label when only some of its evidence holds.
+11. **boundary**, weak, when the gold is at most ``SUNK`` of the one chunk holding it
+    (sunk in text about other things, whether or not its own paragraph as a chunk
+    ranks; a gold no chunk holds whole was decided at 9 or before); **vocabulary**,
+    weak, when the document uses the query's words only away from the gold (not in its
+    section, headings, title or opening) at ``ELSEWHERE`` of the query's weight or
+    more: the gold says it in other words; **unclear** otherwise; the runner-up is the
+    repair that moved the gold most, when it moved it at least halfway to the top k, or
+    label when only some of its evidence holds.
     A cut or sunk gold whose chunk lacks the query's terms that its title, headings or
     the text above it name (their context signal at ``UNLABELLED`` or more) is
     **context**, weak, runner-up boundary, instead (rules 9 and 11): a bare fragment,
@@ -75,12 +74,13 @@ them, "a repair of the gold's boundary" is the one that places a chunk). It deci
 always weakly, where it fixes the failure and nothing stronger stands: no other repair
 of the gold's text fixes it, and the cause above is unclear, context or a method miss
 read from another method's rank (3), a vocabulary gap (4, 9) or label read from a
-restatement or the query's words (6, 7); that cause, unless unclear, becomes the
-runner-up. The gold's text damaged, a copy of it or its figures in a top hit, a metric
-to compute, and every strong cause keep their place. It contradicts nothing, whether it
-fixes the failure or only moves the gold: where it does not decide, the cause and
-confidence are those of rules 1 to 11 (a short paragraph can rank well for reasons of
-its own; readers call some of those misses the method's).
+restatement or the query's words (6, 7), or a cut or sunk gold (9, 11); that cause,
+unless unclear or boundary, becomes the runner-up (a boundary keeps its own). The
+gold's text damaged, a copy of it or its figures in a top hit, a metric to compute, and
+every strong cause keep their place. It contradicts nothing, whether it fixes the
+failure or only moves the gold: where it does not decide, the cause and confidence are
+those of rules 1 to 11 (a short paragraph can rank well for reasons of its own; readers
+call some of those misses the method's).
 
 Each rule was written on development sets and measured on blind ones
 (``eval/diagnose_blind``, docs/diagnosis.md).
@@ -142,7 +142,7 @@ SECOND_PLACE = 0.5  # the "answer in two places" signal: label evidence
 COPY = 0.9  # a top hit holding this share of the gold's words, in order: the gold's copy
 RESTATED = 0.8  # a top hit's sentence this close to a gold sentence: the gold said again
 SUNK = 0.2  # a gold at most this share of the one chunk holding it: sunk in other text
-ELSEWHERE = 0.4  # the query's words the document uses only away from the gold: other words
+ELSEWHERE = 0.2  # the weight of the query's words the document uses only away from the gold
 UNLABELLED = 0.9  # the query's terms its context names and the gold chunk lacks: unlabelled
 
 
@@ -155,7 +155,11 @@ class Evidence:
     in running headers, on a page without text, in no chunk), the answer standing in a
     second place (``second_place``: a top hit holding the gold's figures and the query's
     terms) and the gold's text standing there (``copy``: the share of its words a top hit,
-    ``copy_hit``, holds in order; ``core.diagnose.signals.gold_copy``)."""
+    ``copy_hit``, holds in order; ``core.diagnose.signals.gold_copy``); the gold's share
+    of the one chunk holding it (``share``; 1.0 where several chunks or none hold it: not
+    sunk), the weight of the query's terms its context names and its chunk lacks
+    (``outside``, the context signal's strength, with those words) and of the query's
+    words the document uses only away from the gold (``elsewhere``, with those words)."""
 
     absent: float = 0.0
     absent_words: tuple[str, ...] = ()
@@ -246,7 +250,7 @@ def decide(
     )
     if found.confidence == "strong" or decided_by_evidence:
         return found
-    runner = "" if found.cause in ("unclear", "boundary") else found.cause
+    runner = {"unclear": "", "boundary": found.runner_up}.get(found.cause, found.cause)
     return Decision(cause="boundary", confidence="weak", decided_by=drowned.line,
                     runner_up=runner)  # fmt: skip
 
@@ -346,10 +350,20 @@ def _decide(
     context_fixes = any(e.repair == "context" for e in text_fixes)
     if context_fixes and {e.method for e in by_meaning} <= in_context:
         by_meaning = []  # found only by a method reading the document, and the heading fixes it
-    if lexical and by_meaning and not hard_fixes and evidence.absent < CONTRADICTS:
-        # the query's key terms all in the document: bm25's scoring missed the gold
+    if (
+        lexical
+        and by_meaning
+        and not hard_fixes
+        and not computed
+        and (evidence.absent < CONTRADICTS)
+    ):  # the query's key terms in the document: bm25's scoring missed the gold
         line = f"{by_meaning[0].line}; the document uses the query's key terms"
-        contra = ["vocabulary", *against("method", repairs=moved)]
+        if evidence.absent_words:
+            line += f" but {', '.join(evidence.absent_words)}"
+        contra = [
+            "boundary" if cut is not None else "vocabulary",
+            *against("method", repairs=moved),
+        ]
         return decided("method", line, contra, weak=True)
     if lexical and by_meaning and not hard_fixes:
         gone = f"; the document never uses {', '.join(evidence.absent_words)}"
@@ -393,8 +407,6 @@ def _decide(
         return decided("vocabulary", line, against("vocabulary", repairs=moved), weak=True)
     if others:
         return decided("method", others[0].line, against("method", repairs=moved), weak=True)
-    if cut is not None:  # the gold visibly cut, and nothing else decides
-        return cut_or_unlabelled(f"no chunk holds the gold whole ({cut.line})")
     if evidence.share <= SUNK:  # the gold sunk in a chunk about other things
         return cut_or_unlabelled(
             f"the gold is {evidence.share:.0%} of the one chunk holding it, the rest other text"

@@ -738,6 +738,14 @@ def _weight(word: str) -> float:
     return 2.0 if name_like(word) and not _period(word) else 1.0
 
 
+def far_share(terms: Mapping[str, str], far: Mapping[str, str]) -> float:
+    """The share of the query's content weight in ``far``: the words the document uses
+    only away from the gold (``missing_terms``)."""
+    content = content_terms(terms)
+    total = sum(_weight(w) for w in content.values()) or 1.0
+    return sum(_weight(w) for w in far.values()) / total
+
+
 def _vocabulary(
     case: Case, terms: Mapping[str, str], corpus_terms: set[str], method: str, damage: float,
     far: Mapping[str, str],
@@ -762,7 +770,7 @@ def _vocabulary(
     elif family == "lexical" and found_dense and not found_lex and chunk_lacks:
         cross = 0.5
     words = ", ".join(content[t] for t in absent_doc)
-    away = sum(_weight(w) for w in far.values()) / total
+    away = far_share(terms, far)
     elsewhere = ", ".join(far.values())
     shown = ", ".join(f"{m} {'-' if r is None else r}" for m, r in {**lexical, **dense}.items())
     return [
@@ -985,8 +993,8 @@ def _method_experiments(case: Case, method: str) -> list[Experiment]:
 
 def evidence_of(case: Case, method: str, damage: float) -> Evidence:
     """What a reader can check without a repair (``core.diagnose.cause.Evidence``): the
-    query's key terms the document never uses (``core.diagnose.terms.absence``: phrases
-    looked up as phrases, a word standing alone by its stem), a metric the question asks to
+    query's key terms the document never uses (``core.diagnose.terms.absence``: a word by
+    its stem or one of its phrases, a hyphenated compound whole), a metric the question asks to
     compute that the document never names, the figures the gold holds; a top hit holds the
     query's words when one of its sentences does (a chunk that ends one passage and starts
     the next, under a heading naming the subject, does not answer)."""
@@ -1139,12 +1147,9 @@ def diagnose(
     broken = max((s.strength for s in parse), default=0.0)
     two = next((s.strength for s in labels if s.name == "answer in two places"), 0.0)
     outside = next(s for s in signals if s.name == "query terms outside the gold chunk")
-    away = next(
-        s for s in vocabulary if s.name == "query words absent from the gold and its context"
-    )
     evidence = dataclasses.replace(
         evidence_of(case, method, broken), second_place=two, outside=outside.strength,
-        outside_words=query_phrases(case.query, set(near)), elsewhere=away.strength,
+        outside_words=query_phrases(case.query, set(near)), elsewhere=far_share(terms, far),
         elsewhere_words=query_phrases(case.query, set(far)),
     )  # fmt: skip
     copy = _copy_hit(case, method, evidence)

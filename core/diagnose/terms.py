@@ -266,12 +266,15 @@ def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, ob
         in_phrase = any(p in pairs for p in w.phrases)
         if w.phrases and not in_phrase:
             unphrased.append(w)
-        compound = any(c in s for s in w.shown for c in HYPHENS)  # "capital-intensive"
-        alone = not compound and (w.stem in doc_terms or ("", phrase_form(w.word)) in pairs)
-        if not (in_phrase or alone):
+        joined = [s for s in w.shown if any(c in s for c in HYPHENS)]  # "capital-intensive"
+        alone = not joined and (w.stem in doc_terms or ("", phrase_form(w.word)) in pairs)
+        one_word = any(  # "non-cash" where the document writes "noncash"
+            t in doc_terms for s in joined for _, _, t in word_spans(re.sub(r"[-‐‑]", "", s))
+        )  # fmt: skip
+        if not (in_phrase or alone or one_word):
             absent.append(w)
     metric, metric_word = "", None
-    for w in unphrased + [w for w in absent if not w.phrases]:
+    for w in [w for w in words if w in unphrased or (w in absent and not w.phrases)]:
         form = phrase_form(w.word)
         named = [  # the metric word ends its phrase: "gross margin", not "margin slip"
             s for s, p in zip(w.shown, w.phrases, strict=True)
@@ -284,6 +287,8 @@ def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, ob
         absent.append(metric_word)  # a metric is a term: "quick ratio" though "ratio" stands
     shown: list[str] = []
     for w in absent:
+        if metric and w is not metric_word and metric in w.shown:
+            continue  # a word of the metric's phrase: the metric names it
         names = [s for s in w.shown if any(c in s for c in HYPHENS)] or [w.word]
         names = [metric] if w is metric_word else names
         shown += [n for n in names if n not in shown]
