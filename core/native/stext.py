@@ -20,17 +20,15 @@ and why.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-import os
 import sys
 from types import ModuleType
 
 import numpy as np
 import pymupdf
 
+from core.native import load_compiled, status_line
 from core.provenance.geometry import BBox, union_of
-from core.settings import NATIVE_TEXT
 
 # A line as ``page_lines`` (and ``core.ingest.pdf_lines.raw_line_parts``) gives it:
 # (text, one box per character, bbox, runs left to right, font, size, flags)
@@ -38,19 +36,15 @@ LineParts = tuple[str, list[BBox], BBox, bool, str, float, int]
 
 
 def _load() -> tuple[ModuleType | None, str]:
-    """The compiled module when it is to be used, else ``None`` and why not."""
-    if not NATIVE_TEXT.read():
-        return None, f"switched off by {NATIVE_TEXT.name}"
-    try:
-        from core.native import _stext  # type: ignore[attr-defined]
-    except ImportError as exc:
-        if importlib.util.find_spec("core.native._stext") is None:
-            return None, "not built (`pip install -v --no-build-isolation -e .` says why)"
-        return None, f"not loaded ({exc})"
-    built_for = getattr(_stext, "FZ_VERSION", None)
+    """The compiled module when it is to be used, else ``None`` and why not (also: built
+    for another MuPDF than PyMuPDF's)."""
+    module, why_not = load_compiled("_stext")
+    if module is None:
+        return None, why_not
+    built_for = getattr(module, "FZ_VERSION", None)
     if built_for != pymupdf.mupdf_version:
         return None, f"built for MuPDF {built_for}, PyMuPDF has {pymupdf.mupdf_version}"
-    return _stext, ""
+    return module, ""
 
 
 _module, _why_not = _load()
@@ -63,10 +57,7 @@ def available() -> bool:
 
 def status() -> str:
     """One line: which reader reads PDFs, and why not the compiled one when it is not."""
-    if _module is not None:
-        name = os.path.basename(_module.__file__ or "_stext")
-        return f"chunkscope: compiled PDF reader in use ({name})"
-    return f"chunkscope: compiled PDF reader {_why_not}; PDFs are read in Python"
+    return status_line(_module, _why_not, "PDF reader", "PDFs are read in Python")
 
 
 def page_lines(textpage: pymupdf.TextPage) -> list[list[LineParts]]:

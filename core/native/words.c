@@ -326,8 +326,7 @@ static void free_ids(id_arrays *a)
     PyMem_Free(a->have);
 }
 
-/* 0 on success; -1 with an exception set (the arrays are freed by ``free_ids``). */
-static int read_ids(PyObject *args, id_arrays *a)
+static int fill_ids(PyObject *args, id_arrays *a)
 {
     PyObject *ids_list, *wanted_list;
     if (!PyArg_ParseTuple(args, "O!O!n", &PyList_Type, &ids_list, &PyList_Type, &wanted_list,
@@ -358,16 +357,21 @@ static int read_ids(PyObject *args, id_arrays *a)
     return 0;
 }
 
+/* 0 on success; -1 with an exception set and the arrays freed. */
+static int read_ids(PyObject *args, id_arrays *a)
+{
+    if (fill_ids(args, a) == 0) return 0;
+    free_ids(a);
+    return -1;
+}
+
 /* ``core.align.window._tight_window``: the shortest [i, j] whose multiset overlap with
    the wanted counts reaches ``need`` (ties to the earliest), or None. */
 static PyObject *tight_window(PyObject *self, PyObject *args)
 {
     id_arrays a = {0};
     (void)self;
-    if (read_ids(args, &a) < 0) {
-        free_ids(&a);
-        return NULL;
-    }
+    if (read_ids(args, &a) < 0) return NULL;
     Py_ssize_t need = a.number, matched = 0, left = 0, best_left = -1, best_right = -1;
     for (Py_ssize_t right = 0; right < a.n; right++) {
         long word = a.ids[right];
@@ -400,10 +404,7 @@ static PyObject *best_matched(PyObject *self, PyObject *args)
 {
     id_arrays a = {0};
     (void)self;
-    if (read_ids(args, &a) < 0) {
-        free_ids(&a);
-        return NULL;
-    }
+    if (read_ids(args, &a) < 0) return NULL;
     Py_ssize_t size = a.number, matched = 0, best = 0;
     for (Py_ssize_t right = 0; right < a.n; right++) {
         long word = a.ids[right];

@@ -17,36 +17,20 @@ words. ``python -m core.native.words`` says in one line when the fallback is in 
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
 import unicodedata
 from collections.abc import Callable
 from functools import cache
-from types import ModuleType
 from typing import Any
 
-from core.settings import NATIVE_TEXT
+from core.native import load_compiled, status_line
 
 # The code points the words' pattern counts as combining marks (category M), as a bitmap
 # of the 65,536 below U+10000 (the pattern lists none past them).
 MARKS_FROM, MARKS_TO = 0x300, 0x10000
 
 
-def _load() -> tuple[ModuleType | None, str]:
-    """The compiled module when it is to be used, else ``None`` and why not."""
-    if not NATIVE_TEXT.read():
-        return None, f"switched off by {NATIVE_TEXT.name}"
-    try:
-        from core.native import _words  # type: ignore[attr-defined]
-    except ImportError as exc:
-        if importlib.util.find_spec("core.native._words") is None:
-            return None, "not built (`pip install -v --no-build-isolation -e .` says why)"
-        return None, f"not loaded ({exc})"
-    return _words, ""
-
-
-_module, _why_not = _load()
+_module, _why_not = load_compiled("_words")
 
 
 def available() -> bool:
@@ -56,10 +40,7 @@ def available() -> bool:
 
 def status() -> str:
     """One line: which scanner reads words, and why not the compiled one when it is not."""
-    if _module is not None:
-        name = os.path.basename(_module.__file__ or "_words")
-        return f"chunkscope: compiled word scanner in use ({name})"
-    return f"chunkscope: compiled word scanner {_why_not}; words are scanned in Python"
+    return status_line(_module, _why_not, "word scanner", "words are scanned in Python")
 
 
 def mark_code_points() -> list[int]:
