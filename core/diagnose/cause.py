@@ -350,13 +350,9 @@ def _decide(
     context_fixes = any(e.repair == "context" for e in text_fixes)
     if context_fixes and {e.method for e in by_meaning} <= in_context:
         by_meaning = []  # found only by a method reading the document, and the heading fixes it
-    if (
-        lexical
-        and by_meaning
-        and not hard_fixes
-        and not computed
-        and (evidence.absent < CONTRADICTS)
-    ):  # the query's key terms in the document: bm25's scoring missed the gold
+    bm25_missed = lexical and by_meaning and not hard_fixes and not computed
+    if bm25_missed and evidence.absent < CONTRADICTS:
+        # the query's key terms in the document: bm25's scoring missed the gold
         line = f"{by_meaning[0].line}; the document uses the query's key terms"
         if evidence.absent_words:
             line += f" but {', '.join(evidence.absent_words)}"

@@ -53,6 +53,7 @@ from core.diagnose.repairs import (
 from core.diagnose.restated import Restatement
 from core.diagnose.terms import (
     FIGURE,
+    JOINED_GAP,
     PERIOD,
     Span,
     absence,
@@ -908,7 +909,7 @@ def query_phrases(query: str, wanted: set[str]) -> tuple[str, ...]:
                 out.append(query[run[0] : run[1]])
             run = None
             continue
-        if run is not None and re.fullmatch(r"[\s\-‐‑]*", query[run[1] : a]):
+        if run is not None and JOINED_GAP.fullmatch(query[run[1] : a]):
             run = (run[0], b)
         else:
             if run is not None:

@@ -89,8 +89,11 @@ def all_term_spans(text: str) -> dict[str, list[Span]]:
 # or a percent sign (read as "percent").
 _PHRASE_WORD = re.compile(r"[^\W_]+(?:&[^\W_]+)*(?:['’]s\b)?|%")
 HYPHENS = "-‐‑"
+_HYPHEN = re.compile(f"[{HYPHENS}]")
 # What may stand between the two words of a phrase: spaces, a hyphen, a line break.
-_JOIN = re.compile(r"\s+|[-‐‑]\s*")
+_JOIN = re.compile(f"\\s+|[{HYPHENS}]\\s*")
+# What may stand between two words a query's phrase shows joined: spaces and hyphens.
+JOINED_GAP = re.compile(f"[{HYPHENS}\\s]*")
 # Words that name a metric the question asks to compute (the answer is a computation when
 # the document never names it), and the phrases that do so only together.
 METRIC_WORDS = frozenset(
@@ -262,14 +265,15 @@ def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, ob
     total = sum(w.weight for w in words)
     absent: list[KeyWord] = []
     unphrased: list[KeyWord] = []  # in phrases, none of them in the document
+    compounds = {w.stem: [s for s in w.shown if _HYPHEN.search(s)] for w in words}
     for w in words:
         in_phrase = any(p in pairs for p in w.phrases)
         if w.phrases and not in_phrase:
             unphrased.append(w)
-        joined = [s for s in w.shown if any(c in s for c in HYPHENS)]  # "capital-intensive"
+        joined = compounds[w.stem]  # "capital-intensive"
         alone = not joined and (w.stem in doc_terms or ("", phrase_form(w.word)) in pairs)
         one_word = any(  # "non-cash" where the document writes "noncash"
-            t in doc_terms for s in joined for _, _, t in word_spans(re.sub(r"[-‐‑]", "", s))
+            t in doc_terms for s in joined for _, _, t in word_spans(_HYPHEN.sub("", s))
         )  # fmt: skip
         if not (in_phrase or alone or one_word):
             absent.append(w)
@@ -289,7 +293,7 @@ def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, ob
     for w in absent:
         if metric and w is not metric_word and metric in w.shown:
             continue  # a word of the metric's phrase: the metric names it
-        names = [s for s in w.shown if any(c in s for c in HYPHENS)] or [w.word]
+        names = compounds[w.stem] or [w.word]
         names = [metric] if w is metric_word else names
         shown += [n for n in names if n not in shown]
     defined = "" if metric else _defined_absent(query, weights, doc_terms, pairs)
