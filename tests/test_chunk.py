@@ -556,6 +556,21 @@ def test_pages_of_span_matches_the_document(char_page: list[int], tokenizer: Tok
     assert many == [doc.pages_of(int(a), int(b)) for a, b in spans]
 
 
+def test_a_spans_pages_are_its_characters_pages_short_or_long() -> None:
+    """``Document.pages_of`` reads a short span as a list and a long one with numpy's
+    sort: both are the sorted pages of the span's characters, inserted ones (0) aside."""
+    rnd = np.random.default_rng(4)
+    char_page = np.repeat(np.arange(1, 41, dtype=np.int32), 300)
+    char_page[rnd.random(len(char_page)) < 0.1] = 0  # inserted characters
+    char_page[3000:3600] = 0  # a page without text
+    doc = _paged(char_page.tolist())
+    for _ in range(400):
+        start = int(rnd.integers(0, len(char_page)))
+        end = start + int(rnd.choice([0, 1, 5, 299, 301, 4096, 4097, 9000]))
+        want = tuple(int(p) for p in np.unique(char_page[start:end]) if p > 0)
+        assert doc.pages_of(start, end) == want, (start, end)
+
+
 def test_block_kinds_match_a_scan_with_and_without_overlaps() -> None:
     from core.chunk.annotate import BlockIndex
 

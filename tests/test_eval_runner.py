@@ -247,6 +247,26 @@ def test_real_model_run_is_deterministic() -> None:
     assert runs[0].metrics["naive"]["hit@5"] > 0.3  # MiniLM finds most chatlog answers
 
 
+def test_code_version_is_read_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.evaluate import run_file as runs
+
+    calls = []
+    real = runs.subprocess.run
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        return real(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(runs.subprocess, "run", counted)
+    runs.code_version.cache_clear()
+    try:
+        first = runs.code_version()
+        assert runs.code_version() == first
+    finally:
+        runs.code_version.cache_clear()
+    assert len(calls) <= 1  # one git call at most (none outside a checkout)
+
+
 def test_code_version_works_outside_git(monkeypatch: pytest.MonkeyPatch) -> None:
     from core.evaluate import run_file as runs
 
@@ -254,5 +274,9 @@ def test_code_version_works_outside_git(monkeypatch: pytest.MonkeyPatch) -> None
         raise FileNotFoundError("git")
 
     monkeypatch.setattr(runs.subprocess, "run", no_git)
-    version = runs.code_version()
+    runs.code_version.cache_clear()  # read once per process: read again without git
+    try:
+        version = runs.code_version()
+    finally:
+        runs.code_version.cache_clear()
     assert "+git." not in version and version.endswith(f"+src.{runs.source_digest()}")

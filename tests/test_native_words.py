@@ -118,6 +118,23 @@ def test_the_window_steps_are_their_python_twins() -> None:
         assert native.best_matched(ids, counts, run) == window.best_matched(ids, wanted, run)
 
 
+@pytest.mark.corpus
+@built
+def test_term_spans_are_their_python_twins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stemmed words and each term's spans (``core.methods.lexical``) made in C are
+    those the Python loops make, on corpus texts and random text."""
+    rnd = random.Random(11)
+    texts = _texts()[:6] + [
+        "".join(rnd.choice(ALPHABET) for _ in range(rnd.randint(0, 60))) for _ in range(2_000)
+    ]
+    compiled = [(lexical.word_spans(t), lexical.term_spans(t)) for t in texts]
+    monkeypatch.setattr(native, "available", lambda: False)
+    assert [(lexical.word_spans(t), lexical.term_spans(t)) for t in texts] == compiled
+    assert sum(len(spans) for _, spans in compiled[:6]) > 1_000
+    for text, (spans, _) in zip(texts, compiled, strict=True):
+        assert lexical.term_set(text) == {term for _, _, term in spans}
+
+
 @built
 def test_bad_arguments_are_errors_not_crashes() -> None:
     with pytest.raises(ValueError):
@@ -130,6 +147,10 @@ def test_bad_arguments_are_errors_not_crashes() -> None:
         native._module.scan_words("a", 0, 1, native._mark_bits(), dict, words.normalise_word)
     with pytest.raises(TypeError):
         native._module.scan_words("é", 0, 1, native._mark_bits(), words.Word, lambda w: 1)
+    with pytest.raises(TypeError):
+        native.stemmed([(0, 1)], {}, grouped=True)  # not (start, end, word)
+    with pytest.raises(TypeError):
+        native.stemmed([(0, 1, ["unhashable"])], {}, grouped=False)
 
 
 @pytest.mark.corpus

@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 
@@ -102,6 +102,64 @@ def exact_matches(
     ``word_edges`` a match may also start or end inside a word (a chunk that a character
     window cut mid-word); the spacing inside it must still agree. ``within``: only matches
     that start at or after its first offset and end by its second."""
+    for first, last, whole in exact_candidates(text, view, pieces, region, within=within):
+        if whole or not word_edges:
+            yield first, last
+
+
+class SampledIndex:
+    """Where a long passage occurs in a view's text without reading the text for it: the
+    ``GRAM``-character piece at every ``STEP``-th offset, by its offsets. A passage at
+    offset ``p`` holds the piece at the next multiple of ``STEP`` (``j < STEP`` characters
+    into it), so a passage of at least ``STEP + GRAM - 1`` characters is found by looking
+    up its first ``STEP`` pieces, each place then compared whole. An import looks for
+    every chunk's text in its document; a scan of the document per chunk was most of it."""
+
+    GRAM = 12
+    STEP = 24
+    MOST = 64  # places to compare past which the text is scanned instead
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        at: dict[str, list[int]] = {}
+        for q in range(0, len(text) - self.GRAM + 1, self.STEP):
+            at.setdefault(text[q : q + self.GRAM], []).append(q)
+        self._at = at
+
+    def find_all(self, needle: str, low: int, high: int) -> list[int]:
+        """Every offset where ``needle`` occurs inside ``text[low:high]``, in order (the
+        offsets ``str.find`` gives, one after another; overlapping places included)."""
+        text, size = self.text, len(needle)
+        places = None
+        if size >= self.STEP + self.GRAM - 1:
+            lists = [self._at.get(needle[j : j + self.GRAM], ()) for j in range(self.STEP)]
+            if sum(map(len, lists)) <= self.MOST:
+                found = {
+                    q - j for j, qs in enumerate(lists) for q in qs
+                    if low <= q - j and q - j + size <= high and text.startswith(needle, q - j)
+                }  # fmt: skip
+                places = sorted(found)
+        if places is None:
+            places = []
+            at = text.find(needle, low, high)
+            while at >= 0:
+                places.append(at)
+                at = text.find(needle, at + 1, high)
+        return places
+
+
+def exact_candidates(
+    text: str,
+    view: View,
+    pieces: list[str],
+    region: tuple[int, int],
+    *,
+    within: tuple[int, int] | None = None,
+    index: SampledIndex | None = None,
+) -> Iterator[tuple[int, int, bool]]:
+    """``exact_matches`` without ``word_edges`` in one pass, each match with whether it
+    also lies on word edges: ``(char_start, char_end, whole)``; ``index``: the view's text
+    indexed (``SampledIndex``), where a long passage is looked up."""
     needle = "".join(pieces)
     if not needle:
         return
@@ -114,15 +172,22 @@ def exact_matches(
     if within is not None:
         low = bisect.bisect_left(view.offsets, within[0])
         high = bisect.bisect_left(view.offsets, within[1])
-    found = view.text.find(needle, low, high)
-    while found >= 0:
+    if index is not None:
+        places: Iterable[int] = index.find_all(needle, low, high)
+    else:
+        places = _scanned(view.text, needle, low, high)
+    for found in places:
         first, last = view.offsets[found], view.offsets[found + len(needle) - 1] + 1
-        edges_ok = not word_edges or not (
-            _splits_a_word(text, first, region) or _splits_a_word(text, last, region)
-        )
-        if edges_ok and _breaks_agree(view, found, needle, breaks):
-            yield first, last
-        found = view.text.find(needle, found + 1, high)
+        if _breaks_agree(view, found, needle, breaks):
+            whole = not (_splits_a_word(text, first, region) or _splits_a_word(text, last, region))
+            yield first, last, whole
+
+
+def _scanned(text: str, needle: str, low: int, high: int) -> Iterator[int]:
+    found = text.find(needle, low, high)
+    while found >= 0:
+        yield found
+        found = text.find(needle, found + 1, high)
 
 
 def exact_match(

@@ -19,7 +19,8 @@ Timed (ours), in one process, what the workbench does from the import of the chu
 the reader showing the first failure (``first_failure``): Library → Import chunks (the
 PDFs loaded, the rows read, ``import_chunks(..., check_later=True)``: every chunk placed
 by our text, its offset and page claims pending, the set saved), Evaluate → Import a run
-without our methods (``LogImport(...).run()``, the run saved) and the reader opening the
+without our methods (``LogImport(...).run()`` with the workbench's encoder, which a
+process loads once: ``workbench_encoder``; the run saved) and the reader opening the
 first failure (``diagnose_run`` for the user's method with the run's parse, as the reader
 diagnoses a run's failures when one is opened, and the first failed question's suggested
 cause). Baseline in the same rounds: what ``chunkscope parse`` does for each of the same
@@ -50,6 +51,7 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,7 @@ from core.bench.inputs import BenchInputs, shared_dir
 from core.bench.report import CaseResult
 from core.bench.timing import Timing, interleaved
 from core.chunk import policy_registry
+from core.diagnose import signals as diagnosis_kept
 from core.diagnose.run_failures import diagnose_run
 from core.embed import load_encoder
 from core.errors import ChunkscopeError
@@ -186,12 +189,14 @@ def first_failure(
 ) -> Outcome:  # fmt: skip
     """``import-chunks``, ``import-run --methods none``, the reader's first failure (the
     module doc); ``folder`` stands for the store. ``cold``: the loader's page texts kept
-    from an earlier import are dropped first (a first import of these files). ``later``:
+    from an earlier import, and what the diagnosis keeps per document and chunk (word
+    pairs, chunk terms), are dropped first (a first import of these files). ``later``:
     the workbench's import, the claims checked after the first failure is shown (stage
     ``claims_checked``, not part of the first failure's time); else the command line's,
     every claim checked before the run is scored."""
     if cold:
         loader_text.forget()
+        diagnosis_kept.forget()
     stages: dict[str, float] = {}
     started = time.perf_counter()
     docs = [load_document(p) for p in paths]
@@ -202,7 +207,7 @@ def first_failure(
     save_chunk_set(folder / "chunksets", chunk_set)
     stages["import_chunks"] = time.perf_counter() - started - stages["load"]
     mark = time.perf_counter()
-    encoder = load_encoder(deterministic=True)  # as import-run: the weights load only if used
+    encoder = workbench_encoder() if later else load_encoder(deterministic=True)
     found = LogImport(log, labels, chunk_set, docs, name=NAME, shape="hits",
                       trace_name="log.jsonl")  # fmt: skip
     run = found.run(encoder=encoder)
@@ -226,7 +231,7 @@ def claims_checked(
     if outcome.checked is not None:
         return outcome
     started = time.perf_counter()
-    encoder = load_encoder(deterministic=True)
+    encoder = workbench_encoder()
     checked = check_claims(outcome.chunk_set, outcome.docs)
     save_chunk_set(folder / "chunksets", checked)
     again = LogImport(log, labels, checked, outcome.docs, name=NAME, shape="hits",
@@ -237,6 +242,14 @@ def claims_checked(
     stages = outcome.stages | {"claims_checked": time.perf_counter() - started}
     return replace(outcome, checked=checked, checked_run=run, checked_diagnosis=diagnosis,
                    stages=stages)  # fmt: skip
+
+
+@cache
+def workbench_encoder() -> Any:
+    """The encoder as the workbench holds it: loaded once per process (its
+    ``st.cache_resource``), the weights only when a text is first encoded. The command
+    line's import loads its own (``first_failure`` without ``later``)."""
+    return load_encoder(deterministic=True)
 
 
 def _first_diagnosed(run: Any, found: LogImport, docs: list[Any], encoder: Any) -> tuple[Any, Any]:

@@ -31,6 +31,7 @@ cause's strongest signal, shown, never weighed into the suggestion. What each me
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from collections import Counter
@@ -65,6 +66,7 @@ from core.diagnose.terms import (
     query_terms,
     terms_of,
 )
+from core.diagnose.terms import forget as terms_forget
 from core.ingest.ocr import ocr_reading
 from core.methods.lexical import word_spans
 from core.methods.spec import MethodSpec
@@ -236,6 +238,15 @@ class Case:
     # each method's spec as the run answers for it (``core.evaluate.EvalRun.method``: an
     # imported retriever is registered nowhere); a method left out is the registry's
     specs: Mapping[str, MethodSpec] = field(default_factory=dict)
+    # the chunks that overlap a gold span, in the chunks' order (read by most signals)
+    gold_chunks: tuple[Chunk, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        held = tuple(
+            c for c in self.chunks
+            if any(_overlap((c.char_start, c.char_end), (g[0], g[1])) for g in self.gold)
+        )  # fmt: skip
+        object.__setattr__(self, "gold_chunks", held)
 
     def spec(self, method: str) -> MethodSpec:
         """The spec of one of the case's methods."""
@@ -281,17 +292,10 @@ def _share_in(case: Case, spans: Sequence[Span]) -> float:
     return covered / total
 
 
-def _gold_chunks(case: Case) -> list[Chunk]:
-    return [
-        c for c in case.chunks
-        if any(_overlap((c.char_start, c.char_end), (g[0], g[1])) for g in case.gold)
-    ]  # fmt: skip
-
-
 def _best_chunk(case: Case) -> Chunk | None:
     span = _gold_range(case)
     return max(
-        _gold_chunks(case), key=lambda c: _overlap((c.char_start, c.char_end), span), default=None
+        case.gold_chunks, key=lambda c: _overlap((c.char_start, c.char_end), span), default=None
     )
 
 
@@ -508,7 +512,7 @@ def _label(case: Case, terms: Mapping[str, str], method: str) -> tuple[list[Sign
         0.0, None, "no passage of the document is a near-duplicate of the gold holding more "
         "of the query")  # fmt: skip
     hits = hits_not_gold(case, method)
-    gold_ids = {c.chunk_id for c in _gold_chunks(case)}
+    gold_ids = {c.chunk_id for c in case.gold_chunks}
     seen = {h.chunk_id for h in hits}
     rest = [
         Hit(chunk_id=c.chunk_id, doc_id=c.doc_id, char_start=c.char_start, char_end=c.char_end,
@@ -637,7 +641,7 @@ def gold_share(case: Case) -> float | None:
     """The gold's share of the characters of the one chunk that holds it (the rest is
     other text it is drowned in); ``None`` when several chunks, or none, touch it."""
     best = _best_chunk(case)
-    if best is None or len(_gold_chunks(case)) != 1:
+    if best is None or len(case.gold_chunks) != 1:
         return None
     length = max(1, best.char_end - best.char_start)
     inside = sum(_overlap((best.char_start, best.char_end), g) for g in _gold_chars(case))
@@ -647,7 +651,7 @@ def gold_share(case: Case) -> float | None:
 def _boundary(case: Case, terms: Mapping[str, str]) -> list[Signal]:
     start, end = _gold_range(case)
     size = max(1, sum(b - a for a, b in _gold_chars(case)))
-    touching = _gold_chunks(case)
+    touching = case.gold_chunks
     best = _best_chunk(case)
     held = _overlap((best.char_start, best.char_end), (start, end)) if best else 0
     share = held / size
@@ -815,14 +819,18 @@ def _evidence(case: Case, term: str, chunk: Chunk | None) -> Span | None:
         return None
     start = _gold_range(case)[0]
     furniture = [(b.char_start, b.char_end) for b in case.blocks if b.kind in ("header", "footer")]
-    headings = [(b.char_start, b.char_end) for b in case.blocks if b.kind == "heading"]
+    headings = sorted((b.char_start, b.char_end) for b in case.blocks if b.kind == "heading")
+    heading_starts = [a for a, _ in headings]
     text = case.doc.text
     covers = _cover_pages(case.doc)
 
+    def in_heading(a: int) -> bool:  # headings do not overlap: the last one starting by a
+        k = bisect.bisect_right(heading_starts, a) - 1
+        return k >= 0 and a < headings[k][1]
+
     def key(span: Span) -> tuple[int, int, int]:
         a = span[0]
-        heading = any(ha <= a < hb for ha, hb in headings)
-        return (0 if a < start else 1, 0 if heading else 1, abs(start - a))
+        return (0 if a < start else 1, 0 if in_heading(a) else 1, abs(start - a))
 
     for a, b in sorted(spans, key=key):  # the preferred first; the first that passes wins
         if chunk is not None and chunk.char_start <= a < chunk.char_end:
@@ -846,6 +854,13 @@ COVER_PAGES = 3  # a filing's cover page and index come first
 
 
 _COVERS: dict[str, frozenset[int]] = {}
+
+
+def forget() -> None:
+    """Drop what is kept per document and chunk in memory: the cover pages here, the
+    terms and word pairs of ``core.diagnose.terms`` (a first diagnosis again)."""
+    _COVERS.clear()
+    terms_forget()
 
 
 def _cover_pages(doc: Document) -> frozenset[int]:

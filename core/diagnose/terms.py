@@ -6,10 +6,10 @@ given) and the shares of chunks that hold them."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from core.methods.lexical import word_spans
+from core.methods.lexical import term_set, term_spans, word_spans
 from core.provenance.types import Chunk
 
 FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?%?")  # a figure as a text states it: 1,234.5%
@@ -36,6 +36,13 @@ def name_like(word: str) -> bool:
 
 _CHUNK_TERMS: dict[str, frozenset[str]] = {}
 CHUNK_TERMS_KEPT = 200_000
+
+
+def forget() -> None:
+    """Drop the chunks' terms and the documents' word pairs kept in memory (a first
+    diagnosis of every document again)."""
+    _CHUNK_TERMS.clear()
+    _PAIRS.clear()
 
 
 def chunk_terms(chunk_id: str, text: str) -> frozenset[str]:
@@ -72,15 +79,12 @@ def query_terms(query: str) -> dict[str, str]:
 
 def terms_of(text: str) -> set[str]:
     """The indexed terms ``text`` holds."""
-    return {term for _, _, term in word_spans(text)}
+    return term_set(text)
 
 
 def all_term_spans(text: str) -> dict[str, list[Span]]:
     """Each indexed term of ``text`` with the spans of all its occurrences, in order."""
-    spans: dict[str, list[Span]] = {}
-    for a, b, term in word_spans(text):
-        spans.setdefault(term, []).append((a, b))
-    return spans
+    return term_spans(text)
 
 
 # -- the query's key terms, as a reader looks them up -----------------------------------
@@ -89,6 +93,7 @@ def all_term_spans(text: str) -> dict[str, list[Span]]:
 # or a percent sign (read as "percent").
 _PHRASE_WORD = re.compile(r"[^\W_]+(?:&[^\W_]+)*(?:['’]s\b)?|%")
 HYPHENS = "-‐‑"
+_HYPHEN_CHARS = tuple(HYPHENS)
 _HYPHEN = re.compile(f"[{HYPHENS}]")
 # What may stand between the two words of a phrase: spaces, a hyphen, a line break.
 _JOIN = re.compile(f"\\s+|[{HYPHENS}]\\s*")
@@ -139,26 +144,133 @@ def phrase_words(text: str) -> list[tuple[int, int, str, bool]]:
     return out
 
 
-_BIGRAMS: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
+_PAIRS: dict[tuple[str, str], DocumentPairs] = {}
 
 
-def document_pairs(doc_id: str, sha256: str, text: str) -> frozenset[tuple[str, str]]:
-    """Every pair of adjacent words of a document (their phrase forms), and each
-    hyphenated compound as one word (``("", "10k")`` for "10-K"), kept per document."""
+def document_pairs(doc_id: str, sha256: str, text: str) -> DocumentPairs:
+    """The pairs of adjacent words a document holds (``DocumentPairs``), kept per
+    document."""
     key = (doc_id, sha256)
-    found = _BIGRAMS.get(key)
+    found = _PAIRS.get(key)
     if found is None:
-        if len(_BIGRAMS) >= 64:
-            _BIGRAMS.clear()
-        words = phrase_words(text)
-        pairs = {(a[2], b[2]) for a, b in zip(words, words[1:], strict=False) if b[3]}
-        hyphened = {  # a hyphenated compound, also as one word ("10-K" as "10k")
-            ("", a[2] + b[2])
-            for a, b in zip(words, words[1:], strict=False)
-            if b[3] and text[a[1] : b[0]] in ("-", "‐", "‑")
-        }
-        found = _BIGRAMS[key] = frozenset(pairs | hyphened)
+        if len(_PAIRS) >= 64:
+            _PAIRS.clear()
+        found = _PAIRS[key] = DocumentPairs(text)
     return found
+
+
+def every_pair(text: str) -> frozenset[tuple[str, str]]:
+    """Every pair of adjacent words of ``text`` (their phrase forms, the second joined to
+    the first: ``phrase_words``), and each hyphenated compound as one word (``("",
+    "10k")`` for "10-K")."""
+    words = phrase_words(text)
+    pairs = {(a[2], b[2]) for a, b in zip(words, words[1:], strict=False) if b[3]}
+    hyphened = {  # a hyphenated compound, also as one word ("10-K" as "10k")
+        ("", a[2] + b[2])
+        for a, b in zip(words, words[1:], strict=False)
+        if b[3] and text[a[1] : b[0]] in _HYPHEN_CHARS
+    }
+    return frozenset(pairs | hyphened)
+
+
+class DocumentPairs:
+    """``pair in DocumentPairs(text)`` exactly when ``pair in every_pair(text)``, answered
+    pair by pair: a diagnosis asks about a few of a query's phrases, and reading every
+    word of a filing for them took most of a first diagnosis. A pair's first word is looked
+    for where the lower-cased text holds the start of its form (its form less the last
+    letter, which a plural or "-ies" may change), at the start of a word; each place is read
+    as ``phrase_words`` reads it (from the last whitespace before it: no word spans one),
+    with the word after it. A compound is looked for at each hyphen. A text whose
+    lower-casing is not character by character (its length changes, or a capital sigma)
+    is read whole once."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        lowered = text.lower()  # each character's own (a capital sigma's depends on its
+        # neighbours, so a text holding one is read whole)
+        plain = len(lowered) == len(text) and "\u03a3" not in text
+        self._lowered = lowered if plain else None
+        self._answers: dict[tuple[str, str], bool] = {}
+        self._all: frozenset[tuple[str, str]] | None = None
+        self._compounds: set[str] | None = None
+
+    def __contains__(self, pair: object) -> bool:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            return False
+        found = self._answers.get(pair)
+        if found is None:
+            found = self._answers[pair] = self._look(str(pair[0]), str(pair[1]))
+        return found
+
+    def _look(self, first: str, second: str) -> bool:
+        if self._lowered is None or not second:
+            if self._all is None:
+                self._all = every_pair(self.text)
+            return (first, second) in self._all
+        if not first:
+            return second in self.compounds()
+        return any(
+            form == first and phrase_form(after.group()) == second and joined
+            for form, after, joined in self._words_at(self._starts(first))
+        )
+
+    def _starts(self, form: str) -> list[int]:
+        """Where a word whose phrase form is ``form`` may start."""
+        lowered, text = self._lowered, self.text
+        assert lowered is not None
+        prefix = form if len(form) <= 2 else form[:-1]  # a short form is its word's
+        out = []
+        at = lowered.find(prefix)
+        while at >= 0:
+            if at == 0 or not text[at - 1].isalnum():
+                out.append(at)
+            at = lowered.find(prefix, at + 1)
+        if form == "percent":
+            out = sorted({*out, *(m.start() for m in re.finditer("%", text))})
+        return out
+
+    def _words_at(self, starts: list[int]) -> Iterator[tuple[str, re.Match[str], bool]]:
+        """For each start where ``phrase_words`` finds a word: its form, the word after it
+        and whether the two are joined."""
+        text = self.text
+        for at in starts:
+            found = _PHRASE_WORD.finditer(text, _after_space(text, at))
+            for word in found:
+                if word.start() < at:
+                    continue
+                if word.start() == at:
+                    after = next(found, None)
+                    if after is not None:
+                        joined = _JOIN.fullmatch(text, word.end(), after.start()) is not None
+                        yield phrase_form(word.group()), after, joined
+                break
+
+    def compounds(self) -> set[str]:
+        """Each hyphenated compound of the text as one word (its two forms joined)."""
+        if self._compounds is None:
+            text = self.text
+            out: set[str] = set()
+            hyphens = sorted(m.start() for m in _HYPHEN.finditer(text))
+            for at in hyphens:
+                for word in _PHRASE_WORD.finditer(text, _after_space(text, at)):
+                    if word.end() < at:
+                        continue
+                    if word.end() == at:
+                        after = _PHRASE_WORD.search(text, at)
+                        if after is not None and after.start() == at + 1:
+                            out.add(phrase_form(word.group()) + phrase_form(after.group()))
+                    break
+            self._compounds = out
+        return self._compounds
+
+
+def _after_space(text: str, at: int) -> int:
+    """The offset just past the last whitespace before ``at`` (0 when none): a phrase
+    word never holds whitespace, so ``phrase_words`` reads the same words from there."""
+    k = at - 1
+    while k >= 0 and not text[k].isspace():
+        k -= 1
+    return k + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +361,7 @@ class Absence:
 
 
 def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, object] | set[str],
-            pairs: frozenset[tuple[str, str]]) -> Absence:  # fmt: skip
+            pairs: Container[tuple[str, str]]) -> Absence:  # fmt: skip
     """Which of the query's key words the document lacks: a word is present when one of
     its phrases stands in the document (two adjacent words, a hyphen or spaces between),
     else, unless the question joins it to a neighbour by a hyphen ("capital-intensive": a
@@ -305,7 +417,7 @@ def absence(query: str, weights: Mapping[str, float], doc_terms: Mapping[str, ob
 
 def _defined_absent(query: str, weights: Mapping[str, float],
                     doc_terms: Mapping[str, object] | set[str],
-                    pairs: frozenset[tuple[str, str]]) -> str:  # fmt: skip
+                    pairs: Container[tuple[str, str]]) -> str:  # fmt: skip
     """A term the question defines ("ROA is defined as ...") that the document never
     names: a metric to compute from the inputs the definition gives ('' when none). The
     term is its content words (``weights``: function and prompt words out), a possessive

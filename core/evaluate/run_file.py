@@ -15,6 +15,7 @@ import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 
@@ -391,9 +392,11 @@ def source_digest() -> str:
     return digest.hexdigest()[:10]
 
 
+@cache
 def code_version() -> str:
     """Package version, ``git describe`` when in a git checkout, and the source digest:
-    ``0.1.0+git.<describe>+src.<digest>`` (``0.1.0+src.<digest>`` outside git).
+    ``0.1.0+git.<describe>+src.<digest>`` (``0.1.0+src.<digest>`` outside git). Read once
+    per process (a ``git`` call and every source read): a process runs the code it loaded.
 
     Only a checkout of Chunkscope is described: an installed package lies in a
     ``site-packages`` that may sit inside the user's own repository (a ``.venv`` in their

@@ -43,7 +43,7 @@ from difflib import SequenceMatcher
 from functools import partial
 from typing import Literal
 
-from core.align.exact import View, exact_matches, whitespace_free_view
+from core.align.exact import SampledIndex, View, exact_candidates, whitespace_free_view
 from core.align.window import align_words
 from core.align.words import Word, words_of
 from core.imported.loader_check import LoaderFind, find_in_loader
@@ -128,30 +128,43 @@ class DocumentText:
         self._starts: list[int] = []
         self._page_words: dict[int, list[Word]] = {}
         self._page_starts: dict[int, list[int]] = {}
+        self._index: SampledIndex | None = None  # built when a chunk is first looked for
 
     def places(self, text: str, page: int | None) -> list[tuple[int, int]]:
         """Where the text occurs (spacing aside): on whole words, else (a chunk a window
         cut mid-word) anywhere; past ``_MAX_PLACES`` places, only on its page and the
         next, when it has one."""
         region = self.page_region(page)
-        for whole in (True, False):
-            found = self._places(text, None, whole)
+        everywhere = self._places(text, None)
+        local: tuple[list[tuple[int, int]], list[tuple[int, int]]] | None = None
+        for kind in (0, 1):  # on whole words, else anywhere
+            found = everywhere[kind]
             if len(found) > _MAX_PLACES and region is not None:
-                found = self._places(text, region, whole)
+                local = local or self._places(text, region)
+                found = local[kind]
             if found:
                 return found
         return []
 
     def _places(
-        self, text: str, within: tuple[int, int] | None, whole: bool
-    ) -> list[tuple[int, int]]:
-        found = []
-        for span in exact_matches(self.text, self.view, text.split(), (0, len(self.text)),
-                                  word_edges=whole, within=within):  # fmt: skip
-            found.append(span)
-            if len(found) > _MAX_PLACES:
-                break
-        return found
+        self, text: str, within: tuple[int, int] | None
+    ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """The places on whole words and anywhere, each up to ``_MAX_PLACES`` + 1 (one
+        scan of the text)."""
+        whole: list[tuple[int, int]] = []
+        anywhere: list[tuple[int, int]] = []
+        if self._index is None:
+            self._index = SampledIndex(self.view.text)
+        for start, end, edges in exact_candidates(self.text, self.view, text.split(),
+                                                  (0, len(self.text)), within=within,
+                                                  index=self._index):  # fmt: skip
+            if len(anywhere) <= _MAX_PLACES:
+                anywhere.append((start, end))
+            if edges:
+                whole.append((start, end))
+                if len(whole) > _MAX_PLACES:
+                    break
+        return whole, anywhere
 
     def words(self, start: int, end: int) -> list[Word]:
         """The document's words that lie inside ``[start, end)``: a paged document's read

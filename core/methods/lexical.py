@@ -22,6 +22,7 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -64,11 +65,38 @@ def _stemmer() -> Any:
 def word_spans(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, term)`` of every indexed word of ``text``: offsets into ``text``,
     ``term`` its stem (stopwords left out)."""
-    stop = _stopwords()
     found = lowered_words(text)
-    unique = list({w for _, _, w in found if w not in stop})  # each word stemmed once
-    stem = dict(zip(unique, _stemmer().stemWords([_plain(w) for w in unique]), strict=True))
+    stem = _stems(found)
+    if native_words.available():
+        spans: list[tuple[int, int, str]] = native_words.stemmed(found, stem, grouped=False)
+        return spans
     return [(a, b, stem[w]) for a, b, w in found if w in stem]
+
+
+def term_spans(text: str) -> dict[str, list[tuple[int, int]]]:
+    """Each term of ``text`` (``word_spans``) with the ``(start, end)`` of all its words,
+    in order."""
+    found = lowered_words(text)
+    stem = _stems(found)
+    if native_words.available():
+        grouped: dict[str, list[tuple[int, int]]] = native_words.stemmed(found, stem, grouped=True)
+        return grouped
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for a, b, w in found:
+        if w in stem:
+            spans.setdefault(stem[w], []).append((a, b))
+    return spans
+
+
+def term_set(text: str) -> set[str]:
+    """The terms of ``text`` (``word_spans``'s), each once."""
+    return set(_stems(lowered_words(text)).values())
+
+
+def _stems(found: list[tuple[int, int, str]]) -> dict[str, str]:
+    """Each word of ``found`` that is not a stopword, with its stem (each stemmed once)."""
+    unique = list(set(map(itemgetter(2), found)) - _stopwords())
+    return dict(zip(unique, _stemmer().stemWords([_plain(w) for w in unique]), strict=True))
 
 
 def lowered_words(text: str) -> list[tuple[int, int, str]]:

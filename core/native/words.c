@@ -425,6 +425,68 @@ static PyObject *best_matched(PyObject *self, PyObject *args)
     return PyLong_FromSsize_t(best);
 }
 
+/* ``(start, end, word)`` triples and a word -> stem mapping: each triple whose word has a
+   stem, as ``(start, end, stem)`` (``grouped`` 0), or every stem with the ``(start,
+   end)`` of its words in order, as a dict (``grouped`` 1). The two loops of
+   ``core.methods.lexical``'s term spans. */
+static PyObject *stemmed(PyObject *self, PyObject *args)
+{
+    PyObject *found, *stems;
+    int grouped;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O!p", &PyList_Type, &found, &PyDict_Type, &stems, &grouped))
+        return NULL;
+    PyObject *out = grouped ? PyDict_New() : PyList_New(0);
+    if (!out) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(found);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *triple = PyList_GET_ITEM(found, i);
+        if (!PyTuple_Check(triple) || PyTuple_GET_SIZE(triple) != 3) {
+            PyErr_SetString(PyExc_TypeError, "found holds (start, end, word) tuples");
+            goto fail;
+        }
+        PyObject *a = PyTuple_GET_ITEM(triple, 0), *b = PyTuple_GET_ITEM(triple, 1);
+        PyObject *stem = PyDict_GetItemWithError(stems, PyTuple_GET_ITEM(triple, 2));
+        if (!stem) {
+            if (PyErr_Occurred()) goto fail;
+            continue;
+        }
+        if (!grouped) {
+            PyObject *item = PyTuple_Pack(3, a, b, stem);
+            if (!item) goto fail;
+            int bad = PyList_Append(out, item);
+            Py_DECREF(item);
+            if (bad < 0) goto fail;
+            continue;
+        }
+        PyObject *span = PyTuple_Pack(2, a, b);
+        if (!span) goto fail;
+        PyObject *spans = PyDict_GetItemWithError(out, stem);
+        int bad;
+        if (spans) {
+            bad = PyList_Append(spans, span);
+        } else if (PyErr_Occurred()) {
+            bad = -1;
+        } else {
+            PyObject *fresh = PyList_New(1);
+            if (!fresh) {
+                Py_DECREF(span);
+                goto fail;
+            }
+            Py_INCREF(span);
+            PyList_SET_ITEM(fresh, 0, span);
+            bad = PyDict_SetItem(out, stem, fresh);
+            Py_DECREF(fresh);
+        }
+        Py_DECREF(span);
+        if (bad < 0) goto fail;
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"scan_words", scan_words, METH_VARARGS,
      "The words of text[start:stop] with their comparison forms, as word_type tuples."},
@@ -436,6 +498,8 @@ static PyMethodDef methods[] = {
      "The shortest run of ids holding need of the wanted counts, or None."},
     {"best_matched", best_matched, METH_VARARGS,
      "The most wanted words any run of at most size ids holds."},
+    {"stemmed", stemmed, METH_VARARGS,
+     "The (start, end, stem) of each found word with a stem, or each stem's spans (grouped)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -101,6 +101,15 @@ def best_matched(ids: list[int], wanted: list[int], size: int) -> int:
     return found
 
 
+def stemmed(found: list[tuple[int, int, str]], stems: dict[str, str], *, grouped: bool) -> Any:
+    """``[(a, b, stems[w]) for a, b, w in found if w in stems]``, or with ``grouped`` each
+    stem with the ``(a, b)`` of its words in order (a dict), in C; only when
+    ``available()``."""
+    if _module is None:
+        raise RuntimeError("the compiled word scanner is not built")
+    return _module.stemmed(found, stems, grouped)
+
+
 if __name__ == "__main__":
     # after an install: one line when words are scanned in Python (in use, quiet)
     if _module is None:

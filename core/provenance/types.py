@@ -134,6 +134,9 @@ class MarkupBlock:
     char_end: int
 
 
+_SHORT_SPAN = 4096  # characters up to which a span's pages are read without numpy's sort
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class Document:
     """A source file and its canonical text.
@@ -189,6 +192,9 @@ class Document:
         """Sorted 1-based pages that hold at least one character of the span."""
         if self.char_page is None or char_end <= char_start:
             return ()
+        if char_end - char_start <= _SHORT_SPAN:  # a chunk's or a word's: read as a list
+            held = set(self.char_page[char_start:char_end].tolist())
+            return tuple(sorted(p for p in held if p > 0))
         found = np.unique(self.char_page[char_start:char_end])
         return tuple(int(p) for p in found if p > 0)
 

@@ -1,0 +1,114 @@
+"""Two lookups that answer by place what a whole-text reading answered: a document's word
+pairs (``core.diagnose.terms.DocumentPairs`` against ``every_pair``) and a passage's
+places in a whitespace-free view (``core.align.exact.SampledIndex`` against ``str.find``),
+on corpus texts, crafted edge cases and random text."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from core.align.exact import SampledIndex, exact_candidates, whitespace_free_view
+from core.diagnose.terms import DocumentPairs, every_pair, phrase_words
+from core.formats import load_document
+from tests.conftest import CORPUS
+
+PDFS = ("sample-sigconf.pdf", "elstest-5p.pdf", "Seige_of_Vicksburg_Sample_OCR.pdf")
+FILING = CORPUS / "financebench" / "pdfs" / "MGMRESORTS_2022Q4_EARNINGS.pdf"
+EDGES = (
+    "10-K and 10\u2011Q; PP&E, Pfizer's net-income 12% % percent change; A-b x\n-y net\n\nincome",
+    "Net   Income\nnet income's Inventories inventory ies-ies a-b-c AT&T's T&E-related",
+    "\u0130stanbul \u03a3 \u03a3\u0391\u03a3 net sales",  # lower-casing changes the length
+    "",
+    "%-%  --  net- income _net_ income x_net income",
+)
+
+
+def _scanned(text: str, needle: str, low: int, high: int) -> list[int]:
+    out, at = [], text.find(needle, low, high)
+    while at >= 0:
+        out.append(at)
+        at = text.find(needle, at + 1, high)
+    return out
+
+
+def _asked(text: str, rnd: random.Random) -> list[tuple[str, str]]:
+    """The text's own pairs and compounds, and pairs it may not hold."""
+    full = sorted(every_pair(text))
+    forms = sorted({w[2] for w in phrase_words(text)}) or ["net"]
+    asked = rnd.sample(full, min(300, len(full)))
+    asked += [(rnd.choice(forms), rnd.choice(forms)) for _ in range(300)]
+    asked += [("", rnd.choice(forms) + rnd.choice(forms)) for _ in range(60)]
+    asked += [(a, b + "x") for a, b in asked[:40]]
+    asked += [("percent", "change"), ("net", "income"), ("", "10k"), ("", "10q"), ("", "")]
+    return asked
+
+
+@pytest.mark.corpus
+def test_word_pairs_by_place_are_every_pair_on_corpus_texts() -> None:
+    rnd = random.Random(3)
+    texts = [load_document(CORPUS / "pdfs" / name).text for name in PDFS]
+    texts += [load_document(FILING).text, *EDGES]
+    checked = held = 0
+    for text in texts:
+        full, lazy = every_pair(text), DocumentPairs(text)
+        for pair in _asked(text, rnd):
+            assert (pair in lazy) == (pair in full), (pair, text[:40])
+            checked += 1
+            held += pair in full
+    assert checked > 3_000 and held > 1_000
+
+
+def test_word_pairs_by_place_on_random_text() -> None:
+    rnd = random.Random(9)
+    alphabet = "aZn e t -\u2010\u2011\n\t'\u2019s&%_\u0130\u03a3.,"
+    for _ in range(3_000):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 40)))
+        full, lazy = every_pair(text), DocumentPairs(text)
+        forms = sorted({w[2] for w in phrase_words(text)}) or ["a"]
+        asked = [*full, *((rnd.choice(forms), rnd.choice(forms)) for _ in range(6))]
+        asked += [("", rnd.choice(forms) + rnd.choice(forms)) for _ in range(3)]
+        for pair in asked:
+            assert (pair in lazy) == (pair in full), (pair, text)
+
+
+def test_a_pair_is_read_as_a_reader_reads_it() -> None:
+    text = "Net income rose; the PP&E-related costs and 12% change. Inventories\nsold"
+    pairs = DocumentPairs(text)
+    assert ("net", "income") in pairs and ("income", "rose") in pairs
+    assert ("rose", "the") not in pairs  # a semicolon stands between them
+    assert ("", "pp&erelated") in pairs and ("percent", "change") in pairs
+    assert ("inventory", "sold") in pairs  # across a line break, plural read as one
+    assert ("net", "sales") not in pairs and "net income" not in pairs
+
+
+def test_places_by_the_sampled_index_are_the_scanned_places() -> None:
+    rnd = random.Random(5)
+    text = load_document(CORPUS / "pdfs" / PDFS[0]).text
+    view = whitespace_free_view(text, 0, len(text)).text
+    view += "." * 400 + "ab" * 300  # dot leaders and a repeated pair: many places
+    index = SampledIndex(view)
+    for _ in range(2_000):
+        start = rnd.randrange(0, len(view) - 10)
+        needle = view[start : start + rnd.choice([5, 30, 35, 36, 60, 200, 900])]
+        low = rnd.choice([0, 0, max(0, start - 50), start + 1])
+        high = rnd.choice([len(view), len(view), start + len(needle), start + len(needle) - 1])
+        assert index.find_all(needle, low, high) == _scanned(view, needle, low, high), (start,)
+    for needle in ("." * 60, "ab" * 40, "b" + "ab" * 30, "zzz" * 20):
+        assert index.find_all(needle, 0, len(view)) == _scanned(view, needle, 0, len(view))
+
+
+def test_exact_places_are_the_same_with_and_without_the_index() -> None:
+    text = "Net income was $12.5 million.\n\nNet income was $12.5 million in 2022 as well. " * 6
+    view = whitespace_free_view(text, 0, len(text))
+    index = SampledIndex(view.text)
+    for passage in (
+        "Net income was $12.5 million.",
+        "income was $12.5 million in 2022 as",
+        "Net income was $12.5 million. Net income was $12.5 million in 2022",
+    ):
+        pieces = passage.split()
+        plain = list(exact_candidates(text, view, pieces, (0, len(text))))
+        assert list(exact_candidates(text, view, pieces, (0, len(text)), index=index)) == plain
+        assert plain
