@@ -19,11 +19,11 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from itertools import accumulate
 
 import numpy as np
 
 _SPACE = re.compile(r"\s")
-_SPACES = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +52,8 @@ def whitespace_free_view(text: str, start: int, end: int) -> View:
     points = np.frombuffer(segment.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     kept = np.flatnonzero(~np.isin(points, _whitespace()))
     jumps = np.flatnonzero(np.diff(kept) > 1) + 1
-    return View(
-        text=_SPACES.sub("", segment), offsets=(kept + start).tolist(), starts=jumps.tolist()
-    )
+    kept_text = points[kept].tobytes().decode("utf-32-le", "surrogatepass")  # \s taken out
+    return View(text=kept_text, offsets=(kept + start).tolist(), starts=jumps.tolist())
 
 
 def _is_word_char(ch: str) -> bool:
@@ -163,11 +162,7 @@ def exact_candidates(
     needle = "".join(pieces)
     if not needle:
         return
-    breaks: set[int] = set()
-    length = 0
-    for piece in pieces[:-1]:
-        length += len(piece)
-        breaks.add(length)
+    breaks = set(accumulate(map(len, pieces[:-1])))  # where the passage had whitespace
     low, high = 0, len(view.text)
     if within is not None:
         low = bisect.bisect_left(view.offsets, within[0])
