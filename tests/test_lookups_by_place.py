@@ -50,14 +50,19 @@ def test_word_pairs_by_place_are_every_pair_on_corpus_texts() -> None:
     rnd = random.Random(3)
     texts = [load_document(CORPUS / "pdfs" / name).text for name in PDFS]
     texts += [load_document(FILING).text, *EDGES]
-    checked = held = 0
+    checked = held = by_place = batches = 0
     for text in texts:
-        full, lazy = every_pair(text), DocumentPairs(text)
-        for pair in _asked(text, rnd):
-            assert (pair in lazy) == (pair in full), (pair, text[:40])
-            checked += 1
-            held += pair in full
-    assert checked > 3_000 and held > 1_000
+        full = every_pair(text)
+        asked = _asked(text, rnd)
+        for first in range(0, len(asked), 40):  # each batch by place (a text asked about
+            lazy = DocumentPairs(text)  # more pairs than that is read whole)
+            for pair in asked[first : first + 40]:
+                assert (pair in lazy) == (pair in full), (pair, text[:40])
+                checked += 1
+                held += pair in full
+            by_place += lazy._all is None  # never read whole
+            batches += 1
+    assert checked > 3_000 and held > 1_000 and by_place > 0.8 * batches
 
 
 def test_word_pairs_by_place_on_random_text() -> None:
@@ -73,6 +78,17 @@ def test_word_pairs_by_place_on_random_text() -> None:
             assert (pair in lazy) == (pair in full), (pair, text)
 
 
+def test_a_text_asked_about_many_pairs_is_read_whole_once() -> None:
+    text = "Net income rose. " * 50 + "Gross margin fell."
+    pairs = DocumentPairs(text)
+    asked = [("net", "income"), ("gross", "margin"), ("margin", "fell")] + [
+        ("net", f"x{k}") for k in range(60)
+    ]
+    assert all(pair in pairs for pair in asked[:3])
+    assert not any(pair in pairs for pair in asked[3:])
+    assert pairs._all is not None  # past the looks by place
+
+
 def test_a_pair_is_read_as_a_reader_reads_it() -> None:
     text = "Net income rose; the PP&E-related costs and 12% change. Inventories\nsold"
     pairs = DocumentPairs(text)
@@ -81,6 +97,23 @@ def test_a_pair_is_read_as_a_reader_reads_it() -> None:
     assert ("", "pp&erelated") in pairs and ("percent", "change") in pairs
     assert ("inventory", "sold") in pairs  # across a line break, plural read as one
     assert ("net", "sales") not in pairs and "net income" not in pairs
+
+
+def test_word_pairs_by_place_where_whitespace_is_far_or_places_many() -> None:
+    """A script without spaces, a line of dashes or of hyphenated words, and a first word
+    standing in thousands of places are read whole (bounded time), with the same
+    answers."""
+    texts = [
+        "\u6587" * 30_000 + " net income " + "\u5b57" * 500 + "-x",  # no space for long
+        "-" * 50_000 + " net-income rose",
+        "a-b " * 6_000 + "net income",
+        "net " * 6_000 + "net income",
+    ]
+    asked = [("net", "income"), ("", "netincome"), ("", "ab"), ("net", "net"), ("income", "x")]
+    for text in texts:
+        full, lazy = every_pair(text), DocumentPairs(text)
+        for pair in asked:
+            assert (pair in lazy) == (pair in full), (pair, text[:20])
 
 
 def test_places_by_the_sampled_index_are_the_scanned_places() -> None:

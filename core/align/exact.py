@@ -111,8 +111,10 @@ class SampledIndex:
     ``GRAM``-character piece at every ``STEP``-th offset, by its offsets. A passage at
     offset ``p`` holds the piece at the next multiple of ``STEP`` (``j < STEP`` characters
     into it), so a passage of at least ``STEP + GRAM - 1`` characters is found by looking
-    up its first ``STEP`` pieces, each place then compared whole. An import looks for
-    every chunk's text in its document; a scan of the document per chunk was most of it."""
+    up its first ``STEP`` pieces, each place then compared whole (a short passage, or one
+    whose pieces stand in too many places, is found by scanning). An import looks for
+    every chunk's text in its document: without the index, each look reads the whole
+    document."""
 
     GRAM = 12
     STEP = 24
@@ -138,13 +140,7 @@ class SampledIndex:
                     if low <= q - j and q - j + size <= high and text.startswith(needle, q - j)
                 }  # fmt: skip
                 places = sorted(found)
-        if places is None:
-            places = []
-            at = text.find(needle, low, high)
-            while at >= 0:
-                places.append(at)
-                at = text.find(needle, at + 1, high)
-        return places
+        return places if places is not None else list(_scanned(text, needle, low, high))
 
 
 def exact_candidates(

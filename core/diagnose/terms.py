@@ -6,7 +6,7 @@ given) and the shares of chunks that hold them."""
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Iterator, Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.methods.lexical import term_set, term_spans, word_spans
@@ -181,8 +181,11 @@ class DocumentPairs:
     letter, which a plural or "-ies" may change), at the start of a word; each place is read
     as ``phrase_words`` reads it (from the last whitespace before it: no word spans one),
     with the word after it. A compound is looked for at each hyphen. A text whose
-    lower-casing is not character by character (its length changes, or a capital sigma)
-    is read whole once."""
+    lower-casing is not character by character (its length changes, or a capital sigma),
+    a place with no whitespace within ``_REACH`` characters before it, a first word
+    found in more than ``_MOST_STARTS`` places, or a text asked about more than
+    ``_MOST_LOOKS`` pairs (the diagnoses of many failures in one filing) is read whole,
+    once."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -199,20 +202,31 @@ class DocumentPairs:
             return False
         found = self._answers.get(pair)
         if found is None:
-            found = self._answers[pair] = self._look(str(pair[0]), str(pair[1]))
+            if len(self._answers) >= _MOST_LOOKS:  # asked often: reading it whole is cheaper
+                found = pair in self._whole()
+            else:
+                found = self._look(str(pair[0]), str(pair[1]))
+            self._answers[pair] = found
         return found
 
     def _look(self, first: str, second: str) -> bool:
         if self._lowered is None or not second:
-            if self._all is None:
-                self._all = every_pair(self.text)
-            return (first, second) in self._all
+            return (first, second) in self._whole()
         if not first:
             return second in self.compounds()
+        starts = self._starts(first)
+        words = self._words_at(starts) if len(starts) <= _MOST_STARTS else None
+        if words is None:
+            return (first, second) in self._whole()
         return any(
             form == first and phrase_form(after.group()) == second and joined
-            for form, after, joined in self._words_at(self._starts(first))
+            for form, after, joined in words
         )
+
+    def _whole(self) -> frozenset[tuple[str, str]]:
+        if self._all is None:
+            self._all = every_pair(self.text)
+        return self._all
 
     def _starts(self, form: str) -> list[int]:
         """Where a word whose phrase form is ``form`` may start."""
@@ -229,12 +243,17 @@ class DocumentPairs:
             out = sorted({*out, *(m.start() for m in re.finditer("%", text))})
         return out
 
-    def _words_at(self, starts: list[int]) -> Iterator[tuple[str, re.Match[str], bool]]:
+    def _words_at(self, starts: list[int]) -> list[tuple[str, re.Match[str], bool]] | None:
         """For each start where ``phrase_words`` finds a word: its form, the word after it
-        and whether the two are joined."""
+        and whether the two are joined; ``None`` when a start has no whitespace near
+        enough before it."""
         text = self.text
+        out = []
         for at in starts:
-            found = _PHRASE_WORD.finditer(text, _after_space(text, at))
+            origin = _after_space(text, at)
+            if origin is None:
+                return None
+            found = _PHRASE_WORD.finditer(text, origin)
             for word in found:
                 if word.start() < at:
                     continue
@@ -242,35 +261,55 @@ class DocumentPairs:
                     after = next(found, None)
                     if after is not None:
                         joined = _JOIN.fullmatch(text, word.end(), after.start()) is not None
-                        yield phrase_form(word.group()), after, joined
+                        out.append((phrase_form(word.group()), after, joined))
                 break
+        return out
 
     def compounds(self) -> set[str]:
         """Each hyphenated compound of the text as one word (its two forms joined)."""
         if self._compounds is None:
-            text = self.text
-            out: set[str] = set()
-            hyphens = sorted(m.start() for m in _HYPHEN.finditer(text))
-            for at in hyphens:
-                for word in _PHRASE_WORD.finditer(text, _after_space(text, at)):
-                    if word.end() < at:
-                        continue
-                    if word.end() == at:
-                        after = _PHRASE_WORD.search(text, at)
-                        if after is not None and after.start() == at + 1:
-                            out.add(phrase_form(word.group()) + phrase_form(after.group()))
-                    break
-            self._compounds = out
+            self._compounds = self._compounds_at_hyphens()
+            if self._compounds is None:  # a hyphen without whitespace near: read whole
+                self._compounds = {b for a, b in self._whole() if not a}
         return self._compounds
 
+    def _compounds_at_hyphens(self) -> set[str] | None:
+        text = self.text
+        out: set[str] = set()
+        hyphens = [m.start() for m in _HYPHEN.finditer(text)]
+        if len(hyphens) > _MOST_STARTS:
+            return None
+        for at in hyphens:
+            origin = _after_space(text, at)
+            if origin is None:
+                return None
+            for word in _PHRASE_WORD.finditer(text, origin):
+                if word.end() < at:
+                    continue
+                if word.end() == at:
+                    after = _PHRASE_WORD.search(text, at)
+                    if after is not None and after.start() == at + 1:
+                        out.add(phrase_form(word.group()) + phrase_form(after.group()))
+                break
+        return out
 
-def _after_space(text: str, at: int) -> int:
+
+def _after_space(text: str, at: int) -> int | None:
     """The offset just past the last whitespace before ``at`` (0 when none): a phrase
-    word never holds whitespace, so ``phrase_words`` reads the same words from there."""
-    k = at - 1
-    while k >= 0 and not text[k].isspace():
-        k -= 1
-    return k + 1
+    word never holds whitespace, so ``phrase_words`` reads the same words from there;
+    ``None`` when no whitespace stands within ``_REACH`` characters before it (a run of
+    dashes, or a script written without spaces: the text is then read whole)."""
+    low = max(0, at - _REACH)
+    found = _TO_LAST_SPACE.match(text, low, at)
+    if found is not None:
+        return found.end()
+    return 0 if low == 0 else None
+
+
+_REACH = 256
+_TO_LAST_SPACE = re.compile(r".*\s", re.S)
+_MOST_STARTS = 4_000  # places of a first word, or hyphens, past which the text is read whole
+_MOST_LOOKS = 48  # pairs looked up by place in one text, after which it is read whole
 
 
 @dataclass(frozen=True, slots=True)
