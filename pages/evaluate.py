@@ -67,6 +67,8 @@ st.subheader(f"{run.n_queries} queries · policy {run.policy_label} · top {run.
 left, right = st.columns([3, 2], gap="medium")
 metric_rows = eval_form.metric_table(run)  # whole tables: no row hides below a fold
 left.dataframe(metric_rows, hide_index=True, height=wording.table_height(len(metric_rows)))
+if unscored := eval_form.unscored_note(run):
+    left.caption(unscored)
 pair = [m for m in registry.PAIRED if m in run.methods] or list(run.methods[:2])
 if len(pair) == 2:
     points = [(q.id, q.query, q.ranks[pair[0]], q.ranks[pair[1]]) for q in run.queries]

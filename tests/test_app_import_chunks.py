@@ -249,6 +249,7 @@ def test_evaluate_imports_a_run_and_reads_its_failures(fake, store_dir) -> None:
     captions = " ".join(plain(c.value) for c in at.caption)
     assert "**yours** imported from log.jsonl (hits) over chunk set **speech**" in captions
     assert "2 of 10 hits outside the set" in captions
+    assert "yours: hit@5, hit@10," in captions and "(past its log's depth of 3)" in captions
     assert at.selectbox(key=EvalKey.TRIAGE_METHOD).value == "yours"
     unregister("yours")  # a fresh session knows the retriever from the run file alone
     run_files._load_run.clear()  # read again from the file

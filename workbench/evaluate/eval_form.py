@@ -140,6 +140,23 @@ def metric_table(run: EvalRun) -> list[dict[str, object]]:
     return rows
 
 
+def unscored_note(run: EvalRun) -> str | None:
+    """What an empty cell of ``metric_table`` means, per method with one: an imported
+    retriever's log holds fewer hits than the metric reads (its depth), so the metric is
+    not computed for it; ``None`` when every cell holds a number."""
+    lines = []
+    for m in run.methods:
+        empty = [name for name, value in run.metrics[m].items() if value is None]
+        if not empty:
+            continue
+        depth = run.imported.get("depth") if m == run.imported.get("method") else None
+        why = f"past its log's depth of {depth}" if depth is not None else "not computed for it"
+        lines.append(f"{md(m)}: {', '.join(empty)} ({why})")
+    if not lines:
+        return None
+    return "Empty cells (None) are metrics a method has no ranks for: " + "; ".join(lines) + "."
+
+
 def delta_table(run: EvalRun, pair: str) -> list[dict[str, object]]:
     """One pair's deltas with their interval and how sure each is
     (``core.evaluate.bootstrap.verdict``: "clear" needs the interval off zero *and* 30+
