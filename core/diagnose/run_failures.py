@@ -28,11 +28,11 @@ from core.diagnose.repairs import (
 )
 from core.diagnose.restated import Restatement, restatement
 from core.diagnose.signals import FUNCTION_WORDS, Case, Diagnosis, Hit, diagnose, hits_not_gold
-from core.diagnose.terms import all_term_spans, chunk_shares
+from core.diagnose.terms import chunk_shares
 from core.evaluate.run_file import Suggestion
 from core.formats import parse_document
 from core.index.indexer import method_records
-from core.methods.lexical import indexed_text
+from core.methods.lexical import indexed_text, term_spans
 from core.provenance.types import Block, Chunk, Document
 
 Chunker = Callable[[Document], tuple[Sequence[Block], Sequence[Chunk]]]
@@ -86,7 +86,7 @@ def diagnose_methods(
         embed = method_records
     stats: dict[str, LexicalStats] = {}
     built: dict[str, tuple[Sequence[Block], Sequence[Chunk], dict[str, float], Any]] = {}
-    every = {d: all_term_spans(doc.text) for d, doc in docs.items()}  # read once each
+    every = {d: term_spans(doc.text) for d, doc in docs.items()}  # read once each
     terms = {d: {t: spans[0] for t, spans in found.items()} for d, found in every.items()}
     corpus = set().union(*terms.values()) if terms else set()
     holding: dict[str, int] = {}

@@ -58,7 +58,6 @@ from core.diagnose.terms import (
     PERIOD,
     Span,
     absence,
-    all_term_spans,
     chunk_terms,
     document_pairs,
     figure_list,
@@ -68,7 +67,7 @@ from core.diagnose.terms import (
 )
 from core.diagnose.terms import forget as terms_forget
 from core.ingest.ocr import ocr_reading
-from core.methods.lexical import word_spans
+from core.methods.lexical import term_spans, word_spans
 from core.methods.spec import MethodSpec
 from core.model.paths import default_model_dir
 from core.parse.garbled import COMMON
@@ -303,7 +302,7 @@ def _spans_of(case: Case) -> Mapping[str, Sequence[Span]]:
     if case.term_spans:
         return case.term_spans
 
-    return all_term_spans(case.doc.text)
+    return term_spans(case.doc.text)
 
 
 def hits_not_gold(case: Case, method: str) -> list[Hit]:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 
-from core.methods.lexical import term_set, term_spans, word_spans
+from core.methods.lexical import term_set, word_spans
 from core.provenance.types import Chunk
 
 FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?%?")  # a figure as a text states it: 1,234.5%
@@ -80,11 +80,6 @@ def query_terms(query: str) -> dict[str, str]:
 def terms_of(text: str) -> set[str]:
     """The indexed terms ``text`` holds."""
     return term_set(text)
-
-
-def all_term_spans(text: str) -> dict[str, list[Span]]:
-    """Each indexed term of ``text`` with the spans of all its occurrences, in order."""
-    return term_spans(text)
 
 
 # -- the query's key terms, as a reader looks them up -----------------------------------

@@ -99,15 +99,14 @@ class _HitMapper:
         self.docs = docs
         self.texts: dict[str, DocumentText] = {}  # each document's view, built once
         self.by_id: dict[str, Any] = {}
+        self._chunk_set = chunk_set
         self._by_text: dict[str, list[Span]] | None = None  # read when a hit has no known id
-        self._placed: list[tuple[str, Span]] = []
         self.spans: dict[str, list[tuple[int, int]]] = {}
         for chunk in chunk_set.chunks:
             a = chunk.anchor
             span = None
             if a.doc_id is not None and a.char_start is not None and a.char_end is not None:
                 span = (a.doc_id, a.char_start, a.char_end)
-                self._placed.append((chunk.given.text, span))
                 self.spans.setdefault(a.doc_id, []).append((a.char_start, a.char_end))
             if chunk.given.foreign_id is not None:
                 self.by_id[chunk.given.foreign_id] = (span, a)
@@ -117,8 +116,11 @@ class _HitMapper:
         """The placed chunks' spans by their text, spacing and case aside."""
         if self._by_text is None:
             self._by_text = {}
-            for text, span in self._placed:
-                self._by_text.setdefault(_norm(text), []).append(span)
+            for chunk in self._chunk_set.chunks:
+                a = chunk.anchor
+                if a.doc_id is not None and a.char_start is not None and a.char_end is not None:
+                    span = (a.doc_id, a.char_start, a.char_end)
+                    self._by_text.setdefault(_norm(chunk.given.text), []).append(span)
         return self._by_text
 
     def map(self, hit: TraceHit) -> Span | str:
