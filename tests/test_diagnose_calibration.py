@@ -69,15 +69,17 @@ def test_absent_key_terms_make_a_weak_vocabulary_and_a_metric_to_compute_a_stron
     assert (computed.cause, computed.confidence) == ("vocabulary", "strong")
 
 
-def test_label_from_the_querys_words_is_weak_and_from_a_second_place_strong():
+def test_label_from_the_querys_words_or_a_second_place_is_weak():
     # a top hit holding the query's words the gold lacks: weak (a caption or heading the
     # chunker cut from the gold may hold them)
     words = Evidence(gold_holds=0.1, hit_holds=0.9)
     still = decide([_exp("context", 60, 58)], words, k=5)
     assert (still.cause, still.confidence, still.runner_up) == ("label", "weak", "")
-    # the gold's figures and the query's words in a top hit: the answer stands there, strong
+    # the gold's figures and the query's words in a top hit: the answer may stand there,
+    # weak (read, not an experiment; four strong ones on sets 19 and 20 were neither
+    # reader's cause)
     second = decide([_exp("context", 60, 58)], Evidence(second_place=0.9), k=5)
-    assert (second.cause, second.confidence) == ("label", "strong")
+    assert (second.cause, second.confidence, second.runner_up) == ("label", "weak", "")
     # a repair that moves the gold most of the way: weak, runner-up that repair
     moved = decide([_exp("context", 60, 12)], Evidence(second_place=0.9), k=5)
     assert (moved.cause, moved.confidence, moved.runner_up) == ("label", "weak", "context")
@@ -478,10 +480,10 @@ def test_query_words_the_document_uses_only_away_from_the_gold_are_vocabulary_no
 
 
 def test_a_second_place_is_weak_beside_a_sunk_gold():
-    """A top hit holding the gold's figures is label, strong when nothing contests it; a
-    gold sunk in its chunk (at most ``SUNK`` of it) contests it: weak, runner-up boundary."""
+    """A top hit holding the gold's figures is label, weak even when nothing contests it;
+    a gold sunk in its chunk (at most ``SUNK`` of it) is its runner-up."""
     two = Evidence(second_place=0.7)
-    assert decide([], two, k=5).confidence == "strong"
+    assert (decide([], two, k=5).confidence, decide([], two, k=5).runner_up) == ("weak", "")
     sunk = decide([], Evidence(second_place=0.7, share=0.15), k=5)
     assert (sunk.cause, sunk.confidence, sunk.runner_up) == ("label", "weak", "boundary")
 
