@@ -26,6 +26,7 @@ from fakes import FakeEncoder, fake_embed_chunks
 from streamlit.testing.v1 import AppTest
 
 from core import methods as methods_registry
+from core.diagnose.track_record import record_of
 from core.embed.records import LateWindow
 from core.evaluate import TriageStore, export_tags, load_run, run_eval
 from core.formats import load_document
@@ -523,6 +524,8 @@ def test_the_failure_reader_lays_out_the_evidence_and_stores_the_suggestion(fake
     # the demo's first failure is late chunking's: its section never names the product, but
     # late chunking reads the datasheet's title in its window, and bm25 ranks the gold 5th
     assert suggested == "method" and "bm25 ranks it 5th" in panel[0]
+    # what a suggestion of method has been worth, measured on blind sets
+    assert "Measured: " + escape(record_of("method").line()) in panel[0]
     assert "No repair of the gold applies" in panel[0]
     causes = ["parse", "label", "method", "boundary", "vocabulary", "context"]
     assert [t.split(":")[0] for t in titles] == causes

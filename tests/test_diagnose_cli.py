@@ -14,6 +14,7 @@ from fakes import FakeEncoder, fake_embed_chunks
 
 from core.cli import diagnose_cmd, main, options
 from core.diagnose.casebook import build_casebook
+from core.diagnose.track_record import RECORDS
 from core.embed import VectorCache
 from core.evaluate import load_run
 
@@ -95,6 +96,13 @@ def test_diagnose_lists_stored_suggestions_as_a_table_by_cause(saved: Path, caps
     out = capsys.readouterr().out
     assert "(stored)" in out and "strong" in out and "total" in out
     assert "parse" in out and "naive" in out and "late" not in out.split("\n\n")[1]
+    # beside the table, what each cause it suggests has been worth on blind sets
+    measured = next(p for p in out.split("\n\n") if p.startswith("Measured on 301 failures"))
+    shown = [line.split()[0] for line in measured.splitlines()[1:]]
+    said = {c for c in RECORDS if f"\n  {c} " in out.split("\n\n")[1]}
+    assert set(shown) == said and shown
+    record = RECORDS[shown[0]]
+    assert f"{record.readers:>4} of {record.suggested:<4}({record.share:.0%})" in measured
 
 
 def test_diagnose_prints_each_failures_experiments(saved: Path, capsys) -> None:

@@ -31,6 +31,7 @@ from core.chunk import chunk_document
 from core.chunk.policy_registry import policy_from_dict
 from core.cli.options import expand_docs, load_each
 from core.diagnose.run_failures import diagnose_methods
+from core.diagnose.track_record import FAILURES, FILINGS, RECORDS
 from core.embed import VectorCache
 from core.errors import LabelError
 from core.evaluate import load_run
@@ -181,6 +182,14 @@ def print_table(run: Any, rows: list[dict[str, Any]], source: str, out: TextIO) 
         for cause, levels in sorted(causes.items(), key=lambda kv: -sum(kv[1].values())):
             cells = "".join(f"{levels.get(c, 0):>9}" for c in CONFIDENCES)
             print(f"  {cause:<12}{cells}{sum(levels.values()):>8}", file=out)
+    said = sorted({str(r.get("cause")) for r in rows} & set(RECORDS), key=list(RECORDS).index)
+    if said:
+        print(f"\nMeasured on {FAILURES} failures of {FILINGS} filings no rule was written "
+              "on: a suggestion was a careful reader's cause", file=out)  # fmt: skip
+        for cause in said:
+            record = RECORDS[cause]
+            print(f"  {cause:<12}{record.readers:>4} of {record.suggested:<4}"
+                  f"({record.share:.0%})", file=out)  # fmt: skip
     print(file=out)
     for row in rows:
         cause = row.get("cause") or "-"

@@ -13,6 +13,8 @@ Modules:
   confidence;
 - ``signals``: the evidence shown for each possible cause (parse, label, method,
   boundary, vocabulary, context) with its strength and spans, and the diagnosis itself;
+- ``track_record``: how often each suggested cause was a careful reader's cause on
+  failures no rule was written on (the blind sets), shown beside a suggestion;
 - ``restated``: the gold said again in other words: the top hit's sentence closest in
   meaning to a sentence of the gold (label evidence);
 - ``terms``: the words of a query, a chunk and a document as the signals read them, and

@@ -23,6 +23,7 @@ from core.diagnose.repairs import Experiment
 from core.diagnose.run_depth import RunRanker
 from core.diagnose.run_failures import diagnose_run, suggest_run
 from core.diagnose.signals import Diagnosis, Hit, Signal
+from core.diagnose.track_record import record_of
 from core.embed import Encoder
 from core.evaluate import EvalRun, QueryRecord, save_run
 from core.evaluate import triage as tri_core
@@ -187,6 +188,13 @@ def experiments_html(diagnosis: Diagnosis) -> str:
     return f'<ul style="margin:0.3em 0 0 1em">{items}</ul>{note}'
 
 
+def track_note(cause: str) -> str:
+    """What a suggestion of ``cause`` has been worth: how often careful readers named it on
+    failures no rule was written on (``core.diagnose.track_record``); empty for unclear."""
+    record = record_of(cause)
+    return f". Measured: {record.line()}" if record is not None else ""
+
+
 def suggestion_html(
     title: str, cause: str, confidence: str, runner_up: str, note: str, body: str
 ) -> str:
@@ -210,7 +218,7 @@ def stored_html(stored: Suggestion) -> str:
     )  # fmt: skip
     return suggestion_html(
         ", as stored with the run", stored.cause, stored.confidence, stored.runner_up,
-        f"decided by: {stored.decided_by}", tried,
+        f"decided by: {stored.decided_by}{track_note(stored.cause)}", tried,
     )  # fmt: skip
 
 
@@ -233,6 +241,7 @@ def why_panel(
         )  # fmt: skip
         return
     note = f"{CONFIDENCE_NOTE.get(diagnosis.confidence, '')}; decided by: {diagnosis.decided_by}"
+    note += track_note(diagnosis.suggested)
     st.html(
         suggestion_html(
             "",
