@@ -97,7 +97,7 @@ def test_diagnose_lists_stored_suggestions_as_a_table_by_cause(saved: Path, caps
     assert "(stored)" in out and "strong" in out and "total" in out
     assert "parse" in out and "naive" in out and "late" not in out.split("\n\n")[1]
     # beside the table, what each cause it suggests has been worth on blind sets
-    measured = next(p for p in out.split("\n\n") if p.startswith("Measured on 301 failures"))
+    measured = next(p for p in out.split("\n\n") if p.startswith("Measured on 429 failures"))
     shown = [line.split()[0] for line in measured.splitlines()[1:]]
     said = {c for c in RECORDS if f"\n  {c} " in out.split("\n\n")[1]}
     assert set(shown) == said and shown

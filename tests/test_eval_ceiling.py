@@ -62,7 +62,7 @@ def test_the_features_file_agrees_with_each_sets_files():
     by_set: dict[str, list[dict]] = {}
     for row in rows:
         by_set.setdefault(row["set"], []).append(row)
-    assert set(by_set) >= {"set7", "set15", "set17", "set16", "set18", "set19", "set20"}
+    assert set(by_set) >= {"set7", "set15", "set17", "set16", "set18", "set19", "set20", "set21"}
     for name, part in by_set.items():
         a = _rows(BLIND / name / "judgement_a.jsonl")
         b = _rows(BLIND / name / "judgement_b.jsonl")
@@ -71,6 +71,6 @@ def test_the_features_file_agrees_with_each_sets_files():
         )
         assert len(part) == len(a), name  # every judged failure has its row
     kept = {"set16": "suggested_round4.jsonl"}  # the rules of the features file
-    for name in ("set16", "set18", "set19", "set20"):  # the suggestions measured blind
+    for name in ("set16", "set18", "set19", "set20", "set21"):  # measured blind
         said = _rows(BLIND / name / kept.get(name, "suggested_now.jsonl"))
         assert all(said[r["case"]]["cause"] == r["suggested"] for r in by_set[name]), name
