@@ -6,12 +6,17 @@ on corpus texts, crafted edge cases and random text."""
 from __future__ import annotations
 
 import random
+from types import SimpleNamespace
 
 import pytest
 
 from core.align.exact import SampledIndex, exact_candidates, whitespace_free_view
-from core.diagnose.terms import DocumentPairs, every_pair, phrase_words
-from core.formats import load_document
+from core.chunk import chunk_document
+from core.diagnose import terms as terms_kept
+from core.diagnose.terms import ChunkShares, DocumentPairs, chunk_shares, every_pair, phrase_words
+from core.formats import load_document, parse_document
+from core.methods.lexical import term_spans
+from core.provenance.types import ChunkPolicy
 from tests.conftest import CORPUS
 
 PDFS = ("sample-sigconf.pdf", "elstest-5p.pdf", "Seige_of_Vicksburg_Sample_OCR.pdf")
@@ -145,3 +150,81 @@ def test_exact_places_are_the_same_with_and_without_the_index() -> None:
         plain = list(exact_candidates(text, view, pieces, (0, len(text))))
         assert list(exact_candidates(text, view, pieces, (0, len(text)), index=index)) == plain
         assert plain
+
+
+def _cut(text: str, bounds: list[tuple[int, int]]) -> list[SimpleNamespace]:
+    return [
+        SimpleNamespace(chunk_id=f"{len(text)}:{hash(text)}:{a}:{b}", text=text[a:b],
+                        char_start=a, char_end=b)
+        for a, b in bounds
+    ]  # fmt: skip
+
+
+def _windows(n: int, rnd: random.Random) -> list[tuple[int, int]]:
+    """Overlapping windows of random sizes, their ends in order (a splitter's)."""
+    out, at = [], 0
+    while at < n:
+        size = rnd.randint(1, 400)
+        out.append((at, min(n, at + size)))
+        at += max(1, size - rnd.randint(0, size // 2))
+    return out
+
+
+def _same_shares(text: str, bounds: list[tuple[int, int]], extra: list[str]) -> int:
+    terms_kept.forget()
+    chunks = _cut(text, bounds)
+    full = chunk_shares(chunks)
+    lazy = ChunkShares(chunks, text, term_spans(text))
+    asked = [*full, *term_spans(text), *extra]
+    for term in asked:
+        assert lazy.get(term, 0.0) == full.get(term, 0.0), (term, text[:40])
+    rnd = random.Random(len(text))
+    for _ in range(5):  # the chunks holding any of some terms, as each chunk's words say
+        some = rnd.sample(asked, min(3, len(asked)))
+        held = {
+            c.chunk_id for c in chunks if set(some) & terms_kept.chunk_terms(c.chunk_id, c.text)
+        }
+        assert ChunkShares(chunks, text, term_spans(text)).holding(some) == held, some
+    return len(asked)
+
+
+@pytest.mark.corpus
+def test_chunk_shares_by_term_are_every_chunks_on_corpus_texts() -> None:
+    """Read from the document's term spans and the words the chunks' edges cut: the same
+    shares as every chunk's words, on corpus texts cut by the structure policy and by
+    random windows (cutting words, possessives, apostrophes)."""
+    rnd = random.Random(5)
+    texts = [load_document(CORPUS / "pdfs" / name) for name in PDFS]
+    texts.append(load_document(FILING))
+    checked = 0
+    for doc in texts:
+        chunks = chunk_document(
+            doc,
+            parse_document(doc).blocks,
+            ChunkPolicy(name="structure", size=240, overlap=24, unit="tokens"),
+        )
+        checked += _same_shares(doc.text, [(c.char_start, c.char_end) for c in chunks], [])
+        cuts = _windows(len(doc.text), rnd)
+        inner = [(a + 3, b - 2) for a, b in rnd.sample(cuts, 3) if b - a > 6]
+        checked += _same_shares(doc.text, cuts + inner, ["pfizer", "s", "zzz"])  # read by
+        # place, the chunks inside others from their own words
+    for text in EDGES:
+        for _ in range(20):
+            checked += _same_shares(text, _windows(len(text), rnd), ["pfizer", "s", "net"])
+    assert checked > 10_000
+
+
+def test_chunk_shares_by_term_on_random_text_and_chunks_out_of_order() -> None:
+    rnd = random.Random(11)
+    alphabet = "aZn e t Pfizer's -\u2010\n\t'\u2019s&%_\u0130\u03a3.,9"
+    for _ in range(2_000):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 60)))
+        bounds = _windows(len(text), rnd)
+        _same_shares(text, bounds, ["s", "pfizer", "a"])
+        shuffled = [(a, b) for a, b in bounds]
+        if len(shuffled) > 1:  # a chunk inside another: read from its own words
+            a, b = shuffled[0]
+            shuffled.append((a + 1, max(a + 2, b - 1)) if b - a > 3 else (0, len(text)))
+            _same_shares(text, shuffled, ["s"])
+            rnd.shuffle(shuffled)  # in any order; many inside others: every chunk read
+            _same_shares(text, [*shuffled, *((a, a + 1) for a, _ in shuffled)], ["s"])

@@ -28,7 +28,7 @@ from core.diagnose.repairs import (
 )
 from core.diagnose.restated import Restatement, restatement
 from core.diagnose.signals import FUNCTION_WORDS, Case, Diagnosis, Hit, diagnose, hits_not_gold
-from core.diagnose.terms import chunk_shares
+from core.diagnose.terms import ChunkShares
 from core.evaluate.run_file import Suggestion
 from core.formats import parse_document
 from core.index.indexer import method_records
@@ -85,7 +85,7 @@ def diagnose_methods(
     if encoder is not None and embed is None:
         embed = method_records
     stats: dict[str, LexicalStats] = {}
-    built: dict[str, tuple[Sequence[Block], Sequence[Chunk], dict[str, float], Any]] = {}
+    built: dict[str, tuple[Sequence[Block], Sequence[Chunk], Mapping[str, float], Any]] = {}
     every = {d: term_spans(doc.text) for d, doc in docs.items()}  # read once each
     terms = {d: {t: spans[0] for t, spans in found.items()} for d, found in every.items()}
     corpus = set().union(*terms.values()) if terms else set()
@@ -108,7 +108,8 @@ def diagnose_methods(
             continue
         if doc.doc_id not in built:
             blocks, chunks = parts(doc)
-            built[doc.doc_id] = (blocks, chunks, chunk_shares(chunks), every[doc.doc_id])
+            spans = every[doc.doc_id]  # the query's terms' shares read from them
+            built[doc.doc_id] = (blocks, chunks, ChunkShares(chunks, doc.text, spans), spans)
         blocks, chunks, shares, spans = built[doc.doc_id]
         case = Case(
             query_id=record.id,

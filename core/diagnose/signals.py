@@ -56,6 +56,7 @@ from core.diagnose.terms import (
     FIGURE,
     JOINED_GAP,
     PERIOD,
+    ChunkShares,
     Span,
     absence,
     chunk_terms,
@@ -513,10 +514,16 @@ def _label(case: Case, terms: Mapping[str, str], method: str) -> tuple[list[Sign
     hits = hits_not_gold(case, method)
     gold_ids = {c.chunk_id for c in case.gold_chunks}
     seen = {h.chunk_id for h in hits}
+    lacking = [t for t in content if t not in gold_terms and t in case.doc_terms]
+    # an unranked chunk matters only as a twin, which holds a query term the gold lacks
+    holding = (
+        case.chunk_share.holding(lacking) if isinstance(case.chunk_share, ChunkShares) else None
+    )
     rest = [
         Hit(chunk_id=c.chunk_id, doc_id=c.doc_id, char_start=c.char_start, char_end=c.char_end,
             text=c.text)
         for c in case.chunks if c.chunk_id not in gold_ids and c.chunk_id not in seen
+        and (holding is None or c.chunk_id in holding)
     ]  # fmt: skip
     for hit in [*hits, *rest]:
         ranked = hit.chunk_id in seen
@@ -534,7 +541,6 @@ def _label(case: Case, terms: Mapping[str, str], method: str) -> tuple[list[Sign
                 two = (fig * key, hit, why)
         if hit.doc_id != case.doc.doc_id:
             continue  # a twin the label should have pointed at stands in the same document
-        lacking = [t for t in content if t not in gold_terms and t in case.doc_terms]
         if not lacking or not any(t in held for t in lacking):
             continue
         if len(gold_terms & held) < NEAR_DUPLICATE * len(gold_terms):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -45,6 +45,7 @@ TOKENISATION = (
     f"Snowball English stems; BM25 (Lucene) with k1={K1}, b={B}"
 )
 _WORD = re.compile(r"\w+(?:['\u2019]\w+)*")  # "Pfizer's" is one word, never "s"
+WORD = _WORD  # a word of the lexical index, as other readers of its words match it
 _UNIT = np.ones(1, dtype=np.float32)  # Chroma keeps a vector per record; lexical has none
 
 
@@ -97,6 +98,12 @@ def _stems(found: list[tuple[int, int, str]]) -> dict[str, str]:
     """Each word of ``found`` that is not a stopword, with its stem (each stemmed once)."""
     unique = list(set(map(itemgetter(2), found)) - _stopwords())
     return dict(zip(unique, _stemmer().stemWords([_plain(w) for w in unique]), strict=True))
+
+
+def stems_of(words: Iterable[str]) -> dict[str, str]:
+    """Each lower-cased word of ``words`` that is not a stopword, with its stem (as
+    ``word_spans`` stems a text's words)."""
+    return _stems([(0, 0, w) for w in words])
 
 
 def lowered_words(text: str) -> list[tuple[int, int, str]]:
