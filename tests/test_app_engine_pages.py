@@ -507,6 +507,27 @@ def test_any_chunk_ranks_at_full_depth_and_marked_answers_run_on_evaluate(fake, 
     assert set(metrics["n"]) == {"1"}
 
 
+def test_the_reader_opens_the_diagnoses_the_run_stored_its_suggestions_from(
+    fake, store_dir, monkeypatch
+):
+    """After Run, the suggestions are stored from a diagnosis of every failure; the reader
+    opens the first failure from those diagnoses, not by diagnosing its method again."""
+    why._diagnoses.clear()
+    why._kept().clear()
+    calls = []
+    real = why.diagnose_run
+    monkeypatch.setattr(why, "diagnose_run", lambda *a, **k: calls.append(1) or real(*a, **k))
+    at = open_page("evaluate")
+    [b for b in at.button if b.label == "Run"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    panel = [h.proto.body for h in at.html if "Why it failed" in h.proto.body]
+    assert len(panel) == 1 and "suggested: <b" in panel[0]
+    assert why._kept() and calls == []  # kept from the stored suggestions, not made again
+    why._kept().clear()  # without them, the reader diagnoses the method's failures itself
+    at.run()
+    assert calls and [h for h in at.html if "Why it failed" in h.proto.body]
+
+
 def test_the_failure_reader_lays_out_the_evidence_and_stores_the_suggestion(fake, store_dir):
     at = open_page("evaluate")
     [b for b in at.button if b.label == "Run"][0].click().run()

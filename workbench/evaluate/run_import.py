@@ -120,9 +120,11 @@ def _imported(
             )
             st.warning(f"{busy_with}.")
             return first
-        first = suggest_run(with_pending(first, methods), found.docs, chunker=found.parts,
-                            encoder=encoder, embed=why.RANK_EMBED)[0]  # fmt: skip
+        first, diagnosed = suggest_run(with_pending(first, methods), found.docs,
+                                       chunker=found.parts, encoder=encoder,
+                                       embed=why.RANK_EMBED)  # fmt: skip
     keep_run(first, folder)
+    why.keep_diagnoses(first, found.docs, diagnosed)  # the reader opens them as they are
     st.session_state[EvalKey.RUN_DOCS][first.run_id] = {d.doc_id: d for d in docs}
     claims = (
         chunk_sets.check_later(chunk_set, list(pool.values())) if claims_pending(first) else None
