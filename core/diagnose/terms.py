@@ -157,13 +157,23 @@ class ChunkShares(Mapping[str, float]):
             if last is None or last.end() != stop:
                 raise _Unread
             words.append((place, last.group().lower()))
-        stems = _word_stems([w for _, w in words])
+        stems = stems_of(w for _, w in words)
         for place, word in words:
             term = stems.get(word)
             if term is not None:
                 cut.setdefault(term, set()).add(place)
         self._edges = cut
         return cut
+
+    def _placeable(self) -> bool:
+        """Whether the shares are read by place (the chunks' edge words read once: a last
+        word not read as expected turns every chunk's words on instead)."""
+        if self._by_place and self._edges is None:
+            try:
+                self._edge_terms()
+            except _Unread:
+                self._by_place = False
+        return self._by_place
 
     def _ranges(self, term: str) -> list[tuple[int, int]]:
         """The chain's places holding ``term``, as ranges ``[lo, hi)`` in order, merged,
@@ -193,31 +203,23 @@ class ChunkShares(Mapping[str, float]):
 
     def holding(self, terms: Sequence[str]) -> set[str]:
         """The ids of the chunks that hold any of ``terms``."""
-        if self._by_place:
-            try:
-                out: set[str] = set()
-                for term in terms:
-                    for lo, hi in self._ranges(term):
-                        out.update(self._chunks[self._chain[p]].chunk_id for p in range(lo, hi))
-                    out.update(self._chunks[i].chunk_id for i in self._odd_holding(term))
-                return out
-            except _Unread:
-                self._by_place = False
+        if self._placeable():
+            out: set[str] = set()
+            for term in terms:
+                for lo, hi in self._ranges(term):
+                    out.update(self._chunks[self._chain[p]].chunk_id for p in range(lo, hi))
+                out.update(self._chunks[i].chunk_id for i in self._odd_holding(term))
+            return out
         wanted = set(terms)
         return {c.chunk_id for c in self._chunks if wanted & chunk_terms(c.chunk_id, c.text)}
 
     def __getitem__(self, term: str) -> float:
-        if self._by_place:
-            try:
-                count = sum(hi - lo for lo, hi in self._ranges(term))
-                count += len(self._odd_holding(term))
-            except _Unread:
-                self._by_place = False
-                return self._every()[term]
-            if not count:
-                raise KeyError(term)
-            return count / max(1, len(self._chunks))
-        return self._every()[term]
+        if not self._placeable():
+            return self._every()[term]
+        count = sum(hi - lo for lo, hi in self._ranges(term)) + len(self._odd_holding(term))
+        if not count:
+            raise KeyError(term)
+        return count / max(1, len(self._chunks))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._every())
@@ -228,11 +230,6 @@ class ChunkShares(Mapping[str, float]):
 
 class _Unread(Exception):
     """A chunk's last word not read as expected: every chunk is read instead."""
-
-
-def _word_stems(words: list[str]) -> dict[str, str]:
-    """Each lower-cased word that is not a stopword, with its stem (as a text's words)."""
-    return stems_of(words)
 
 
 def first_terms(text: str) -> dict[str, Span]:

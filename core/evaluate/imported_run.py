@@ -92,6 +92,14 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def _placed(chunk: Any) -> Span | None:
+    """A set's chunk as ``(doc_id, char_start, char_end)`` where it is placed, else None."""
+    a = chunk.anchor
+    if a.doc_id is None or a.char_start is None or a.char_end is None:
+        return None
+    return (a.doc_id, a.char_start, a.char_end)
+
+
 class _HitMapper:
     """Logged hits to the set's anchored chunks (see the module docstring)."""
 
@@ -103,13 +111,11 @@ class _HitMapper:
         self._by_text: dict[str, list[Span]] | None = None  # read when a hit has no known id
         self.spans: dict[str, list[tuple[int, int]]] = {}
         for chunk in chunk_set.chunks:
-            a = chunk.anchor
-            span = None
-            if a.doc_id is not None and a.char_start is not None and a.char_end is not None:
-                span = (a.doc_id, a.char_start, a.char_end)
-                self.spans.setdefault(a.doc_id, []).append((a.char_start, a.char_end))
+            span = _placed(chunk)
+            if span is not None:
+                self.spans.setdefault(span[0], []).append((span[1], span[2]))
             if chunk.given.foreign_id is not None:
-                self.by_id[chunk.given.foreign_id] = (span, a)
+                self.by_id[chunk.given.foreign_id] = (span, chunk.anchor)
 
     @property
     def by_text(self) -> dict[str, list[Span]]:
@@ -117,9 +123,7 @@ class _HitMapper:
         if self._by_text is None:
             self._by_text = {}
             for chunk in self._chunk_set.chunks:
-                a = chunk.anchor
-                if a.doc_id is not None and a.char_start is not None and a.char_end is not None:
-                    span = (a.doc_id, a.char_start, a.char_end)
+                if (span := _placed(chunk)) is not None:
                     self._by_text.setdefault(_norm(chunk.given.text), []).append(span)
         return self._by_text
 

@@ -96,14 +96,14 @@ def term_set(text: str) -> set[str]:
 
 def _stems(found: list[tuple[int, int, str]]) -> dict[str, str]:
     """Each word of ``found`` that is not a stopword, with its stem (each stemmed once)."""
-    unique = list(set(map(itemgetter(2), found)) - _stopwords())
-    return dict(zip(unique, _stemmer().stemWords([_plain(w) for w in unique]), strict=True))
+    return stems_of(map(itemgetter(2), found))
 
 
 def stems_of(words: Iterable[str]) -> dict[str, str]:
     """Each lower-cased word of ``words`` that is not a stopword, with its stem (as
-    ``word_spans`` stems a text's words)."""
-    return _stems([(0, 0, w) for w in words])
+    ``word_spans`` stems a text's words), each stemmed once."""
+    unique = list(set(words) - _stopwords())
+    return dict(zip(unique, _stemmer().stemWords([_plain(w) for w in unique]), strict=True))
 
 
 def lowered_words(text: str) -> list[tuple[int, int, str]]:

@@ -148,13 +148,15 @@ KEPT_DIAGNOSES = 16  # (run, method) entries kept for the reader
 
 
 @st.cache_resource(show_spinner=False)
-def _kept() -> dict[tuple[object, ...], dict[str, Diagnosis]]:
+def _kept() -> dict[tuple[str, tuple[str, ...], str, tuple[str, ...]], dict[str, Diagnosis]]:
     """The diagnoses a run's suggestions were stored from, by run id, its methods, the
     method and its documents' hashes: the reader opens them without diagnosing again."""
     return {}
 
 
-def _key(run: EvalRun, method: str, docs: Mapping[str, Document]) -> tuple[object, ...]:
+def _key(
+    run: EvalRun, method: str, docs: Mapping[str, Document]
+) -> tuple[str, tuple[str, ...], str, tuple[str, ...]]:
     return (run.run_id, tuple(run.methods), method, tuple(sorted(d.sha256 for d in docs.values())))
 
 
@@ -176,11 +178,11 @@ def keep_diagnoses(
 
 
 def _diagnosed(run: EvalRun, method: str, docs: dict[str, Document]) -> dict[str, Diagnosis]:
-    found = _kept().get(_key(run, method, docs))
+    key = _key(run, method, docs)
+    found = _kept().get(key)
     if found is not None:
         return found
-    shas = tuple(sorted(d.sha256 for d in docs.values()))
-    return _diagnoses(run.run_id, run.methods, method, shas, run, docs)
+    return _diagnoses(run.run_id, run.methods, method, key[3], run, docs)
 
 
 def diagnoses_of(run: EvalRun, method: str, docs: dict[str, Document]) -> dict[str, Diagnosis]:
